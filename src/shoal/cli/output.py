@@ -1,0 +1,37 @@
+"""Output formats shared by every command: a Rich table for people, JSON or YAML for tools."""
+
+from __future__ import annotations
+
+import json
+import sys
+from enum import StrEnum
+from typing import Any
+
+import yaml
+from rich.console import Console
+
+
+class OutputFormat(StrEnum):
+    TABLE = "table"
+    JSON = "json"
+    YAML = "yaml"
+
+
+def console(stderr: bool = False) -> Console:
+    return Console(stderr=stderr, highlight=False, soft_wrap=False)
+
+
+def emit_data(data: Any, fmt: OutputFormat) -> None:
+    """Print `data` as JSON or YAML on stdout (the stable, machine-readable forms)."""
+    if fmt is OutputFormat.JSON:
+        sys.stdout.write(json.dumps(data, indent=2) + "\n")
+    else:
+        sys.stdout.write(yaml.safe_dump(data, sort_keys=False))
+
+
+def report_problems(problems: list[dict[str, str]], title: str) -> None:
+    """Every problem of an invalid input, one per line, on stderr."""
+    err = console(stderr=True)
+    err.print(f"[bold red]error:[/] {title}")
+    for p in problems:
+        err.print(f"  [cyan]{p['path'] or '/'}[/]: {p['message']}", markup=True)

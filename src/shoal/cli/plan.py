@@ -1,0 +1,86 @@
+"""`shoal plan DOCUMENT`: place a cluster document on an inventory and show the placement.
+
+Exit codes are a contract: 0 placed, 1 infeasible (with reasons), 2 invalid input.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from shoal.cli.output import OutputFormat, console, emit_data, report_problems
+from shoal.model import InvalidDocument, Objective
+from shoal.model.catalogs import default_inventory
+from shoal.placement import PlacementResult, solve
+from shoal.spec import load_cluster_file, load_inventory_file
+
+EXIT_PLACED, EXIT_INFEASIBLE, EXIT_INVALID = 0, 1, 2
+
+
+def plan(
+    document: Annotated[Path, typer.Argument(help="Cluster document (native YAML/JSON or vcluster JSON).")],
+    inventory: Annotated[
+        Path | None,
+        typer.Option("--inventory", "-i", help="Inventory YAML; default: 2 zones x 3 hosts."),
+    ] = None,
+    output: Annotated[OutputFormat, typer.Option("--output", "-o")] = OutputFormat.TABLE,
+    objective: Annotated[
+        Objective | None, typer.Option("--objective", help="Override the document's objective.")
+    ] = None,
+    seed: Annotated[int, typer.Option(help="Tie-break seed; same seed, same placement.")] = 0,
+) -> None:
+    """Place the whole cluster at once, or explain why it cannot be placed."""
+    try:
+        inv = load_inventory_file(inventory) if inventory else default_inventory()
+        spec = load_cluster_file(document, inv)
+    except InvalidDocument as bad:
+        problems = [p.as_dict() for p in bad.problems]
+        if output is OutputFormat.TABLE:
+            report_problems(problems, f"{len(problems)} problem(s) in the input")
+        else:
+            emit_data({"feasible": False, "valid": False, "problems": problems}, output)
+        raise typer.Exit(EXIT_INVALID) from None
+    result = solve(spec, inv, objective=objective, seed=seed)
+    if output is OutputFormat.TABLE:
+        show_result(result, spec.name)
+    else:
+        emit_data({"cluster": spec.name, "valid": True, **result.as_dict()}, output)
+    raise typer.Exit(EXIT_PLACED if result.feasible else EXIT_INFEASIBLE)
+
+
+def show_result(result: PlacementResult, name: str) -> None:
+    out = console()
+    if not result.feasible:
+        out.print(f"[bold red]cluster {name} cannot be placed[/] (answered by {result.solver}):")
+        for r in result.reasons:
+            out.print(f"  - {r}")
+        return
+    table = Table(title=f"placement of {name}", title_justify="left")
+    for col in ("node", "kind", "role", "flavor", "zone", "host"):
+        table.add_column(col)
+    for a in result.assignments:
+        role = a.role or a.part or ""
+        if a.role and a.part:
+            role = f"{a.role}/{a.part}"
+        table.add_row(a.node, a.kind, role, a.flavor or "", a.zone, a.host)
+    out.print(table)
+    if result.checks:
+        rules = Table(title="rules checked", title_justify="left")
+        for col in ("grouping", "rule", "scope", "members", "domains used", "ok"):
+            rules.add_column(col)
+        for c in result.checks:
+            rules.add_row(
+                c.grouping, c.rule, c.scope, str(c.members), str(c.domains_used),
+                "yes" if c.satisfied else "[yellow]soft violation[/]",
+            )
+        out.print(rules)
+    hosts = len({a.host for a in result.assignments})
+    out.print(
+        f"{len(result.assignments)} nodes on {hosts} hosts; objective {result.objective}; "
+        f"solver {result.solver}; {len(result.soft_violations)} soft violation(s)"
+    )
+    for v in result.soft_violations:
+        out.print(f"  [yellow]soft:[/] {v.message}")

@@ -1,0 +1,116 @@
+"""The declared cluster: node groups, standalone instances, groupings and dependencies.
+
+This is what a document means once it has been read and validated; names are the user's own
+and every reference in it resolves.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from shoal.model.enums import Objective, Rule, Scope
+from shoal.model.profile import Profile
+
+
+@dataclass(frozen=True, slots=True)
+class UnitPart:
+    """One named profile of a node group's unit (`part` is None for a single-profile group)."""
+
+    part: str | None
+    profile: Profile
+
+
+@dataclass(frozen=True, slots=True)
+class NodeGroup:
+    """`count` replicas of one unit: a profile, or several parts that share a host."""
+
+    name: str
+    parts: tuple[UnitPart, ...]
+    count: int
+    min_size: int = 0
+    max_size: int | None = None
+    zones: tuple[str, ...] = ()
+    labels: dict[str, str] = field(default_factory=dict, compare=True, hash=False)
+    role: str | None = None
+    depends_on: tuple[str, ...] = ()
+
+    @property
+    def is_unit(self) -> bool:
+        return len(self.parts) > 1 or self.parts[0].part is not None
+
+    def part(self, name: str | None) -> UnitPart | None:
+        for p in self.parts:
+            if p.part == name:
+                return p
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class Instance:
+    """A single named server or volume, outside any node group."""
+
+    name: str
+    profile: Profile
+    zone: str | None = None
+    depends_on: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class MemberRef:
+    """A grouping member: an instance, every replica of a node group, or one part of it."""
+
+    target: str
+    part: str | None = None
+
+    def __str__(self) -> str:
+        return self.target if self.part is None else f"{self.target}/{self.part}"
+
+    @classmethod
+    def parse(cls, text: str) -> MemberRef:
+        target, sep, part = text.partition("/")
+        return cls(target, part if sep else None)
+
+
+@dataclass(frozen=True, slots=True)
+class Grouping:
+    """A placement rule over members, within a failure-domain scope."""
+
+    name: str
+    members: tuple[MemberRef, ...]
+    rule: Rule
+    scope: Scope = Scope.HOST
+    max_per_domain: int = 1
+    max_skew: int = 1
+
+    def describe(self) -> str:
+        """The grouping in the user's words, e.g. "db-spread (anti-affinity, zone)"."""
+        extra = ""
+        if self.rule is Rule.ANTI_AFFINITY and self.max_per_domain != 1:
+            extra = f", max {self.max_per_domain} per {self.scope}"
+        elif self.rule is Rule.SPREAD:
+            extra = f", max skew {self.max_skew}"
+        return f"grouping {self.name} ({self.rule}, {self.scope}{extra})"
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterSpec:
+    """A whole declared cluster."""
+
+    name: str
+    node_groups: tuple[NodeGroup, ...] = ()
+    instances: tuple[Instance, ...] = ()
+    groupings: tuple[Grouping, ...] = ()
+    objective: Objective = Objective.SPREAD
+    metadata: dict[str, str] = field(default_factory=dict, compare=True, hash=False)
+
+    def node_group(self, name: str) -> NodeGroup | None:
+        for g in self.node_groups:
+            if g.name == name:
+                return g
+        return None
+
+    def instance(self, name: str) -> Instance | None:
+        for i in self.instances:
+            if i.name == name:
+                return i
+        return None

@@ -1,0 +1,45 @@
+"""Profiles: what a node is. A server (flavor, image, zone) or a volume (size, type).
+
+A server profile holds the catalog entries its references resolved to, so its demand is known
+without the inventory and every message can still use the flavor's own name.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from shoal.model.enums import NodeKind
+from shoal.model.inventory import Flavor, Image
+
+
+@dataclass(frozen=True, slots=True)
+class ServerProfile:
+    """A compute server: a flavor and an image, resolved against the inventory's catalog."""
+
+    flavor: Flavor
+    image: Image
+    zone: str | None = None
+    metadata: dict[str, str] = field(default_factory=dict, hash=False, compare=True)
+    networks: tuple[str, ...] = ()
+    name: str | None = None
+
+    @property
+    def kind(self) -> NodeKind:
+        return NodeKind.SERVER
+
+
+@dataclass(frozen=True, slots=True)
+class VolumeProfile:
+    """A block-storage volume of `size_gb` GiB."""
+
+    size_gb: int
+    volume_type: str = ""
+    zone: str | None = None
+    name: str | None = None
+
+    @property
+    def kind(self) -> NodeKind:
+        return NodeKind.VOLUME
+
+
+Profile = ServerProfile | VolumeProfile

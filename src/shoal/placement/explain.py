@@ -1,0 +1,184 @@
+"""Why a cluster cannot be placed, in the user's own names.
+
+Two sources of reasons: *prechecks*, cheap necessary conditions tested before any search
+(a node no host can hold, an anti-affinity grouping with fewer domains than it needs, a spread
+over a zone with no room), and *diagnosis* of the item a search got stuck on, where every filter
+is asked about every candidate and the rejections are counted.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+
+from shoal.model.enums import Rule
+from shoal.placement.filters import HOST_FILTERS, ZONE_FILTERS, first_rejection
+from shoal.placement.problem import RESOURCE_NAMES, Constraint, Item, PlacementProblem
+from shoal.placement.state import SearchState
+
+
+def and_list(names: list[str]) -> str:
+    """"a", "a and b", "a, b and c"."""
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
+def _fits_fresh(problem: PlacementProblem, item: Item, host: int) -> bool:
+    free = problem.base_free[host]
+    return all(free[r] >= item.demand[r] for r in range(4))
+
+
+def _allowed_hosts(problem: PlacementProblem, item: Item) -> list[int]:
+    if item.fixed_host is not None:
+        return [item.fixed_host]
+    return [
+        h
+        for h, z in enumerate(problem.host_zone)
+        if item.zones is None or z in item.zones
+    ]
+
+
+def _describe_demand(item: Item) -> str:
+    return ", ".join(
+        f"{item.demand[r]} {RESOURCE_NAMES[r]}" for r in range(4) if item.demand[r]
+    )
+
+
+def _member_flavors(items: list[Item]) -> str:
+    """What the members look like: "m1.large with a 100 GiB volume", the two commonest."""
+    looks: Counter[str] = Counter()
+    for it in items:
+        flavors = [n.flavor_name for n in it.nodes if n.flavor_name]
+        vol = sum(n.demand.volume_gb for n in it.nodes)
+        text = " + ".join(flavors)
+        if vol:
+            text = f"{text} with a {vol} GiB volume" if text else f"a {vol} GiB volume"
+        looks[text] += 1
+    return " or ".join(name for name, _ in looks.most_common(2)) or "its members"
+
+
+def prechecks(problem: PlacementProblem) -> list[str]:
+    """Necessary conditions; any reason returned proves the request infeasible."""
+    reasons: list[str] = []
+    zones = problem.zone_names
+    # Items of one node group look alike: compute "hosts with room" once per look.
+    by_look: dict[tuple[object, ...], frozenset[int]] = {}
+    room: dict[int, frozenset[int]] = {}
+    for item in problem.items:
+        look = (item.demand, item.zones, item.fixed_host)
+        hosts = by_look.get(look)
+        if hosts is None:
+            hosts = by_look[look] = frozenset(
+                h for h in _allowed_hosts(problem, item) if _fits_fresh(problem, item, h)
+            )
+        room[item.index] = hosts
+        if not hosts:
+            where = (
+                f" in {', '.join(zones[z] for z in sorted(item.zones))}"
+                if item.zones is not None
+                else ""
+            )
+            reasons.append(
+                f"{item.label()} fits on no host{where}: it needs {_describe_demand(item)}"
+            )
+    if reasons:
+        return reasons
+    members: dict[int, list[Item]] = {}
+    for item in problem.items:
+        for ci, _ in item.memberships:
+            members.setdefault(ci, []).append(item)
+    for c in problem.constraints:
+        reasons.extend(_precheck_constraint(problem, c, members.get(c.index, []), room))
+    reasons.extend(_precheck_totals(problem))
+    return reasons
+
+
+def _precheck_constraint(
+    problem: PlacementProblem, c: Constraint, members: list[Item], room: dict[int, frozenset[int]]
+) -> list[str]:
+    if not members or c.rule not in (Rule.ANTI_AFFINITY, Rule.SPREAD):
+        return []
+    existing = [problem.existing_units[u] for u in c.units if u in problem.existing_units]
+    n = len(existing) + sum(m for it in members for ci, m in it.memberships if ci == c.index)
+
+    looks = {room[it.index] for it in members}
+    with_room: set[int] = set(existing).union(*looks)
+    if not c.by_host:
+        with_room = {problem.host_zone[h] for h in with_room}
+    g = c.grouping
+    flavors = _member_flavors(members)
+    if c.rule is Rule.ANTI_AFFINITY:
+        needed = math.ceil(n / c.limit)
+        if len(with_room) < needed:
+            if c.by_host:
+                have = f"only {len(with_room)} {'has' if len(with_room) == 1 else 'have'} room"
+            elif with_room:
+                names = [problem.zone_names[z] for z in sorted(with_room)]
+                have = f"only {and_list(names)} {'has' if len(names) == 1 else 'have'} room"
+            else:
+                have = "none has room"
+            return [f"{g.describe()} needs {needed} {g.scope}s with room for {flavors}; {have}"]
+    if c.rule is Rule.SPREAD and not c.by_host and c.domains:
+        lowest = math.ceil(n / len(c.domains)) - c.limit
+        empty = [problem.zone_names[z] for z in c.domains if z not in with_room]
+        if lowest > 0 and empty:
+            return [
+                f"{g.describe()} needs at least {lowest} member(s) in every zone of "
+                f"{', '.join(problem.zone_names[z] for z in c.domains)}, "
+                f"but {', '.join(empty)} has no room for {flavors}"
+            ]
+    return []
+
+
+def _precheck_totals(problem: PlacementProblem) -> list[str]:
+    need = [sum(it.demand[r] for it in problem.items) for r in range(4)]
+    zones: set[int] = set()
+    for it in problem.items:
+        zones.update(it.zones if it.zones is not None else range(len(problem.zone_names)))
+    have = [
+        sum(max(f[r], 0) for h, f in enumerate(problem.base_free) if problem.host_zone[h] in zones)
+        for r in range(4)
+    ]
+    return [
+        f"the cluster needs {need[r]} {RESOURCE_NAMES[r]} but only {have[r]} are free "
+        f"in {', '.join(problem.zone_names[z] for z in sorted(zones))}"
+        for r in range(4)
+        if need[r] > have[r]
+    ]
+
+
+def _say(problem: PlacementProblem, key: str) -> str:
+    kind, _, rest = key.partition(":")
+    if kind == "capacity":
+        return f"lack free {rest}"
+    if kind == "grouping":
+        return f"are ruled out by {problem.constraints[int(rest)].grouping.describe()}"
+    return {
+        "zone:not-allowed": "are outside the node's zones",
+        "zone:affinity": "are outside the zone its zone-affinity grouping already uses",
+        "zone:pinned": "are not the zone of the host it is tied to",
+        "host:pinned": "are not the host it is tied to",
+    }.get(key, key)
+
+
+def diagnose(state: SearchState, item: Item) -> str:
+    """Why `item` has no home in `state`: every zone and host rejection, counted."""
+    p = state.problem
+    zone_rejects: Counter[str] = Counter()
+    host_rejects: Counter[str] = Counter()
+    for z in range(len(p.zone_names)):
+        why = first_rejection(ZONE_FILTERS, state, item, z)
+        if why is not None:
+            zone_rejects[why] += 1
+            continue
+        for h, hz in enumerate(p.host_zone):
+            if hz == z:
+                host_rejects[first_rejection(HOST_FILTERS, state, item, h) or "soft"] += 1
+    parts = [
+        f"{n} zone{'s' if n > 1 else ''} {_say(p, k)}" for k, n in zone_rejects.most_common()
+    ]
+    parts.extend(
+        f"{n} host{'s' if n > 1 else ''} {_say(p, k)}"
+        for k, n in host_rejects.most_common()
+        if k != "soft"
+    )
+    return f"{item.label()} could not be placed: " + "; ".join(parts or ["no candidates"])

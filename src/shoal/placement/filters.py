@@ -1,0 +1,117 @@
+"""Named filters: the hard rules, one small class each, asked of a zone or of a host.
+
+A filter answers None when a candidate is fine, or a short *reason key* when it is not; the
+solver stops at the first rejection on its hot path, and `explain` asks every filter of every
+candidate to say why an item found no home. The chain order (see `ZONE_FILTERS`,
+`HOST_FILTERS`) puts the cheapest and most selective checks first.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from shoal.model.enums import Rule, Scope
+from shoal.placement.problem import RESOURCE_NAMES, Item, rule_key
+from shoal.placement.state import SearchState
+
+
+class Filter(Protocol):
+    """A hard rule checked against one candidate domain (zone index or host index)."""
+
+    name: str
+
+    def __call__(self, state: SearchState, item: Item, domain: int) -> str | None: ...
+
+
+class AllowedZone:
+    """The item's own zones, its zone block's zone, and the zone of a host it is pinned to."""
+
+    name = "zone"
+
+    def __call__(self, state: SearchState, item: Item, domain: int) -> str | None:
+        if item.zones is not None and domain not in item.zones:
+            return "zone:not-allowed"
+        if item.block >= 0:
+            bz = state.block_zone[item.block]
+            if bz is not None and bz != domain:
+                return "zone:affinity"
+        if item.fixed_host is not None and state.problem.host_zone[item.fixed_host] != domain:
+            return "zone:pinned"
+        return None
+
+
+class _Counted:
+    """Shared shape of the count-per-domain rules (anti-affinity and spread)."""
+
+    key: str
+
+    def __call__(self, state: SearchState, item: Item, domain: int) -> str | None:
+        for c, m in item.rules.get(self.key, ()):
+            count = state.counts[c.index].get(domain, 0) + m
+            if c.rule is Rule.ANTI_AFFINITY:
+                if count > c.limit:
+                    return f"grouping:{c.index}"
+            elif domain not in c.domain_set or count - state.minimum[c.index] > c.limit:
+                return f"grouping:{c.index}"
+        return None
+
+
+class ZoneAntiAffinity(_Counted):
+    name = "zone-anti-affinity"
+    key = rule_key(Rule.ANTI_AFFINITY, Scope.ZONE)
+
+
+class ZoneSpread(_Counted):
+    name = "zone-spread"
+    key = rule_key(Rule.SPREAD, Scope.ZONE)
+
+
+class HostAntiAffinity(_Counted):
+    name = "host-anti-affinity"
+    key = rule_key(Rule.ANTI_AFFINITY, Scope.HOST)
+
+
+class HostSpread(_Counted):
+    name = "host-spread"
+    key = rule_key(Rule.SPREAD, Scope.HOST)
+
+
+class PinnedHost:
+    """Nodes tied by affinity to an existing node go to that node's host."""
+
+    name = "pinned"
+
+    def __call__(self, state: SearchState, item: Item, domain: int) -> str | None:
+        if item.fixed_host is not None and item.fixed_host != domain:
+            return "host:pinned"
+        return None
+
+
+class Capacity:
+    """Free vcpus, RAM, root disk and volume storage all cover the item's demand."""
+
+    name = "capacity"
+
+    def __call__(self, state: SearchState, item: Item, domain: int) -> str | None:
+        f = state.free[domain]
+        d = item.demand
+        for r in range(4):
+            if f[r] < d[r]:
+                return f"capacity:{RESOURCE_NAMES[r]}"
+        return None
+
+
+# Zone rules first: rejecting a zone rejects all its hosts at once.
+ZONE_FILTERS: tuple[Filter, ...] = (AllowedZone(), ZoneAntiAffinity(), ZoneSpread())
+# Pinning is the most selective; capacity is cheap; counted rules touch dictionaries.
+HOST_FILTERS: tuple[Filter, ...] = (PinnedHost(), Capacity(), HostAntiAffinity(), HostSpread())
+
+
+def first_rejection(
+    filters: tuple[Filter, ...], state: SearchState, item: Item, domain: int
+) -> str | None:
+    for f in filters:
+        why = f(state, item, domain)
+        if why is not None:
+            return why
+    return None

@@ -1,0 +1,159 @@
+"""The fast path: place items one by one, most constrained first, never looking back.
+
+Each item walks the filter chain over zones, then over hosts in the chosen zone (taken from the
+sorted capacity index, so most items look at a handful of hosts). Zone-affinity blocks are the
+one place it retries: a block is placed whole in one zone or undone and tried in the next.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+from shoal.model.enums import Objective, Rule
+from shoal.placement.filters import HOST_FILTERS, ZONE_FILTERS, first_rejection
+from shoal.placement.problem import RAM, VCPU, VOL, Item, PlacementProblem
+from shoal.placement.scorers import (
+    ZoneScorer,
+    affinity_hosts,
+    has_soft_host_rules,
+    soft_host_breaks,
+    zone_order,
+    zone_scorers,
+)
+from shoal.placement.state import SearchState
+
+# How many more hosts to look at, once one is found that only breaks a soft rule, before
+# settling for it: bounds the cost of soft rules on large inventories.
+SOFT_LOOKAHEAD = 64
+
+
+@dataclass(slots=True)
+class GreedyOutcome:
+    state: SearchState
+    failed: Item | None
+
+
+def constrainedness(problem: PlacementProblem, item: Item) -> tuple[float, ...]:
+    """Sort key: pinned items, then fewest zones, most hard rules, biggest demand."""
+    nz = len(item.zones) if item.zones is not None else len(problem.zone_names)
+    hard = sum(
+        1
+        for ci, _ in item.memberships
+        if problem.constraints[ci].rule in (Rule.ANTI_AFFINITY, Rule.SPREAD)
+    )
+    size = item.demand[VCPU] / 8 + item.demand[RAM] / 16384 + item.demand[VOL] / 1000
+    return (0 if item.fixed_host is not None else 1, nz, -hard, -size)
+
+
+def work_units(problem: PlacementProblem, rng: random.Random | None = None) -> list[list[int]]:
+    """Items grouped as the greedy places them: a zone block whole, other items alone."""
+    units: list[list[int]] = [list(b) for b in problem.blocks if b]
+    units.extend([it.index] for it in problem.items if it.block < 0)
+    jitter = {id(u): (rng.random() if rng else 0.0) for u in units}
+
+    def key(u: list[int]) -> tuple[float, ...]:
+        keys = [constrainedness(problem, problem.items[i]) for i in u]
+        return (*min(keys), jitter[id(u)], u[0])
+
+    units.sort(key=key)
+    for u in units:
+        u.sort(key=lambda i: (constrainedness(problem, problem.items[i]), i))
+    return units
+
+
+def feasible_zones(state: SearchState, item: Item) -> list[int]:
+    return [
+        z
+        for z in range(len(state.problem.zone_names))
+        if first_rejection(ZONE_FILTERS, state, item, z) is None
+    ]
+
+
+def pick_host(state: SearchState, item: Item, zone: int, objective: Objective) -> int | None:
+    """The preferred host in `zone` that passes every host filter, or None."""
+    if item.fixed_host is not None:
+        h = item.fixed_host
+        if state.problem.host_zone[h] == zone and first_rejection(HOST_FILTERS, state, item, h) is None:
+            return h
+        return None
+    soft = has_soft_host_rules(item)
+    if soft:
+        for h in affinity_hosts(state, item, zone):
+            if first_rejection(HOST_FILTERS, state, item, h) is None and not soft_host_breaks(
+                state, item, h
+            ):
+                return h
+    fallback: int | None = None
+    budget = SOFT_LOOKAHEAD
+    for h in state.candidates(zone, item, descending=objective is Objective.SPREAD):
+        if first_rejection(HOST_FILTERS, state, item, h) is not None:
+            continue
+        if not soft or not soft_host_breaks(state, item, h):
+            return h
+        if fallback is None:
+            fallback = h
+        budget -= 1
+        if budget <= 0:
+            break
+    return fallback
+
+
+def place_item(
+    state: SearchState, item: Item, objective: Objective, scorers: tuple[ZoneScorer, ...]
+) -> int | None:
+    for z in zone_order(scorers, state, item, feasible_zones(state, item)):
+        h = pick_host(state, item, z, objective)
+        if h is not None:
+            state.place(item, h)
+            return h
+    return None
+
+
+def _block_zones(state: SearchState, block: list[int], objective: Objective) -> list[int]:
+    """Zones to try for a zone-affinity block: those that fit its total demand, best first."""
+    p = state.problem
+    fixed = state.block_zone[p.items[block[0]].block]
+    if fixed is not None:
+        return [fixed]
+    need_ram = sum(p.items[i].demand[RAM] for i in block)
+    need_vol = sum(p.items[i].demand[VOL] for i in block)
+    zones = [
+        z
+        for z in range(len(p.zone_names))
+        if state.zone_free[z][0] >= need_ram and state.zone_free[z][1] >= need_vol
+    ]
+    sign = -1 if objective is Objective.SPREAD else 1
+    return sorted(zones, key=lambda z: (sign * state.zone_free_fraction(z, p.items[block[0]]), z))
+
+
+def greedy(
+    problem: PlacementProblem, objective: Objective, seed: int = 0, shuffle: bool = False
+) -> GreedyOutcome:
+    """One greedy pass; `shuffle` perturbs ties in the order (used for retries)."""
+    state = SearchState(problem, seed)
+    scorers = zone_scorers(objective)
+    rng = random.Random(seed) if shuffle else None
+    for unit in work_units(problem, rng):
+        first = problem.items[unit[0]]
+        if first.block < 0:
+            if place_item(state, first, objective, scorers) is None:
+                return GreedyOutcome(state, first)
+            continue
+        failed: Item | None = None
+        for z in _block_zones(state, unit, objective):
+            mark = state.mark()
+            state.fix_block_zone(first.block, z)
+            failed = None
+            for i in unit:
+                if place_item(state, problem.items[i], objective, scorers) is None:
+                    failed = problem.items[i]
+                    break
+            if failed is None:
+                break
+            state.undo_to(mark)
+        else:
+            failed = failed or first
+        if failed is not None:
+            return GreedyOutcome(state, failed)
+    return GreedyOutcome(state, None)

@@ -1,0 +1,111 @@
+"""What placement answers: an assignment of every node to a host, or reasons it cannot be.
+
+Both outcomes are values (see DESIGN.md, "outcomes as typed values"): an infeasible cluster is
+an expected answer, not an exception.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class Assignment:
+    """Where one node goes (or already is, when `existing`)."""
+
+    node: str
+    kind: str
+    group: str
+    part: str | None
+    role: str | None
+    flavor: str | None
+    zone: str
+    host: str
+    existing: bool = False
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "node": self.node,
+            "kind": self.kind,
+            "group": self.group,
+            "part": self.part,
+            "role": self.role,
+            "flavor": self.flavor,
+            "zone": self.zone,
+            "host": self.host,
+            "existing": self.existing,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class SoftViolation:
+    """A soft rule the placement could not honour, and by how much."""
+
+    grouping: str
+    rule: str
+    count: int
+    message: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "grouping": self.grouping,
+            "rule": self.rule,
+            "count": self.count,
+            "message": self.message,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class RuleCheck:
+    """One grouping checked against the final placement, for the summary table."""
+
+    grouping: str
+    rule: str
+    scope: str
+    members: int
+    domains_used: int
+    satisfied: bool
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "grouping": self.grouping,
+            "rule": self.rule,
+            "scope": self.scope,
+            "members": self.members,
+            "domains_used": self.domains_used,
+            "satisfied": self.satisfied,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class PlacementResult:
+    """The solver's answer for one whole request."""
+
+    feasible: bool
+    assignments: tuple[Assignment, ...] = ()
+    soft_violations: tuple[SoftViolation, ...] = ()
+    reasons: tuple[str, ...] = ()
+    solver: str = "greedy"
+    objective: str = "spread"
+    checks: tuple[RuleCheck, ...] = ()
+    stats: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def hosts(self) -> dict[str, str]:
+        """Node name to host name."""
+        return {a.node: a.host for a in self.assignments}
+
+    def as_dict(self) -> dict[str, Any]:
+        """The stable JSON contract of `shoal plan -o json`."""
+        return {
+            "feasible": self.feasible,
+            "placement": [a.as_dict() for a in self.assignments],
+            "soft_violations": [v.as_dict() for v in self.soft_violations],
+            "reasons": list(self.reasons),
+            "solver": self.solver,
+            "objective": self.objective,
+            "rules": [c.as_dict() for c in self.checks],
+            "hosts_used": len({a.host for a in self.assignments}),
+            "stats": dict(self.stats),
+        }

@@ -1,0 +1,102 @@
+"""Named scorers: the soft rules and the objective, as sort keys over candidate zones and hosts.
+
+Lower keys come first. Zones are ordered by a tuple of scorer keys (`zone_order`), which is
+where soft rules win over the objective: a zone that keeps a soft rule is tried before a
+zone that is merely emptier. Within a zone, hosts come from the sorted capacity index
+(emptiest first to spread, fullest first to pack); `host_preference` then moves hosts that keep
+soft rules to the front.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Protocol
+
+from shoal.model.enums import Objective, Rule, Scope
+from shoal.placement.problem import Item, rule_key
+from shoal.placement.state import SearchState
+
+
+_SPREAD = rule_key(Rule.SPREAD, Scope.ZONE)
+_SOFT_ANTI_ZONE = rule_key(Rule.SOFT_ANTI_AFFINITY, Scope.ZONE)
+_SOFT_AFF_ZONE = rule_key(Rule.SOFT_AFFINITY, Scope.ZONE)
+_SOFT_ANTI_HOST = rule_key(Rule.SOFT_ANTI_AFFINITY, Scope.HOST)
+_SOFT_AFF_HOST = rule_key(Rule.SOFT_AFFINITY, Scope.HOST)
+
+
+class ZoneScorer(Protocol):
+    name: str
+
+    def __call__(self, state: SearchState, item: Item, zone: int) -> float: ...
+
+
+class SpreadBalance:
+    """Fill the zone with the fewest members of the item's spread groupings first."""
+
+    name = "spread-balance"
+
+    def __call__(self, state: SearchState, item: Item, zone: int) -> float:
+        return sum(state.counts[c.index].get(zone, 0) for c, _ in item.rules.get(_SPREAD, ()))
+
+
+class SoftZoneRules:
+    """Count the soft zone rules a zone would break: soft anti-affinity over its limit, soft
+    affinity away from members already placed."""
+
+    name = "soft-zone-rules"
+
+    def __call__(self, state: SearchState, item: Item, zone: int) -> float:
+        return _soft_breaks(state, item, zone, _SOFT_ANTI_ZONE, _SOFT_AFF_ZONE)
+
+
+class ObjectiveScore:
+    """Spread: the zone with the most free capacity first. Pack: the fullest zone first."""
+
+    name = "objective"
+
+    def __init__(self, objective: Objective) -> None:
+        self.sign = -1.0 if objective is Objective.SPREAD else 1.0
+
+    def __call__(self, state: SearchState, item: Item, zone: int) -> float:
+        return self.sign * state.zone_free_fraction(zone, item)
+
+
+def zone_scorers(objective: Objective) -> tuple[ZoneScorer, ...]:
+    # Hard-rule balance first (spread skew is cheapest kept by filling the emptiest domain),
+    # then soft rules, then the objective.
+    return (SpreadBalance(), SoftZoneRules(), ObjectiveScore(objective))
+
+
+def zone_order(
+    scorers: tuple[ZoneScorer, ...], state: SearchState, item: Item, zones: Iterable[int]
+) -> list[int]:
+    return sorted(zones, key=lambda z: (*(s(state, item, z) for s in scorers), z))
+
+
+def _soft_breaks(state: SearchState, item: Item, domain: int, anti: str, aff: str) -> int:
+    broken = 0
+    for c, m in item.rules.get(anti, ()):
+        if state.counts[c.index].get(domain, 0) + m > c.limit:
+            broken += 1
+    for c, _ in item.rules.get(aff, ()):
+        counts = state.counts[c.index]
+        if counts and domain not in counts:
+            broken += 1
+    return broken
+
+
+def soft_host_breaks(state: SearchState, item: Item, host: int) -> int:
+    """How many soft host rules placing `item` on `host` would break."""
+    return _soft_breaks(state, item, host, _SOFT_ANTI_HOST, _SOFT_AFF_HOST)
+
+
+def affinity_hosts(state: SearchState, item: Item, zone: int) -> Iterator[int]:
+    """Hosts in `zone` already holding members of the item's soft host-affinity groupings."""
+    for c, _ in item.rules.get(_SOFT_AFF_HOST, ()):
+        for h in state.counts[c.index]:
+            if state.problem.host_zone[h] == zone:
+                yield h
+
+
+def has_soft_host_rules(item: Item) -> bool:
+    return _SOFT_ANTI_HOST in item.rules or _SOFT_AFF_HOST in item.rules

@@ -1,0 +1,162 @@
+"""Mutable search state: free capacity, per-domain counts, and sorted host indexes, with undo.
+
+Hosts of each zone sit in two sorted lists, by free RAM and by free volume storage, so the
+solver finds "the emptiest host that fits" or "the fullest host that fits" in O(log n) instead of
+scanning every host for every node (the bucketing DESIGN.md describes). Every change is logged
+so a search can take back a tentative placement exactly.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+
+from sortedcontainers import SortedList
+
+from shoal.model.enums import Rule
+from shoal.placement.problem import RAM, VOL, Item, PlacementProblem
+
+_INDEXED = (RAM, VOL)
+
+
+class SearchState:
+    """Where items are, what is left, and how many members each domain holds."""
+
+    def __init__(self, problem: PlacementProblem, seed: int = 0) -> None:
+        self.problem = problem
+        self.free = [list(f) for f in problem.base_free]
+        nz = len(problem.zone_names)
+        rng = random.Random(seed)
+        order = list(range(len(self.free)))
+        rng.shuffle(order)
+        self.rank = [0] * len(self.free)
+        for r, h in enumerate(order):
+            self.rank[h] = r
+        self.index: list[list[SortedList]] = [
+            [SortedList() for _ in _INDEXED] for _ in range(nz)
+        ]
+        self.zone_free = [[0, 0] for _ in range(nz)]
+        self.zone_cap = [[0, 0] for _ in range(nz)]
+        for h, f in enumerate(self.free):
+            z = problem.host_zone[h]
+            for k, r in enumerate(_INDEXED):
+                self.index[z][k].add((f[r], self.rank[h], h))
+                self.zone_free[z][k] += f[r]
+                self.zone_cap[z][k] += max(f[r], 0)
+        self.host_of: list[int] = [-1] * len(problem.items)
+        self.block_zone: list[int | None] = list(problem.block_fixed_zone)
+        self.counts: list[dict[int, int]] = [{} for _ in problem.constraints]
+        self.used_hosts: dict[int, int] = {}
+        # Spread constraints track a histogram of counts over their domains for the minimum.
+        self.hist: list[dict[int, int]] = [{} for _ in problem.constraints]
+        self.minimum: list[int] = [0] * len(problem.constraints)
+        self._undo: list[tuple[int, int]] = []
+        self._init_counts()
+
+    def _init_counts(self) -> None:
+        p = self.problem
+        for c in p.constraints:
+            counts = self.counts[c.index]
+            for unit in c.units:
+                h = p.existing_units.get(unit)
+                if h is None:
+                    continue
+                d = h if c.by_host else p.host_zone[h]
+                counts[d] = counts.get(d, 0) + 1
+            if c.rule is Rule.SPREAD:
+                hist = self.hist[c.index]
+                for d in c.domains:
+                    v = counts.get(d, 0)
+                    hist[v] = hist.get(v, 0) + 1
+                self.minimum[c.index] = min(hist) if hist else 0
+        for h in set(p.existing_units.values()):
+            self.used_hosts[h] = self.used_hosts.get(h, 0) + 1
+
+    # -- queries ---------------------------------------------------------------------------
+
+    def domain(self, by_host: bool, host: int) -> int:
+        return host if by_host else self.problem.host_zone[host]
+
+    def fits(self, item: Item, host: int) -> bool:
+        f = self.free[host]
+        d = item.demand
+        return f[0] >= d[0] and f[1] >= d[1] and f[2] >= d[2] and f[3] >= d[3]
+
+    def candidates(self, zone: int, item: Item, descending: bool) -> Iterator[int]:
+        """Hosts of `zone` with enough of the item's main resource, emptiest or fullest first."""
+        k = 0 if item.demand[RAM] > 0 or item.demand[VOL] == 0 else 1
+        need = item.demand[_INDEXED[k]]
+        for _, _, h in self.index[zone][k].irange((need, -1, -1), None, reverse=descending):
+            yield h
+
+    def zone_free_fraction(self, zone: int, item: Item) -> float:
+        k = 0 if item.demand[RAM] > 0 or item.demand[VOL] == 0 else 1
+        cap = self.zone_cap[zone][k]
+        return self.zone_free[zone][k] / cap if cap else 0.0
+
+    # -- changes ---------------------------------------------------------------------------
+
+    def mark(self) -> int:
+        return len(self._undo)
+
+    def place(self, item: Item, host: int) -> None:
+        self._move(item, host, +1)
+        self.host_of[item.index] = host
+        self._undo.append((item.index, host))
+        if item.block >= 0:
+            self.fix_block_zone(item.block, self.problem.host_zone[host])
+
+    def fix_block_zone(self, block: int, zone: int) -> None:
+        """Decide the zone of a zone-affinity block before its first item is placed."""
+        if self.block_zone[block] is None:
+            self.block_zone[block] = zone
+            self._undo.append((-1 - block, -1))
+
+    def undo_to(self, mark: int) -> None:
+        while len(self._undo) > mark:
+            a, host = self._undo.pop()
+            if a < 0:
+                self.block_zone[-1 - a] = None
+                continue
+            item = self.problem.items[a]
+            self._move(item, host, -1)
+            self.host_of[a] = -1
+
+    def _move(self, item: Item, host: int, sign: int) -> None:
+        p = self.problem
+        z = p.host_zone[host]
+        f = self.free[host]
+        for k, r in enumerate(_INDEXED):
+            if item.demand[r]:
+                sl = self.index[z][k]
+                sl.remove((f[r], self.rank[host], host))
+                sl.add((f[r] - sign * item.demand[r], self.rank[host], host))
+                self.zone_free[z][k] -= sign * item.demand[r]
+        for r in range(4):
+            f[r] -= sign * item.demand[r]
+        used = self.used_hosts.get(host, 0) + sign
+        if used:
+            self.used_hosts[host] = used
+        else:
+            del self.used_hosts[host]
+        for ci, m in item.memberships:
+            c = p.constraints[ci]
+            d = host if c.by_host else z
+            counts = self.counts[ci]
+            old = counts.get(d, 0)
+            new = old + sign * m
+            if new:
+                counts[d] = new
+            else:
+                del counts[d]
+            if c.rule is Rule.SPREAD and d in c.domain_set:
+                hist = self.hist[ci]
+                hist[old] -= 1
+                if not hist[old]:
+                    del hist[old]
+                hist[new] = hist.get(new, 0) + 1
+                if sign > 0:
+                    while hist and self.minimum[ci] not in hist:
+                        self.minimum[ci] += 1
+                else:
+                    self.minimum[ci] = min(self.minimum[ci], new)

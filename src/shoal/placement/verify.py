@@ -1,0 +1,138 @@
+"""An independent check of a finished placement against every rule of the cluster.
+
+It reads only the model (names, groupings, inventory), none of the solver's internals, so tests,
+benchmarks and `shoal plan`'s summary can trust it to catch a solver bug rather than repeat it.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from shoal.model.cluster import ClusterSpec, Grouping
+from shoal.model.enums import Rule, Scope
+from shoal.model.inventory import Inventory
+from shoal.model.nodes import Demand, NodeSpec, expand, member_units
+from shoal.placement.result import RuleCheck, SoftViolation
+
+
+@dataclass(frozen=True, slots=True)
+class Verification:
+    hard_violations: tuple[str, ...]
+    soft_violations: tuple[SoftViolation, ...]
+    checks: tuple[RuleCheck, ...]
+
+
+def _eligible_zones(spec_nodes: list[NodeSpec], known: set[str]) -> set[str]:
+    zones: set[str] = set()
+    for n in spec_nodes:
+        zones.update(z for z in n.zones if z in known) if n.zones else zones.update(known)
+    return zones
+
+
+def _check_grouping(
+    g: Grouping,
+    unit_domain: dict[str, str],
+    eligible: list[str],
+) -> tuple[list[str], int, int]:
+    """Hard violations, soft violation count, and domains used, for one grouping."""
+    counts = Counter(unit_domain.values())
+    used = len(counts)
+    hard: list[str] = []
+    soft = 0
+    if g.rule is Rule.AFFINITY and used > 1:
+        hard.append(f"{g.describe()}: members sit in {used} {g.scope}s ({', '.join(sorted(counts))})")
+    elif g.rule is Rule.ANTI_AFFINITY:
+        for d, c in sorted(counts.items()):
+            if c > g.max_per_domain:
+                hard.append(f"{g.describe()}: {c} members in {g.scope} {d}")
+    elif g.rule is Rule.SPREAD and eligible:
+        per = [counts.get(d, 0) for d in eligible]
+        if max(per) - min(per) > g.max_skew:
+            hard.append(f"{g.describe()}: skew {max(per) - min(per)} over {len(eligible)} {g.scope}s")
+    elif g.rule is Rule.SOFT_ANTI_AFFINITY:
+        soft = sum(max(0, c - g.max_per_domain) for c in counts.values())
+    elif g.rule is Rule.SOFT_AFFINITY:
+        soft = max(0, used - 1)
+    return hard, soft, used
+
+
+def verify_placement(
+    spec: ClusterSpec,
+    inventory: Inventory,
+    hosts: Mapping[str, str],
+    used: Mapping[str, Demand] | None = None,
+) -> Verification:
+    """Check `hosts` (node name to host name, every node of the cluster) against every rule."""
+    nodes = expand(spec)
+    inv_hosts = {h.name: h for h in inventory.hosts}
+    hard: list[str] = []
+    load: dict[str, Demand] = dict(used or {})
+    unit_host: dict[str, str] = {}
+    for n in nodes:
+        host_name = hosts.get(n.name)
+        host = inv_hosts.get(host_name) if host_name is not None else None
+        if host is None:
+            hard.append(f"node {n.name} has no host" if host_name is None else
+                        f"node {n.name} is on unknown host {host_name}")
+            continue
+        if n.zones and host.zone not in n.zones:
+            hard.append(f"node {n.name} is in zone {host.zone}, outside {', '.join(n.zones)}")
+        load[host.name] = load.get(host.name, Demand()) + n.demand
+        prior = unit_host.setdefault(n.unit, host.name)
+        if prior != host.name:
+            hard.append(f"unit {n.unit} is split over hosts {prior} and {host.name}")
+    for name, d in sorted(load.items()):
+        h = inv_hosts.get(name)
+        if h is None:
+            continue
+        for res, cap, val in (
+            ("vcpus", h.vcpus, d.vcpus),
+            ("ram_mb", h.ram_mb, d.ram_mb),
+            ("disk_gb", h.disk_gb, d.disk_gb),
+            ("volume_gb", h.volume_gb, d.volume_gb),
+        ):
+            if val > cap:
+                hard.append(f"host {name} is over capacity on {res}: {val} > {cap}")
+
+    soft_out: list[SoftViolation] = []
+    checks: list[RuleCheck] = []
+    by_unit: dict[str, list[NodeSpec]] = {}
+    for n in nodes:
+        by_unit.setdefault(n.unit, []).append(n)
+    known_zones = set(inventory.zones)
+    for g in spec.groupings:
+        units = list(dict.fromkeys(u for ref in g.members for u in member_units(spec, ref)))
+        unit_domain: dict[str, str] = {}
+        for u in units:
+            h = inv_hosts.get(unit_host.get(u, ""))
+            if h is not None:
+                unit_domain[u] = h.name if g.scope is Scope.HOST else h.zone
+        eligible: list[str] = []
+        if g.rule is Rule.SPREAD:
+            zones = _eligible_zones([n for u in units for n in by_unit.get(u, [])], known_zones)
+            if g.scope is Scope.ZONE:
+                eligible = sorted(zones)
+            else:
+                eligible = [h.name for h in inventory.hosts if h.zone in zones]
+        g_hard, g_soft, used_domains = _check_grouping(g, unit_domain, eligible)
+        hard.extend(g_hard)
+        if g_soft:
+            what = (
+                f"{g_soft} member(s) over {g.max_per_domain} per {g.scope}"
+                if g.rule is Rule.SOFT_ANTI_AFFINITY
+                else f"members spread over {used_domains} {g.scope}s instead of one"
+            )
+            soft_out.append(SoftViolation(g.name, str(g.rule), g_soft, f"{g.describe()}: {what}"))
+        checks.append(
+            RuleCheck(
+                grouping=g.name,
+                rule=str(g.rule),
+                scope=str(g.scope),
+                members=len(units),
+                domains_used=used_domains,
+                satisfied=not g_hard and not g_soft,
+            )
+        )
+    return Verification(tuple(hard), tuple(soft_out), tuple(checks))
