@@ -33,6 +33,13 @@ class NodeGroup:
     labels: dict[str, str] = field(default_factory=dict, compare=True, hash=False)
     role: str | None = None
     depends_on: tuple[str, ...] = ()
+    replicas: tuple[int, ...] | None = None
+    """Which replica indexes exist, when not simply 1..count (after a scale-in chose victims
+    other than the newest); its length is `count`."""
+
+    @property
+    def replica_indexes(self) -> tuple[int, ...]:
+        return self.replicas if self.replicas is not None else tuple(range(1, self.count + 1))
 
     @property
     def is_unit(self) -> bool:

@@ -40,3 +40,77 @@ class Objective(StrEnum):
 
     SPREAD = "spread"
     PACK = "pack"
+
+
+class ClusterStatus(StrEnum):
+    """A cluster's lifecycle, named as Senlin names it so a façade can pass it through."""
+
+    INIT = "INIT"
+    CREATING = "CREATING"
+    ACTIVE = "ACTIVE"
+    UPDATING = "UPDATING"
+    RESIZING = "RESIZING"
+    DELETING = "DELETING"
+    WARNING = "WARNING"
+    ERROR = "ERROR"
+    DELETED = "DELETED"
+
+
+class NodeStatus(StrEnum):
+    """A node's lifecycle; WARNING and RECOVERING come from health management."""
+
+    INIT = "INIT"
+    CREATING = "CREATING"
+    ACTIVE = "ACTIVE"
+    UPDATING = "UPDATING"
+    DELETING = "DELETING"
+    WARNING = "WARNING"
+    RECOVERING = "RECOVERING"
+    ERROR = "ERROR"
+    DELETED = "DELETED"
+
+
+class ActionStatus(StrEnum):
+    """INIT -> READY -> RUNNING -> SUCCEEDED | FAILED | CANCELLED."""
+
+    INIT = "INIT"
+    READY = "READY"
+    RUNNING = "RUNNING"
+    SUCCEEDED = "SUCCEEDED"
+    FAILED = "FAILED"
+    CANCELLED = "CANCELLED"
+
+    @property
+    def is_terminal(self) -> bool:
+        return self in (ActionStatus.SUCCEEDED, ActionStatus.FAILED, ActionStatus.CANCELLED)
+
+
+class ActionKind(StrEnum):
+    """What an action does; cluster-level kinds plan, node-level kinds call a provider."""
+
+    CLUSTER_CREATE = "CLUSTER_CREATE"
+    CLUSTER_DELETE = "CLUSTER_DELETE"
+    CLUSTER_UPDATE = "CLUSTER_UPDATE"
+    CLUSTER_SCALE_OUT = "CLUSTER_SCALE_OUT"
+    CLUSTER_SCALE_IN = "CLUSTER_SCALE_IN"
+    CLUSTER_RESIZE = "CLUSTER_RESIZE"
+    CLUSTER_ADD_NODES = "CLUSTER_ADD_NODES"
+    CLUSTER_DEL_NODES = "CLUSTER_DEL_NODES"
+    NODEGROUP_CREATE = "NODEGROUP_CREATE"
+    NODEGROUP_UPDATE = "NODEGROUP_UPDATE"
+    NODEGROUP_DELETE = "NODEGROUP_DELETE"
+    NODE_CREATE = "NODE_CREATE"
+    NODE_DELETE = "NODE_DELETE"
+    NODE_ATTACH = "NODE_ATTACH"
+    BARRIER = "BARRIER"
+    """A no-op child that completes when everything it waits on has: dependency ordering
+    between node groups without an edge per pair of nodes."""
+
+    @property
+    def is_node_level(self) -> bool:
+        return self in (
+            ActionKind.NODE_CREATE,
+            ActionKind.NODE_DELETE,
+            ActionKind.NODE_ATTACH,
+            ActionKind.BARRIER,
+        )

@@ -80,9 +80,9 @@ def allowed_zones(zones: tuple[str, ...], profile: Profile) -> tuple[str, ...]:
     return (profile.zone,) if profile.zone else ()
 
 
-def group_nodes(group: NodeGroup, replicas: range | None = None) -> Iterator[NodeSpec]:
-    """The nodes of `group`, for replicas 1..count unless a range is given."""
-    for i in replicas if replicas is not None else range(1, group.count + 1):
+def group_nodes(group: NodeGroup) -> Iterator[NodeSpec]:
+    """The nodes of `group`, replica by replica."""
+    for i in group.replica_indexes:
         unit = replica_name(group.name, i)
         for p in group.parts:
             yield NodeSpec(
@@ -122,5 +122,5 @@ def member_units(spec: ClusterSpec, ref: MemberRef) -> list[str]:
     """Unit names a grouping member stands for (a part shares its replica's unit)."""
     group = spec.node_group(ref.target)
     if group is not None:
-        return [replica_name(group.name, i) for i in range(1, group.count + 1)]
+        return [replica_name(group.name, i) for i in group.replica_indexes]
     return [ref.target] if spec.instance(ref.target) is not None else []

@@ -41,11 +41,10 @@ class _OutOfSteps(Exception):
 
 def _candidates(state: SearchState, item: Item, objective: Objective) -> list[int]:
     p = state.problem
-    if item.fixed_host is not None:
-        hosts = [item.fixed_host]
-    else:
-        zones = set(feasible_zones(state, item))
-        hosts = [h for h in range(len(p.host_zone)) if p.host_zone[h] in zones]
+    # A pinned item still answers to the zone rules (zone anti-affinity, spread, affinity).
+    zones = set(feasible_zones(state, item))
+    pool = [item.fixed_host] if item.fixed_host is not None else range(len(p.host_zone))
+    hosts = [h for h in pool if p.host_zone[h] in zones]
     seen: set[tuple[object, ...]] = set()
     out: list[int] = []
     labels = p.inventory.hosts

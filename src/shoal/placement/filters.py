@@ -51,7 +51,9 @@ class _Counted:
             if c.rule is Rule.ANTI_AFFINITY:
                 if count > c.limit:
                     return f"grouping:{c.index}"
-            elif domain not in c.domain_set or count - state.minimum[c.index] > c.limit:
+            elif domain not in c.domain_set or (
+                state.spread_shortfall(c, domain, m) > state.remaining[c.index] - m
+            ):
                 return f"grouping:{c.index}"
         return None
 

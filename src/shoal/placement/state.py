@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from sortedcontainers import SortedList
 
 from shoal.model.enums import Rule
-from shoal.placement.problem import RAM, VOL, Item, PlacementProblem
+from shoal.placement.problem import RAM, VOL, Constraint, Item, PlacementProblem
 
 _INDEXED = (RAM, VOL)
 
@@ -47,9 +47,10 @@ class SearchState:
         self.block_zone: list[int | None] = list(problem.block_fixed_zone)
         self.counts: list[dict[int, int]] = [{} for _ in problem.constraints]
         self.used_hosts: dict[int, int] = {}
-        # Spread constraints track a histogram of counts over their domains for the minimum.
+        # Spread constraints track a histogram of counts over their domains, and every
+        # constraint how many of its member units are still to be placed.
         self.hist: list[dict[int, int]] = [{} for _ in problem.constraints]
-        self.minimum: list[int] = [0] * len(problem.constraints)
+        self.remaining: list[int] = [0] * len(problem.constraints)
         self._undo: list[tuple[int, int]] = []
         self._init_counts()
 
@@ -68,7 +69,9 @@ class SearchState:
                 for d in c.domains:
                     v = counts.get(d, 0)
                     hist[v] = hist.get(v, 0) + 1
-                self.minimum[c.index] = min(hist) if hist else 0
+        for item in p.items:
+            for ci, m in item.memberships:
+                self.remaining[ci] += m
         for h in set(p.existing_units.values()):
             self.used_hosts[h] = self.used_hosts.get(h, 0) + 1
 
@@ -76,6 +79,20 @@ class SearchState:
 
     def domain(self, by_host: bool, host: int) -> int:
         return host if by_host else self.problem.host_zone[host]
+
+    def spread_shortfall(self, c: Constraint, domain: int, m: int) -> int:
+        """Members the other domains of spread `c` would still need for max - min <= limit,
+        once `m` more sit in `domain` (one of its domains).
+
+        Counts only grow, so every domain must end at least (the largest count) - limit; a
+        placement is hopeless when this shortfall exceeds the members left to place. A check
+        on the current minimum alone would also reject orders that later members even out.
+        """
+        hist = self.hist[c.index]
+        old = self.counts[c.index].get(domain, 0)
+        floor = max(max(hist), old + m) - c.limit
+        short = sum(n * (floor - v) for v, n in hist.items() if v < floor)
+        return short - max(0, floor - old) + max(0, floor - old - m)
 
     def fits(self, item: Item, host: int) -> bool:
         f = self.free[host]
@@ -142,6 +159,7 @@ class SearchState:
         for ci, m in item.memberships:
             c = p.constraints[ci]
             d = host if c.by_host else z
+            self.remaining[ci] -= sign * m
             counts = self.counts[ci]
             old = counts.get(d, 0)
             new = old + sign * m
@@ -155,8 +173,3 @@ class SearchState:
                 if not hist[old]:
                     del hist[old]
                 hist[new] = hist.get(new, 0) + 1
-                if sign > 0:
-                    while hist and self.minimum[ci] not in hist:
-                        self.minimum[ci] += 1
-                else:
-                    self.minimum[ci] = min(self.minimum[ci], new)

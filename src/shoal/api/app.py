@@ -1,0 +1,58 @@
+"""The ASGI application: routers, error handlers, the body limit, and the engine's lifespan."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from fastapi import FastAPI
+
+from shoal import __version__
+from shoal.api import errors
+from shoal.api.limits import BodyLimit
+from shoal.api.routes_admin import router as admin_router
+from shoal.api.routes_clusters import router as cluster_router
+from shoal.api.routes_vcluster import router as vcluster_router
+from shoal.api.routes_work import router as work_router
+from shoal.runtime import Runtime
+
+
+def create_app(runtime: Runtime, *, run_engine: bool = False) -> FastAPI:
+    """The API over `runtime`; with `run_engine`, the app starts and stops the engine."""
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        if run_engine:
+            await runtime.engine.start()
+        try:
+            yield
+        finally:
+            if run_engine:
+                await runtime.engine.stop()
+
+    app = FastAPI(
+        title="Shoal",
+        version=__version__,
+        description="Declare a virtual cluster once; Shoal places it whole, creates it and "
+        "keeps it healthy.",
+        lifespan=lifespan,
+    )
+    app.state.runtime = runtime
+    errors.install(app)
+    app.add_middleware(BodyLimit, limit=runtime.settings.max_body_bytes)
+    for router in (cluster_router, work_router, admin_router, vcluster_router):
+        app.include_router(router)
+
+    @app.get("/healthz", tags=["meta"])
+    async def healthz() -> dict[str, str]:
+        return {"status": "ok"}
+
+    @app.get("/v1", tags=["meta"])
+    async def version() -> dict[str, Any]:
+        return {
+            "version": {"id": "v1", "status": "CURRENT", "shoal": __version__},
+            "provider": runtime.provider.name,
+        }
+
+    return app

@@ -1,0 +1,64 @@
+"""Typed request bodies for the JSON operations (documents are read by the spec layer)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from shoal.service.resize import Adjustment
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ScaleBody(_Strict):
+    count: int = Field(1, ge=1)
+    nodegroup: str | None = None
+
+
+class ResizeBody(_Strict):
+    adjustment_type: Adjustment = Adjustment.EXACT_CAPACITY
+    number: float
+    nodegroup: str | None = None
+    min_step: int = Field(1, ge=1)
+    strict: bool = True
+    min_size: int | None = Field(None, ge=0)
+    max_size: int | None = Field(None, ge=0)
+
+
+class AddNodesBody(_Strict):
+    nodes: list[dict[str, Any]] = Field(min_length=1)
+
+
+class DelNodesBody(_Strict):
+    nodes: list[str] = Field(min_length=1)
+
+
+class ClusterActionBody(_Strict):
+    """Exactly one operation, Senlin style: {"scale_out": {...}}."""
+
+    scale_out: ScaleBody | None = None
+    scale_in: ScaleBody | None = None
+    resize: ResizeBody | None = None
+    add_nodes: AddNodesBody | None = None
+    del_nodes: DelNodesBody | None = None
+
+    @model_validator(mode="after")
+    def _one(self) -> ClusterActionBody:
+        given = [k for k, v in self.__dict__.items() if v is not None]
+        if len(given) != 1:
+            raise ValueError(
+                "give exactly one of scale_out, scale_in, resize, add_nodes, del_nodes"
+                + (f" (got {', '.join(given)})" if given else "")
+            )
+        return self
+
+
+class NodeGroupPatch(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class ProjectBody(_Strict):
+    name: str = Field(min_length=1, max_length=255, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")

@@ -1,0 +1,75 @@
+"""Exception handlers: every failure answers in Shoal's one error shape, never a traceback."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from shoal.model.problems import pointer
+from shoal.service.errors import ServiceError
+
+log = logging.getLogger("shoal.api")
+
+_TITLES = {
+    400: ("bad_request", "Bad request"),
+    401: ("unauthorized", "Unauthorized"),
+    403: ("forbidden", "Forbidden"),
+    404: ("not_found", "Not found"),
+    405: ("method_not_allowed", "Method not allowed"),
+    409: ("conflict", "Conflict"),
+    413: ("too_large", "Request body too large"),
+    415: ("unsupported_media_type", "Unsupported media type"),
+    422: ("invalid_request", "Invalid request"),
+}
+
+
+def error_body(status: int, message: str, details: list[dict[str, Any]] | None = None,
+               code: str | None = None) -> dict[str, Any]:
+    default_code, title = _TITLES.get(status, ("error", "Error"))
+    return {
+        "error": {
+            "code": code or default_code,
+            "title": title,
+            "message": message,
+            "details": details or [],
+        }
+    }
+
+
+def error_response(status: int, message: str, details: list[dict[str, Any]] | None = None,
+                   code: str | None = None, headers: dict[str, str] | None = None) -> JSONResponse:
+    return JSONResponse(error_body(status, message, details, code), status_code=status, headers=headers)
+
+
+def install(app: FastAPI) -> None:
+    @app.exception_handler(ServiceError)
+    async def _service(_: Request, exc: ServiceError) -> JSONResponse:
+        headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
+        return JSONResponse(exc.body(), status_code=exc.status, headers=headers)
+
+    @app.exception_handler(RequestValidationError)
+    async def _validation(_: Request, exc: RequestValidationError) -> JSONResponse:
+        details = []
+        for e in exc.errors():
+            loc = [p for p in e.get("loc", ()) if p not in ("body",)]
+            where = loc[0] if loc and loc[0] in ("query", "path", "header") else None
+            parts = loc[1:] if where else loc
+            path = pointer(*parts)
+            if where:
+                path = f"{where}:{'.'.join(str(p) for p in parts)}"
+            details.append({"path": path, "message": str(e.get("msg", "invalid"))})
+        return error_response(422, f"the request has {len(details)} problem(s)", details)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+        return error_response(exc.status_code, str(exc.detail), headers=getattr(exc, "headers", None))
+
+    @app.exception_handler(Exception)
+    async def _unexpected(_: Request, exc: Exception) -> JSONResponse:
+        log.exception("unexpected error")
+        return error_response(500, f"internal error: {type(exc).__name__}", code="internal")

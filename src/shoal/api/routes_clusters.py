@@ -1,0 +1,133 @@
+"""Native /v1 clusters and their node groups."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse
+from starlette.concurrency import run_in_threadpool
+
+from shoal.api.auth import Caller, runtime_of
+from shoal.api.bodies import ClusterActionBody
+from shoal.api.responses import accepted
+from shoal.service.errors import Invalid
+
+router = APIRouter(prefix="/v1/clusters", tags=["clusters"])
+
+
+async def json_object(request: Request) -> dict[str, Any]:
+    """The body as a JSON object, or a 422 saying why not."""
+    raw = await request.body()
+    try:
+        data = json.loads(raw or b"null")
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise Invalid("the body is not JSON", [{"path": "", "message": str(e)}]) from None
+    if not isinstance(data, dict):
+        raise Invalid("the body must be a JSON object", [{"path": "", "message": "not an object"}])
+    return data
+
+
+@router.post("", status_code=202)
+async def create_cluster(request: Request, who: Caller) -> JSONResponse:
+    """Create a cluster from a document: native YAML/JSON, or the seed's vcluster JSON."""
+    body = await request.body()
+    rt = runtime_of(request)
+    sub = await run_in_threadpool(rt.service.create, who, body)
+    return accepted(sub)
+
+
+@router.get("")
+async def list_clusters(request: Request, who: Caller) -> dict[str, Any]:
+    rt = runtime_of(request)
+    return {"clusters": await run_in_threadpool(rt.queries.clusters, who)}
+
+
+@router.get("/{ref}")
+async def get_cluster(ref: str, request: Request, who: Caller) -> dict[str, Any]:
+    rt = runtime_of(request)
+    return {"cluster": await run_in_threadpool(rt.queries.cluster, who, ref)}
+
+
+@router.put("/{ref}", status_code=202)
+async def apply_cluster(ref: str, request: Request, who: Caller) -> JSONResponse:
+    """Replace the cluster's document (apply); Shoal plans the difference."""
+    body = await request.body()
+    rt = runtime_of(request)
+    sub = await run_in_threadpool(rt.service.update, who, ref, body)
+    return accepted(sub)
+
+
+@router.delete("/{ref}", status_code=202)
+async def delete_cluster(ref: str, request: Request, who: Caller) -> JSONResponse:
+    rt = runtime_of(request)
+    return accepted(await run_in_threadpool(rt.service.delete, who, ref))
+
+
+@router.post("/{ref}/actions", status_code=202)
+async def cluster_action(ref: str, body: ClusterActionBody, request: Request, who: Caller) -> JSONResponse:
+    """One operation: scale_out, scale_in, resize, add_nodes or del_nodes."""
+    rt = runtime_of(request)
+    svc = rt.service
+    if body.scale_out is not None or body.scale_in is not None:
+        out = body.scale_out is not None
+        op = body.scale_out or body.scale_in
+        assert op is not None
+        sub = await run_in_threadpool(
+            lambda: svc.scale(who, ref, out=out, count=op.count, nodegroup=op.nodegroup)
+        )
+    elif body.resize is not None:
+        r = body.resize
+        sub = await run_in_threadpool(
+            lambda: svc.resize(
+                who,
+                ref,
+                adjustment=r.adjustment_type,
+                number=r.number,
+                nodegroup=r.nodegroup,
+                min_step=r.min_step,
+                strict=r.strict,
+                min_size=r.min_size,
+                max_size=r.max_size,
+            )
+        )
+    elif body.add_nodes is not None:
+        nodes = [rt.profiles.inline(who, n) for n in body.add_nodes.nodes]
+        sub = await run_in_threadpool(svc.add_nodes, who, ref, nodes)
+    else:
+        assert body.del_nodes is not None
+        sub = await run_in_threadpool(svc.del_nodes, who, ref, body.del_nodes.nodes)
+    return accepted(sub)
+
+
+@router.get("/{ref}/nodegroups")
+async def list_nodegroups(ref: str, request: Request, who: Caller) -> dict[str, Any]:
+    rt = runtime_of(request)
+    return {"nodegroups": await run_in_threadpool(rt.queries.nodegroups, who, ref)}
+
+
+@router.post("/{ref}/nodegroups", status_code=202)
+async def create_nodegroup(ref: str, request: Request, who: Caller) -> JSONResponse:
+    rt = runtime_of(request)
+    group = rt.profiles.inline(who, await json_object(request))
+    return accepted(await run_in_threadpool(rt.service.nodegroup_create, who, ref, group))
+
+
+@router.get("/{ref}/nodegroups/{name}")
+async def get_nodegroup(ref: str, name: str, request: Request, who: Caller) -> dict[str, Any]:
+    rt = runtime_of(request)
+    return {"nodegroup": await run_in_threadpool(rt.queries.nodegroup, who, ref, name)}
+
+
+@router.patch("/{ref}/nodegroups/{name}", status_code=202)
+async def update_nodegroup(ref: str, name: str, request: Request, who: Caller) -> JSONResponse:
+    rt = runtime_of(request)
+    changes = await json_object(request)
+    return accepted(await run_in_threadpool(rt.service.nodegroup_update, who, ref, name, changes))
+
+
+@router.delete("/{ref}/nodegroups/{name}", status_code=202)
+async def delete_nodegroup(ref: str, name: str, request: Request, who: Caller) -> JSONResponse:
+    rt = runtime_of(request)
+    return accepted(await run_in_threadpool(rt.service.nodegroup_delete, who, ref, name))

@@ -1,0 +1,76 @@
+"""Native /v1 nodes, actions and events (with a long-poll for new events)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import JSONResponse
+from starlette.concurrency import run_in_threadpool
+
+from shoal.api.auth import Caller, runtime_of
+from shoal.service.views import action_view
+
+router = APIRouter(prefix="/v1", tags=["nodes, actions, events"])
+
+# How often a long poll looks for new events.
+_EVENT_POLL_S = 0.2
+
+
+@router.get("/nodes")
+async def list_nodes(request: Request, who: Caller, cluster: str | None = None) -> dict[str, Any]:
+    rt = runtime_of(request)
+    return {"nodes": await run_in_threadpool(rt.queries.nodes, who, cluster)}
+
+
+@router.get("/nodes/{node_id}")
+async def get_node(node_id: str, request: Request, who: Caller) -> dict[str, Any]:
+    rt = runtime_of(request)
+    return {"node": await run_in_threadpool(rt.queries.node, who, node_id)}
+
+
+@router.get("/actions")
+async def list_actions(
+    request: Request, who: Caller, cluster: str | None = None, all: bool = False
+) -> dict[str, Any]:
+    rt = runtime_of(request)
+    return {"actions": await run_in_threadpool(rt.queries.actions, who, cluster, all)}
+
+
+@router.get("/actions/{action_id}")
+async def get_action(action_id: str, request: Request, who: Caller) -> dict[str, Any]:
+    rt = runtime_of(request)
+    return await run_in_threadpool(rt.queries.action, who, action_id)
+
+
+@router.post("/actions/{action_id}/cancel", status_code=202)
+async def cancel_action(action_id: str, request: Request, who: Caller) -> JSONResponse:
+    rt = runtime_of(request)
+    action = await run_in_threadpool(rt.service.cancel, who, action_id)
+    return JSONResponse(
+        {"action": action_view(action)},
+        status_code=202,
+        headers={"Location": f"/v1/actions/{action.id}"},
+    )
+
+
+@router.get("/events")
+async def list_events(
+    request: Request,
+    who: Caller,
+    cluster: str | None = None,
+    after: Annotated[int, Query(ge=0)] = 0,
+    limit: Annotated[int, Query(ge=1, le=10_000)] = 500,
+    wait: Annotated[float, Query(ge=0, le=60)] = 0.0,
+) -> dict[str, Any]:
+    """Events after `after`; with `wait`, hold the request until one arrives or time is up."""
+    rt = runtime_of(request)
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + wait
+    while True:
+        found = await run_in_threadpool(rt.queries.events, who, cluster, after, limit)
+        if found or loop.time() >= deadline or await request.is_disconnected():
+            break
+        await asyncio.sleep(_EVENT_POLL_S)
+    return {"events": found, "next": found[-1]["id"] if found else after}

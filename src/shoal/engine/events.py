@@ -1,0 +1,73 @@
+"""Small constructors for the events the engine writes, so messages read alike everywhere."""
+
+from __future__ import annotations
+
+from shoal.store.events import NewEvent
+from shoal.store.records import ActionRecord, ClusterRecord, NodeRecord
+
+
+def cluster_event(c: ClusterRecord, status: str, message: str, *, action_id: str | None = None,
+                  level: str = "INFO") -> NewEvent:
+    return NewEvent(
+        project_id=c.project_id,
+        obj_type="CLUSTER",
+        obj_name=c.name,
+        status=status,
+        message=message,
+        cluster_id=c.id,
+        action_id=action_id,
+        level=level,
+    )
+
+
+def action_event(a: ActionRecord, status: str, message: str, *, name: str = "",
+                 level: str = "INFO") -> NewEvent:
+    return NewEvent(
+        project_id=a.project_id,
+        obj_type="ACTION",
+        obj_name=name or str(a.kind),
+        status=status,
+        message=message,
+        cluster_id=a.cluster_id,
+        node_id=a.node_id,
+        action_id=a.id,
+        level=level,
+    )
+
+
+def node_event(
+    *,
+    project_id: str,
+    cluster_id: str,
+    node_id: str,
+    name: str,
+    status: str,
+    message: str,
+    action_id: str | None = None,
+    level: str = "INFO",
+) -> NewEvent:
+    return NewEvent(
+        project_id=project_id,
+        obj_type="NODE",
+        obj_name=name,
+        status=status,
+        message=message,
+        cluster_id=cluster_id,
+        node_id=node_id,
+        action_id=action_id,
+        level=level,
+    )
+
+
+def node_record_event(n: NodeRecord, status: str, message: str, action_id: str | None = None,
+                      level: str = "INFO") -> NewEvent:
+    return node_event(
+        project_id=n.project_id,
+        cluster_id=n.cluster_id,
+        node_id=n.id,
+        name=n.name,
+        status=status,
+        message=message,
+        action_id=action_id,
+        level=level,
+    )

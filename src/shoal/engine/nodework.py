@@ -1,0 +1,162 @@
+"""Running one node-level action against the provider, with retries and a time limit.
+
+The result is a value (`NodeOutcome`): what to write to the action and the node. The engine
+batches those writes; nothing here touches the database except reading the provider ids an
+attach needs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from shoal.clock import Clock
+from shoal.model.enums import ActionKind, ActionStatus, NodeKind, NodeStatus
+from shoal.model.inventory import Inventory
+from shoal.model.profile import ServerProfile, VolumeProfile
+from shoal.providers.base import Provider, Resource, ServerRequest, VolumeRequest
+from shoal.providers.errors import PermanentError, ProviderError, ResourceGone, TemporaryError
+from shoal.store.records import ActionRecord
+from shoal.engine.profiles import profile_from_row
+
+T = TypeVar("T")
+
+
+@dataclass(slots=True)
+class NodeOutcome:
+    action: ActionRecord
+    status: ActionStatus
+    reason: str = ""
+    outputs: dict[str, Any] = field(default_factory=dict)
+    node_update: dict[str, Any] = field(default_factory=dict)
+    """Columns to set on the action's node (empty: leave the node alone)."""
+    node_message: str = ""
+
+
+@dataclass(slots=True)
+class RetryPolicy:
+    attempts: int = 3
+    backoff_s: float = 1.0
+    call_timeout_s: float = 900.0
+
+
+async def _with_retries(
+    call: Callable[[], Awaitable[T]], policy: RetryPolicy, clock: Clock
+) -> T:
+    attempt = 0
+    while True:
+        attempt += 1
+        try:
+            return await asyncio.wait_for(call(), policy.call_timeout_s)
+        except TimeoutError:
+            err: ProviderError = TemporaryError(
+                f"the provider did not answer within {policy.call_timeout_s:g} s"
+            )
+        except TemporaryError as e:
+            err = e
+        if attempt >= policy.attempts:
+            raise err
+        await clock.sleep(policy.backoff_s * 2 ** (attempt - 1))
+
+
+async def run_node_action(
+    action: ActionRecord,
+    provider: Provider,
+    inventory: Inventory,
+    policy: RetryPolicy,
+    clock: Clock,
+    provider_ids: Callable[[list[str]], Awaitable[dict[str, str | None]]],
+) -> NodeOutcome:
+    """Do what `action` asks; provider failures become a FAILED outcome, never an exception."""
+    try:
+        if action.kind is ActionKind.NODE_CREATE:
+            return await _create(action, provider, inventory, policy, clock)
+        if action.kind is ActionKind.NODE_DELETE:
+            return await _delete(action, provider, policy, clock)
+        if action.kind is ActionKind.NODE_ATTACH:
+            return await _attach(action, provider, policy, clock, provider_ids)
+        return NodeOutcome(action, ActionStatus.SUCCEEDED)
+    except ProviderError as e:
+        reason = str(e) + (f" ({e.fault})" if e.fault else "")
+        update: dict[str, Any] = {}
+        if action.kind is not ActionKind.BARRIER and action.node_id:
+            update = {"status": NodeStatus.ERROR, "status_reason": reason}
+        return NodeOutcome(action, ActionStatus.FAILED, reason, node_update=update, node_message=reason)
+
+
+async def _create(
+    action: ActionRecord, provider: Provider, inventory: Inventory, policy: RetryPolicy, clock: Clock
+) -> NodeOutcome:
+    i = action.inputs
+    assert action.node_id is not None and action.cluster_id is not None
+    profile = profile_from_row(i["profile"], inventory)
+    name = f"{i['cluster_name']}-{i['node']}"
+    resource: Resource
+    if isinstance(profile, ServerProfile):
+        req = ServerRequest(action.node_id, name, action.cluster_id, i["host"], i["zone"], profile)
+        resource = await _with_retries(lambda: provider.create_server(req), policy, clock)
+    else:
+        assert isinstance(profile, VolumeProfile)
+        vreq = VolumeRequest(action.node_id, name, action.cluster_id, i["host"], i["zone"], profile)
+        resource = await _with_retries(lambda: provider.create_volume(vreq), policy, clock)
+    where = f" at {resource.address}" if resource.address else ""
+    return NodeOutcome(
+        action,
+        ActionStatus.SUCCEEDED,
+        outputs={"provider_id": resource.id, "address": resource.address},
+        node_update={
+            "status": NodeStatus.ACTIVE,
+            "status_reason": "",
+            "provider_id": resource.id,
+            "address": resource.address,
+        },
+        node_message=f"created on {i['host']}{where}",
+    )
+
+
+async def _delete(
+    action: ActionRecord, provider: Provider, policy: RetryPolicy, clock: Clock
+) -> NodeOutcome:
+    i = action.inputs
+    kind = NodeKind(i["kind"])
+    resource_id = i.get("provider_id")
+    if resource_id is None and action.cluster_id is not None:
+        # The create may have reached the provider without its answer being recorded.
+        found = await _with_retries(lambda: provider.list_resources(action.cluster_id), policy, clock)
+        resource_id = next((r.id for r in found if r.key == action.node_id), None)
+    if resource_id is not None:
+        rid = resource_id
+        try:
+            await _with_retries(lambda: provider.delete(kind, rid), policy, clock)
+        except ResourceGone:
+            pass
+    return NodeOutcome(
+        action,
+        ActionStatus.SUCCEEDED,
+        node_update={"status": NodeStatus.DELETED, "deleted_at": clock.now()},
+        node_message="deleted",
+    )
+
+
+async def _attach(
+    action: ActionRecord,
+    provider: Provider,
+    policy: RetryPolicy,
+    clock: Clock,
+    provider_ids: Callable[[list[str]], Awaitable[dict[str, str | None]]],
+) -> NodeOutcome:
+    assert action.node_id is not None
+    server_node = str(action.inputs["server_node_id"])
+    ids = await provider_ids([action.node_id, server_node])
+    volume_id, server_id = ids.get(action.node_id), ids.get(server_node)
+    if volume_id is None or server_id is None:
+        raise PermanentError("the volume or its server has no provider id; was it created?")
+    await _with_retries(lambda: provider.attach_volume(volume_id, server_id), policy, clock)
+    return NodeOutcome(
+        action,
+        ActionStatus.SUCCEEDED,
+        outputs={"server": action.inputs["server"]},
+        node_message=f"attached to {action.inputs['server']}",
+    )

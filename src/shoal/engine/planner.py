@@ -1,0 +1,336 @@
+"""The planning phase of a cluster action, in one transaction under the placement lock.
+
+It reads what exists, decides replicas, places the whole request (all or nothing), diffs, and
+records the result — node rows holding their host claims, and child actions with their
+dependencies — before any provider call. Either all of that commits or none of it does, so an
+engine dying here leaves the action to be planned again by whoever claims it next.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Connection, select, update
+
+from shoal.model.enums import ActionKind, ActionStatus, ClusterStatus, NodeStatus
+from shoal.model.inventory import Inventory
+from shoal.model.nodes import Demand, expand
+from shoal.model.problems import InvalidDocument
+from shoal.placement import solve
+from shoal.planning import ObservedNode, Plan, StepKind, choose_replicas, make_plan
+from shoal.spec import cluster_from_tree
+from shoal.store import actions as action_repo
+from shoal.store import clusters as cluster_repo
+from shoal.store import nodes as node_repo
+from shoal.store.actions import NewAction
+from shoal.store.database import Database
+from shoal.store.events import NewEvent, add_events
+from shoal.store.records import ActionRecord, ClusterRecord, NodeRecord
+from shoal.store.tables import placement_lock
+from shoal.engine.events import action_event, cluster_event
+from shoal.engine.profiles import profile_row
+
+_BUSY_STATUS = {
+    ActionKind.CLUSTER_CREATE: ClusterStatus.CREATING,
+    ActionKind.CLUSTER_DELETE: ClusterStatus.DELETING,
+    ActionKind.CLUSTER_SCALE_OUT: ClusterStatus.RESIZING,
+    ActionKind.CLUSTER_SCALE_IN: ClusterStatus.RESIZING,
+    ActionKind.CLUSTER_RESIZE: ClusterStatus.RESIZING,
+}
+
+
+def busy_status(kind: ActionKind) -> ClusterStatus:
+    return _BUSY_STATUS.get(kind, ClusterStatus.UPDATING)
+
+
+@dataclass(frozen=True, slots=True)
+class PlanOutcome:
+    planned: bool
+    empty: bool
+    reasons: tuple[str, ...] = ()
+
+
+def _lock_placement(conn: Connection, db: Database, holder: str, now: float) -> None:
+    # On SQLite the transaction already holds the write lock (BEGIN IMMEDIATE).
+    if not db.is_sqlite:
+        conn.execute(select(placement_lock.c.id).where(placement_lock.c.id == 1).with_for_update())
+    conn.execute(update(placement_lock).where(placement_lock.c.id == 1).values(holder=holder, updated_at=now))
+
+
+def _observed(nodes: list[NodeRecord]) -> list[ObservedNode]:
+    return [
+        ObservedNode(
+            name=n.name,
+            kind=n.kind,
+            group=n.group_name,
+            replica=n.replica,
+            host=n.host,
+            zone=n.zone,
+            created_at=n.created_at,
+        )
+        for n in nodes
+    ]
+
+
+def plan_action(
+    db: Database, action: ActionRecord, inventory: Inventory, owner: str, now: float
+) -> PlanOutcome:
+    """Plan `action` and record its children; a failure to place fails the action."""
+    with db.transaction() as conn:
+        _lock_placement(conn, db, owner, now)
+        current = action_repo.get_action(conn, action.id)
+        if current is None or current.owner != owner or current.outputs.get("planned"):
+            return PlanOutcome(planned=False, empty=False)
+        assert action.cluster_id is not None
+        cluster = cluster_repo.get_cluster(conn, action.cluster_id, include_deleted=True)
+        if cluster is None:
+            action_repo.set_status(conn, action.id, ActionStatus.FAILED, now, reason="cluster is gone")
+            return PlanOutcome(planned=False, empty=False, reasons=("cluster is gone",))
+        nodes = node_repo.list_nodes(conn, cluster.id)
+        observed = _observed(nodes)
+        by_name = {n.name: n for n in nodes}
+        try:
+            plan, placed = _make_plan(conn, action, cluster, nodes, observed, inventory)
+        except _Unplaceable as e:
+            _fail_planning(conn, action, cluster, e.reasons, now)
+            return PlanOutcome(planned=False, empty=False, reasons=e.reasons)
+        children = _record_plan(conn, action, cluster, plan, placed, by_name, now)
+        summary = plan.summary()
+        outputs = dict(action.outputs, planned=True, plan=summary)
+        action_repo.set_status(conn, action.id, ActionStatus.RUNNING, now, outputs=outputs, owner=owner)
+        status = busy_status(action.kind)
+        cluster_repo.set_status(conn, cluster.id, status, "", now)
+        text = ", ".join(f"{v} {k}" for k, v in summary.items())
+        add_events(
+            conn,
+            [
+                cluster_event(cluster, status, f"{action.kind}: plan {text}", action_id=action.id),
+                action_event(action, "RUNNING", f"planned {len(children)} steps: {text}"),
+            ],
+            now,
+        )
+        return PlanOutcome(planned=True, empty=plan.empty)
+
+
+class _Unplaceable(Exception):
+    def __init__(self, reasons: tuple[str, ...]) -> None:
+        super().__init__("; ".join(reasons))
+        self.reasons = reasons
+
+
+@dataclass(frozen=True, slots=True)
+class _Placed:
+    hosts: dict[str, str]
+    zones: dict[str, str]
+
+
+def _make_plan(
+    conn: Connection,
+    action: ActionRecord,
+    cluster: ClusterRecord,
+    nodes: list[NodeRecord],
+    observed: list[ObservedNode],
+    inventory: Inventory,
+) -> tuple[Plan, _Placed]:
+    try:
+        declared = cluster_from_tree(cluster.document, inventory)
+    except InvalidDocument as bad:
+        raise _Unplaceable(tuple(str(p) for p in bad.problems)) from None
+    dependencies = {g.name: g.depends_on for g in declared.node_groups}
+    dependencies.update({i.name: i.depends_on for i in declared.instances})
+    attached = {n.name: n.attach_to for n in nodes if n.attach_to}
+    if action.kind is ActionKind.CLUSTER_DELETE:
+        plan = make_plan(None, {}, {}, observed, attached, dependencies)
+        return plan, _Placed({}, {})
+    desired = choose_replicas(declared, observed, victims=action.inputs.get("victims", []))
+    wanted = {n.name for n in expand(desired)}
+    kept = {n.name: n for n in nodes if n.name in wanted and n.host}
+    used: dict[str, Demand] = node_repo.used_capacity(conn, exclude_cluster=cluster.id)
+    for n in nodes:
+        if n.name not in kept and n.host:
+            # Nodes on their way out still hold their capacity until they are gone.
+            used[n.host] = used.get(n.host, Demand()) + Demand(n.vcpus, n.ram_mb, n.disk_gb, n.volume_gb)
+    result = solve(
+        desired,
+        inventory,
+        existing={name: n.host for name, n in kept.items() if n.host},
+        used=used,
+    )
+    if not result.feasible:
+        raise _Unplaceable(result.reasons)
+    hosts = {a.node: a.host for a in result.assignments}
+    zones = {a.node: a.zone for a in result.assignments}
+    return make_plan(desired, hosts, zones, observed, attached, dependencies), _Placed(hosts, zones)
+
+
+def _fail_planning(
+    conn: Connection, action: ActionRecord, cluster: ClusterRecord, reasons: tuple[str, ...], now: float
+) -> None:
+    reason = "cannot place: " + "; ".join(reasons)
+    action_repo.set_status(conn, action.id, ActionStatus.FAILED, now, reason=reason)
+    new_status = (
+        ClusterStatus.ERROR
+        if action.kind is ActionKind.CLUSTER_CREATE
+        else derived_status(node_repo.list_nodes(conn, cluster.id))
+    )
+    cluster_repo.set_status(conn, cluster.id, new_status, reason, now)
+    cluster_repo.unlock(conn, cluster.id, action.id, now)
+    add_events(
+        conn,
+        [
+            cluster_event(cluster, new_status, reason, action_id=action.id, level="ERROR"),
+            action_event(action, "FAILED", reason, level="ERROR"),
+        ],
+        now,
+    )
+
+
+def _record_plan(
+    conn: Connection,
+    action: ActionRecord,
+    cluster: ClusterRecord,
+    plan: Plan,
+    placed: _Placed,
+    by_name: dict[str, NodeRecord],
+    now: float,
+) -> list[NewAction]:
+    node_ids: dict[str, str] = {name: n.id for name, n in by_name.items()}
+    new_nodes: list[dict[str, Any]] = []
+    for step in plan.of(StepKind.CREATE):
+        spec = step.spec
+        assert spec is not None
+        nid = str(uuid.uuid4())
+        node_ids[spec.name] = nid
+        d = spec.demand
+        new_nodes.append(
+            {
+                "id": nid,
+                "cluster_id": cluster.id,
+                "project_id": cluster.project_id,
+                "name": spec.name,
+                "kind": spec.kind,
+                "group_name": spec.group,
+                "part": spec.part,
+                "replica": spec.replica,
+                "status": NodeStatus.INIT,
+                "status_reason": "",
+                "host": step.host,
+                "zone": step.zone,
+                "address": None,
+                "provider_id": None,
+                "profile": profile_row(spec.profile),
+                "vcpus": d.vcpus,
+                "ram_mb": d.ram_mb,
+                "disk_gb": d.disk_gb,
+                "volume_gb": d.volume_gb,
+                "attach_to": None,
+                "created_at": now,
+                "updated_at": now,
+                "deleted_at": None,
+            }
+        )
+    attach_of = {s.node: s.server for s in plan.of(StepKind.ATTACH)}
+    for row in new_nodes:
+        row["attach_to"] = attach_of.get(row["name"])
+    node_repo.insert_nodes(conn, new_nodes)
+    deleting = [by_name[s.node] for s in plan.of(StepKind.DELETE)]
+    node_repo.update_nodes(
+        conn,
+        [{"node_id": n.id, "status": NodeStatus.DELETING, "updated_at": now} for n in deleting],
+    )
+    action_ids = {s.id: str(uuid.uuid4()) for s in plan.steps}
+    children: list[NewAction] = []
+    for s in plan.steps:
+        inputs: dict[str, Any] = {"node": s.node, "cluster_name": cluster.name}
+        node_id: str | None = None
+        if s.kind is StepKind.CREATE:
+            assert s.spec is not None
+            node_id = node_ids[s.node]
+            kind = ActionKind.NODE_CREATE
+            inputs.update(
+                kind=str(s.spec.kind),
+                host=s.host,
+                zone=s.zone,
+                profile=profile_row(s.spec.profile),
+            )
+        elif s.kind is StepKind.DELETE:
+            n = by_name[s.node]
+            node_id = n.id
+            kind = ActionKind.NODE_DELETE
+            inputs.update(kind=str(n.kind), provider_id=n.provider_id)
+        elif s.kind is StepKind.ATTACH:
+            node_id = node_ids[s.node]
+            kind = ActionKind.NODE_ATTACH
+            assert s.server is not None
+            inputs.update(server=s.server, server_node_id=node_ids[s.server])
+        else:
+            kind = ActionKind.BARRIER
+        children.append(
+            NewAction(
+                id=action_ids[s.id],
+                project_id=cluster.project_id,
+                kind=kind,
+                cluster_id=cluster.id,
+                node_id=node_id,
+                parent_id=action.id,
+                inputs=inputs,
+                depends_on=[action_ids[d] for d in s.depends_on],
+            )
+        )
+    action_repo.insert_actions(conn, children, now)
+    return children
+
+
+def derived_status(nodes: list[NodeRecord]) -> ClusterStatus:
+    """A cluster's resting status from its nodes: all ACTIVE, some, or none."""
+    if all(n.status is NodeStatus.ACTIVE for n in nodes):
+        return ClusterStatus.ACTIVE
+    if any(n.status is NodeStatus.ACTIVE for n in nodes):
+        return ClusterStatus.WARNING
+    return ClusterStatus.ERROR
+
+
+def finish_action(db: Database, action_id: str, owner: str, now: float) -> ActionStatus | None:
+    """Close a planned cluster action whose children are all done; None while some still run."""
+    with db.transaction() as conn:
+        action = action_repo.get_action(conn, action_id)
+        if action is None or action.owner != owner or action.status.is_terminal:
+            return None
+        if action.cancel_requested:
+            action_repo.cancel_pending_children(conn, action.id, now, "cancelled by request")
+        counts = action_repo.child_counts(conn, action.id)
+        if any(not s.is_terminal and n for s, n in counts.items()):
+            return None
+        assert action.cluster_id is not None
+        cluster = cluster_repo.get_cluster(conn, action.cluster_id, include_deleted=True)
+        assert cluster is not None
+        failed = counts.get(ActionStatus.FAILED, 0)
+        cancelled = counts.get(ActionStatus.CANCELLED, 0) > 0 or action.cancel_requested
+        if failed:
+            samples = action_repo.failed_children(conn, action.id)
+            reason = f"{failed} step(s) failed: " + "; ".join(
+                f"{c.inputs.get('node', c.kind)}: {c.status_reason}" for c in samples
+            )
+            final = ActionStatus.FAILED
+        elif cancelled:
+            reason, final = "cancelled by request", ActionStatus.CANCELLED
+        else:
+            reason, final = "", ActionStatus.SUCCEEDED
+        nodes = node_repo.list_nodes(conn, cluster.id)
+        if action.kind is ActionKind.CLUSTER_DELETE and final is ActionStatus.SUCCEEDED and not nodes:
+            status = ClusterStatus.DELETED
+        else:
+            status = derived_status(nodes)
+        action_repo.set_status(conn, action.id, final, now, reason=reason, owner=owner)
+        cluster_repo.set_status(conn, cluster.id, status, reason, now)
+        cluster_repo.unlock(conn, cluster.id, action.id, now)
+        level = "INFO" if final is ActionStatus.SUCCEEDED else "WARNING"
+        events: list[NewEvent] = [
+            action_event(action, str(final), reason or "done", level=level),
+            cluster_event(cluster, status, reason or f"{action.kind} done", action_id=action.id, level=level),
+        ]
+        add_events(conn, events, now)
+        return final
+

@@ -1,0 +1,38 @@
+"""Node profiles as stored on node rows and action inputs, and back to model profiles.
+
+A node row keeps its profile as a small document (flavor and image by name), so a provider
+call can be made from the row alone, after a restart, without the cluster's document.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from shoal.model.inventory import Inventory
+from shoal.model.profile import Profile, ServerProfile, VolumeProfile
+from shoal.providers.errors import PermanentError
+from shoal.spec.export import profile_document
+
+
+def profile_row(profile: Profile) -> dict[str, Any]:
+    return profile_document(profile)
+
+
+def profile_from_row(doc: dict[str, Any], inventory: Inventory) -> Profile:
+    zone = doc.get("zone")
+    if doc.get("type") == "volume":
+        return VolumeProfile(
+            size_gb=int(doc["size"]), volume_type=str(doc.get("volume_type", "")), zone=zone
+        )
+    flavor = inventory.flavor(str(doc["flavor"]))
+    image = inventory.image(str(doc["image"]))
+    if flavor is None or image is None:
+        missing = doc["flavor"] if flavor is None else doc["image"]
+        raise PermanentError(f"{missing!r} is no longer in the provider's catalog")
+    return ServerProfile(
+        flavor=flavor,
+        image=image,
+        zone=zone,
+        metadata=dict(doc.get("metadata") or {}),
+        networks=tuple(doc.get("networks") or ()),
+    )

@@ -1,0 +1,319 @@
+"""The engine's loops: claim work, run it, write results in batches, keep leases alive.
+
+Four asyncio tasks share one engine:
+- *parents*: claims cluster-level actions, plans them (see `planner`), and closes them when all
+  their children are done;
+- *children*: claims node-level actions up to the concurrency limit and runs each as a task;
+- *flush*: writes finished children in one transaction per batch (action, node, events,
+  dependents made ready), which is what lets one engine keep thousands of calls in flight;
+- *heartbeat*: extends the lease of everything this engine holds.
+Database calls are synchronous SQLAlchemy run in worker threads.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import uuid
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+from shoal.clock import Clock, SystemClock
+from shoal.model.enums import ActionKind, ActionStatus, NodeStatus
+from shoal.model.inventory import Inventory
+from shoal.providers.base import Provider
+from shoal.store import actions as action_repo
+from shoal.store import nodes as node_repo
+from shoal.store.actions import Completion
+from shoal.store.database import Database
+from shoal.store.events import NewEvent, add_events
+from shoal.store.records import ActionRecord
+from shoal.engine.events import action_event, node_event
+from shoal.engine.nodework import NodeOutcome, RetryPolicy, run_node_action
+from shoal.engine.planner import finish_action, plan_action
+
+log = logging.getLogger("shoal.engine")
+T = TypeVar("T")
+
+_STARTED_NODE_STATUS = {
+    ActionKind.NODE_CREATE: NodeStatus.CREATING,
+    ActionKind.NODE_DELETE: NodeStatus.DELETING,
+}
+
+
+class Engine:
+    """One engine process's worth of workers over a shared store."""
+
+    def __init__(
+        self,
+        db: Database,
+        provider: Provider,
+        *,
+        clock: Clock | None = None,
+        concurrency: int = 1000,
+        lease_s: float = 30.0,
+        poll_s: float = 0.05,
+        retry: RetryPolicy | None = None,
+        engine_id: str | None = None,
+        flush_batch: int = 2000,
+    ) -> None:
+        self.db = db
+        self.provider = provider
+        self.clock = clock or SystemClock()
+        self.concurrency = concurrency
+        self.lease_s = lease_s
+        self.poll_s = poll_s
+        self.retry = retry or RetryPolicy()
+        self.id = engine_id or f"engine-{uuid.uuid4().hex[:12]}"
+        self.flush_batch = flush_batch
+        self._inflight = 0
+        self._done: list[NodeOutcome] = []
+        self._parents: set[str] = set()
+        self._wake = asyncio.Event()
+        self._flush_wake = asyncio.Event()
+        self._slot_free = asyncio.Event()
+        self._stopping = False
+        self._tasks: list[asyncio.Task[None]] = []
+        self._children: set[asyncio.Task[None]] = set()
+        self._inventory: Inventory | None = None
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        self._stopping = False
+        self._tasks = [
+            asyncio.create_task(self._forever(self._parents_once), name="shoal-parents"),
+            asyncio.create_task(self._forever(self._children_once), name="shoal-children"),
+            asyncio.create_task(self._forever(self._flush_once), name="shoal-flush"),
+            asyncio.create_task(self._forever(self._heartbeat_once), name="shoal-heartbeat"),
+        ]
+
+    async def stop(self) -> None:
+        """Stop claiming; let running provider calls finish and write their results."""
+        self._stopping = True
+        for t in self._tasks:
+            t.cancel()
+        for t in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await t
+        if self._children:
+            await asyncio.gather(*self._children, return_exceptions=True)
+        await self._flush_once()
+        self._tasks = []
+
+    def wake(self) -> None:
+        """New work was submitted in this process: look now instead of at the next poll."""
+        self._wake.set()
+
+    async def inventory(self) -> Inventory:
+        if self._inventory is None:
+            self._inventory = await self.provider.inventory()
+        return self._inventory
+
+    def inventory_now(self) -> Inventory:
+        """The inventory last read (for synchronous callers); read it with `inventory` first."""
+        if self._inventory is None:
+            raise RuntimeError("the engine has not read the provider's inventory yet")
+        return self._inventory
+
+    def forget_inventory(self) -> None:
+        self._inventory = None
+
+    async def _forever(self, step: Callable[[], Awaitable[bool]]) -> None:
+        while not self._stopping:
+            try:
+                busy = await step()
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                # A database hiccup must not kill the engine; the lease model makes a retry safe.
+                log.exception("engine step failed; retrying")
+                busy = False
+            if not busy:
+                await self._idle()
+
+    async def _idle(self) -> None:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._wake.wait(), self.poll_s)
+        self._wake.clear()
+
+    async def _db(self, fn: Callable[..., T], *args: Any) -> T:
+        return await asyncio.to_thread(fn, *args)
+
+    # -- cluster-level actions -----------------------------------------------------------------
+
+    async def _parents_once(self) -> bool:
+        claimed = await self._db(self._claim, 16, False)
+        for a in claimed:
+            self._parents.add(a.id)
+        busy = bool(claimed)
+        for action_id in list(self._parents):
+            busy |= await self._advance_parent(action_id)
+        return busy
+
+    async def _advance_parent(self, action_id: str) -> bool:
+        def current() -> ActionRecord | None:
+            with self.db.reading() as conn:
+                return action_repo.get_action(conn, action_id)
+
+        action = await self._db(current)
+        if action is None or action.owner != self.id or action.status.is_terminal:
+            self._parents.discard(action_id)
+            return False
+        if not action.outputs.get("planned"):
+            inventory = await self.inventory()
+            outcome = await self._db(plan_action, self.db, action, inventory, self.id, self.clock.now())
+            if not outcome.planned:
+                self._parents.discard(action_id)
+            self._wake.set()
+            return True
+        final = await self._db(finish_action, self.db, action_id, self.id, self.clock.now())
+        if final is not None:
+            self._parents.discard(action_id)
+            return True
+        return False
+
+    # -- node-level actions --------------------------------------------------------------------
+
+    def _claim(self, limit: int, node_level: bool) -> list[ActionRecord]:
+        now = self.clock.now()
+        with self.db.transaction() as conn:
+            claimed = action_repo.claim(
+                conn,
+                owner=self.id,
+                now=now,
+                lease_s=self.lease_s,
+                limit=limit,
+                node_level=node_level,
+                skip_locked=not self.db.is_sqlite,
+            )
+            if not node_level:
+                add_events(conn, [action_event(a, "RUNNING", f"claimed by {self.id}") for a in claimed], now)
+                return claimed
+            updates: list[dict[str, Any]] = []
+            events: list[NewEvent] = []
+            for a in claimed:
+                status = _STARTED_NODE_STATUS.get(a.kind)
+                if status is None or a.node_id is None or a.cluster_id is None:
+                    continue
+                updates.append({"node_id": a.node_id, "status": status, "updated_at": now})
+                retry = f" (attempt {a.attempts})" if a.attempts > 1 else ""
+                events.append(
+                    node_event(
+                        project_id=a.project_id,
+                        cluster_id=a.cluster_id,
+                        node_id=a.node_id,
+                        name=str(a.inputs.get("node", "")),
+                        status=status,
+                        message=f"{a.kind} started on {a.inputs.get('host') or 'its host'}{retry}",
+                        action_id=a.id,
+                    )
+                )
+            node_repo.update_nodes(conn, updates)
+            add_events(conn, events, now)
+            return claimed
+
+    async def _children_once(self) -> bool:
+        free = self.concurrency - self._inflight
+        if free <= 0:
+            self._slot_free.clear()
+            await self._slot_free.wait()
+            return True
+        claimed = await self._db(self._claim, min(free, 2000), True)
+        if not claimed:
+            return False
+        inventory = await self.inventory()
+        for a in claimed:
+            self._inflight += 1
+            task = asyncio.create_task(self._run_child(a, inventory))
+            self._children.add(task)
+            task.add_done_callback(self._children.discard)
+        return True
+
+    async def _run_child(self, action: ActionRecord, inventory: Inventory) -> None:
+        try:
+            outcome = await run_node_action(
+                action, self.provider, inventory, self.retry, self.clock, self._provider_ids
+            )
+        except Exception as e:  # a bug must still end the action, not leave it RUNNING forever
+            log.exception("node action %s crashed", action.id)
+            outcome = NodeOutcome(action, ActionStatus.FAILED, f"internal error: {e!r}")
+        finally:
+            self._inflight -= 1
+            self._slot_free.set()
+        self._done.append(outcome)
+        self._flush_wake.set()
+
+    async def _provider_ids(self, node_ids: list[str]) -> dict[str, str | None]:
+        def read() -> dict[str, str | None]:
+            with self.db.reading() as conn:
+                return {k: v.provider_id for k, v in node_repo.get_nodes(conn, node_ids).items()}
+
+        return await self._db(read)
+
+    # -- writing results -----------------------------------------------------------------------
+
+    async def _flush_once(self) -> bool:
+        if not self._done:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._flush_wake.wait(), self.poll_s)
+            self._flush_wake.clear()
+            return True
+        batch, self._done = self._done[: self.flush_batch], self._done[self.flush_batch :]
+        try:
+            await self._db(self._write, batch)
+        except Exception:
+            self._done = batch + self._done
+            raise
+        self._wake.set()
+        return True
+
+    def _write(self, batch: list[NodeOutcome]) -> None:
+        now = self.clock.now()
+        with self.db.transaction() as conn:
+            finished = set(
+                action_repo.complete(
+                    conn,
+                    [Completion(o.action.id, o.status, o.reason, o.outputs) for o in batch],
+                    self.id,
+                    now,
+                )
+            )
+            updates: list[dict[str, Any]] = []
+            events: list[NewEvent] = []
+            for o in batch:
+                a = o.action
+                if a.id not in finished:
+                    continue  # our lease ran out and someone else took it over
+                if a.kind is ActionKind.BARRIER:
+                    continue
+                level = "INFO" if o.status is ActionStatus.SUCCEEDED else "ERROR"
+                if o.node_update and a.node_id:
+                    updates.append({"node_id": a.node_id, **o.node_update, "updated_at": now})
+                if a.node_id and a.cluster_id:
+                    events.append(
+                        node_event(
+                            project_id=a.project_id,
+                            cluster_id=a.cluster_id,
+                            node_id=a.node_id,
+                            name=str(a.inputs.get("node", "")),
+                            status=str(o.node_update.get("status", o.status)),
+                            message=o.node_message or o.reason or str(o.status),
+                            action_id=a.id,
+                            level=level,
+                        )
+                    )
+            node_repo.update_nodes(conn, updates)
+            add_events(conn, events, now)
+
+    # -- leases --------------------------------------------------------------------------------
+
+    async def _heartbeat_once(self) -> bool:
+        await self.clock.sleep(self.lease_s / 3)
+        await self._db(self._beat)
+        return True
+
+    def _beat(self) -> None:
+        with self.db.transaction() as conn:
+            action_repo.heartbeat(conn, self.id, self.clock.now(), self.lease_s)

@@ -1,0 +1,102 @@
+"""Assembling a running Shoal from settings: store, provider, engine and service.
+
+`shoal server` and the embedded CLI both start here, so they behave the same. Opening migrates
+the database, asks the provider for its inventory once, and (first time only) creates the admin
+project with a token written to `<home>/admin-token`.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from shoal.clock import Clock, SystemClock
+from shoal.engine import Engine
+from shoal.engine.nodework import RetryPolicy
+from shoal.model.inventory import Inventory
+from shoal.providers.base import Provider
+from shoal.providers.registry import make_provider
+from shoal.service.clusters import ClusterService
+from shoal.service.profiles import ProfileService
+from shoal.service.queries import Queries
+from shoal.settings import Settings
+from shoal.store import auth
+from shoal.store.database import Database
+
+TOKEN_FILE = "admin-token"
+
+
+@dataclass
+class Runtime:
+    settings: Settings
+    db: Database
+    provider: Provider
+    engine: Engine
+    service: ClusterService
+    clock: Clock
+    inventory: Inventory
+    new_admin_token: str | None
+    queries: Queries
+    profiles: ProfileService
+
+    @property
+    def token_path(self) -> Path:
+        return self.settings.home / TOKEN_FILE
+
+    @classmethod
+    async def open(
+        cls, settings: Settings, *, clock: Clock | None = None, provider: Provider | None = None
+    ) -> Runtime:
+        settings.home.mkdir(parents=True, exist_ok=True)
+        clock = clock or SystemClock()
+        db = Database(settings.db_url)
+        db.migrate()
+        provider = provider or make_provider(
+            settings.provider, home=settings.home, options=settings.provider_options
+        )
+        engine = Engine(
+            db,
+            provider,
+            clock=clock,
+            concurrency=settings.engine_concurrency,
+            lease_s=settings.lease_s,
+            poll_s=settings.poll_s,
+            retry=RetryPolicy(attempts=settings.action_retries, backoff_s=settings.retry_backoff_s),
+        )
+        inventory = await engine.inventory()
+        service = ClusterService(db, engine.inventory_now, clock, engine.wake)
+        with db.transaction() as conn:
+            token = auth.ensure_admin(conn, clock.now())
+        rt = cls(
+            settings,
+            db,
+            provider,
+            engine,
+            service,
+            clock,
+            inventory,
+            token,
+            Queries(db),
+            ProfileService(db, engine.inventory_now, clock),
+        )
+        if token is not None:
+            _write_secret(rt.token_path, token)
+        return rt
+
+    def admin_token(self) -> str | None:
+        try:
+            return self.token_path.read_text().strip() or None
+        except OSError:
+            return None
+
+    async def close(self) -> None:
+        await self.engine.stop()
+        await self.provider.close()
+        self.db.dispose()
+
+
+def _write_secret(path: Path, secret: str) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(secret + "\n")

@@ -1,0 +1,450 @@
+"""Cluster requests: create, change and delete clusters and node groups, as actions.
+
+Every mutating request follows one path (`_submit`): read the cluster, refuse if another action
+holds it (409), compute the new document, validate it (422 with every problem), place it as a
+dry run (409 with reasons if it cannot be placed), then in the same transaction store the new
+document, take the cluster's lock and record the action. The engine does the rest.
+"""
+
+from __future__ import annotations
+
+import copy
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Connection
+
+from shoal.clock import Clock
+from shoal.model.cluster import ClusterSpec
+from shoal.model.enums import ActionKind, ActionStatus, ClusterStatus
+from shoal.model.inventory import Inventory
+from shoal.model.problems import InvalidDocument
+from shoal.placement import solve
+from shoal.planning import ObservedNode, choose_replicas
+from shoal.spec import cluster_from_tree, load_cluster
+from shoal.spec.syntax import parse
+from shoal.spec.vcluster import is_vcluster
+from shoal.spec.export import to_document
+from shoal.store import actions as action_repo
+from shoal.store import clusters as cluster_repo
+from shoal.store import nodes as node_repo
+from shoal.store.actions import NewAction
+from shoal.store.database import Database
+from shoal.store.errors import NameTaken
+from shoal.store.events import NewEvent, add_events
+from shoal.store.records import ActionRecord, ClusterRecord, NodeRecord, Principal
+from shoal.service.errors import Conflict, Invalid, NotFound, Unplaceable
+from shoal.service.resize import Adjustment, new_count
+
+Mutation = Callable[[dict[str, Any], list[NodeRecord]], dict[str, Any]]
+
+
+def problems_of(bad: InvalidDocument, prefix: str = "") -> list[dict[str, Any]]:
+    return [{"path": prefix + p.path, "message": p.message} for p in bad.problems]
+
+
+@dataclass(frozen=True, slots=True)
+class Submitted:
+    cluster: ClusterRecord
+    action: ActionRecord
+
+
+class ClusterService:
+    def __init__(
+        self, db: Database, inventory: Callable[[], Inventory], clock: Clock, wake: Callable[[], None]
+    ) -> None:
+        self.db = db
+        self.inventory = inventory
+        self.clock = clock
+        self.wake = wake
+
+    # -- reading -------------------------------------------------------------------------------
+
+    def get(self, conn: Connection, who: Principal, ref: str) -> ClusterRecord:
+        found = cluster_repo.get_cluster(conn, ref, None if who.is_admin else who.project_id)
+        if found is None:
+            raise NotFound(f"no cluster {ref!r}")
+        return found
+
+    # -- creating ------------------------------------------------------------------------------
+
+    def create(self, who: Principal, body: bytes | str, *, source: str = "request") -> Submitted:
+        inv = self.inventory()
+        try:
+            data = parse(body, source)
+            spec = cluster_from_tree(data, inv)
+        except InvalidDocument as bad:
+            raise Invalid(
+                f"the cluster document has {len(bad.problems)} problem(s)", problems_of(bad)
+            ) from None
+        return self.create_spec(who, spec, "vcluster" if is_vcluster(data) else "native")
+
+    def create_spec(self, who: Principal, spec: ClusterSpec, source_format: str) -> Submitted:
+        inv = self.inventory()
+        now = self.clock.now()
+        with self.db.transaction() as conn:
+            used = node_repo.used_capacity(conn)
+            result = solve(spec, inv, used=used)
+            if not result.feasible:
+                raise Unplaceable(
+                    f"cluster {spec.name} cannot be placed",
+                    [{"path": "", "message": r} for r in result.reasons],
+                )
+            cluster_id = str(uuid.uuid4())
+            action_id = str(uuid.uuid4())
+            try:
+                cluster = cluster_repo.insert_cluster(
+                    conn,
+                    id=cluster_id,
+                    project_id=who.project_id,
+                    name=spec.name,
+                    document=to_document(spec),
+                    source_format=source_format,
+                    now=now,
+                    lock_action_id=action_id,
+                )
+            except NameTaken as e:
+                raise Conflict(str(e), [{"path": "/name", "message": str(e)}]) from None
+            action = self._record_action(conn, cluster, ActionKind.CLUSTER_CREATE, {}, action_id, now)
+        self.wake()
+        return Submitted(cluster, action)
+
+    # -- changing ------------------------------------------------------------------------------
+
+    def update(self, who: Principal, ref: str, body: bytes | str) -> Submitted:
+        """Apply a whole new document to an existing cluster."""
+        try:
+            spec = load_cluster(body, self.inventory(), source="request")
+        except InvalidDocument as bad:
+            raise Invalid(
+                f"the cluster document has {len(bad.problems)} problem(s)", problems_of(bad)
+            ) from None
+        new_doc = to_document(spec)
+
+        def mutate(doc: dict[str, Any], _nodes: list[NodeRecord]) -> dict[str, Any]:
+            if new_doc["name"] != doc["name"]:
+                raise Invalid(
+                    "a cluster cannot be renamed",
+                    [{"path": "/name", "message": f"is {new_doc['name']!r}, the cluster is {doc['name']!r}"}],
+                )
+            _refuse_profile_changes(doc, new_doc)
+            return copy.deepcopy(new_doc)
+
+        return self._submit(who, ref, ActionKind.CLUSTER_UPDATE, mutate, {})
+
+    def delete(self, who: Principal, ref: str) -> Submitted:
+        return self._submit(who, ref, ActionKind.CLUSTER_DELETE, None, {})
+
+    def resize(
+        self,
+        who: Principal,
+        ref: str,
+        *,
+        adjustment: Adjustment,
+        number: float,
+        nodegroup: str | None = None,
+        min_step: int = 1,
+        strict: bool = True,
+        kind: ActionKind = ActionKind.CLUSTER_RESIZE,
+        min_size: int | None = None,
+        max_size: int | None = None,
+    ) -> Submitted:
+        def mutate(doc: dict[str, Any], _nodes: list[NodeRecord]) -> dict[str, Any]:
+            group = _pick_group(doc, nodegroup)
+            if min_size is not None:
+                group["min"] = min_size
+            if max_size is not None:
+                group["max"] = max_size
+            group["count"] = new_count(
+                int(group.get("count", 0)),
+                adjustment,
+                number,
+                min_size=int(group.get("min", 0)),
+                max_size=group.get("max"),
+                min_step=min_step,
+                strict=strict,
+            )
+            return doc
+
+        inputs = {"adjustment_type": str(adjustment), "number": number, "nodegroup": nodegroup}
+        return self._submit(who, ref, kind, mutate, inputs)
+
+    def scale(self, who: Principal, ref: str, *, out: bool, count: int, nodegroup: str | None) -> Submitted:
+        if count < 1:
+            raise Invalid("count must be 1 or more", [{"path": "/count", "message": f"{count} < 1"}])
+        return self.resize(
+            who,
+            ref,
+            adjustment=Adjustment.CHANGE_IN_CAPACITY,
+            number=count if out else -count,
+            nodegroup=nodegroup,
+            kind=ActionKind.CLUSTER_SCALE_OUT if out else ActionKind.CLUSTER_SCALE_IN,
+        )
+
+    def add_nodes(self, who: Principal, ref: str, instances: list[dict[str, Any]]) -> Submitted:
+        def mutate(doc: dict[str, Any], _nodes: list[NodeRecord]) -> dict[str, Any]:
+            doc.setdefault("instances", []).extend(copy.deepcopy(instances))
+            return doc
+
+        names = [str(i.get("name")) for i in instances if isinstance(i, dict)]
+        return self._submit(who, ref, ActionKind.CLUSTER_ADD_NODES, mutate, {"nodes": names})
+
+    def del_nodes(self, who: Principal, ref: str, node_refs: list[str]) -> Submitted:
+        victims: list[str] = []
+
+        def mutate(doc: dict[str, Any], nodes: list[NodeRecord]) -> dict[str, Any]:
+            by_ref = {n.id: n for n in nodes} | {n.name: n for n in nodes}
+            missing = [r for r in node_refs if r not in by_ref]
+            if missing:
+                raise NotFound(
+                    f"no node {', '.join(missing)} in this cluster",
+                    [{"path": f"/nodes/{node_refs.index(m)}", "message": "no such node"} for m in missing],
+                )
+            gone_instances: set[str] = set()
+            for r in dict.fromkeys(node_refs):
+                n = by_ref[r]
+                group = next((g for g in doc.get("node_groups", []) if g["name"] == n.group_name), None)
+                if group is None:
+                    gone_instances.add(n.name)
+                    continue
+                replica_nodes = [m.name for m in nodes if m.group_name == n.group_name and m.replica == n.replica]
+                if any(v in victims for v in replica_nodes):
+                    continue
+                victims.extend(replica_nodes)
+                group["count"] = int(group.get("count", 0)) - 1
+                if group["count"] < int(group.get("min", 0)):
+                    raise Conflict(
+                        f"removing {n.name} would take node group {n.group_name} below its min "
+                        f"{group.get('min', 0)}",
+                        [{"path": f"/nodes/{node_refs.index(r)}", "message": "below the group's min"}],
+                    )
+            if gone_instances:
+                doc["instances"] = [i for i in doc.get("instances", []) if i["name"] not in gone_instances]
+                _drop_members(doc, gone_instances)
+            return doc
+
+        return self._submit(who, ref, ActionKind.CLUSTER_DEL_NODES, mutate, {"nodes": node_refs}, victims)
+
+    def nodegroup_create(self, who: Principal, ref: str, group: dict[str, Any]) -> Submitted:
+        def mutate(doc: dict[str, Any], _nodes: list[NodeRecord]) -> dict[str, Any]:
+            doc.setdefault("node_groups", []).append(copy.deepcopy(group))
+            return doc
+
+        return self._submit(who, ref, ActionKind.NODEGROUP_CREATE, mutate, {"nodegroup": group.get("name")})
+
+    def nodegroup_update(self, who: Principal, ref: str, name: str, changes: dict[str, Any]) -> Submitted:
+        allowed = {"count", "min", "max", "zones", "labels", "role", "depends_on"}
+        bad = sorted(set(changes) - allowed)
+        if bad:
+            raise Invalid(
+                "these node group fields cannot be changed in place",
+                [
+                    {
+                        "path": f"/{k}",
+                        "message": (
+                            "changing a node group's profile needs a rolling update, which this "
+                            "version does not do; create a new node group instead"
+                            if k in ("profile", "unit")
+                            else f"unknown or read-only field {k!r}"
+                        ),
+                    }
+                    for k in bad
+                ],
+            )
+
+        def mutate(doc: dict[str, Any], _nodes: list[NodeRecord]) -> dict[str, Any]:
+            group = _pick_group(doc, name)
+            group.update(copy.deepcopy(changes))
+            return doc
+
+        return self._submit(who, ref, ActionKind.NODEGROUP_UPDATE, mutate, {"nodegroup": name, "changes": changes})
+
+    def nodegroup_delete(self, who: Principal, ref: str, name: str) -> Submitted:
+        def mutate(doc: dict[str, Any], _nodes: list[NodeRecord]) -> dict[str, Any]:
+            _pick_group(doc, name)
+            users = [
+                x["name"]
+                for x in doc.get("node_groups", []) + doc.get("instances", [])
+                if name in x.get("depends_on", [])
+            ]
+            if users:
+                raise Conflict(
+                    f"{', '.join(users)} depend(s) on node group {name}; change that first",
+                    [{"path": "", "message": f"{u} depends on {name}"} for u in users],
+                )
+            doc["node_groups"] = [g for g in doc["node_groups"] if g["name"] != name]
+            _drop_members(doc, {name})
+            return doc
+
+        return self._submit(who, ref, ActionKind.NODEGROUP_DELETE, mutate, {"nodegroup": name})
+
+    def cancel(self, who: Principal, action_id: str) -> ActionRecord:
+        with self.db.transaction() as conn:
+            action = action_repo.get_action(conn, action_id, None if who.is_admin else who.project_id)
+            if action is None:
+                raise NotFound(f"no action {action_id!r}")
+            if action.status.is_terminal:
+                raise Conflict(f"action {action_id} has already ended ({action.status})")
+            if action.parent_id is not None:
+                raise Conflict("cancel the cluster action, not one of its steps")
+            action_repo.request_cancel(conn, action_id)
+            if action.status in (ActionStatus.READY, ActionStatus.INIT) and action.owner is None:
+                # Not started: nothing to unwind.
+                now = self.clock.now()
+                action_repo.set_status(conn, action_id, ActionStatus.CANCELLED, now, reason="cancelled by request")
+                if action.cluster_id:
+                    cluster = cluster_repo.get_cluster(conn, action.cluster_id, include_deleted=True)
+                    cluster_repo.unlock(conn, action.cluster_id, action_id, now)
+                    if cluster is not None and cluster.status is ClusterStatus.INIT:
+                        cluster_repo.set_status(conn, cluster.id, ClusterStatus.DELETED, "creation cancelled", now)
+            found = action_repo.get_action(conn, action_id)
+            assert found is not None
+        self.wake()
+        return found
+
+    # -- the one path every change takes -------------------------------------------------------
+
+    def _submit(
+        self,
+        who: Principal,
+        ref: str,
+        kind: ActionKind,
+        mutate: Mutation | None,
+        inputs: dict[str, Any],
+        victims: list[str] | None = None,
+    ) -> Submitted:
+        inv = self.inventory()
+        now = self.clock.now()
+        with self.db.transaction() as conn:
+            cluster = self.get(conn, who, ref)
+            if cluster.lock_action_id is not None:
+                raise Conflict(
+                    f"cluster {cluster.name} is busy with action {cluster.lock_action_id}; "
+                    "try again when it has finished",
+                    [{"path": "", "message": f"locked by action {cluster.lock_action_id}"}],
+                )
+            nodes = node_repo.list_nodes(conn, cluster.id)
+            if mutate is not None:
+                doc = mutate(copy.deepcopy(cluster.document), nodes)
+                spec = self._validated(doc)
+                self._dry_run(conn, cluster, spec, nodes, victims or [], inv)
+                cluster_repo.set_document(conn, cluster.id, to_document(spec), now)
+            action_inputs = dict(inputs, victims=victims or [])
+            action = self._record_action(conn, cluster, kind, action_inputs, str(uuid.uuid4()), now)
+            if not cluster_repo.try_lock(conn, cluster.id, action.id, now):
+                raise Conflict(f"cluster {cluster.name} is busy with another action")
+        self.wake()
+        return Submitted(cluster, action)
+
+    def _validated(self, doc: dict[str, Any]) -> ClusterSpec:
+        try:
+            return cluster_from_tree(doc, self.inventory())
+        except InvalidDocument as bad:
+            raise Invalid(
+                f"the change leaves the cluster with {len(bad.problems)} problem(s)", problems_of(bad)
+            ) from None
+
+    def _dry_run(
+        self,
+        conn: Connection,
+        cluster: ClusterRecord,
+        spec: ClusterSpec,
+        nodes: list[NodeRecord],
+        victims: list[str],
+        inv: Inventory,
+    ) -> None:
+        observed = [
+            ObservedNode(n.name, n.kind, n.group_name, n.replica, n.host, n.zone, n.created_at)
+            for n in nodes
+        ]
+        desired = choose_replicas(spec, observed, victims)
+        used = node_repo.used_capacity(conn, exclude_cluster=cluster.id)
+        result = solve(desired, inv, existing={n.name: n.host for n in nodes if n.host}, used=used)
+        if not result.feasible:
+            raise Unplaceable(
+                f"cluster {cluster.name} cannot be placed after this change",
+                [{"path": "", "message": r} for r in result.reasons],
+            )
+
+    def _record_action(
+        self,
+        conn: Connection,
+        cluster: ClusterRecord,
+        kind: ActionKind,
+        inputs: dict[str, Any],
+        action_id: str,
+        now: float,
+    ) -> ActionRecord:
+        action_repo.insert_actions(
+            conn,
+            [NewAction(id=action_id, project_id=cluster.project_id, kind=kind, cluster_id=cluster.id, inputs=inputs)],
+            now,
+        )
+        add_events(
+            conn,
+            [
+                NewEvent(
+                    project_id=cluster.project_id,
+                    obj_type="ACTION",
+                    obj_name=str(kind),
+                    status=str(ActionStatus.READY),
+                    message=f"{kind} accepted for cluster {cluster.name}",
+                    cluster_id=cluster.id,
+                    action_id=action_id,
+                )
+            ],
+            now,
+        )
+        found = action_repo.get_action(conn, action_id)
+        assert found is not None
+        return found
+
+
+def _pick_group(doc: dict[str, Any], name: str | None) -> dict[str, Any]:
+    groups = doc.get("node_groups", [])
+    if name is None:
+        if len(groups) == 1:
+            return groups[0]  # type: ignore[no-any-return]
+        raise Invalid(
+            "say which node group: this cluster has "
+            + (f"{len(groups)} node groups ({', '.join(g['name'] for g in groups)})" if groups else "none"),
+            [{"path": "/nodegroup", "message": "required when a cluster has more than one node group"}],
+        )
+    for g in groups:
+        if g["name"] == name:
+            return g
+    raise NotFound(f"no node group {name!r}", [{"path": "/nodegroup", "message": f"no node group {name!r}"}])
+
+
+def _refuse_profile_changes(old: dict[str, Any], new: dict[str, Any]) -> None:
+    """A changed profile needs a rolling update of existing nodes, which `apply` does not do."""
+    details = []
+    for key, fields in (("node_groups", ("profile", "unit")), ("instances", ("profile",))):
+        before = {x["name"]: x for x in old.get(key, [])}
+        for i, x in enumerate(new.get(key, [])):
+            prior = before.get(x["name"])
+            if prior is None:
+                continue
+            for f in fields:
+                if prior.get(f) != x.get(f):
+                    details.append(
+                        {
+                            "path": f"/{key}/{i}/{f}",
+                            "message": "changing the profile of existing nodes needs a rolling "
+                            "update, which this version does not do; add a new node group instead",
+                        }
+                    )
+    if details:
+        raise Invalid("the change would alter existing nodes' profiles", details)
+
+
+def _drop_members(doc: dict[str, Any], names: set[str]) -> None:
+    """Remove references to deleted groups or instances from groupings (and empty groupings)."""
+    kept = []
+    for g in doc.get("groupings", []):
+        members = [m for m in g.get("members", []) if m.split("/", 1)[0] not in names]
+        if members:
+            kept.append(dict(g, members=members))
+    doc["groupings"] = kept

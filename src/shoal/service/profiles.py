@@ -1,0 +1,106 @@
+"""Stored profiles: a project's named server and volume profiles, validated like documents.
+
+Node groups and instances added through the API (`nodegroups`, `add_nodes`) may name a stored
+profile instead of spelling one out; it is copied in, so a cluster never changes because a
+stored profile did.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from typing import Any
+
+from shoal.clock import Clock
+from shoal.model.inventory import Inventory
+from shoal.model.problems import InvalidDocument
+from shoal.spec import cluster_from_tree
+from shoal.store import profiles as repo
+from shoal.store.database import Database
+from shoal.store.errors import NameTaken
+from shoal.store.records import Principal
+from shoal.service.errors import Conflict, Invalid, NotFound
+from shoal.service.views import iso
+
+_PROBE = "profile-check"
+
+
+def validate_profile(name: str, spec: dict[str, Any], inventory: Inventory) -> None:
+    """Refuse a profile the cluster format would refuse, with pointers into the profile."""
+    doc = {"name": _PROBE, "profiles": {name: spec}, "instances": [{"name": "probe", "profile": name}]}
+    try:
+        cluster_from_tree(doc, inventory)
+    except InvalidDocument as bad:
+        prefix = f"/profiles/{name}"
+        details = [
+            {"path": p.path[len(prefix) :] if p.path.startswith(prefix) else "", "message": p.message}
+            for p in bad.problems
+        ]
+        raise Invalid(f"profile {name} has {len(details)} problem(s)", details) from None
+
+
+def profile_view(row: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "id": row["id"],
+        "name": row["name"],
+        "type": row["type"],
+        "spec": row["spec"],
+        "project": row["project_id"],
+        "created_at": iso(row["created_at"]),
+    }
+
+
+class ProfileService:
+    def __init__(self, db: Database, inventory: Callable[[], Inventory], clock: Clock) -> None:
+        self.db = db
+        self.inventory = inventory
+        self.clock = clock
+
+    def create(self, who: Principal, body: dict[str, Any]) -> dict[str, Any]:
+        name = body.get("name")
+        if not isinstance(name, str) or not name:
+            raise Invalid("a profile needs a name", [{"path": "/name", "message": "required"}])
+        spec = {k: v for k, v in body.items() if k != "name"}
+        validate_profile(name, spec, self.inventory())
+        with self.db.transaction() as conn:
+            try:
+                row = repo.create_profile(
+                    conn, who.project_id, name, str(spec.get("type")), spec, self.clock.now()
+                )
+            except NameTaken as e:
+                raise Conflict(str(e), [{"path": "/name", "message": str(e)}]) from None
+        return profile_view(row)
+
+    def list(self, who: Principal) -> list[dict[str, Any]]:
+        with self.db.reading() as conn:
+            return [profile_view(r) for r in repo.list_profiles(conn, who.project_id)]
+
+    def get(self, who: Principal, ref: str) -> dict[str, Any]:
+        with self.db.reading() as conn:
+            row = repo.get_profile(conn, who.project_id, ref)
+        if row is None:
+            raise NotFound(f"no profile {ref!r}")
+        return profile_view(row)
+
+    def delete(self, who: Principal, ref: str) -> None:
+        with self.db.transaction() as conn:
+            if not repo.delete_profile(conn, who.project_id, ref):
+                raise NotFound(f"no profile {ref!r}")
+
+    def inline(self, who: Principal, item: dict[str, Any]) -> dict[str, Any]:
+        """`item` (a node group or instance) with stored-profile names replaced by copies."""
+        out = copy.deepcopy(item)
+        with self.db.reading() as conn:
+
+            def resolve(value: object) -> object:
+                if isinstance(value, str):
+                    row = repo.get_profile(conn, who.project_id, value)
+                    if row is not None:
+                        return copy.deepcopy(row["spec"])
+                return value
+
+            if "profile" in out:
+                out["profile"] = resolve(out["profile"])
+            if isinstance(out.get("unit"), dict):
+                out["unit"] = {k: resolve(v) for k, v in out["unit"].items()}
+        return out

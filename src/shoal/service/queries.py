@@ -1,0 +1,101 @@
+"""Read-only questions about clusters, nodes, actions and events, scoped to the caller."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from shoal.model.enums import ActionStatus
+from shoal.store import actions as action_repo
+from shoal.store import clusters as cluster_repo
+from shoal.store import events as event_repo
+from shoal.store import nodes as node_repo
+from shoal.store.database import Database
+from shoal.store.records import ClusterRecord, Principal
+from shoal.service.errors import NotFound
+from shoal.service.views import action_view, cluster_view, event_view, node_view
+
+
+class Queries:
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    @staticmethod
+    def _scope(who: Principal) -> str | None:
+        return None if who.is_admin else who.project_id
+
+    def _cluster(self, conn: Any, who: Principal, ref: str) -> ClusterRecord:
+        c = cluster_repo.get_cluster(conn, ref, self._scope(who))
+        if c is None:
+            raise NotFound(f"no cluster {ref!r}")
+        return c
+
+    def clusters(self, who: Principal) -> list[dict[str, Any]]:
+        with self.db.reading() as conn:
+            return [cluster_view(c) for c in cluster_repo.list_clusters(conn, self._scope(who))]
+
+    def cluster(self, who: Principal, ref: str) -> dict[str, Any]:
+        with self.db.reading() as conn:
+            c = self._cluster(conn, who, ref)
+            return cluster_view(c, node_repo.list_nodes(conn, c.id))
+
+    def cluster_record(self, who: Principal, ref: str, *, include_deleted: bool = False) -> ClusterRecord:
+        with self.db.reading() as conn:
+            c = cluster_repo.get_cluster(conn, ref, self._scope(who), include_deleted=include_deleted)
+        if c is None:
+            raise NotFound(f"no cluster {ref!r}")
+        return c
+
+    def nodegroups(self, who: Principal, ref: str) -> list[dict[str, Any]]:
+        return list(self.cluster(who, ref)["node_groups"])
+
+    def nodegroup(self, who: Principal, ref: str, name: str) -> dict[str, Any]:
+        for g in self.nodegroups(who, ref):
+            if g["name"] == name:
+                return dict(g)
+        raise NotFound(f"no node group {name!r} in cluster {ref!r}")
+
+    def nodes(self, who: Principal, cluster: str | None) -> list[dict[str, Any]]:
+        with self.db.reading() as conn:
+            if cluster is not None:
+                c = self._cluster(conn, who, cluster)
+                return [node_view(n) for n in node_repo.list_nodes(conn, c.id)]
+            return [node_view(n) for n in node_repo.list_project_nodes(conn, self._scope(who))]
+
+    def node(self, who: Principal, node_id: str) -> dict[str, Any]:
+        with self.db.reading() as conn:
+            n = node_repo.get_node(conn, node_id, self._scope(who))
+        if n is None:
+            raise NotFound(f"no node {node_id!r}")
+        return node_view(n)
+
+    def actions(self, who: Principal, cluster: str | None, everything: bool) -> list[dict[str, Any]]:
+        with self.db.reading() as conn:
+            cluster_id = self._cluster(conn, who, cluster).id if cluster else None
+            found = action_repo.list_actions(
+                conn, self._scope(who), cluster_id=cluster_id, top_level=not everything, limit=10_000
+            )
+            return [action_view(a) for a in found]
+
+    def action(self, who: Principal, action_id: str) -> dict[str, Any]:
+        with self.db.reading() as conn:
+            a = action_repo.get_action(conn, action_id, self._scope(who))
+            if a is None:
+                raise NotFound(f"no action {action_id!r}")
+            counts: Counter[ActionStatus] = action_repo.child_counts(conn, a.id)
+        return {"action": action_view(a), "children": {str(k): v for k, v in counts.items()}}
+
+    def events(
+        self, who: Principal, cluster: str | None, after: int, limit: int
+    ) -> list[dict[str, Any]]:
+        with self.db.reading() as conn:
+            cluster_id = None
+            if cluster is not None:
+                c = cluster_repo.get_cluster(conn, cluster, self._scope(who), include_deleted=True)
+                if c is None:
+                    raise NotFound(f"no cluster {cluster!r}")
+                cluster_id = c.id
+            found = event_repo.list_events(
+                conn, self._scope(who), cluster_id=cluster_id, after_id=after, limit=limit
+            )
+            return [event_view(e) for e in found]

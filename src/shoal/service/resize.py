@@ -1,0 +1,62 @@
+"""Resize arithmetic: Senlin's adjustment types, bounded by a node group's min and max.
+
+`exact` sets the count; `change` adds (or removes) a number of nodes; `percentage` changes the
+count by a percentage, rounded away from zero and at least `min_step` nodes. With `strict`, a
+result outside min/max is refused; without, it is clamped to the bounds.
+"""
+
+from __future__ import annotations
+
+import math
+from enum import StrEnum
+
+from shoal.service.errors import Conflict, Invalid
+
+
+class Adjustment(StrEnum):
+    EXACT_CAPACITY = "EXACT_CAPACITY"
+    CHANGE_IN_CAPACITY = "CHANGE_IN_CAPACITY"
+    CHANGE_IN_PERCENTAGE = "CHANGE_IN_PERCENTAGE"
+
+
+def new_count(
+    current: int,
+    adjustment: Adjustment,
+    number: float,
+    *,
+    min_size: int,
+    max_size: int | None,
+    min_step: int = 1,
+    strict: bool = True,
+    pointer: str = "/number",
+) -> int:
+    """The target count of a resize, or a refusal naming the request field at fault."""
+    if adjustment is Adjustment.EXACT_CAPACITY:
+        if number != int(number) or number < 0:
+            raise Invalid(
+                "an exact capacity is a whole number of nodes, 0 or more",
+                [{"path": pointer, "message": f"{number!r} is not a whole number >= 0"}],
+            )
+        target = int(number)
+    elif adjustment is Adjustment.CHANGE_IN_CAPACITY:
+        if number != int(number):
+            raise Invalid(
+                "a change in capacity is a whole number of nodes",
+                [{"path": pointer, "message": f"{number!r} is not a whole number"}],
+            )
+        target = current + int(number)
+    else:
+        delta = current * number / 100.0
+        step = math.ceil(abs(delta)) if delta else 0
+        step = max(step, min_step) if number else 0
+        target = current + (step if number > 0 else -step)
+    low, high = min_size, max_size
+    if target < low or (high is not None and target > high):
+        bounds = f"{low}..{high if high is not None else 'unbounded'}"
+        if strict:
+            raise Conflict(
+                f"the new size {target} is outside the node group's bounds {bounds}",
+                [{"path": pointer, "message": f"gives {target} nodes, outside {bounds}"}],
+            )
+        target = max(low, target if high is None else min(high, target))
+    return target

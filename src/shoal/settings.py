@@ -1,0 +1,76 @@
+"""Configuration: built-in defaults, then a TOML file, then `SHOAL_*` environment variables.
+
+The embedded default needs neither file nor variables: a SQLite database and the local provider
+under the user's data directory. `SHOAL_HOME` moves that directory, so several independent
+Shoals can live side by side. This module imports nothing else from Shoal.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from platformdirs import user_data_dir
+from pydantic import Field
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+
+def default_home() -> Path:
+    return Path(os.environ.get("SHOAL_HOME") or user_data_dir("shoal", appauthor=False))
+
+
+def _config_file() -> Path:
+    explicit = os.environ.get("SHOAL_CONFIG")
+    return Path(explicit) if explicit else default_home() / "shoal.toml"
+
+
+class Settings(BaseSettings):
+    """Every knob, with the embedded default."""
+
+    model_config = SettingsConfigDict(env_prefix="SHOAL_", extra="forbid")
+
+    home: Path = Field(default_factory=default_home)
+    database_url: str | None = None
+    """SQLAlchemy URL; default: sqlite:///<home>/shoal.db."""
+    provider: str = "local"
+    """local | sim"""
+    provider_options: dict[str, Any] = Field(default_factory=dict)
+    engine_concurrency: int = 1000
+    """Node-level actions one engine keeps in flight."""
+    lease_s: float = 30.0
+    """How long a claimed action stays claimed without a heartbeat."""
+    poll_s: float = 0.05
+    action_retries: int = 3
+    """Attempts of a provider call that failed with a temporary error."""
+    retry_backoff_s: float = 1.0
+    bind: str = "127.0.0.1"
+    port: int = 8470
+    max_body_bytes: int = 2 * 1024 * 1024
+    url: str | None = None
+    """Talk to this Shoal server instead of running embedded (CLI)."""
+    token: str | None = None
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return (
+            init_settings,
+            env_settings,
+            TomlConfigSettingsSource(settings_cls, toml_file=_config_file()),
+        )
+
+    @property
+    def db_url(self) -> str:
+        return self.database_url or f"sqlite:///{self.home / 'shoal.db'}"

@@ -1,0 +1,300 @@
+"""Action rows: creation with dependencies, claims with leases, completion, cancellation.
+
+Claims are compare-and-set updates, so two engines never run one action at once: on PostgreSQL
+the candidates are picked `FOR UPDATE SKIP LOCKED`; on SQLite the write lock taken by
+`BEGIN IMMEDIATE` serialises claimers. A claim lasts until `lease_expires_at`; the owner extends
+it by heartbeat, and a RUNNING action whose lease ran out is claimable again (its engine died).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import Connection, and_, bindparam, func, insert, or_, select, update
+
+from shoal.model.enums import ActionKind, ActionStatus
+from shoal.store.records import ActionRecord
+from shoal.store.tables import action_deps, actions
+
+NODE_KINDS = [k.value for k in ActionKind if k.is_node_level]
+
+
+@dataclass(slots=True)
+class NewAction:
+    id: str
+    project_id: str
+    kind: str
+    cluster_id: str | None = None
+    node_id: str | None = None
+    parent_id: str | None = None
+    inputs: dict[str, Any] = field(default_factory=dict)
+    depends_on: list[str] = field(default_factory=list)
+    status: ActionStatus | None = None
+    """Default: READY without dependencies, INIT with them."""
+
+
+def insert_actions(conn: Connection, new: list[NewAction], now: float) -> None:
+    if not new:
+        return
+    rows = []
+    deps = []
+    for a in new:
+        status = a.status or (ActionStatus.INIT if a.depends_on else ActionStatus.READY)
+        rows.append(
+            {
+                "id": a.id,
+                "project_id": a.project_id,
+                "cluster_id": a.cluster_id,
+                "node_id": a.node_id,
+                "parent_id": a.parent_id,
+                "kind": a.kind,
+                "status": status,
+                "status_reason": "",
+                "inputs": a.inputs,
+                "outputs": {},
+                "owner": None,
+                "lease_expires_at": None,
+                "attempts": 0,
+                "deps_pending": len(set(a.depends_on)),
+                "cancel_requested": False,
+                "created_at": now,
+                "started_at": None,
+                "ended_at": None,
+            }
+        )
+        deps.extend({"action_id": a.id, "depends_on": d} for d in set(a.depends_on))
+    for start in range(0, len(rows), 2000):
+        conn.execute(insert(actions), rows[start : start + 2000])
+    for start in range(0, len(deps), 5000):
+        conn.execute(insert(action_deps), deps[start : start + 5000])
+
+
+def get_action(conn: Connection, action_id: str, project_id: str | None = None) -> ActionRecord | None:
+    q = select(actions).where(actions.c.id == action_id)
+    if project_id is not None:
+        q = q.where(actions.c.project_id == project_id)
+    row = conn.execute(q).mappings().first()
+    return None if row is None else ActionRecord.from_row(row)
+
+
+def list_actions(
+    conn: Connection,
+    project_id: str | None,
+    *,
+    cluster_id: str | None = None,
+    parent_id: str | None = None,
+    top_level: bool = False,
+    limit: int = 1000,
+) -> list[ActionRecord]:
+    q = select(actions).order_by(actions.c.created_at, actions.c.id).limit(limit)
+    if project_id is not None:
+        q = q.where(actions.c.project_id == project_id)
+    if cluster_id is not None:
+        q = q.where(actions.c.cluster_id == cluster_id)
+    if parent_id is not None:
+        q = q.where(actions.c.parent_id == parent_id)
+    if top_level:
+        q = q.where(actions.c.parent_id.is_(None))
+    return [ActionRecord.from_row(r) for r in conn.execute(q).mappings()]
+
+
+def claim(
+    conn: Connection,
+    *,
+    owner: str,
+    now: float,
+    lease_s: float,
+    limit: int,
+    node_level: bool,
+    skip_locked: bool,
+) -> list[ActionRecord]:
+    """Claim up to `limit` runnable actions: READY ones, and RUNNING ones whose lease expired."""
+    kind_filter = actions.c.kind.in_(NODE_KINDS) if node_level else actions.c.kind.not_in(NODE_KINDS)
+    runnable = or_(
+        actions.c.status == ActionStatus.READY,
+        and_(actions.c.status == ActionStatus.RUNNING, actions.c.lease_expires_at < now),
+    )
+    pick = select(actions.c.id).where(kind_filter, runnable).order_by(actions.c.created_at).limit(limit)
+    if skip_locked:
+        pick = pick.with_for_update(skip_locked=True)
+    ids = [r[0] for r in conn.execute(pick)]
+    if not ids:
+        return []
+    stmt = (
+        update(actions)
+        .where(actions.c.id.in_(ids), runnable)
+        .values(
+            status=ActionStatus.RUNNING,
+            owner=owner,
+            lease_expires_at=now + lease_s,
+            attempts=actions.c.attempts + 1,
+            started_at=func.coalesce(actions.c.started_at, now),
+        )
+        .returning(*actions.c)
+    )
+    return [ActionRecord.from_row(r) for r in conn.execute(stmt).mappings()]
+
+
+def heartbeat(conn: Connection, owner: str, now: float, lease_s: float) -> int:
+    res = conn.execute(
+        update(actions)
+        .where(actions.c.owner == owner, actions.c.status == ActionStatus.RUNNING)
+        .values(lease_expires_at=now + lease_s)
+    )
+    return int(res.rowcount)
+
+
+@dataclass(frozen=True, slots=True)
+class Completion:
+    action_id: str
+    status: ActionStatus
+    reason: str = ""
+    outputs: dict[str, Any] = field(default_factory=dict)
+
+
+def complete(conn: Connection, done: list[Completion], owner: str, now: float) -> list[str]:
+    """Finish actions this owner still holds; returns the ids actually finished."""
+    if not done:
+        return []
+    held = set()
+    ids = [d.action_id for d in done]
+    for start in range(0, len(ids), 500):
+        held.update(
+            r[0]
+            for r in conn.execute(
+                select(actions.c.id).where(
+                    actions.c.id.in_(ids[start : start + 500]),
+                    actions.c.owner == owner,
+                    actions.c.status == ActionStatus.RUNNING,
+                )
+            )
+        )
+    rows = [
+        {
+            "a_id": d.action_id,
+            "a_status": d.status,
+            "a_reason": d.reason,
+            "a_outputs": d.outputs,
+            "a_now": now,
+        }
+        for d in done
+        if d.action_id in held
+    ]
+    if rows:
+        conn.execute(
+            update(actions)
+            .where(actions.c.id == bindparam("a_id"))
+            .values(
+                status=bindparam("a_status"),
+                status_reason=bindparam("a_reason"),
+                outputs=bindparam("a_outputs"),
+                ended_at=bindparam("a_now"),
+                owner=None,
+                lease_expires_at=None,
+            ),
+            rows,
+        )
+    succeeded = [d.action_id for d in done if d.action_id in held and d.status is ActionStatus.SUCCEEDED]
+    release_dependents(conn, succeeded)
+    return [r["a_id"] for r in rows]
+
+
+def release_dependents(conn: Connection, succeeded: list[str]) -> None:
+    """Count down the dependencies of actions waiting on `succeeded`; make ready those at zero."""
+    if not succeeded:
+        return
+    counts: Counter[str] = Counter()
+    for start in range(0, len(succeeded), 500):
+        for r in conn.execute(
+            select(action_deps.c.action_id).where(
+                action_deps.c.depends_on.in_(succeeded[start : start + 500])
+            )
+        ):
+            counts[r[0]] += 1
+    if not counts:
+        return
+    conn.execute(
+        update(actions)
+        .where(actions.c.id == bindparam("d_id"))
+        .values(deps_pending=actions.c.deps_pending - bindparam("d_n")),
+        [{"d_id": k, "d_n": n} for k, n in counts.items()],
+    )
+    waiting = list(counts)
+    for start in range(0, len(waiting), 500):
+        conn.execute(
+            update(actions)
+            .where(
+                actions.c.id.in_(waiting[start : start + 500]),
+                actions.c.status == ActionStatus.INIT,
+                actions.c.deps_pending <= 0,
+            )
+            .values(status=ActionStatus.READY)
+        )
+
+
+def set_status(
+    conn: Connection,
+    action_id: str,
+    status: ActionStatus,
+    now: float,
+    *,
+    reason: str = "",
+    outputs: dict[str, Any] | None = None,
+    owner: str | None = None,
+) -> bool:
+    """Move one action to `status` (only while `owner` holds it, when given)."""
+    values: dict[str, Any] = {"status": status, "status_reason": reason}
+    if outputs is not None:
+        values["outputs"] = outputs
+    if status.is_terminal:
+        values.update(ended_at=now, owner=None, lease_expires_at=None)
+    q = update(actions).where(actions.c.id == action_id)
+    if owner is not None:
+        q = q.where(actions.c.owner == owner)
+    return conn.execute(q.values(**values)).rowcount == 1
+
+
+def request_cancel(conn: Connection, action_id: str) -> None:
+    conn.execute(update(actions).where(actions.c.id == action_id).values(cancel_requested=True))
+
+
+def child_counts(conn: Connection, parent_id: str) -> Counter[ActionStatus]:
+    rows = conn.execute(
+        select(actions.c.status, func.count())
+        .where(actions.c.parent_id == parent_id)
+        .group_by(actions.c.status)
+    )
+    return Counter({ActionStatus(r[0]): int(r[1]) for r in rows})
+
+
+def failed_children(conn: Connection, parent_id: str, limit: int = 5) -> list[ActionRecord]:
+    q = (
+        select(actions)
+        .where(actions.c.parent_id == parent_id, actions.c.status == ActionStatus.FAILED)
+        .limit(limit)
+    )
+    return [ActionRecord.from_row(r) for r in conn.execute(q).mappings()]
+
+
+def cancel_pending_children(conn: Connection, parent_id: str, now: float, reason: str) -> int:
+    res = conn.execute(
+        update(actions)
+        .where(
+            actions.c.parent_id == parent_id,
+            actions.c.status.in_([ActionStatus.INIT, ActionStatus.READY]),
+        )
+        .values(status=ActionStatus.CANCELLED, status_reason=reason, ended_at=now)
+    )
+    return int(res.rowcount)
+
+
+def live_actions_on(conn: Connection, cluster_ids: Iterable[str]) -> list[ActionRecord]:
+    q = select(actions).where(
+        actions.c.cluster_id.in_(list(cluster_ids)),
+        actions.c.parent_id.is_(None),
+        actions.c.status.not_in([s.value for s in ActionStatus if s.is_terminal]),
+    )
+    return [ActionRecord.from_row(r) for r in conn.execute(q).mappings()]

@@ -1,0 +1,62 @@
+"""The event log: every state change of a cluster, node or action, in order."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy import Connection, insert, select
+
+from shoal.store.records import EventRecord
+from shoal.store.tables import events
+
+
+@dataclass(frozen=True, slots=True)
+class NewEvent:
+    project_id: str
+    obj_type: str
+    obj_name: str
+    status: str
+    message: str
+    cluster_id: str | None = None
+    node_id: str | None = None
+    action_id: str | None = None
+    level: str = "INFO"
+
+
+def add_events(conn: Connection, new: list[NewEvent], now: float) -> None:
+    if not new:
+        return
+    conn.execute(
+        insert(events),
+        [
+            {
+                "ts": now,
+                "project_id": e.project_id,
+                "cluster_id": e.cluster_id,
+                "node_id": e.node_id,
+                "action_id": e.action_id,
+                "level": e.level,
+                "obj_type": e.obj_type,
+                "obj_name": e.obj_name,
+                "status": e.status,
+                "message": e.message,
+            }
+            for e in new
+        ],
+    )
+
+
+def list_events(
+    conn: Connection,
+    project_id: str | None,
+    *,
+    cluster_id: str | None = None,
+    after_id: int = 0,
+    limit: int = 500,
+) -> list[EventRecord]:
+    q = select(events).where(events.c.id > after_id).order_by(events.c.id).limit(limit)
+    if project_id is not None:
+        q = q.where(events.c.project_id == project_id)
+    if cluster_id is not None:
+        q = q.where(events.c.cluster_id == cluster_id)
+    return [EventRecord.from_row(r) for r in conn.execute(q).mappings()]

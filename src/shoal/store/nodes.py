@@ -1,0 +1,86 @@
+"""Node rows: a node's claim on a host is recorded here before any provider call."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from sqlalchemy import Connection, bindparam, func, insert, select, update
+
+from shoal.model.nodes import Demand
+from shoal.store.records import NodeRecord
+from shoal.store.tables import nodes
+
+
+def insert_nodes(conn: Connection, rows: list[dict[str, Any]]) -> None:
+    if rows:
+        conn.execute(insert(nodes), rows)
+
+
+def list_nodes(
+    conn: Connection, cluster_id: str, *, include_deleted: bool = False
+) -> list[NodeRecord]:
+    q = select(nodes).where(nodes.c.cluster_id == cluster_id).order_by(nodes.c.created_at, nodes.c.name)
+    if not include_deleted:
+        q = q.where(nodes.c.deleted_at.is_(None))
+    return [NodeRecord.from_row(r) for r in conn.execute(q).mappings()]
+
+
+def list_project_nodes(conn: Connection, project_id: str | None) -> list[NodeRecord]:
+    q = select(nodes).where(nodes.c.deleted_at.is_(None)).order_by(nodes.c.created_at)
+    if project_id is not None:
+        q = q.where(nodes.c.project_id == project_id)
+    return [NodeRecord.from_row(r) for r in conn.execute(q).mappings()]
+
+
+def get_node(conn: Connection, ref: str, project_id: str | None = None) -> NodeRecord | None:
+    q = select(nodes).where(nodes.c.id == ref)
+    if project_id is not None:
+        q = q.where(nodes.c.project_id == project_id)
+    row = conn.execute(q).mappings().first()
+    return None if row is None else NodeRecord.from_row(row)
+
+
+def get_nodes(conn: Connection, ids: Iterable[str]) -> dict[str, NodeRecord]:
+    ids = list(ids)
+    out: dict[str, NodeRecord] = {}
+    for start in range(0, len(ids), 500):
+        chunk = ids[start : start + 500]
+        for r in conn.execute(select(nodes).where(nodes.c.id.in_(chunk))).mappings():
+            out[r["id"]] = NodeRecord.from_row(r)
+    return out
+
+
+def update_nodes(conn: Connection, updates: list[dict[str, Any]]) -> None:
+    """Each dict has `node_id` and the columns to set; dicts with the same keys run batched."""
+    by_keys: dict[tuple[str, ...], list[dict[str, Any]]] = {}
+    for u in updates:
+        by_keys.setdefault(tuple(sorted(u)), []).append(u)
+    for keys, batch in by_keys.items():
+        cols = {k: bindparam(f"v_{k}") for k in keys if k != "node_id"}
+        stmt = update(nodes).where(nodes.c.id == bindparam("node_id")).values(**cols)
+        conn.execute(
+            stmt,
+            [{"node_id": u["node_id"], **{f"v_{k}": u[k] for k in keys if k != "node_id"}} for u in batch],
+        )
+
+
+def used_capacity(conn: Connection, exclude_cluster: str | None = None) -> dict[str, Demand]:
+    """Capacity held on each host by live nodes (optionally leaving one cluster out)."""
+    q = (
+        select(
+            nodes.c.host,
+            func.sum(nodes.c.vcpus),
+            func.sum(nodes.c.ram_mb),
+            func.sum(nodes.c.disk_gb),
+            func.sum(nodes.c.volume_gb),
+        )
+        .where(nodes.c.deleted_at.is_(None), nodes.c.host.is_not(None))
+        .group_by(nodes.c.host)
+    )
+    if exclude_cluster is not None:
+        q = q.where(nodes.c.cluster_id != exclude_cluster)
+    return {
+        row[0]: Demand(int(row[1] or 0), int(row[2] or 0), int(row[3] or 0), int(row[4] or 0))
+        for row in conn.execute(q)
+    }

@@ -1,0 +1,137 @@
+"""Typed views of stored rows, so callers never index raw rows by string."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import RowMapping
+
+from shoal.model.enums import ActionKind, ActionStatus, ClusterStatus, NodeKind, NodeStatus
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterRecord:
+    id: str
+    project_id: str
+    name: str
+    status: ClusterStatus
+    status_reason: str
+    document: dict[str, Any]
+    source_format: str
+    lock_action_id: str | None
+    generation: int
+    created_at: float
+    updated_at: float
+    deleted_at: float | None
+
+    @classmethod
+    def from_row(cls, row: RowMapping) -> ClusterRecord:
+        return cls(
+            id=row["id"],
+            project_id=row["project_id"],
+            name=row["name"],
+            status=ClusterStatus(row["status"]),
+            status_reason=row["status_reason"],
+            document=dict(row["document"]),
+            source_format=row["source_format"],
+            lock_action_id=row["lock_action_id"],
+            generation=row["generation"],
+            created_at=row["created_at"],
+            updated_at=row["updated_at"],
+            deleted_at=row["deleted_at"],
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class NodeRecord:
+    id: str
+    cluster_id: str
+    project_id: str
+    name: str
+    kind: NodeKind
+    group_name: str
+    part: str | None
+    replica: int
+    status: NodeStatus
+    status_reason: str
+    host: str | None
+    zone: str | None
+    address: str | None
+    provider_id: str | None
+    profile: dict[str, Any]
+    vcpus: int
+    ram_mb: int
+    disk_gb: int
+    volume_gb: int
+    attach_to: str | None
+    created_at: float
+    updated_at: float
+    deleted_at: float | None
+
+    @classmethod
+    def from_row(cls, row: RowMapping) -> NodeRecord:
+        values = dict(row)
+        values["kind"] = NodeKind(values["kind"])
+        values["status"] = NodeStatus(values["status"])
+        values["profile"] = dict(values["profile"])
+        return cls(**values)
+
+
+@dataclass(frozen=True, slots=True)
+class ActionRecord:
+    id: str
+    project_id: str
+    cluster_id: str | None
+    node_id: str | None
+    parent_id: str | None
+    kind: ActionKind
+    status: ActionStatus
+    status_reason: str
+    inputs: dict[str, Any]
+    outputs: dict[str, Any]
+    owner: str | None
+    lease_expires_at: float | None
+    attempts: int
+    deps_pending: int
+    cancel_requested: bool
+    created_at: float
+    started_at: float | None
+    ended_at: float | None
+
+    @classmethod
+    def from_row(cls, row: RowMapping) -> ActionRecord:
+        values = dict(row)
+        values["kind"] = ActionKind(values["kind"])
+        values["status"] = ActionStatus(values["status"])
+        values["inputs"] = dict(values["inputs"])
+        values["outputs"] = dict(values["outputs"])
+        values["cancel_requested"] = bool(values["cancel_requested"])
+        return cls(**values)
+
+
+@dataclass(frozen=True, slots=True)
+class EventRecord:
+    id: int
+    ts: float
+    project_id: str
+    cluster_id: str | None
+    node_id: str | None
+    action_id: str | None
+    level: str
+    obj_type: str
+    obj_name: str
+    status: str
+    message: str
+
+    @classmethod
+    def from_row(cls, row: RowMapping) -> EventRecord:
+        return cls(**dict(row))
+
+
+@dataclass(frozen=True, slots=True)
+class Principal:
+    """Who is calling: a project, and whether it may act as admin."""
+
+    project_id: str
+    is_admin: bool

@@ -1,0 +1,177 @@
+"""The schema, as SQLAlchemy Core tables (the Alembic migrations create exactly these).
+
+Times are float seconds since the epoch, read from the injectable clock, so leases and tests
+agree on "now". JSON columns hold documents and small structured values.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    Column,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+)
+
+metadata = MetaData()
+
+projects = Table(
+    "projects",
+    metadata,
+    Column("id", String(64), primary_key=True),
+    Column("name", String(255), nullable=False, unique=True),
+    Column("created_at", Float, nullable=False),
+)
+
+tokens = Table(
+    "tokens",
+    metadata,
+    Column("id", String(36), primary_key=True),
+    Column("token_hash", String(64), nullable=False, unique=True),
+    Column("project_id", String(64), ForeignKey("projects.id"), nullable=False),
+    Column("is_admin", Boolean, nullable=False, default=False),
+    Column("name", String(255), nullable=False, default=""),
+    Column("created_at", Float, nullable=False),
+)
+
+clusters = Table(
+    "clusters",
+    metadata,
+    Column("id", String(36), primary_key=True),
+    Column("project_id", String(64), nullable=False),
+    Column("name", String(255), nullable=False),
+    Column("status", String(16), nullable=False),
+    Column("status_reason", Text, nullable=False, default=""),
+    Column("document", JSON, nullable=False),
+    Column("source_format", String(16), nullable=False, default="native"),
+    Column("lock_action_id", String(36), nullable=True),
+    Column("generation", Integer, nullable=False, default=1),
+    Column("created_at", Float, nullable=False),
+    Column("updated_at", Float, nullable=False),
+    Column("deleted_at", Float, nullable=True),
+    Index(
+        "ix_clusters_live_name",
+        "project_id",
+        "name",
+        unique=True,
+        sqlite_where=Column("deleted_at").is_(None),
+        postgresql_where=Column("deleted_at").is_(None),
+    ),
+)
+
+nodes = Table(
+    "nodes",
+    metadata,
+    Column("id", String(36), primary_key=True),
+    Column("cluster_id", String(36), ForeignKey("clusters.id"), nullable=False),
+    Column("project_id", String(64), nullable=False),
+    Column("name", String(255), nullable=False),
+    Column("kind", String(16), nullable=False),
+    Column("group_name", String(255), nullable=False),
+    Column("part", String(255), nullable=True),
+    Column("replica", Integer, nullable=False, default=0),
+    Column("status", String(16), nullable=False),
+    Column("status_reason", Text, nullable=False, default=""),
+    Column("host", String(255), nullable=True),
+    Column("zone", String(255), nullable=True),
+    Column("address", String(255), nullable=True),
+    Column("provider_id", String(255), nullable=True),
+    Column("profile", JSON, nullable=False),
+    Column("vcpus", Integer, nullable=False, default=0),
+    Column("ram_mb", Integer, nullable=False, default=0),
+    Column("disk_gb", Integer, nullable=False, default=0),
+    Column("volume_gb", Integer, nullable=False, default=0),
+    Column("attach_to", String(255), nullable=True),
+    Column("created_at", Float, nullable=False),
+    Column("updated_at", Float, nullable=False),
+    Column("deleted_at", Float, nullable=True),
+    Index("ix_nodes_cluster", "cluster_id"),
+    Index(
+        "ix_nodes_live_name",
+        "cluster_id",
+        "name",
+        unique=True,
+        sqlite_where=Column("deleted_at").is_(None),
+        postgresql_where=Column("deleted_at").is_(None),
+    ),
+)
+
+actions = Table(
+    "actions",
+    metadata,
+    Column("id", String(36), primary_key=True),
+    Column("project_id", String(64), nullable=False),
+    Column("cluster_id", String(36), nullable=True),
+    Column("node_id", String(36), nullable=True),
+    Column("parent_id", String(36), nullable=True),
+    Column("kind", String(32), nullable=False),
+    Column("status", String(16), nullable=False),
+    Column("status_reason", Text, nullable=False, default=""),
+    Column("inputs", JSON, nullable=False),
+    Column("outputs", JSON, nullable=False),
+    Column("owner", String(64), nullable=True),
+    Column("lease_expires_at", Float, nullable=True),
+    Column("attempts", Integer, nullable=False, default=0),
+    Column("deps_pending", Integer, nullable=False, default=0),
+    Column("cancel_requested", Boolean, nullable=False, default=False),
+    Column("created_at", Float, nullable=False),
+    Column("started_at", Float, nullable=True),
+    Column("ended_at", Float, nullable=True),
+    Index("ix_actions_status", "status", "parent_id"),
+    Index("ix_actions_parent", "parent_id"),
+    Index("ix_actions_cluster", "cluster_id"),
+)
+
+action_deps = Table(
+    "action_deps",
+    metadata,
+    Column("action_id", String(36), primary_key=True),
+    Column("depends_on", String(36), primary_key=True),
+    Index("ix_action_deps_on", "depends_on"),
+)
+
+events = Table(
+    "events",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("ts", Float, nullable=False),
+    Column("project_id", String(64), nullable=False),
+    Column("cluster_id", String(36), nullable=True),
+    Column("node_id", String(36), nullable=True),
+    Column("action_id", String(36), nullable=True),
+    Column("level", String(8), nullable=False, default="INFO"),
+    Column("obj_type", String(16), nullable=False),
+    Column("obj_name", String(255), nullable=False, default=""),
+    Column("status", String(16), nullable=False, default=""),
+    Column("message", Text, nullable=False, default=""),
+    Index("ix_events_cluster", "cluster_id", "id"),
+)
+
+profiles = Table(
+    "profiles",
+    metadata,
+    Column("id", String(36), primary_key=True),
+    Column("project_id", String(64), nullable=False),
+    Column("name", String(255), nullable=False),
+    Column("type", String(32), nullable=False),
+    Column("spec", JSON, nullable=False),
+    Column("created_at", Float, nullable=False),
+    Index("ix_profiles_name", "project_id", "name", unique=True),
+)
+
+# One row, locked while a placement decides and records its claims, so two planners never
+# hand out the same capacity.
+placement_lock = Table(
+    "placement_lock",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("holder", String(64), nullable=True),
+    Column("updated_at", Float, nullable=False, default=0.0),
+)
