@@ -6,8 +6,14 @@ from shoal.store.events import NewEvent
 from shoal.store.records import ActionRecord, ClusterRecord, NodeRecord
 
 
-def cluster_event(c: ClusterRecord, status: str, message: str, *, action_id: str | None = None,
-                  level: str = "INFO") -> NewEvent:
+def cluster_event(
+    c: ClusterRecord,
+    status: str,
+    message: str,
+    *,
+    action_id: str | None = None,
+    level: str = "INFO",
+) -> NewEvent:
     return NewEvent(
         project_id=c.project_id,
         obj_type="CLUSTER",
@@ -20,8 +26,9 @@ def cluster_event(c: ClusterRecord, status: str, message: str, *, action_id: str
     )
 
 
-def action_event(a: ActionRecord, status: str, message: str, *, name: str = "",
-                 level: str = "INFO") -> NewEvent:
+def action_event(
+    a: ActionRecord, status: str, message: str, *, name: str = "", level: str = "INFO"
+) -> NewEvent:
     return NewEvent(
         project_id=a.project_id,
         obj_type="ACTION",
@@ -59,8 +66,9 @@ def node_event(
     )
 
 
-def node_record_event(n: NodeRecord, status: str, message: str, action_id: str | None = None,
-                      level: str = "INFO") -> NewEvent:
+def node_record_event(
+    n: NodeRecord, status: str, message: str, action_id: str | None = None, level: str = "INFO"
+) -> NewEvent:
     return node_event(
         project_id=n.project_id,
         cluster_id=n.cluster_id,

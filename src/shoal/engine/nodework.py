@@ -8,18 +8,19 @@ attach needs.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from shoal.clock import Clock
+from shoal.engine.profiles import profile_from_row
 from shoal.model.enums import ActionKind, ActionStatus, NodeKind, NodeStatus
 from shoal.model.inventory import Inventory
 from shoal.model.profile import ServerProfile, VolumeProfile
 from shoal.providers.base import Provider, Resource, ServerRequest, VolumeRequest
 from shoal.providers.errors import PermanentError, ProviderError, ResourceGone, TemporaryError
 from shoal.store.records import ActionRecord
-from shoal.engine.profiles import profile_from_row
 
 T = TypeVar("T")
 
@@ -42,9 +43,7 @@ class RetryPolicy:
     call_timeout_s: float = 900.0
 
 
-async def _with_retries(
-    call: Callable[[], Awaitable[T]], policy: RetryPolicy, clock: Clock
-) -> T:
+async def _with_retries(call: Callable[[], Awaitable[T]], policy: RetryPolicy, clock: Clock) -> T:
     attempt = 0
     while True:
         attempt += 1
@@ -83,11 +82,17 @@ async def run_node_action(
         update: dict[str, Any] = {}
         if action.kind is not ActionKind.BARRIER and action.node_id:
             update = {"status": NodeStatus.ERROR, "status_reason": reason}
-        return NodeOutcome(action, ActionStatus.FAILED, reason, node_update=update, node_message=reason)
+        return NodeOutcome(
+            action, ActionStatus.FAILED, reason, node_update=update, node_message=reason
+        )
 
 
 async def _create(
-    action: ActionRecord, provider: Provider, inventory: Inventory, policy: RetryPolicy, clock: Clock
+    action: ActionRecord,
+    provider: Provider,
+    inventory: Inventory,
+    policy: RetryPolicy,
+    clock: Clock,
 ) -> NodeOutcome:
     i = action.inputs
     assert action.node_id is not None and action.cluster_id is not None
@@ -124,14 +129,14 @@ async def _delete(
     resource_id = i.get("provider_id")
     if resource_id is None and action.cluster_id is not None:
         # The create may have reached the provider without its answer being recorded.
-        found = await _with_retries(lambda: provider.list_resources(action.cluster_id), policy, clock)
+        found = await _with_retries(
+            lambda: provider.list_resources(action.cluster_id), policy, clock
+        )
         resource_id = next((r.id for r in found if r.key == action.node_id), None)
     if resource_id is not None:
         rid = resource_id
-        try:
+        with contextlib.suppress(ResourceGone):
             await _with_retries(lambda: provider.delete(kind, rid), policy, clock)
-        except ResourceGone:
-            pass
     return NodeOutcome(
         action,
         ActionStatus.SUCCEEDED,

@@ -14,6 +14,8 @@ from typing import Any
 
 from sqlalchemy import Connection, select, update
 
+from shoal.engine.events import action_event, cluster_event
+from shoal.engine.profiles import profile_row
 from shoal.model.enums import ActionKind, ActionStatus, ClusterStatus, NodeStatus
 from shoal.model.inventory import Inventory
 from shoal.model.nodes import Demand, expand
@@ -29,8 +31,6 @@ from shoal.store.database import Database
 from shoal.store.events import NewEvent, add_events
 from shoal.store.records import ActionRecord, ClusterRecord, NodeRecord
 from shoal.store.tables import placement_lock
-from shoal.engine.events import action_event, cluster_event
-from shoal.engine.profiles import profile_row
 
 _BUSY_STATUS = {
     ActionKind.CLUSTER_CREATE: ClusterStatus.CREATING,
@@ -56,7 +56,9 @@ def _lock_placement(conn: Connection, db: Database, holder: str, now: float) -> 
     # On SQLite the transaction already holds the write lock (BEGIN IMMEDIATE).
     if not db.is_sqlite:
         conn.execute(select(placement_lock.c.id).where(placement_lock.c.id == 1).with_for_update())
-    conn.execute(update(placement_lock).where(placement_lock.c.id == 1).values(holder=holder, updated_at=now))
+    conn.execute(
+        update(placement_lock).where(placement_lock.c.id == 1).values(holder=holder, updated_at=now)
+    )
 
 
 def _observed(nodes: list[NodeRecord]) -> list[ObservedNode]:
@@ -86,7 +88,9 @@ def plan_action(
         assert action.cluster_id is not None
         cluster = cluster_repo.get_cluster(conn, action.cluster_id, include_deleted=True)
         if cluster is None:
-            action_repo.set_status(conn, action.id, ActionStatus.FAILED, now, reason="cluster is gone")
+            action_repo.set_status(
+                conn, action.id, ActionStatus.FAILED, now, reason="cluster is gone"
+            )
             return PlanOutcome(planned=False, empty=False, reasons=("cluster is gone",))
         nodes = node_repo.list_nodes(conn, cluster.id)
         observed = _observed(nodes)
@@ -99,7 +103,9 @@ def plan_action(
         children = _record_plan(conn, action, cluster, plan, placed, by_name, now)
         summary = plan.summary()
         outputs = dict(action.outputs, planned=True, plan=summary)
-        action_repo.set_status(conn, action.id, ActionStatus.RUNNING, now, outputs=outputs, owner=owner)
+        action_repo.set_status(
+            conn, action.id, ActionStatus.RUNNING, now, outputs=outputs, owner=owner
+        )
         status = busy_status(action.kind)
         cluster_repo.set_status(conn, cluster.id, status, "", now)
         text = ", ".join(f"{v} {k}" for k, v in summary.items())
@@ -151,7 +157,9 @@ def _make_plan(
     for n in nodes:
         if n.name not in kept and n.host:
             # Nodes on their way out still hold their capacity until they are gone.
-            used[n.host] = used.get(n.host, Demand()) + Demand(n.vcpus, n.ram_mb, n.disk_gb, n.volume_gb)
+            used[n.host] = used.get(n.host, Demand()) + Demand(
+                n.vcpus, n.ram_mb, n.disk_gb, n.volume_gb
+            )
     result = solve(
         desired,
         inventory,
@@ -166,7 +174,11 @@ def _make_plan(
 
 
 def _fail_planning(
-    conn: Connection, action: ActionRecord, cluster: ClusterRecord, reasons: tuple[str, ...], now: float
+    conn: Connection,
+    action: ActionRecord,
+    cluster: ClusterRecord,
+    reasons: tuple[str, ...],
+    now: float,
 ) -> None:
     reason = "cannot place: " + "; ".join(reasons)
     action_repo.set_status(conn, action.id, ActionStatus.FAILED, now, reason=reason)
@@ -301,6 +313,12 @@ def finish_action(db: Database, action_id: str, owner: str, now: float) -> Actio
         if action.cancel_requested:
             action_repo.cancel_pending_children(conn, action.id, now, "cancelled by request")
         counts = action_repo.child_counts(conn, action.id)
+        if counts.get(ActionStatus.FAILED) and not (
+            counts.get(ActionStatus.RUNNING) or counts.get(ActionStatus.READY)
+        ):
+            # What still waits can only be waiting on a failed step: it will never run.
+            action_repo.cancel_pending_children(conn, action.id, now, "a step it waits on failed")
+            counts = action_repo.child_counts(conn, action.id)
         if any(not s.is_terminal and n for s, n in counts.items()):
             return None
         assert action.cluster_id is not None
@@ -319,7 +337,11 @@ def finish_action(db: Database, action_id: str, owner: str, now: float) -> Actio
         else:
             reason, final = "", ActionStatus.SUCCEEDED
         nodes = node_repo.list_nodes(conn, cluster.id)
-        if action.kind is ActionKind.CLUSTER_DELETE and final is ActionStatus.SUCCEEDED and not nodes:
+        if (
+            action.kind is ActionKind.CLUSTER_DELETE
+            and final is ActionStatus.SUCCEEDED
+            and not nodes
+        ):
             status = ClusterStatus.DELETED
         else:
             status = derived_status(nodes)
@@ -329,8 +351,9 @@ def finish_action(db: Database, action_id: str, owner: str, now: float) -> Actio
         level = "INFO" if final is ActionStatus.SUCCEEDED else "WARNING"
         events: list[NewEvent] = [
             action_event(action, str(final), reason or "done", level=level),
-            cluster_event(cluster, status, reason or f"{action.kind} done", action_id=action.id, level=level),
+            cluster_event(
+                cluster, status, reason or f"{action.kind} done", action_id=action.id, level=level
+            ),
         ]
         add_events(conn, events, now)
         return final
-

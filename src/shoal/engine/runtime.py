@@ -20,6 +20,9 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from shoal.clock import Clock, SystemClock
+from shoal.engine.events import action_event, node_event
+from shoal.engine.nodework import NodeOutcome, RetryPolicy, run_node_action
+from shoal.engine.planner import finish_action, plan_action
 from shoal.model.enums import ActionKind, ActionStatus, NodeStatus
 from shoal.model.inventory import Inventory
 from shoal.providers.base import Provider
@@ -29,9 +32,6 @@ from shoal.store.actions import Completion
 from shoal.store.database import Database
 from shoal.store.events import NewEvent, add_events
 from shoal.store.records import ActionRecord
-from shoal.engine.events import action_event, node_event
-from shoal.engine.nodework import NodeOutcome, RetryPolicy, run_node_action
-from shoal.engine.planner import finish_action, plan_action
 
 log = logging.getLogger("shoal.engine")
 T = TypeVar("T")
@@ -163,7 +163,9 @@ class Engine:
             return False
         if not action.outputs.get("planned"):
             inventory = await self.inventory()
-            outcome = await self._db(plan_action, self.db, action, inventory, self.id, self.clock.now())
+            outcome = await self._db(
+                plan_action, self.db, action, inventory, self.id, self.clock.now()
+            )
             if not outcome.planned:
                 self._parents.discard(action_id)
             self._wake.set()
@@ -189,7 +191,11 @@ class Engine:
                 skip_locked=not self.db.is_sqlite,
             )
             if not node_level:
-                add_events(conn, [action_event(a, "RUNNING", f"claimed by {self.id}") for a in claimed], now)
+                add_events(
+                    conn,
+                    [action_event(a, "RUNNING", f"claimed by {self.id}") for a in claimed],
+                    now,
+                )
                 return claimed
             updates: list[dict[str, Any]] = []
             events: list[NewEvent] = []

@@ -1,0 +1,98 @@
+"""The built-in node: a small HTTP service that a local server runs when its image has no command.
+
+`python -m shoal.providers.local.nodeserver --name N --address IP --port P --workdir DIR
+--node-id KEY` serves `GET /` (who and where it is, with the volumes attached right now) and
+`GET /health`. The node id sits in its command line so the provider can tell this process from
+an unrelated one that later got the same pid. Standard library only, so it starts fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+from collections.abc import Sequence
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+from shoal.providers.local.volumes import attached_views
+
+
+class NodeHTTPServer(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(self, options: argparse.Namespace) -> None:
+        self.options = options
+        self.started_at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        super().__init__((options.address, options.port), NodeHandler)
+
+    def describe(self) -> dict[str, Any]:
+        o = self.options
+        return {
+            "name": o.name,
+            "node_id": o.node_id,
+            "address": o.address,
+            "port": o.port,
+            "host": o.host,
+            "zone": o.zone,
+            "volumes": attached_views(Path(o.workdir)),
+            "pid": os.getpid(),
+            "started_at": self.started_at,
+        }
+
+
+class NodeHandler(BaseHTTPRequestHandler):
+    server: NodeHTTPServer
+    protocol_version = "HTTP/1.1"
+
+    def do_GET(self) -> None:
+        path = self.path.split("?", 1)[0]
+        if path == "/health":
+            self._send(200, b"ok", "text/plain")
+        elif path == "/":
+            body = json.dumps(self.server.describe()).encode()
+            self._send(200, body, "application/json")
+        else:
+            self._send(404, b"not found", "text/plain")
+
+    def _send(self, status: int, body: bytes, content_type: str) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Requests are not logged: health polls would fill the node's log."""
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="shoal-node", description=__doc__)
+    p.add_argument("--name", required=True)
+    p.add_argument("--address", required=True)
+    p.add_argument("--port", type=int, required=True)
+    p.add_argument("--workdir", required=True)
+    p.add_argument("--node-id", required=True)
+    p.add_argument("--host", default=None)
+    p.add_argument("--zone", default=None)
+    return p.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    options = parse_args(argv)
+    os.chdir(options.workdir)
+    server = NodeHTTPServer(options)
+    print(f"node {options.name} serving on {options.address}:{options.port}", flush=True)
+    try:
+        server.serve_forever(poll_interval=0.5)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+
+
+if __name__ == "__main__":
+    main()

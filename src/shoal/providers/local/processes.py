@@ -1,0 +1,167 @@
+"""Node processes: start them detached, tell whether one is still ours, stop its whole group.
+
+A node runs in its own session (`start_new_session=True`), so it outlives Shoal and its process
+group can be signalled as one. A child this process started is known by its un-reaped pid. A
+pid recorded before a restart counts as a live node only if the process exists, is not a
+zombie, and carries the node's key in its command line (the built-in node server) or in its
+environment (any command), so a pid recycled by an unrelated process is never taken for the
+node.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import subprocess
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+KEY_ENV = "SHOAL_NODE_KEY"
+ID_ENV = "SHOAL_NODE_ID"
+
+_SPAWNED: dict[int, subprocess.Popen[bytes]] = {}
+"""Children this process started, kept so they can be reaped (no zombies, no warnings)."""
+
+
+class ExitedEarlyError(Exception):
+    """The process ended before it answered."""
+
+
+def spawn(
+    argv: Sequence[str], *, cwd: Path, log: Path, env: Mapping[str, str]
+) -> subprocess.Popen[bytes]:
+    """Start `argv` detached in its own session, output appended to `log`. Blocking: run it
+    in a thread. Raises OSError when the program cannot be started."""
+    with open(log, "ab") as out:
+        proc = subprocess.Popen(
+            list(argv),
+            cwd=cwd,
+            env=dict(env),
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            close_fds=True,
+        )
+    _SPAWNED[proc.pid] = proc
+    return proc
+
+
+def is_running(pid: int | None, key: str) -> bool:
+    """Whether `pid` is alive, not a zombie, and is the node with this key."""
+    if pid is None or pid <= 0:
+        return False
+    child = _SPAWNED.get(pid)
+    if child is not None:
+        # Our own child: its pid cannot be recycled until we reap it, so no /proc check (which
+        # also reads an empty cmdline for a moment while the child is still in exec).
+        if child.poll() is None:
+            return True
+        del _SPAWNED[pid]
+        return False
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    if stat.rsplit(")", 1)[-1].split()[0] in ("Z", "X"):
+        return False
+    return _carries_key(pid, key)
+
+
+def _carries_key(pid: int, key: str) -> bool:
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return False
+    if key.encode() in cmdline:
+        return True
+    try:
+        environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+    except OSError:
+        return False
+    return f"{KEY_ENV}={key}".encode() in environ
+
+
+def signal_group(pid: int, sig: signal.Signals) -> None:
+    """Signal the node's process group (its pid leads its own session); ignore if gone."""
+    try:
+        os.killpg(pid, sig)
+    except (ProcessLookupError, PermissionError):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, sig)
+
+
+async def terminate(pid: int | None, key: str, *, grace_s: float = 3.0) -> None:
+    """SIGTERM the node's group, then SIGKILL after `grace_s`; returns once it is gone."""
+    if pid is None or not is_running(pid, key):
+        return
+    signal_group(pid, signal.SIGTERM)
+    if await _wait_gone(pid, key, grace_s):
+        return
+    signal_group(pid, signal.SIGKILL)
+    await _wait_gone(pid, key, 10.0)
+
+
+async def _wait_gone(pid: int, key: str, timeout_s: float) -> bool:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout_s
+    while is_running(pid, key):
+        if loop.time() >= deadline:
+            return False
+        await asyncio.sleep(0.02)
+    return True
+
+
+async def http_status(address: str, port: int, path: str, timeout_s: float = 1.0) -> int | None:
+    """The status code of `GET path`, or None if nothing answered."""
+    try:
+        async with asyncio.timeout(timeout_s):
+            reader, writer = await asyncio.open_connection(address, port)
+            try:
+                request = f"GET {path} HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n\r\n"
+                writer.write(request.encode())
+                await writer.drain()
+                line = await reader.readline()
+            finally:
+                writer.close()
+                with contextlib.suppress(OSError):
+                    await writer.wait_closed()
+    except (OSError, TimeoutError):
+        return None
+    parts = line.split()
+    if len(parts) >= 2 and parts[0].startswith(b"HTTP/") and parts[1].isdigit():
+        return int(parts[1])
+    return None
+
+
+async def wait_ready(
+    pid: int, key: str, address: str, port: int, path: str, *, timeout_s: float
+) -> None:
+    """Poll `GET path` until it answers below 500. Raises ExitedEarlyError or TimeoutError."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout_s
+    delay = 0.02
+    while True:
+        if not is_running(pid, key):
+            raise ExitedEarlyError(f"process {pid} exited")
+        status = await http_status(address, port, path)
+        if status is not None and status < 500:
+            return
+        if loop.time() >= deadline:
+            raise TimeoutError(f"no answer on {address}:{port}{path} after {timeout_s}s")
+        await asyncio.sleep(delay)
+        delay = min(delay * 1.5, 0.2)
+
+
+def log_tail(log: Path, max_bytes: int = 2000) -> str:
+    """The end of a node's log, for error messages."""
+    try:
+        with open(log, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            size = f.tell()
+            f.seek(max(0, size - max_bytes))
+            return f.read().decode(errors="replace")
+    except OSError:
+        return ""

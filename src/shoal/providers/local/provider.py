@@ -1,0 +1,416 @@
+"""The local provider: servers are real processes on loopback addresses, volumes real directories.
+
+This is Shoal's embedded default, so a newcomer sees a real cluster with no cloud at hand. The
+provider owns one directory (`home`):
+
+    home/resources/   one JSON record per resource (see records.py)
+    home/nodes/<id>/  a server's workdir: its log and `volumes/` links
+    home/volumes/<id>/  a volume
+    home/slots/       address slots taken per host (see slots.py)
+
+Everything it knows is on disk, so a new provider on the same home re-adopts what is running.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import signal
+import time
+import uuid
+from collections import defaultdict
+from pathlib import Path
+
+from shoal.model.catalogs import default_inventory
+from shoal.model.enums import NodeKind
+from shoal.model.inventory import Image, Inventory
+from shoal.providers.addressing import fits_ipv4, host_coordinates, ipv4
+from shoal.providers.base import Resource, ResourceState, ServerRequest, VolumeRequest
+from shoal.providers.errors import PermanentError, ResourceGone, TemporaryError
+from shoal.providers.local import launch, processes, volumes
+from shoal.providers.local.hosts import FailedHosts
+from shoal.providers.local.records import Record, RecordStore, ServerRecord, VolumeRecord
+from shoal.providers.local.slots import NoFreeSlotError, SlotTable
+
+DEFAULT_PORT = 8080
+LOG_NAME = "node.log"
+
+
+class LocalProvider:
+    """Servers as detached processes on 127.Z.H.N, volumes as directories under `home`."""
+
+    name = "local"
+
+    def __init__(
+        self,
+        home: Path,
+        inventory: Inventory | None = None,
+        *,
+        boot_timeout_s: float = 15.0,
+        port: int = DEFAULT_PORT,
+        stop_grace_s: float = 3.0,
+    ) -> None:
+        self.home = Path(home)
+        self.port = port
+        self.boot_timeout_s = boot_timeout_s
+        self.stop_grace_s = stop_grace_s
+        self._inventory = inventory if inventory is not None else default_inventory()
+        self._coords = host_coordinates(self._inventory)
+        self.home.mkdir(parents=True, exist_ok=True)
+        self._records = RecordStore(self.home / "resources")
+        self._slots = SlotTable(self.home / "slots")
+        self._failed = FailedHosts(self.home / "failed-hosts.json")
+        self._key_locks: defaultdict[tuple[NodeKind, str], asyncio.Lock] = defaultdict(asyncio.Lock)
+        self._slot_lock = asyncio.Lock()
+        self._starting: set[str] = set()
+        """Ids of servers whose process is being started right now (they read BUILDING)."""
+
+    # -- the Provider protocol -------------------------------------------------------------
+
+    async def inventory(self) -> Inventory:
+        hosts = tuple(h for h in self._inventory.hosts if h.name not in self._failed)
+        return Inventory(
+            hosts=hosts, flavors=self._inventory.flavors, images=self._inventory.images
+        )
+
+    async def create_server(self, request: ServerRequest) -> Resource:
+        async with self._key_locks[(NodeKind.SERVER, request.key)]:
+            found = self._records.by_key(NodeKind.SERVER, request.key)
+            if isinstance(found, ServerRecord):
+                self._check_host(found.host)
+                if not processes.is_running(found.pid, found.key):
+                    await self._start(found)  # known key, dead process: start it again
+                return self._server_resource(found)
+            return await self._create_server(request)
+
+    async def create_volume(self, request: VolumeRequest) -> Resource:
+        async with self._key_locks[(NodeKind.VOLUME, request.key)]:
+            found = self._records.by_key(NodeKind.VOLUME, request.key)
+            if isinstance(found, VolumeRecord):
+                self._check_host(found.host)
+                volumes.make_volume_dir(
+                    Path(found.path), volume_id=found.id, name=found.name, size_gb=found.size_gb
+                )
+                return self._volume_resource(found)
+            zone = self._check_host(request.host)
+            volume_id = f"vol-{uuid.uuid4().hex[:12]}"
+            path = self.home / "volumes" / volume_id
+            record = VolumeRecord(
+                id=volume_id,
+                key=request.key,
+                name=request.profile.name or request.name,
+                cluster=request.cluster,
+                host=request.host,
+                zone=zone,
+                size_gb=request.profile.size_gb,
+                volume_type=request.profile.volume_type,
+                path=str(path),
+                created_at=time.time(),
+            )
+            volumes.make_volume_dir(
+                path, volume_id=volume_id, name=record.name, size_gb=record.size_gb
+            )
+            self._records.save(record)
+            return self._volume_resource(record)
+
+    async def attach_volume(self, volume_id: str, server_id: str) -> None:
+        volume = self._records.by_id(volume_id)
+        server = self._records.by_id(server_id)
+        if not isinstance(volume, VolumeRecord):
+            raise ResourceGone(f"volume {volume_id} does not exist")
+        if not isinstance(server, ServerRecord):
+            raise ResourceGone(f"server {server_id} does not exist")
+        async with self._key_locks[(NodeKind.VOLUME, volume.key)]:
+            volume = self._records.by_id(volume_id)
+            if not isinstance(volume, VolumeRecord):
+                raise ResourceGone(f"volume {volume_id} does not exist")
+            for host in (volume.host, server.host):
+                self._check_host(host)
+            if volume.attached_to not in (None, server_id):
+                raise PermanentError(
+                    f"volume {volume.name} is in use by server {volume.attached_to}"
+                )
+            if not volumes.attach(Path(server.workdir), volume.name, Path(volume.path)):
+                raise PermanentError(
+                    f"server {server.name} already has another volume named {volume.name}"
+                )
+            if volume.attached_to != server_id:
+                volume.attached_to = server_id
+                self._records.save(volume)
+
+    async def delete(self, kind: NodeKind, resource_id: str) -> None:
+        record = self._records.by_id(resource_id)
+        if record is None or record.kind != kind.value:
+            return
+        async with self._key_locks[(kind, record.key)]:
+            record = self._records.by_id(resource_id)
+            if isinstance(record, ServerRecord):
+                await self._delete_server(record)
+            elif isinstance(record, VolumeRecord):
+                self._delete_volume(record)
+
+    async def get(self, kind: NodeKind, resource_id: str) -> Resource:
+        record = self._records.by_id(resource_id)
+        if record is None or record.kind != kind.value:
+            return Resource(resource_id, "", kind, "", ResourceState.MISSING)
+        return self._resource(record)
+
+    async def list_resources(self, cluster: str | None = None) -> list[Resource]:
+        return [
+            self._resource(r)
+            for r in self._records.all()
+            if cluster is None or r.cluster == cluster
+        ]
+
+    async def close(self) -> None:
+        """Nothing to release: node processes are meant to outlive the provider."""
+
+    # -- host loss and test hooks ------------------------------------------------------------
+
+    async def fail_host(self, host: str) -> None:
+        """Lose a host: kill every process on it, hide it from inventory, refuse creates."""
+        if self._inventory.host(host) is None:
+            raise PermanentError(f"no host named {host}")
+        self._failed.mark(host, True)
+        servers = [r for r in self._records.all() if isinstance(r, ServerRecord) and r.host == host]
+        await asyncio.gather(*(self._kill(r) for r in servers))
+
+    async def recover_host(self, host: str) -> None:
+        """Bring a host back; its servers stay dead (ERROR) until created again."""
+        self._failed.mark(host, False)
+
+    async def kill_node_process(self, resource_id: str) -> None:
+        """SIGKILL a server's processes, as a crash would (for tests and demos)."""
+        record = self._records.by_id(resource_id)
+        if isinstance(record, ServerRecord):
+            await self._kill(record)
+
+    async def purge(self) -> None:
+        """Delete every resource this provider holds (stops all its processes)."""
+        records = self._records.all()
+        servers = [r for r in records if isinstance(r, ServerRecord)]
+        await asyncio.gather(*(self.delete(NodeKind.SERVER, r.id) for r in servers))
+        for r in records:
+            if isinstance(r, VolumeRecord):
+                await self.delete(NodeKind.VOLUME, r.id)
+
+    # -- servers ----------------------------------------------------------------------------
+
+    async def _create_server(self, request: ServerRequest) -> Resource:
+        zone = self._check_host(request.host)
+        image = self._image(request.profile.image)
+        z, h = self._coords[request.host]
+        if not fits_ipv4(z, h, 2):
+            raise PermanentError(
+                f"host {request.host} has no loopback address (zone {z}, host {h})"
+            )
+        async with self._slot_lock:
+            try:
+                slot = await asyncio.to_thread(
+                    self._slots.take,
+                    request.host,
+                    request.key,
+                    lambda n: ipv4(127, z, h, n),
+                    self.port,
+                )
+            except NoFreeSlotError as e:
+                raise PermanentError(f"no valid host: {e}") from e
+        server_id = f"srv-{uuid.uuid4().hex[:12]}"
+        workdir = self.home / "nodes" / server_id
+        address = ipv4(127, z, h, slot)
+        name = request.profile.name or request.name
+        try:
+            argv = launch.node_argv(
+                image,
+                name=name,
+                address=address,
+                port=self.port,
+                workdir=workdir,
+                key=request.key,
+                host=request.host,
+                zone=zone,
+            )
+        except ValueError as e:
+            self._slots.release(request.host, slot)
+            raise PermanentError(str(e)) from e
+        record = ServerRecord(
+            id=server_id,
+            key=request.key,
+            name=name,
+            cluster=request.cluster,
+            host=request.host,
+            zone=zone,
+            image=image.name,
+            address=address,
+            port=self.port,
+            slot=slot,
+            workdir=str(workdir),
+            argv=argv,
+            health_path=launch.health_path(image),
+            created_at=time.time(),
+        )
+        (workdir / volumes.LINKS_DIR).mkdir(parents=True, exist_ok=True)
+        self._records.save(record)
+        try:
+            await self._start(record)
+        except BaseException:
+            self._records.remove(record)
+            shutil.rmtree(workdir, ignore_errors=True)
+            self._slots.release(record.host, record.slot)
+            raise
+        return self._server_resource(record)
+
+    async def _start(self, record: ServerRecord) -> None:
+        """Start the record's process and wait until it answers; on failure, kill it."""
+        workdir = Path(record.workdir)
+        (workdir / volumes.LINKS_DIR).mkdir(parents=True, exist_ok=True)
+        self._starting.add(record.id)
+        try:
+            await self._spawn_and_wait(record, workdir)
+        finally:
+            self._starting.discard(record.id)
+
+    async def _spawn_and_wait(self, record: ServerRecord, workdir: Path) -> None:
+        log = workdir / LOG_NAME
+        env = launch.node_env(key=record.key, resource_id=record.id)
+        try:
+            proc = await asyncio.to_thread(
+                processes.spawn, record.argv, cwd=workdir, log=log, env=env
+            )
+        except OSError as e:
+            raise PermanentError(
+                f"server {record.name} could not start {record.argv[0]}", fault=str(e)
+            ) from e
+        record.pid = proc.pid
+        record.started_at = time.time()
+        self._records.save(record)
+        try:
+            await processes.wait_ready(
+                proc.pid,
+                record.key,
+                record.address,
+                record.port,
+                record.health_path,
+                timeout_s=self.boot_timeout_s,
+            )
+        except processes.ExitedEarlyError as e:
+            tail = processes.log_tail(log)
+            error = TemporaryError if "Address already in use" in tail else PermanentError
+            raise error(f"server {record.name} exited while booting", fault=tail) from e
+        except TimeoutError as e:
+            await processes.terminate(proc.pid, record.key, grace_s=0.5)
+            raise TemporaryError(
+                f"server {record.name} did not answer within {self.boot_timeout_s}s",
+                fault=processes.log_tail(log),
+            ) from e
+        except BaseException:
+            await asyncio.shield(processes.terminate(proc.pid, record.key, grace_s=0.5))
+            raise
+
+    async def _delete_server(self, record: ServerRecord) -> None:
+        await processes.terminate(record.pid, record.key, grace_s=self.stop_grace_s)
+        for other in self._records.all():
+            if isinstance(other, VolumeRecord) and other.attached_to == record.id:
+                other.attached_to = None
+                self._records.save(other)
+        shutil.rmtree(record.workdir, ignore_errors=True)
+        self._slots.release(record.host, record.slot)
+        self._records.remove(record)
+
+    async def _kill(self, record: ServerRecord) -> None:
+        if record.pid is not None and processes.is_running(record.pid, record.key):
+            processes.signal_group(record.pid, signal.SIGKILL)
+            await processes.terminate(record.pid, record.key, grace_s=0.0)
+
+    # -- volumes ----------------------------------------------------------------------------
+
+    def _delete_volume(self, record: VolumeRecord) -> None:
+        if record.attached_to is not None:
+            server = self._records.by_id(record.attached_to)
+            if isinstance(server, ServerRecord):
+                volumes.detach_all(Path(server.workdir), Path(record.path))
+        volumes.remove_volume_dir(Path(record.path))
+        self._records.remove(record)
+
+    # -- views ------------------------------------------------------------------------------
+
+    def _resource(self, record: Record) -> Resource:
+        if isinstance(record, ServerRecord):
+            return self._server_resource(record)
+        return self._volume_resource(record)
+
+    def _server_resource(self, r: ServerRecord) -> Resource:
+        running = processes.is_running(r.pid, r.key)
+        if r.host in self._failed:
+            state = ResourceState.MISSING
+        elif running:
+            state = ResourceState.ACTIVE
+        elif r.id in self._starting:
+            state = ResourceState.BUILDING
+        else:
+            state = ResourceState.ERROR
+        details = {
+            "port": str(r.port),
+            "image": r.image,
+            "workdir": r.workdir,
+            "log": str(Path(r.workdir) / LOG_NAME),
+            "slot": str(r.slot),
+        }
+        if r.pid is not None and running:
+            details["pid"] = str(r.pid)
+        if state is ResourceState.ERROR:
+            details["reason"] = "process is not running"
+        return Resource(
+            id=r.id,
+            key=r.key,
+            kind=NodeKind.SERVER,
+            name=r.name,
+            state=state,
+            host=r.host,
+            zone=r.zone,
+            address=f"{r.address}:{r.port}",
+            details=details,
+        )
+
+    def _volume_resource(self, r: VolumeRecord) -> Resource:
+        path = Path(r.path)
+        exists = path.is_dir()
+        state = ResourceState.ACTIVE if exists else ResourceState.MISSING
+        if r.host in self._failed:
+            state = ResourceState.MISSING
+        details = {
+            "path": r.path,
+            "size_gb": str(r.size_gb),
+            "size_bytes": str(r.size_gb * 1024**3),
+            "used_bytes": str(volumes.used_bytes(path) if exists else 0),
+        }
+        if r.volume_type:
+            details["volume_type"] = r.volume_type
+        return Resource(
+            id=r.id,
+            key=r.key,
+            kind=NodeKind.VOLUME,
+            name=r.name,
+            state=state,
+            host=r.host,
+            zone=r.zone,
+            attached_to=r.attached_to,
+            details=details,
+        )
+
+    # -- checks -----------------------------------------------------------------------------
+
+    def _check_host(self, name: str) -> str:
+        """The host's zone; PermanentError if the host is unknown or down."""
+        host = self._inventory.host(name)
+        if host is None:
+            raise PermanentError(f"no valid host: {name} is not a host of this provider")
+        if name in self._failed:
+            raise PermanentError(f"no valid host: {name} is down")
+        return host.zone
+
+    def _image(self, wanted: Image) -> Image:
+        image = self._inventory.image(wanted.id) or self._inventory.image(wanted.name)
+        if image is None:
+            raise PermanentError(f"no image {wanted.name} ({wanted.id}) in the local catalog")
+        return image

@@ -1,0 +1,110 @@
+"""Volumes of the local provider: plain directories with a size budget, attached by symlink.
+
+A volume lives at `home/volumes/<id>/`; its budget and names sit in a small metadata file inside
+it, so the node server can report `size_gb` and `used_bytes` by reading the directory alone.
+Attaching puts a symlink `workdir/volumes/<volume name>` on the server, so it appears in the
+server's own view at once, without a restart. Standard library only: the node server imports it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import TypedDict
+
+META_NAME = ".shoal-volume.json"
+LINKS_DIR = "volumes"
+
+
+class VolumeView(TypedDict):
+    """A volume as a server reports it in `GET /`."""
+
+    name: str
+    path: str
+    size_gb: int
+    used_bytes: int
+
+
+def make_volume_dir(path: Path, *, volume_id: str, name: str, size_gb: int) -> None:
+    """Create the directory and its metadata file; an existing one is left as it is."""
+    path.mkdir(parents=True, exist_ok=True)
+    meta = path / META_NAME
+    if not meta.exists():
+        tmp = path / f"{META_NAME}.tmp"
+        tmp.write_text(json.dumps({"id": volume_id, "name": name, "size_gb": size_gb}))
+        os.replace(tmp, meta)
+
+
+def read_size_gb(path: Path) -> int:
+    """The budget recorded for a volume directory (0 if unreadable)."""
+    try:
+        data = json.loads((path / META_NAME).read_text())
+    except (OSError, ValueError):
+        return 0
+    size = data.get("size_gb", 0) if isinstance(data, dict) else 0
+    return size if isinstance(size, int) else 0
+
+
+def used_bytes(path: Path) -> int:
+    """Bytes held by the files under `path`, metadata excluded, symlinks not followed."""
+    total = 0
+    for root, _dirs, files in os.walk(path):
+        for f in files:
+            if root == str(path) and f.startswith(META_NAME):
+                continue
+            try:
+                total += os.lstat(os.path.join(root, f)).st_size
+            except OSError:
+                continue
+    return total
+
+
+def remove_volume_dir(path: Path) -> None:
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def attach(workdir: Path, link_name: str, target: Path) -> bool:
+    """Link `target` as `workdir/volumes/<link_name>`; False if that name links elsewhere."""
+    links = workdir / LINKS_DIR
+    links.mkdir(parents=True, exist_ok=True)
+    link = links / link_name
+    if link.is_symlink():
+        return Path(os.readlink(link)) == target
+    tmp = links / f".{link_name}.tmp"
+    tmp.unlink(missing_ok=True)
+    tmp.symlink_to(target, target_is_directory=True)
+    os.replace(tmp, link)
+    return True
+
+
+def detach_all(workdir: Path, target: Path) -> None:
+    """Remove every link in `workdir/volumes` that points at `target`."""
+    links = workdir / LINKS_DIR
+    if not links.is_dir():
+        return
+    for link in links.iterdir():
+        if link.is_symlink() and Path(os.readlink(link)) == target:
+            link.unlink(missing_ok=True)
+
+
+def attached_views(workdir: Path) -> list[VolumeView]:
+    """The volumes linked into a server's workdir, read now (used by the node server)."""
+    links = workdir / LINKS_DIR
+    if not links.is_dir():
+        return []
+    out: list[VolumeView] = []
+    for link in sorted(links.iterdir()):
+        if not link.is_symlink() or link.name.startswith("."):
+            continue
+        target = Path(os.readlink(link))
+        out.append(
+            VolumeView(
+                name=link.name,
+                path=str(target),
+                size_gb=read_size_gb(target),
+                used_bytes=used_bytes(target) if target.is_dir() else 0,
+            )
+        )
+    return out

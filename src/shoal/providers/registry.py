@@ -1,0 +1,93 @@
+"""Providers by name, so the CLI and the engine can make one from configuration strings.
+
+`make_provider("local", home=..., options={})` gives a `LocalProvider` owning `home/local`;
+`make_provider("sim", home=..., options={"hosts": 500, "zones": 3})` a `SimProvider` over a
+synthetic inventory. Option values may arrive as strings (from a command line) and are
+converted here; an unknown name or option is a `ValueError`, said in the user's own words.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from shoal.model.catalogs import default_inventory, synthetic_inventory
+from shoal.providers.base import Provider
+
+OptionValue = str | float | int
+
+PROVIDERS = ("local", "sim")
+
+_LOCAL_OPTIONS = {"boot_timeout_s": float, "port": int, "stop_grace_s": float}
+_SIM_OPTIONS = {
+    "create_latency_s": float,
+    "delete_latency_s": float,
+    "failure_rate": float,
+    "seed": int,
+    "hosts": int,
+    "zones": int,
+    "state_path": str,
+}
+
+
+def make_provider(
+    name: str, *, home: Path, options: Mapping[str, OptionValue] | None = None
+) -> Provider:
+    """A provider by name. `home` is Shoal's home; a provider keeps its files beneath it."""
+    opts = dict(options or {})
+    if name == "local":
+        from shoal.providers.local.provider import LocalProvider
+
+        o = _convert(name, opts, _LOCAL_OPTIONS)
+        return LocalProvider(
+            Path(home) / "local",
+            boot_timeout_s=float(o.get("boot_timeout_s", 15.0)),
+            port=int(o.get("port", 8080)),
+            stop_grace_s=float(o.get("stop_grace_s", 3.0)),
+        )
+    if name == "sim":
+        from shoal.providers.sim.provider import SimProvider
+
+        o = _convert(name, opts, _SIM_OPTIONS)
+        seed = int(o.get("seed", 0))
+        if "hosts" in o:
+            inventory = synthetic_inventory(int(o["hosts"]), int(o.get("zones", 1)), seed=seed)
+        elif "zones" in o:
+            raise ValueError("sim option zones needs hosts as well")
+        else:
+            inventory = default_inventory()
+        state_path = None
+        if "state_path" in o:
+            state_path = Path(str(o["state_path"]))
+            if not state_path.is_absolute():
+                state_path = Path(home) / state_path
+        return SimProvider(
+            inventory,
+            create_latency_s=float(o.get("create_latency_s", 0.0)),
+            delete_latency_s=float(o.get("delete_latency_s", 0.0)),
+            failure_rate=float(o.get("failure_rate", 0.0)),
+            seed=seed,
+            state_path=state_path,
+        )
+    raise ValueError(f"no provider named {name!r}; known: {', '.join(PROVIDERS)}")
+
+
+_WANTED = {int: "an integer", float: "a number", str: "a string"}
+
+
+def _convert(
+    provider: str, options: dict[str, OptionValue], known: Mapping[str, type]
+) -> dict[str, OptionValue]:
+    out: dict[str, OptionValue] = {}
+    for key, value in options.items():
+        kind = known.get(key)
+        if kind is None:
+            raise ValueError(
+                f"{provider} provider has no option {key!r}; known: {', '.join(sorted(known))}"
+            )
+        try:
+            out[key] = kind(value)
+        except (TypeError, ValueError) as e:
+            wanted = _WANTED.get(kind, kind.__name__)
+            raise ValueError(f"{provider} option {key}: {value!r} is not {wanted}") from e
+    return out

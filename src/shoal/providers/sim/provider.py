@@ -1,0 +1,270 @@
+"""The `sim` provider: a simulated cloud, a real provider and not a mock.
+
+It keeps real books: capacity per host, address slots, attachments, failed hosts, idempotency
+by key. Time and luck are the only things simulated: a create or delete takes
+`create_latency_s`/`delete_latency_s` on an injectable sleep (tests pass one that does not
+wait), and a create fails with `TemporaryError` at `failure_rate`, drawn from a seeded RNG so a
+run can be repeated. Servers get addresses `10.Z.H.N` (or `fd00::Z:H:N` when an inventory is
+too big for IPv4 octets). With `state_path`, the cloud lives in a SQLite file several Shoal
+processes share; without it, in memory.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import uuid
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+from shoal.model.enums import NodeKind
+from shoal.model.inventory import Host, Inventory
+from shoal.model.nodes import Demand, demand_of
+from shoal.providers.addressing import fits_ipv4, host_coordinates, ipv4
+from shoal.providers.base import Resource, ResourceState, ServerRequest, VolumeRequest
+from shoal.providers.errors import PermanentError, ResourceGone, TemporaryError
+from shoal.providers.sim.memory import MemoryState
+from shoal.providers.sim.sqlite import SqliteState
+from shoal.providers.sim.state import ACTIVE, BUILDING, ERROR, NoCapacityError, SimRecord, SimState
+
+Sleep = Callable[[float], Awaitable[None]]
+
+_SERVER = NodeKind.SERVER.value
+_VOLUME = NodeKind.VOLUME.value
+
+
+class SimProvider:
+    """A simulated cloud over `inventory`, with latency, failures and capacity."""
+
+    name = "sim"
+
+    def __init__(
+        self,
+        inventory: Inventory,
+        *,
+        create_latency_s: float = 0.0,
+        delete_latency_s: float = 0.0,
+        failure_rate: float = 0.0,
+        seed: int = 0,
+        clock_sleep: Sleep = asyncio.sleep,
+        state_path: Path | None = None,
+    ) -> None:
+        if not 0.0 <= failure_rate <= 1.0:
+            raise ValueError("failure_rate must be between 0 and 1")
+        self._inventory = inventory
+        self._hosts = {h.name: h for h in inventory.hosts}
+        self._coords = host_coordinates(inventory)
+        self.create_latency_s = create_latency_s
+        self.delete_latency_s = delete_latency_s
+        self.failure_rate = failure_rate
+        self._rng = random.Random(seed)
+        self._sleep = clock_sleep
+        self._state: SimState = SqliteState(state_path) if state_path else MemoryState()
+        self._builds: dict[str, asyncio.Event] = {}
+        """Ids being built by this process; a create with the same key waits on the event."""
+
+    # -- the Provider protocol -------------------------------------------------------------
+
+    async def inventory(self) -> Inventory:
+        failed = self._state.failed_hosts()
+        hosts = tuple(h for h in self._inventory.hosts if h.name not in failed)
+        return Inventory(
+            hosts=hosts, flavors=self._inventory.flavors, images=self._inventory.images
+        )
+
+    async def create_server(self, request: ServerRequest) -> Resource:
+        existing = self._state.by_key(_SERVER, request.key)
+        if existing is not None:
+            return await self._settle(existing)
+        profile = request.profile
+        if self._inventory.image(profile.image.id) is None and (
+            self._inventory.image(profile.image.name) is None
+        ):
+            raise PermanentError(f"no image {profile.image.name} in the simulated catalog")
+        if self._inventory.flavor(profile.flavor.id) is None and (
+            self._inventory.flavor(profile.flavor.name) is None
+        ):
+            raise PermanentError(f"no flavor {profile.flavor.name} in the simulated catalog")
+        host = self._host(request.host)
+        record = SimRecord(
+            id=str(uuid.uuid4()),
+            kind=_SERVER,
+            key=request.key,
+            name=profile.name or request.name,
+            cluster=request.cluster,
+            host=host.name,
+            zone=host.zone,
+            state=BUILDING,
+            demand=demand_of(profile),
+            flavor=profile.flavor.name,
+            image=profile.image.name,
+        )
+        return await self._create(record, host)
+
+    async def create_volume(self, request: VolumeRequest) -> Resource:
+        existing = self._state.by_key(_VOLUME, request.key)
+        if existing is not None:
+            return await self._settle(existing)
+        host = self._host(request.host)
+        record = SimRecord(
+            id=str(uuid.uuid4()),
+            kind=_VOLUME,
+            key=request.key,
+            name=request.profile.name or request.name,
+            cluster=request.cluster,
+            host=host.name,
+            zone=host.zone,
+            state=BUILDING,
+            demand=Demand(volume_gb=request.profile.size_gb),
+        )
+        return await self._create(record, host)
+
+    async def attach_volume(self, volume_id: str, server_id: str) -> None:
+        volume = self._state.by_id(volume_id)
+        server = self._state.by_id(server_id)
+        if volume is None or volume.kind != _VOLUME:
+            raise ResourceGone(f"volume {volume_id} does not exist")
+        if server is None or server.kind != _SERVER:
+            raise ResourceGone(f"server {server_id} does not exist")
+        failed = self._state.failed_hosts()
+        for r in (volume, server):
+            if r.host in failed:
+                raise PermanentError(f"{r.kind} {r.name} is on host {r.host}, which is down")
+        if volume.attached_to == server_id:
+            return
+        if volume.attached_to is not None:
+            raise PermanentError(f"volume {volume.name} is in use by server {volume.attached_to}")
+        self._state.set_attached(volume_id, server_id)
+
+    async def delete(self, kind: NodeKind, resource_id: str) -> None:
+        record = self._state.by_id(resource_id)
+        if record is None or record.kind != kind.value:
+            return
+        if self.delete_latency_s > 0:
+            await self._sleep(self.delete_latency_s)
+        self._state.remove(resource_id)
+
+    async def get(self, kind: NodeKind, resource_id: str) -> Resource:
+        record = self._state.by_id(resource_id)
+        if record is None or record.kind != kind.value:
+            return Resource(resource_id, "", kind, "", ResourceState.MISSING)
+        return self._resource(record, self._state.failed_hosts())
+
+    async def list_resources(self, cluster: str | None = None) -> list[Resource]:
+        failed = self._state.failed_hosts()
+        return [self._resource(r, failed) for r in self._state.records(cluster)]
+
+    async def close(self) -> None:
+        self._state.close()
+
+    # -- host loss and test hooks ------------------------------------------------------------
+
+    async def fail_host(self, host: str) -> None:
+        """Lose a host: its servers die (ERROR once it is back), it leaves the inventory."""
+        if host not in self._hosts:
+            raise PermanentError(f"no host named {host}")
+        self._state.mark_host(host, True)
+
+    async def recover_host(self, host: str) -> None:
+        self._state.mark_host(host, False)
+
+    async def kill_node_process(self, resource_id: str) -> None:
+        """A server crashes: it reads ERROR until created again with its key."""
+        record = self._state.by_id(resource_id)
+        if record is not None and record.kind == _SERVER:
+            self._state.set_state(resource_id, ERROR)
+
+    # -- internals --------------------------------------------------------------------------
+
+    async def _create(self, record: SimRecord, host: Host) -> Resource:
+        fails = self.failure_rate > 0 and self._rng.random() < self.failure_rate
+        try:
+            stored, new = self._state.reserve(record, host)
+        except NoCapacityError as e:
+            raise PermanentError(f"no valid host: {e}") from e
+        if not new:
+            return await self._settle(stored)
+        if self.create_latency_s <= 0 and not fails:
+            self._state.set_state(record.id, ACTIVE)
+            record.state = ACTIVE
+            return self._resource(record, ())
+        done = self._builds[record.id] = asyncio.Event()
+        try:
+            if self.create_latency_s > 0:
+                await self._sleep(self.create_latency_s)
+            if self._state.by_id(record.id) is None:
+                raise TemporaryError(f"{record.kind} {record.name} was deleted while building")
+            if fails:
+                raise TemporaryError(
+                    f"simulated failure creating {record.kind} {record.name}",
+                    fault="simulated failure",
+                )
+            self._state.set_state(record.id, ACTIVE)
+            record.state = ACTIVE
+        except BaseException:
+            self._state.remove(record.id)
+            raise
+        finally:
+            del self._builds[record.id]
+            done.set()
+        return self._resource(record, self._state.failed_hosts())
+
+    async def _settle(self, record: SimRecord) -> Resource:
+        """The answer to a create whose key is known: wait out a build, restart a dead server."""
+        while record.state == BUILDING:
+            event = self._builds.get(record.id)
+            if event is not None:
+                await event.wait()
+            else:  # built by another process sharing the state file
+                await self._sleep(max(self.create_latency_s / 10, 0.01))
+            latest = self._state.by_id(record.id)
+            if latest is None:  # that build failed: this create tries afresh
+                return await self._retry(record)
+            record = latest
+        if record.host in self._state.failed_hosts():
+            raise PermanentError(f"no valid host: host {record.host} is down")
+        if record.state == ERROR and record.kind == _SERVER:
+            if self.create_latency_s > 0:
+                await self._sleep(self.create_latency_s)
+            self._state.set_state(record.id, ACTIVE)
+            record.state = ACTIVE
+        return self._resource(record, ())
+
+    async def _retry(self, record: SimRecord) -> Resource:
+        record.id = str(uuid.uuid4())
+        record.state = BUILDING
+        record.slot = None
+        record.attached_to = None
+        return await self._create(record, self._host(record.host))
+
+    def _host(self, name: str) -> Host:
+        host = self._hosts.get(name)
+        if host is None:
+            raise PermanentError(f"no valid host: {name} is not a host of this cloud")
+        return host
+
+    def _address(self, host: str, slot: int | None) -> str | None:
+        if slot is None:
+            return None
+        z, h = self._coords[host]
+        if fits_ipv4(z, h, slot):
+            return ipv4(10, z, h, slot)
+        return f"fd00::{z:x}:{h:x}:{slot:x}"
+
+    def _resource(self, r: SimRecord, failed: set[str] | tuple[()]) -> Resource:
+        state = ResourceState.MISSING if r.host in failed else ResourceState(r.state)
+        details = {"flavor": r.flavor, "image": r.image} if r.kind == _SERVER else {}
+        if r.kind == _VOLUME:
+            details["size_gb"] = str(r.demand.volume_gb)
+        return Resource(
+            id=r.id,
+            key=r.key,
+            kind=NodeKind(r.kind),
+            name=r.name,
+            state=state,
+            host=r.host,
+            zone=r.zone,
+            address=self._address(r.host, r.slot),
+            attached_to=r.attached_to,
+            details=details,
+        )

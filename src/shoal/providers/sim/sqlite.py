@@ -1,0 +1,210 @@
+"""The simulated cloud kept in a SQLite file, so several Shoal processes share one cloud.
+
+WAL mode lets readers run beside a writer; a reservation runs in `BEGIN IMMEDIATE`, so its
+check of the key, the host and the free capacity and its insert are one step across processes.
+Calls are short and synchronous: the file is local and each statement touches a few rows.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from shoal.model.inventory import Host
+from shoal.model.nodes import Demand
+from shoal.providers.sim.state import ERROR, NoCapacityError, SimRecord, fits
+
+FIRST_SLOT = 2
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS resources (
+    id TEXT PRIMARY KEY,
+    kind TEXT NOT NULL,
+    key TEXT NOT NULL,
+    name TEXT NOT NULL,
+    cluster TEXT NOT NULL,
+    host TEXT NOT NULL,
+    zone TEXT NOT NULL,
+    state TEXT NOT NULL,
+    vcpus INTEGER NOT NULL,
+    ram_mb INTEGER NOT NULL,
+    disk_gb INTEGER NOT NULL,
+    volume_gb INTEGER NOT NULL,
+    slot INTEGER,
+    attached_to TEXT,
+    flavor TEXT NOT NULL DEFAULT '',
+    image TEXT NOT NULL DEFAULT '',
+    UNIQUE (kind, key)
+);
+CREATE INDEX IF NOT EXISTS resources_host ON resources (host);
+CREATE INDEX IF NOT EXISTS resources_cluster ON resources (cluster);
+CREATE INDEX IF NOT EXISTS resources_attached ON resources (attached_to);
+CREATE TABLE IF NOT EXISTS failed_hosts (host TEXT PRIMARY KEY);
+"""
+
+_COLUMNS = (
+    "id, kind, key, name, cluster, host, zone, state, vcpus, ram_mb, disk_gb, volume_gb, "
+    "slot, attached_to, flavor, image"
+)
+
+
+class SqliteState:
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(path, isolation_level=None, timeout=30.0)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.executescript(_SCHEMA)
+
+    def by_key(self, kind: str, key: str) -> SimRecord | None:
+        row = self._db.execute(
+            f"SELECT {_COLUMNS} FROM resources WHERE kind = ? AND key = ?", (kind, key)
+        ).fetchone()
+        return _record(row) if row else None
+
+    def by_id(self, resource_id: str) -> SimRecord | None:
+        row = self._db.execute(
+            f"SELECT {_COLUMNS} FROM resources WHERE id = ?", (resource_id,)
+        ).fetchone()
+        return _record(row) if row else None
+
+    def reserve(self, record: SimRecord, host: Host) -> tuple[SimRecord, bool]:
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            existing = self.by_key(record.kind, record.key)
+            if existing is not None:
+                db.execute("COMMIT")
+                return existing, False
+            if db.execute("SELECT 1 FROM failed_hosts WHERE host = ?", (host.name,)).fetchone():
+                raise NoCapacityError(f"host {host.name} is down")
+            row = db.execute(
+                "SELECT COALESCE(SUM(vcpus), 0), COALESCE(SUM(ram_mb), 0), "
+                "COALESCE(SUM(disk_gb), 0), COALESCE(SUM(volume_gb), 0) "
+                "FROM resources WHERE host = ?",
+                (host.name,),
+            ).fetchone()
+            short = fits(host, Demand(*row), record.demand)
+            if short is not None:
+                raise NoCapacityError(short)
+            if record.kind == "server":
+                record.slot = self._free_slot(host.name)
+            d = record.demand
+            db.execute(
+                f"INSERT INTO resources ({_COLUMNS}) VALUES "
+                "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    record.id,
+                    record.kind,
+                    record.key,
+                    record.name,
+                    record.cluster,
+                    record.host,
+                    record.zone,
+                    record.state,
+                    d.vcpus,
+                    d.ram_mb,
+                    d.disk_gb,
+                    d.volume_gb,
+                    record.slot,
+                    record.attached_to,
+                    record.flavor,
+                    record.image,
+                ),
+            )
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        return record, True
+
+    def _free_slot(self, host: str) -> int:
+        """The lowest slot number not taken on `host`."""
+        slot = FIRST_SLOT
+        for (taken,) in self._db.execute(
+            "SELECT slot FROM resources WHERE host = ? AND slot IS NOT NULL ORDER BY slot",
+            (host,),
+        ):
+            if taken != slot:
+                break
+            slot += 1
+        return slot
+
+    def set_state(self, resource_id: str, state: str) -> None:
+        self._db.execute("UPDATE resources SET state = ? WHERE id = ?", (state, resource_id))
+
+    def set_attached(self, resource_id: str, server_id: str | None) -> None:
+        self._db.execute(
+            "UPDATE resources SET attached_to = ? WHERE id = ?", (server_id, resource_id)
+        )
+
+    def remove(self, resource_id: str) -> SimRecord | None:
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            record = self.by_id(resource_id)
+            if record is not None:
+                db.execute("DELETE FROM resources WHERE id = ?", (resource_id,))
+                db.execute(
+                    "UPDATE resources SET attached_to = NULL WHERE attached_to = ?",
+                    (resource_id,),
+                )
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        return record
+
+    def records(self, cluster: str | None = None) -> list[SimRecord]:
+        if cluster is None:
+            rows = self._db.execute(f"SELECT {_COLUMNS} FROM resources ORDER BY rowid")
+        else:
+            rows = self._db.execute(
+                f"SELECT {_COLUMNS} FROM resources WHERE cluster = ? ORDER BY rowid", (cluster,)
+            )
+        return [_record(row) for row in rows]
+
+    def failed_hosts(self) -> set[str]:
+        return {h for (h,) in self._db.execute("SELECT host FROM failed_hosts")}
+
+    def mark_host(self, host: str, failed: bool) -> None:
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            if failed:
+                db.execute("INSERT OR IGNORE INTO failed_hosts (host) VALUES (?)", (host,))
+                db.execute(
+                    "UPDATE resources SET state = ? WHERE host = ? AND kind = 'server'",
+                    (ERROR, host),
+                )
+            else:
+                db.execute("DELETE FROM failed_hosts WHERE host = ?", (host,))
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+
+    def close(self) -> None:
+        self._db.close()
+
+
+def _record(row: tuple[Any, ...]) -> SimRecord:
+    (rid, kind, key, name, cluster, host, zone, state, vcpus, ram, disk, vol, slot, att, fl, im) = (
+        row
+    )
+    return SimRecord(
+        id=rid,
+        kind=kind,
+        key=key,
+        name=name,
+        cluster=cluster,
+        host=host,
+        zone=zone,
+        state=state,
+        demand=Demand(vcpus, ram, disk, vol),
+        slot=slot,
+        attached_to=att,
+        flavor=fl,
+        image=im,
+    )

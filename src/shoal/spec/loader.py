@@ -1,0 +1,71 @@
+"""From text to a validated `ClusterSpec` or `Inventory`, raising once with every problem.
+
+The steps: parse (a syntax error stops here, alone); pick the format (a top-level `vcluster`
+key means the Nova blueprint's document); read every element into drafts; run the checks
+across elements; build the model only when nothing was found.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from shoal.model.cluster import ClusterSpec
+from shoal.model.inventory import Inventory
+from shoal.model.problems import InvalidDocument
+from shoal.spec.collect import ProblemList
+from shoal.spec.dependencies import check_dependencies
+from shoal.spec.drafts import build
+from shoal.spec.files import read_bytes
+from shoal.spec.inventory import read_inventory
+from shoal.spec.membership import check_groupings
+from shoal.spec.namespace import check_names
+from shoal.spec.native import read_native
+from shoal.spec.syntax import DEFAULT_SOURCE, parse
+from shoal.spec.vcluster import is_vcluster, read_vcluster
+
+
+def load_cluster(
+    text: str | bytes, inventory: Inventory, *, source: str = DEFAULT_SOURCE
+) -> ClusterSpec:
+    """The cluster a native or vcluster document declares; InvalidDocument with every problem."""
+    return cluster_from_tree(parse(text, source), inventory)
+
+
+def load_cluster_file(path: str | Path, inventory: Inventory) -> ClusterSpec:
+    return load_cluster(read_bytes(path), inventory, source=str(path))
+
+
+def cluster_from_tree(data: object, inventory: Inventory) -> ClusterSpec:
+    """The cluster of an already parsed document (mappings as `Pairs` or dicts)."""
+    out = ProblemList()
+    draft = (
+        read_vcluster(data, inventory, out)
+        if is_vcluster(data)
+        else read_native(data, inventory, out)
+    )
+    if draft is not None:
+        check_names(draft, out)
+        check_dependencies(draft, out)
+        check_groupings(draft, out)
+    out.raise_if_any()
+    if draft is None:  # pragma: no cover - a reader returns None only with a problem
+        raise InvalidDocument(out.items)
+    return build(draft)
+
+
+def load_inventory(text: str | bytes, *, source: str = DEFAULT_SOURCE) -> Inventory:
+    """The inventory a document declares; InvalidDocument with every problem."""
+    return inventory_from_tree(parse(text, source))
+
+
+def load_inventory_file(path: str | Path) -> Inventory:
+    return load_inventory(read_bytes(path), source=str(path))
+
+
+def inventory_from_tree(data: object) -> Inventory:
+    out = ProblemList()
+    inventory = read_inventory(data, out)
+    out.raise_if_any()
+    if inventory is None:  # pragma: no cover - None comes only with a problem
+        raise InvalidDocument(out.items)
+    return inventory

@@ -1,0 +1,23 @@
+"""Fixtures shared by every test package: databases on both backends."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from shoal.store.database import Database
+from tests.databases import database_url
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Database]:
+    """A migrated, empty store on SQLite and on PostgreSQL."""
+    with database_url(request.param, tmp_path) as url:
+        database = Database(url)
+        database.migrate()
+        try:
+            yield database
+        finally:
+            database.dispose()

@@ -1,0 +1,70 @@
+"""Helpers for engine tests: a service + engine pair over one store and a sim provider."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+
+from shoal.clock import Clock, SystemClock
+from shoal.engine import Engine
+from shoal.engine.nodework import RetryPolicy
+from shoal.model.catalogs import default_inventory
+from shoal.model.enums import ActionStatus
+from shoal.model.inventory import Inventory
+from shoal.providers.sim.provider import SimProvider
+from shoal.service.clusters import ClusterService
+from shoal.store import actions as action_repo
+from shoal.store.database import Database
+from shoal.store.records import ActionRecord, Principal
+
+ADMIN = Principal("admin", True)
+
+
+@dataclass
+class Rig:
+    db: Database
+    provider: SimProvider
+    engine: Engine
+    service: ClusterService
+    inventory: Inventory
+
+    async def wait(self, action_id: str, timeout: float = 60.0) -> ActionRecord:
+        """Until the action ends (bounded, so a bug fails the test instead of hanging it)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while True:
+            with self.db.reading() as conn:
+                action = action_repo.get_action(conn, action_id)
+            assert action is not None
+            if action.status.is_terminal:
+                return action
+            assert loop.time() < deadline, f"action {action_id} still {action.status}"
+            await asyncio.sleep(0.01)
+
+
+def make_rig(
+    db: Database,
+    *,
+    provider: SimProvider | None = None,
+    clock: Clock | None = None,
+    retry: RetryPolicy | None = None,
+    lease_s: float = 30.0,
+    engine_id: str | None = None,
+) -> Rig:
+    inventory = provider._inventory if provider is not None else default_inventory()
+    provider = provider or SimProvider(inventory)
+    engine = Engine(
+        db,
+        provider,
+        clock=clock or SystemClock(),
+        poll_s=0.01,
+        retry=retry or RetryPolicy(attempts=3, backoff_s=0.0),
+        lease_s=lease_s,
+        engine_id=engine_id,
+    )
+    service = ClusterService(db, lambda: inventory, clock or SystemClock(), engine.wake)
+    return Rig(db, provider, engine, service, inventory)
+
+
+def succeeded(action: ActionRecord) -> bool:
+    return action.status is ActionStatus.SUCCEEDED

@@ -1,0 +1,39 @@
+"""Fixtures for provider tests: a local provider on a private home and port, always cleaned up.
+
+Every process a test starts is stopped at teardown, even when the test failed halfway: the
+provider's own `purge`, then a sweep that SIGKILLs any recorded process still carrying its key.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+import pytest_asyncio
+
+from shoal.providers.local import LocalProvider
+
+from .support import free_port, sweep
+
+
+@pytest.fixture
+def local_home(tmp_path: Path) -> Path:
+    return tmp_path / "local"
+
+
+@pytest.fixture
+def port() -> int:
+    return free_port()
+
+
+@pytest_asyncio.fixture
+async def local(local_home: Path, port: int) -> AsyncIterator[LocalProvider]:
+    provider = LocalProvider(local_home, port=port, boot_timeout_s=30.0, stop_grace_s=2.0)
+    try:
+        yield provider
+    finally:
+        try:
+            await LocalProvider(local_home, port=port).purge()
+        finally:
+            sweep(local_home)

@@ -1,0 +1,71 @@
+"""The worked examples load cleanly against the default inventory and mean what they say."""
+
+from __future__ import annotations
+
+import pytest
+
+from shoal.model import Inventory, MemberRef, Objective, Rule, Scope, ServerProfile, VolumeProfile
+from shoal.model.nodes import expand
+from shoal.spec import load_cluster_file
+from tests.spec.support import EXAMPLES
+
+
+@pytest.mark.parametrize(
+    "name", ["three-tier.yaml", "db-pair.yaml", "magnum.yaml", "vcluster-seed.json"]
+)
+def test_example_loads(inventory: Inventory, name: str) -> None:
+    spec = load_cluster_file(EXAMPLES / name, inventory)
+    assert expand(spec)
+
+
+def test_three_tier(inventory: Inventory) -> None:
+    spec = load_cluster_file(EXAMPLES / "three-tier.yaml", inventory)
+    assert spec.name == "shop"
+    assert spec.objective is Objective.SPREAD
+    assert spec.metadata == {"owner": "team-a"}
+    web, app, db = spec.node_groups
+    assert (web.count, web.min_size, web.max_size, web.zones) == (4, 2, 10, ("az1", "az2"))
+    assert web.depends_on == ("app",) and app.depends_on == ("db",)
+    assert web.labels == {"tier": "web"} and web.role == "frontend"
+    assert isinstance(web.parts[0].profile, ServerProfile)
+    assert web.parts[0].profile.flavor.name == "m1.small"
+    assert web.parts[0].profile.name == "web-server"
+    assert db.is_unit and [p.part for p in db.parts] == ["server", "data"]
+    data = db.parts[1].profile
+    assert isinstance(data, VolumeProfile) and data.size_gb == 100 and data.volume_type == "ssd"
+    (bastion,) = spec.instances
+    assert bastion.zone == "az1" and bastion.profile.name is None
+    spread, app_apart, db_apart = spec.groupings
+    assert (spread.rule, spread.scope, spread.max_skew) == (Rule.SPREAD, Scope.ZONE, 1)
+    assert app_apart.members == (MemberRef("app"),)
+    assert (db_apart.rule, db_apart.scope) == (Rule.ANTI_AFFINITY, Scope.ZONE)
+    names = [n.name for n in expand(spec)]
+    assert "db-2-data" in names and "web-4" in names and "bastion" in names
+
+
+def test_magnum_groups_use_their_own_flavors_and_zones(inventory: Inventory) -> None:
+    spec = load_cluster_file(EXAMPLES / "magnum.yaml", inventory)
+    seen = {}
+    for g in spec.node_groups:
+        profile = g.parts[0].profile
+        assert isinstance(profile, ServerProfile)
+        seen[g.name] = (profile.flavor.name, g.zones, g.count)
+    assert seen == {
+        "masters": ("m1.medium", ("az1",), 3),
+        "workers-small": ("m1.small", ("az2",), 3),
+        "workers-large": ("m1.large", ("az1",), 1),
+    }
+
+
+def test_vcluster_seed_example(inventory: Inventory) -> None:
+    spec = load_cluster_file(EXAMPLES / "vcluster-seed.json", inventory)
+    kinds = [str(i.profile.kind) for i in spec.instances]
+    assert kinds == ["server", "volume", "server", "volume"]
+    flavors = [
+        i.profile.flavor.name for i in spec.instances if isinstance(i.profile, ServerProfile)
+    ]
+    assert flavors == ["m1.small", "m1.small"]  # by id "2" and by name "m1.small"
+    assert [g.members for g in spec.groupings][2] == (
+        MemberRef("db-server-1"),
+        MemberRef("db-server-2"),
+    )

@@ -1,0 +1,131 @@
+"""Action claims, leases, completion and dependencies, on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import threading
+import uuid
+
+from shoal.model.enums import ActionKind, ActionStatus
+from shoal.store import actions as repo
+from shoal.store.actions import Completion, NewAction
+from shoal.store.database import Database
+
+NOW = 1_000.0
+
+
+def _children(db: Database, n: int, parent: str = "p") -> list[str]:
+    ids = [str(uuid.uuid4()) for _ in range(n)]
+    with db.transaction() as conn:
+        repo.insert_actions(
+            conn,
+            [
+                NewAction(id=i, project_id="proj", kind=ActionKind.NODE_CREATE, parent_id=parent)
+                for i in ids
+            ],
+            NOW,
+        )
+    return ids
+
+
+def _claim(db: Database, owner: str, limit: int = 100, now: float = NOW) -> list[str]:
+    with db.transaction() as conn:
+        got = repo.claim(
+            conn,
+            owner=owner,
+            now=now,
+            lease_s=10,
+            limit=limit,
+            node_level=True,
+            skip_locked=not db.is_sqlite,
+        )
+    return [a.id for a in got]
+
+
+def test_claims_never_hand_one_action_to_two_owners(db: Database) -> None:
+    ids = _children(db, 200)
+    results: dict[str, list[str]] = {}
+
+    def worker(name: str) -> None:
+        mine: list[str] = []
+        for _ in range(30):
+            mine.extend(_claim(db, name, limit=7))
+        results[name] = mine
+
+    threads = [threading.Thread(target=worker, args=(f"e{i}",)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    claimed = [a for got in results.values() for a in got]
+    assert len(claimed) == len(set(claimed)) == len(ids)
+    assert sum(1 for got in results.values() if got) >= 2
+
+
+def test_a_claim_lasts_until_its_lease_runs_out(db: Database) -> None:
+    (only,) = _children(db, 1)
+    assert _claim(db, "a") == [only]
+    assert _claim(db, "b", now=NOW + 5) == []
+    with db.transaction() as conn:
+        repo.heartbeat(conn, "a", NOW + 5, 10)
+    assert _claim(db, "b", now=NOW + 12) == []
+    assert _claim(db, "b", now=NOW + 16) == [only]
+    with db.reading() as conn:
+        action = repo.get_action(conn, only)
+    assert action is not None and action.owner == "b" and action.attempts == 2
+
+
+def test_only_the_current_owner_can_complete(db: Database) -> None:
+    (only,) = _children(db, 1)
+    _claim(db, "a")
+    _claim(db, "b", now=NOW + 11)  # a's lease ran out; b took over
+    with db.transaction() as conn:
+        stale = repo.complete(conn, [Completion(only, ActionStatus.SUCCEEDED)], "a", NOW + 12)
+        fresh = repo.complete(conn, [Completion(only, ActionStatus.FAILED, "x")], "b", NOW + 12)
+    assert stale == [] and fresh == [only]
+    with db.reading() as conn:
+        action = repo.get_action(conn, only)
+    assert action is not None and action.status is ActionStatus.FAILED
+
+
+def test_dependents_become_ready_when_all_they_wait_on_succeed(db: Database) -> None:
+    a, b, c = (str(uuid.uuid4()) for _ in range(3))
+    with db.transaction() as conn:
+        repo.insert_actions(
+            conn,
+            [
+                NewAction(id=a, project_id="p", kind=ActionKind.NODE_CREATE, parent_id="x"),
+                NewAction(id=b, project_id="p", kind=ActionKind.NODE_CREATE, parent_id="x"),
+                NewAction(
+                    id=c, project_id="p", kind=ActionKind.BARRIER, parent_id="x", depends_on=[a, b]
+                ),
+            ],
+            NOW,
+        )
+    assert sorted(_claim(db, "e")) == sorted([a, b])
+    with db.transaction() as conn:
+        repo.complete(conn, [Completion(a, ActionStatus.SUCCEEDED)], "e", NOW)
+    assert _claim(db, "e") == []
+    with db.transaction() as conn:
+        repo.complete(conn, [Completion(b, ActionStatus.SUCCEEDED)], "e", NOW)
+    assert _claim(db, "e") == [c]
+
+
+def test_a_failed_dependency_leaves_dependents_waiting_until_cancelled(db: Database) -> None:
+    a, c = str(uuid.uuid4()), str(uuid.uuid4())
+    with db.transaction() as conn:
+        repo.insert_actions(
+            conn,
+            [
+                NewAction(id=a, project_id="p", kind=ActionKind.NODE_CREATE, parent_id="x"),
+                NewAction(
+                    id=c, project_id="p", kind=ActionKind.NODE_CREATE, parent_id="x", depends_on=[a]
+                ),
+            ],
+            NOW,
+        )
+    _claim(db, "e")
+    with db.transaction() as conn:
+        repo.complete(conn, [Completion(a, ActionStatus.FAILED, "boom")], "e", NOW)
+        assert repo.cancel_pending_children(conn, "x", NOW, "parent failed") == 1
+        counts = repo.child_counts(conn, "x")
+    assert counts == {ActionStatus.FAILED: 1, ActionStatus.CANCELLED: 1}
