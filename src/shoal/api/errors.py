@@ -28,8 +28,9 @@ _TITLES = {
 }
 
 
-def error_body(status: int, message: str, details: list[dict[str, Any]] | None = None,
-               code: str | None = None) -> dict[str, Any]:
+def error_body(
+    status: int, message: str, details: list[dict[str, Any]] | None = None, code: str | None = None
+) -> dict[str, Any]:
     default_code, title = _TITLES.get(status, ("error", "Error"))
     return {
         "error": {
@@ -41,9 +42,16 @@ def error_body(status: int, message: str, details: list[dict[str, Any]] | None =
     }
 
 
-def error_response(status: int, message: str, details: list[dict[str, Any]] | None = None,
-                   code: str | None = None, headers: dict[str, str] | None = None) -> JSONResponse:
-    return JSONResponse(error_body(status, message, details, code), status_code=status, headers=headers)
+def error_response(
+    status: int,
+    message: str,
+    details: list[dict[str, Any]] | None = None,
+    code: str | None = None,
+    headers: dict[str, str] | None = None,
+) -> JSONResponse:
+    return JSONResponse(
+        error_body(status, message, details, code), status_code=status, headers=headers
+    )
 
 
 def install(app: FastAPI) -> None:
@@ -67,7 +75,9 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(_: Request, exc: StarletteHTTPException) -> JSONResponse:
-        return error_response(exc.status_code, str(exc.detail), headers=getattr(exc, "headers", None))
+        return error_response(
+            exc.status_code, str(exc.detail), headers=getattr(exc, "headers", None)
+        )
 
     @app.exception_handler(Exception)
     async def _unexpected(_: Request, exc: Exception) -> JSONResponse:

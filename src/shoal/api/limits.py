@@ -37,10 +37,25 @@ class BodyLimit:
                     raise _TooLarge
             return message
 
+        started = refused = False
+
+        async def sending(message: Message) -> None:
+            # FastAPI turns an exception while reading a typed body into its own 400; once the
+            # limit is passed, whatever the app answers is replaced by the 413.
+            nonlocal started, refused
+            if not too_big or started:
+                started = True
+                await send(message)
+            elif not refused:
+                refused = True
+                await self._refuse(send)
+
         try:
-            await self.app(scope, counting, send)
+            await self.app(scope, counting, sending)
         except _TooLarge:
-            await self._refuse(send)
+            if not started and not refused:
+                refused = True
+                await self._refuse(send)
 
     async def _refuse(self, send: Send) -> None:
         body = json.dumps(
@@ -50,7 +65,10 @@ class BodyLimit:
             {
                 "type": "http.response.start",
                 "status": 413,
-                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())],
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(body)).encode()),
+                ],
             }
         )
         await send({"type": "http.response.body", "body": body})

@@ -66,7 +66,9 @@ async def delete_cluster(ref: str, request: Request, who: Caller) -> JSONRespons
 
 
 @router.post("/{ref}/actions", status_code=202)
-async def cluster_action(ref: str, body: ClusterActionBody, request: Request, who: Caller) -> JSONResponse:
+async def cluster_action(
+    ref: str, body: ClusterActionBody, request: Request, who: Caller
+) -> JSONResponse:
     """One operation: scale_out, scale_in, resize, add_nodes or del_nodes."""
     rt = runtime_of(request)
     svc = rt.service

@@ -94,7 +94,9 @@ async def list_vclusters(tenant_id: str, request: Request, who: Caller) -> dict[
 
 
 @router.get("/{vcluster_id}")
-async def get_vcluster(tenant_id: str, vcluster_id: str, request: Request, who: Caller) -> dict[str, Any]:
+async def get_vcluster(
+    tenant_id: str, vcluster_id: str, request: Request, who: Caller
+) -> dict[str, Any]:
     rt = runtime_of(request)
     tenant = _tenant(request, who, tenant_id)
     c = await run_in_threadpool(rt.queries.cluster_record, tenant, vcluster_id)
@@ -102,7 +104,9 @@ async def get_vcluster(tenant_id: str, vcluster_id: str, request: Request, who: 
 
 
 @router.delete("/{vcluster_id}", status_code=202)
-async def delete_vcluster(tenant_id: str, vcluster_id: str, request: Request, who: Caller) -> JSONResponse:
+async def delete_vcluster(
+    tenant_id: str, vcluster_id: str, request: Request, who: Caller
+) -> JSONResponse:
     rt = runtime_of(request)
     tenant = _tenant(request, who, tenant_id)
     sub = await run_in_threadpool(rt.service.delete, tenant, vcluster_id)

@@ -81,11 +81,11 @@ def attach_targets(spec: ClusterSpec, nodes: list[NodeSpec]) -> dict[str, str]:
         if g.rule is not Rule.AFFINITY or g.scope is not Scope.HOST:
             continue
         units = [u for ref in g.members for u in member_units(spec, ref)]
-        servers = [u for u in units if instance_kind.get(u) is NodeKind.SERVER]
-        if len(servers) == 1:
+        server_names = [u for u in units if instance_kind.get(u) is NodeKind.SERVER]
+        if len(server_names) == 1:
             for u in units:
                 if instance_kind.get(u) is NodeKind.VOLUME and u not in out:
-                    out[u] = servers[0]
+                    out[u] = server_names[0]
     return out
 
 

@@ -23,10 +23,12 @@ from shoal.model.inventory import Inventory
 from shoal.model.problems import InvalidDocument
 from shoal.placement import solve
 from shoal.planning import ObservedNode, choose_replicas
+from shoal.service.errors import Conflict, Invalid, NotFound, Unplaceable
+from shoal.service.resize import Adjustment, new_count
 from shoal.spec import cluster_from_tree, load_cluster
+from shoal.spec.export import to_document
 from shoal.spec.syntax import parse
 from shoal.spec.vcluster import is_vcluster
-from shoal.spec.export import to_document
 from shoal.store import actions as action_repo
 from shoal.store import clusters as cluster_repo
 from shoal.store import nodes as node_repo
@@ -35,8 +37,6 @@ from shoal.store.database import Database
 from shoal.store.errors import NameTaken
 from shoal.store.events import NewEvent, add_events
 from shoal.store.records import ActionRecord, ClusterRecord, NodeRecord, Principal
-from shoal.service.errors import Conflict, Invalid, NotFound, Unplaceable
-from shoal.service.resize import Adjustment, new_count
 
 Mutation = Callable[[dict[str, Any], list[NodeRecord]], dict[str, Any]]
 
@@ -53,7 +53,11 @@ class Submitted:
 
 class ClusterService:
     def __init__(
-        self, db: Database, inventory: Callable[[], Inventory], clock: Clock, wake: Callable[[], None]
+        self,
+        db: Database,
+        inventory: Callable[[], Inventory],
+        clock: Clock,
+        wake: Callable[[], None],
     ) -> None:
         self.db = db
         self.inventory = inventory
@@ -107,7 +111,9 @@ class ClusterService:
                 )
             except NameTaken as e:
                 raise Conflict(str(e), [{"path": "/name", "message": str(e)}]) from None
-            action = self._record_action(conn, cluster, ActionKind.CLUSTER_CREATE, {}, action_id, now)
+            action = self._record_action(
+                conn, cluster, ActionKind.CLUSTER_CREATE, {}, action_id, now
+            )
         self.wake()
         return Submitted(cluster, action)
 
@@ -127,7 +133,12 @@ class ClusterService:
             if new_doc["name"] != doc["name"]:
                 raise Invalid(
                     "a cluster cannot be renamed",
-                    [{"path": "/name", "message": f"is {new_doc['name']!r}, the cluster is {doc['name']!r}"}],
+                    [
+                        {
+                            "path": "/name",
+                            "message": f"is {new_doc['name']!r}, the cluster is {doc['name']!r}",
+                        }
+                    ],
                 )
             _refuse_profile_changes(doc, new_doc)
             return copy.deepcopy(new_doc)
@@ -171,9 +182,13 @@ class ClusterService:
         inputs = {"adjustment_type": str(adjustment), "number": number, "nodegroup": nodegroup}
         return self._submit(who, ref, kind, mutate, inputs)
 
-    def scale(self, who: Principal, ref: str, *, out: bool, count: int, nodegroup: str | None) -> Submitted:
+    def scale(
+        self, who: Principal, ref: str, *, out: bool, count: int, nodegroup: str | None
+    ) -> Submitted:
         if count < 1:
-            raise Invalid("count must be 1 or more", [{"path": "/count", "message": f"{count} < 1"}])
+            raise Invalid(
+                "count must be 1 or more", [{"path": "/count", "message": f"{count} < 1"}]
+            )
         return self.resize(
             who,
             ref,
@@ -200,16 +215,23 @@ class ClusterService:
             if missing:
                 raise NotFound(
                     f"no node {', '.join(missing)} in this cluster",
-                    [{"path": f"/nodes/{node_refs.index(m)}", "message": "no such node"} for m in missing],
+                    [
+                        {"path": f"/nodes/{node_refs.index(m)}", "message": "no such node"}
+                        for m in missing
+                    ],
                 )
             gone_instances: set[str] = set()
             for r in dict.fromkeys(node_refs):
                 n = by_ref[r]
-                group = next((g for g in doc.get("node_groups", []) if g["name"] == n.group_name), None)
+                group = next(
+                    (g for g in doc.get("node_groups", []) if g["name"] == n.group_name), None
+                )
                 if group is None:
                     gone_instances.add(n.name)
                     continue
-                replica_nodes = [m.name for m in nodes if m.group_name == n.group_name and m.replica == n.replica]
+                replica_nodes = [
+                    m.name for m in nodes if m.group_name == n.group_name and m.replica == n.replica
+                ]
                 if any(v in victims for v in replica_nodes):
                     continue
                 victims.extend(replica_nodes)
@@ -218,23 +240,36 @@ class ClusterService:
                     raise Conflict(
                         f"removing {n.name} would take node group {n.group_name} below its min "
                         f"{group.get('min', 0)}",
-                        [{"path": f"/nodes/{node_refs.index(r)}", "message": "below the group's min"}],
+                        [
+                            {
+                                "path": f"/nodes/{node_refs.index(r)}",
+                                "message": "below the group's min",
+                            }
+                        ],
                     )
             if gone_instances:
-                doc["instances"] = [i for i in doc.get("instances", []) if i["name"] not in gone_instances]
+                doc["instances"] = [
+                    i for i in doc.get("instances", []) if i["name"] not in gone_instances
+                ]
                 _drop_members(doc, gone_instances)
             return doc
 
-        return self._submit(who, ref, ActionKind.CLUSTER_DEL_NODES, mutate, {"nodes": node_refs}, victims)
+        return self._submit(
+            who, ref, ActionKind.CLUSTER_DEL_NODES, mutate, {"nodes": node_refs}, victims
+        )
 
     def nodegroup_create(self, who: Principal, ref: str, group: dict[str, Any]) -> Submitted:
         def mutate(doc: dict[str, Any], _nodes: list[NodeRecord]) -> dict[str, Any]:
             doc.setdefault("node_groups", []).append(copy.deepcopy(group))
             return doc
 
-        return self._submit(who, ref, ActionKind.NODEGROUP_CREATE, mutate, {"nodegroup": group.get("name")})
+        return self._submit(
+            who, ref, ActionKind.NODEGROUP_CREATE, mutate, {"nodegroup": group.get("name")}
+        )
 
-    def nodegroup_update(self, who: Principal, ref: str, name: str, changes: dict[str, Any]) -> Submitted:
+    def nodegroup_update(
+        self, who: Principal, ref: str, name: str, changes: dict[str, Any]
+    ) -> Submitted:
         allowed = {"count", "min", "max", "zones", "labels", "role", "depends_on"}
         bad = sorted(set(changes) - allowed)
         if bad:
@@ -259,7 +294,9 @@ class ClusterService:
             group.update(copy.deepcopy(changes))
             return doc
 
-        return self._submit(who, ref, ActionKind.NODEGROUP_UPDATE, mutate, {"nodegroup": name, "changes": changes})
+        return self._submit(
+            who, ref, ActionKind.NODEGROUP_UPDATE, mutate, {"nodegroup": name, "changes": changes}
+        )
 
     def nodegroup_delete(self, who: Principal, ref: str, name: str) -> Submitted:
         def mutate(doc: dict[str, Any], _nodes: list[NodeRecord]) -> dict[str, Any]:
@@ -282,7 +319,9 @@ class ClusterService:
 
     def cancel(self, who: Principal, action_id: str) -> ActionRecord:
         with self.db.transaction() as conn:
-            action = action_repo.get_action(conn, action_id, None if who.is_admin else who.project_id)
+            action = action_repo.get_action(
+                conn, action_id, None if who.is_admin else who.project_id
+            )
             if action is None:
                 raise NotFound(f"no action {action_id!r}")
             if action.status.is_terminal:
@@ -293,12 +332,18 @@ class ClusterService:
             if action.status in (ActionStatus.READY, ActionStatus.INIT) and action.owner is None:
                 # Not started: nothing to unwind.
                 now = self.clock.now()
-                action_repo.set_status(conn, action_id, ActionStatus.CANCELLED, now, reason="cancelled by request")
+                action_repo.set_status(
+                    conn, action_id, ActionStatus.CANCELLED, now, reason="cancelled by request"
+                )
                 if action.cluster_id:
-                    cluster = cluster_repo.get_cluster(conn, action.cluster_id, include_deleted=True)
+                    cluster = cluster_repo.get_cluster(
+                        conn, action.cluster_id, include_deleted=True
+                    )
                     cluster_repo.unlock(conn, action.cluster_id, action_id, now)
                     if cluster is not None and cluster.status is ClusterStatus.INIT:
-                        cluster_repo.set_status(conn, cluster.id, ClusterStatus.DELETED, "creation cancelled", now)
+                        cluster_repo.set_status(
+                            conn, cluster.id, ClusterStatus.DELETED, "creation cancelled", now
+                        )
             found = action_repo.get_action(conn, action_id)
             assert found is not None
         self.wake()
@@ -343,7 +388,8 @@ class ClusterService:
             return cluster_from_tree(doc, self.inventory())
         except InvalidDocument as bad:
             raise Invalid(
-                f"the change leaves the cluster with {len(bad.problems)} problem(s)", problems_of(bad)
+                f"the change leaves the cluster with {len(bad.problems)} problem(s)",
+                problems_of(bad),
             ) from None
 
     def _dry_run(
@@ -379,7 +425,15 @@ class ClusterService:
     ) -> ActionRecord:
         action_repo.insert_actions(
             conn,
-            [NewAction(id=action_id, project_id=cluster.project_id, kind=kind, cluster_id=cluster.id, inputs=inputs)],
+            [
+                NewAction(
+                    id=action_id,
+                    project_id=cluster.project_id,
+                    kind=kind,
+                    cluster_id=cluster.id,
+                    inputs=inputs,
+                )
+            ],
             now,
         )
         add_events(
@@ -409,13 +463,24 @@ def _pick_group(doc: dict[str, Any], name: str | None) -> dict[str, Any]:
             return groups[0]  # type: ignore[no-any-return]
         raise Invalid(
             "say which node group: this cluster has "
-            + (f"{len(groups)} node groups ({', '.join(g['name'] for g in groups)})" if groups else "none"),
-            [{"path": "/nodegroup", "message": "required when a cluster has more than one node group"}],
+            + (
+                f"{len(groups)} node groups ({', '.join(g['name'] for g in groups)})"
+                if groups
+                else "none"
+            ),
+            [
+                {
+                    "path": "/nodegroup",
+                    "message": "required when a cluster has more than one node group",
+                }
+            ],
         )
     for g in groups:
         if g["name"] == name:
-            return g
-    raise NotFound(f"no node group {name!r}", [{"path": "/nodegroup", "message": f"no node group {name!r}"}])
+            return g  # type: ignore[no-any-return]
+    raise NotFound(
+        f"no node group {name!r}", [{"path": "/nodegroup", "message": f"no node group {name!r}"}]
+    )
 
 
 def _refuse_profile_changes(old: dict[str, Any], new: dict[str, Any]) -> None:

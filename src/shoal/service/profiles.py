@@ -14,26 +14,33 @@ from typing import Any
 from shoal.clock import Clock
 from shoal.model.inventory import Inventory
 from shoal.model.problems import InvalidDocument
+from shoal.service.errors import Conflict, Invalid, NotFound
+from shoal.service.views import iso
 from shoal.spec import cluster_from_tree
 from shoal.store import profiles as repo
 from shoal.store.database import Database
 from shoal.store.errors import NameTaken
 from shoal.store.records import Principal
-from shoal.service.errors import Conflict, Invalid, NotFound
-from shoal.service.views import iso
 
 _PROBE = "profile-check"
 
 
 def validate_profile(name: str, spec: dict[str, Any], inventory: Inventory) -> None:
     """Refuse a profile the cluster format would refuse, with pointers into the profile."""
-    doc = {"name": _PROBE, "profiles": {name: spec}, "instances": [{"name": "probe", "profile": name}]}
+    doc = {
+        "name": _PROBE,
+        "profiles": {name: spec},
+        "instances": [{"name": "probe", "profile": name}],
+    }
     try:
         cluster_from_tree(doc, inventory)
     except InvalidDocument as bad:
         prefix = f"/profiles/{name}"
         details = [
-            {"path": p.path[len(prefix) :] if p.path.startswith(prefix) else "", "message": p.message}
+            {
+                "path": p.path[len(prefix) :] if p.path.startswith(prefix) else "",
+                "message": p.message,
+            }
             for p in bad.problems
         ]
         raise Invalid(f"profile {name} has {len(details)} problem(s)", details) from None

@@ -6,14 +6,14 @@ from collections import Counter
 from typing import Any
 
 from shoal.model.enums import ActionStatus
+from shoal.service.errors import NotFound
+from shoal.service.views import action_view, cluster_view, event_view, node_view
 from shoal.store import actions as action_repo
 from shoal.store import clusters as cluster_repo
 from shoal.store import events as event_repo
 from shoal.store import nodes as node_repo
 from shoal.store.database import Database
 from shoal.store.records import ClusterRecord, Principal
-from shoal.service.errors import NotFound
-from shoal.service.views import action_view, cluster_view, event_view, node_view
 
 
 class Queries:
@@ -39,9 +39,13 @@ class Queries:
             c = self._cluster(conn, who, ref)
             return cluster_view(c, node_repo.list_nodes(conn, c.id))
 
-    def cluster_record(self, who: Principal, ref: str, *, include_deleted: bool = False) -> ClusterRecord:
+    def cluster_record(
+        self, who: Principal, ref: str, *, include_deleted: bool = False
+    ) -> ClusterRecord:
         with self.db.reading() as conn:
-            c = cluster_repo.get_cluster(conn, ref, self._scope(who), include_deleted=include_deleted)
+            c = cluster_repo.get_cluster(
+                conn, ref, self._scope(who), include_deleted=include_deleted
+            )
         if c is None:
             raise NotFound(f"no cluster {ref!r}")
         return c
@@ -69,11 +73,17 @@ class Queries:
             raise NotFound(f"no node {node_id!r}")
         return node_view(n)
 
-    def actions(self, who: Principal, cluster: str | None, everything: bool) -> list[dict[str, Any]]:
+    def actions(
+        self, who: Principal, cluster: str | None, everything: bool
+    ) -> list[dict[str, Any]]:
         with self.db.reading() as conn:
             cluster_id = self._cluster(conn, who, cluster).id if cluster else None
             found = action_repo.list_actions(
-                conn, self._scope(who), cluster_id=cluster_id, top_level=not everything, limit=10_000
+                conn,
+                self._scope(who),
+                cluster_id=cluster_id,
+                top_level=not everything,
+                limit=10_000,
             )
             return [action_view(a) for a in found]
 

@@ -9,7 +9,9 @@ from shoal.store.records import ActionRecord, ClusterRecord, EventRecord, NodeRe
 
 
 def iso(ts: float | None) -> str | None:
-    return None if ts is None else datetime.fromtimestamp(ts, UTC).isoformat().replace("+00:00", "Z")
+    return (
+        None if ts is None else datetime.fromtimestamp(ts, UTC).isoformat().replace("+00:00", "Z")
+    )
 
 
 def node_view(n: NodeRecord) -> dict[str, Any]:
@@ -127,7 +129,9 @@ def event_view(e: EventRecord) -> dict[str, Any]:
         "level": e.level,
         "obj_type": e.obj_type,
         "obj_name": e.obj_name,
-        "obj_id": e.node_id if e.obj_type == "NODE" else (e.action_id if e.obj_type == "ACTION" else e.cluster_id),
+        "obj_id": e.node_id
+        if e.obj_type == "NODE"
+        else (e.action_id if e.obj_type == "ACTION" else e.cluster_id),
         "cluster_id": e.cluster_id,
         "node_id": e.node_id,
         "action": e.action_id,

@@ -39,8 +39,8 @@ class NewAction:
 def insert_actions(conn: Connection, new: list[NewAction], now: float) -> None:
     if not new:
         return
-    rows = []
-    deps = []
+    rows: list[dict[str, Any]] = []
+    deps: list[dict[str, str]] = []
     for a in new:
         status = a.status or (ActionStatus.INIT if a.depends_on else ActionStatus.READY)
         rows.append(
@@ -72,7 +72,9 @@ def insert_actions(conn: Connection, new: list[NewAction], now: float) -> None:
         conn.execute(insert(action_deps), deps[start : start + 5000])
 
 
-def get_action(conn: Connection, action_id: str, project_id: str | None = None) -> ActionRecord | None:
+def get_action(
+    conn: Connection, action_id: str, project_id: str | None = None
+) -> ActionRecord | None:
     q = select(actions).where(actions.c.id == action_id)
     if project_id is not None:
         q = q.where(actions.c.project_id == project_id)
@@ -112,12 +114,19 @@ def claim(
     skip_locked: bool,
 ) -> list[ActionRecord]:
     """Claim up to `limit` runnable actions: READY ones, and RUNNING ones whose lease expired."""
-    kind_filter = actions.c.kind.in_(NODE_KINDS) if node_level else actions.c.kind.not_in(NODE_KINDS)
+    kind_filter = (
+        actions.c.kind.in_(NODE_KINDS) if node_level else actions.c.kind.not_in(NODE_KINDS)
+    )
     runnable = or_(
         actions.c.status == ActionStatus.READY,
         and_(actions.c.status == ActionStatus.RUNNING, actions.c.lease_expires_at < now),
     )
-    pick = select(actions.c.id).where(kind_filter, runnable).order_by(actions.c.created_at).limit(limit)
+    pick = (
+        select(actions.c.id)
+        .where(kind_filter, runnable)
+        .order_by(actions.c.created_at)
+        .limit(limit)
+    )
     if skip_locked:
         pick = pick.with_for_update(skip_locked=True)
     ids = [r[0] for r in conn.execute(pick)]
@@ -159,7 +168,7 @@ def complete(conn: Connection, done: list[Completion], owner: str, now: float) -
     """Finish actions this owner still holds; returns the ids actually finished."""
     if not done:
         return []
-    held = set()
+    held: set[str] = set()
     ids = [d.action_id for d in done]
     for start in range(0, len(ids), 500):
         held.update(
@@ -192,14 +201,15 @@ def complete(conn: Connection, done: list[Completion], owner: str, now: float) -
                 status_reason=bindparam("a_reason"),
                 outputs=bindparam("a_outputs"),
                 ended_at=bindparam("a_now"),
-                owner=None,
                 lease_expires_at=None,
             ),
             rows,
         )
-    succeeded = [d.action_id for d in done if d.action_id in held and d.status is ActionStatus.SUCCEEDED]
+    succeeded = [
+        d.action_id for d in done if d.action_id in held and d.status is ActionStatus.SUCCEEDED
+    ]
     release_dependents(conn, succeeded)
-    return [r["a_id"] for r in rows]
+    return [str(r["a_id"]) for r in rows]
 
 
 def release_dependents(conn: Connection, succeeded: list[str]) -> None:
@@ -250,7 +260,8 @@ def set_status(
     if outputs is not None:
         values["outputs"] = outputs
     if status.is_terminal:
-        values.update(ended_at=now, owner=None, lease_expires_at=None)
+        # The owner stays on record: which engine ran an action is worth knowing afterwards.
+        values.update(ended_at=now, lease_expires_at=None)
     q = update(actions).where(actions.c.id == action_id)
     if owner is not None:
         q = q.where(actions.c.owner == owner)

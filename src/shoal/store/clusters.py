@@ -61,7 +61,9 @@ def get_cluster(
     conn: Connection, ref: str, project_id: str | None = None, *, include_deleted: bool = False
 ) -> ClusterRecord | None:
     """By id, or by name among live clusters; `project_id` None means any project (admin)."""
-    cond = [or_(clusters.c.id == ref, and_(clusters.c.name == ref, clusters.c.deleted_at.is_(None)))]
+    cond = [
+        or_(clusters.c.id == ref, and_(clusters.c.name == ref, clusters.c.deleted_at.is_(None)))
+    ]
     if project_id is not None:
         cond.append(clusters.c.project_id == project_id)
     if not include_deleted:

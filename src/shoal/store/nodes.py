@@ -20,7 +20,11 @@ def insert_nodes(conn: Connection, rows: list[dict[str, Any]]) -> None:
 def list_nodes(
     conn: Connection, cluster_id: str, *, include_deleted: bool = False
 ) -> list[NodeRecord]:
-    q = select(nodes).where(nodes.c.cluster_id == cluster_id).order_by(nodes.c.created_at, nodes.c.name)
+    q = (
+        select(nodes)
+        .where(nodes.c.cluster_id == cluster_id)
+        .order_by(nodes.c.created_at, nodes.c.name)
+    )
     if not include_deleted:
         q = q.where(nodes.c.deleted_at.is_(None))
     return [NodeRecord.from_row(r) for r in conn.execute(q).mappings()]
@@ -57,11 +61,14 @@ def update_nodes(conn: Connection, updates: list[dict[str, Any]]) -> None:
     for u in updates:
         by_keys.setdefault(tuple(sorted(u)), []).append(u)
     for keys, batch in by_keys.items():
-        cols = {k: bindparam(f"v_{k}") for k in keys if k != "node_id"}
+        cols: dict[str, Any] = {k: bindparam(f"v_{k}") for k in keys if k != "node_id"}
         stmt = update(nodes).where(nodes.c.id == bindparam("node_id")).values(**cols)
         conn.execute(
             stmt,
-            [{"node_id": u["node_id"], **{f"v_{k}": u[k] for k in keys if k != "node_id"}} for u in batch],
+            [
+                {"node_id": u["node_id"], **{f"v_{k}": u[k] for k in keys if k != "node_id"}}
+                for u in batch
+            ],
         )
 
 

@@ -60,6 +60,8 @@ class SimProvider:
         self._rng = random.Random(seed)
         self._sleep = clock_sleep
         self._state: SimState = SqliteState(state_path) if state_path else MemoryState()
+        self._orphan_after_s = max(2 * create_latency_s, create_latency_s + 2.0)
+        """How long another process's build may take before it counts as abandoned."""
         self._builds: dict[str, asyncio.Event] = {}
         """Ids being built by this process; a create with the same key waits on the event."""
 
@@ -211,12 +213,19 @@ class SimProvider:
 
     async def _settle(self, record: SimRecord) -> Resource:
         """The answer to a create whose key is known: wait out a build, restart a dead server."""
+        waited = 0.0
         while record.state == BUILDING:
             event = self._builds.get(record.id)
             if event is not None:
                 await event.wait()
+            elif waited >= self._orphan_after_s:
+                # Built by a process sharing the state file that has died mid-build: like a
+                # real cloud, the simulated one finishes the build without its client.
+                self._state.set_state(record.id, ACTIVE)
             else:  # built by another process sharing the state file
-                await self._sleep(max(self.create_latency_s / 10, 0.01))
+                step = max(self.create_latency_s / 10, 0.01)
+                await self._sleep(step)
+                waited += step
             latest = self._state.by_id(record.id)
             if latest is None:  # that build failed: this create tries afresh
                 return await self._retry(record)

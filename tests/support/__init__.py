@@ -1,0 +1,1 @@
+"""Helpers shared by test packages: a server launcher, server processes, fresh databases."""

@@ -1,0 +1,239 @@
+"""Shoal servers as real processes for end-to-end tests, and the HTTP helpers that drive them.
+
+A `ServerProcess` runs `tests/support/serve.py` in its own process group with a private
+`SHOAL_*` environment, waits for `GET /healthz`, and reads the admin token the server wrote to
+`$SHOAL_HOME/admin-token`. `kill()` is kill -9 of the whole group (a crash); `stop()` asks
+politely first. Nodes of the local provider run in their own sessions and outlive a server,
+so `sweep_local_nodes` SIGKILLs any that a test left behind.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+REPO = Path(__file__).resolve().parents[2]
+SRC = REPO / "src"
+SERVE = Path(__file__).resolve().parent / "serve.py"
+
+TERMINAL = frozenset({"SUCCEEDED", "FAILED", "CANCELLED"})
+START_TIMEOUT_S = 60.0
+ACTION_TIMEOUT_S = 120.0
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def eventually(
+    check: Callable[[], Any], *, timeout_s: float = ACTION_TIMEOUT_S, every_s: float = 0.1
+) -> Any:
+    """Call `check` until it returns something truthy; fail with its last answer on timeout."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        result = check()
+        if result:
+            return result
+        if time.monotonic() >= deadline:
+            raise AssertionError(f"condition not met within {timeout_s}s (last: {result!r})")
+        time.sleep(every_s)
+
+
+class ServerProcess:
+    """One `serve.py` process with its own environment; start, crash, stop."""
+
+    def __init__(self, home: Path, env: Mapping[str, str], log: Path) -> None:
+        self.home = home
+        self.env = dict(env)
+        self.log = log
+        self.port = int(self.env["SHOAL_PORT"])
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def token(self) -> str:
+        return (self.home / "admin-token").read_text().strip()
+
+    def start(self) -> ServerProcess:
+        with open(self.log, "ab") as out:
+            self.proc = subprocess.Popen(
+                [sys.executable, str(SERVE)],
+                env=self.env,
+                cwd=self.home,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while True:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"server exited with {self.proc.returncode}:\n{self.log_tail()}")
+            try:
+                if httpx.get(f"{self.url}/healthz", timeout=1.0).status_code == 200:
+                    return self
+            except httpx.TransportError:
+                pass
+            if time.monotonic() >= deadline:
+                self.kill()
+                raise RuntimeError(f"server did not answer /healthz:\n{self.log_tail()}")
+            time.sleep(0.05)
+
+    def kill(self) -> None:
+        """kill -9 the server's process group, as a crash would; waits until it is gone."""
+        if self.proc is None:
+            return
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        self.proc.wait(timeout=30)
+
+    def stop(self, grace_s: float = 10.0) -> None:
+        """SIGTERM (uvicorn shuts down, the engine stops), then SIGKILL if it lingers."""
+        if self.proc is None or self.proc.poll() is not None:
+            return
+        try:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            self.proc.wait(timeout=grace_s)
+        except subprocess.TimeoutExpired:
+            pass
+        except ProcessLookupError:
+            return
+        self.kill()
+
+    def client(self, token: str | None = None) -> httpx.Client:
+        return httpx.Client(
+            base_url=self.url,
+            headers={"Authorization": f"Bearer {token or self.token}"},
+            timeout=30.0,
+        )
+
+    def log_tail(self, max_bytes: int = 4000) -> str:
+        try:
+            return self.log.read_bytes()[-max_bytes:].decode(errors="replace")
+        except OSError:
+            return ""
+
+
+def server_env(
+    home: Path,
+    *,
+    port: int,
+    provider: str = "local",
+    provider_options: Mapping[str, Any] | None = None,
+    database_url: str | None = None,
+    lease_s: float = 2.0,
+    extra: Mapping[str, str] | None = None,
+) -> dict[str, str]:
+    """The server's environment: ours without any SHOAL_* variable, then its own settings."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SHOAL_")}
+    env["PYTHONPATH"] = os.pathsep.join(
+        dict.fromkeys([str(SRC), *filter(None, env.get("PYTHONPATH", "").split(os.pathsep))])
+    )
+    env.update(
+        SHOAL_HOME=str(home),
+        SHOAL_CONFIG=str(home / "shoal.toml"),
+        SHOAL_PORT=str(port),
+        SHOAL_PROVIDER=provider,
+        SHOAL_PROVIDER_OPTIONS=json.dumps(dict(provider_options or {})),
+        SHOAL_LEASE_S=str(lease_s),
+        SHOAL_RETRY_BACKOFF_S="0.2",
+    )
+    if database_url:
+        env["SHOAL_DATABASE_URL"] = database_url
+    env.update(extra or {})
+    return env
+
+
+def sweep_local_nodes(home: Path) -> None:
+    """SIGKILL every node process the local provider under `home` recorded and left running."""
+    for path in (home / "local" / "resources").glob("*.json"):
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue
+        pid, key = data.get("pid"), data.get("key", "")
+        if isinstance(pid, int) and key and _carries(pid, key):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pid, signal.SIGKILL)
+
+
+def _carries(pid: int, key: str) -> bool:
+    try:
+        return key.encode() in Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return False
+
+
+def pid_gone(pid: int) -> bool:
+    """True once `os.kill(pid, 0)` fails: no such process (a zombie still counts as there)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
+
+
+# -- HTTP helpers ---------------------------------------------------------------------------
+
+
+def wait_action(client: httpx.Client, location: str, timeout_s: float = ACTION_TIMEOUT_S) -> Any:
+    """GET `location` until the action ends; its body (`{"action", "children"}`)."""
+
+    last: list[Any] = [None]
+
+    def done() -> Any:
+        r = client.get(location)
+        assert r.status_code == 200, r.text
+        last[0] = body = r.json()
+        return body if body["action"]["status"] in TERMINAL else None
+
+    try:
+        return eventually(done, timeout_s=timeout_s)
+    except AssertionError:
+        raise AssertionError(f"action did not end within {timeout_s}s: {last[0]}") from None
+
+
+def wait_ok(client: httpx.Client, response: httpx.Response) -> Any:
+    """A 202's action, waited for; it must have SUCCEEDED."""
+    assert response.status_code == 202, response.text
+    location = response.headers["Location"]
+    body = wait_action(client, location)
+    assert body["action"]["status"] == "SUCCEEDED", body
+    return body
+
+
+def assert_error(response: httpx.Response, status: int, code: str | None = None) -> Any:
+    """`response` is `status` with exactly Shoal's error shape; its `error` object."""
+    assert response.status_code == status, (response.status_code, response.text)
+    body = response.json()
+    assert set(body) == {"error"}, body
+    error = body["error"]
+    assert set(error) == {"code", "title", "message", "details"}, error
+    assert isinstance(error["code"], str) and error["code"]
+    assert isinstance(error["title"], str) and error["title"]
+    assert isinstance(error["message"], str) and error["message"]
+    assert isinstance(error["details"], list), error
+    for d in error["details"]:
+        assert set(d) >= {"path", "message"}, d
+    if code is not None:
+        assert error["code"] == code, error
+    return error
