@@ -60,7 +60,12 @@ async def _scenario(name: str, nodes: int, latency: float, concurrency: int) -> 
     settings = Settings(
         home=home,
         provider="sim",
-        provider_options={"hosts": max(10, nodes // 8), "zones": 3, "create_latency_s": latency},
+        provider_options={
+            "hosts": max(10, nodes // 8),
+            "zones": 3,
+            "create_latency_s": latency,
+            "state_path": "memory",
+        },
         engine_concurrency=concurrency,
         poll_s=0.02,
     )

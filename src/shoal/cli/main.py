@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from shoal.cli import plan
+from shoal.cli import action, clusters, describe, events, get, nodegroup, plan, project, server
 
 app = typer.Typer(
     name="shoal",
@@ -14,11 +14,26 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 app.command("plan")(plan.plan)
+app.command("server")(server.server)
+app.command("up")(clusters.up)
+app.command("apply")(clusters.apply)
+app.command("get")(get.get)
+app.add_typer(describe.app, name="describe")
+app.command("delete")(clusters.delete)
+app.command("scale")(clusters.scale)
+app.add_typer(nodegroup.app, name="nodegroup")
+app.command("events")(events.events)
+app.add_typer(action.app, name="action")
+app.add_typer(project.app, name="project")
 
 
 @app.callback()
 def _root() -> None:
-    """Shoal: whole-cluster placement and orchestration."""
+    """Shoal: whole-cluster placement and orchestration.
+
+    Every command but `plan` talks to Shoal's HTTP API: a server at --url / SHOAL_URL, or by
+    default Shoal embedded in the command itself, on the data directory SHOAL_HOME.
+    """
 
 
 def run() -> None:

@@ -21,7 +21,9 @@ EXIT_PLACED, EXIT_INFEASIBLE, EXIT_INVALID = 0, 1, 2
 
 
 def plan(
-    document: Annotated[Path, typer.Argument(help="Cluster document (native YAML/JSON or vcluster JSON).")],
+    document: Annotated[
+        Path, typer.Argument(help="Cluster document (native YAML/JSON or vcluster JSON).")
+    ],
     inventory: Annotated[
         Path | None,
         typer.Option("--inventory", "-i", help="Inventory YAML; default: 2 zones x 3 hosts."),
@@ -73,7 +75,11 @@ def show_result(result: PlacementResult, name: str) -> None:
             rules.add_column(col)
         for c in result.checks:
             rules.add_row(
-                c.grouping, c.rule, c.scope, str(c.members), str(c.domains_used),
+                c.grouping,
+                c.rule,
+                c.scope,
+                str(c.members),
+                str(c.domains_used),
                 "yes" if c.satisfied else "[yellow]soft violation[/]",
             )
         out.print(rules)

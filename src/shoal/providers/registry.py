@@ -56,9 +56,12 @@ def make_provider(
             raise ValueError("sim option zones needs hosts as well")
         else:
             inventory = default_inventory()
-        state_path = None
-        if "state_path" in o:
-            state_path = Path(str(o["state_path"]))
+        # The simulated cloud outlives one Shoal process by default (embedded commands each open
+        # a new one); `state_path: memory` keeps it in memory, for benchmarks.
+        given = str(o.get("state_path", "sim.db"))
+        state_path: Path | None = None
+        if given != "memory":
+            state_path = Path(given)
             if not state_path.is_absolute():
                 state_path = Path(home) / state_path
         return SimProvider(

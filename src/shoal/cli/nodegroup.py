@@ -1,0 +1,160 @@
+"""`shoal nodegroup create|update|delete --cluster X ...`: node groups, one action each.
+
+`create` takes the flags of seed 000's `magnum nodegroup-create --bay XXX --flavor m1.small
+--count 2 --availability-zone us-east-1`; its name defaults to `ng-<flavor>-<zone>`.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any
+
+import typer
+
+from shoal.cli.client import ShoalClient, connect, seg
+from shoal.cli.options import (
+    OutputOption,
+    TimeoutOption,
+    TokenOption,
+    UrlOption,
+    WaitOption,
+    target,
+)
+from shoal.cli.output import OutputFormat
+from shoal.cli.runner import run
+from shoal.cli.submit import submit
+
+app = typer.Typer(help="Add, change and remove a cluster's node groups.", no_args_is_help=True)
+
+ClusterOption = Annotated[
+    str, typer.Option("--cluster", "--bay", "-c", help="The cluster (name or id).")
+]
+NameArg = Annotated[str, typer.Argument(help="Node group name.")]
+MinOption = Annotated[int | None, typer.Option("--min", min=0, help="Fewest replicas.")]
+MaxOption = Annotated[int | None, typer.Option("--max", min=0, help="Most replicas.")]
+
+
+@app.command("create")
+def create(
+    cluster: ClusterOption,
+    flavor: Annotated[str, typer.Option("--flavor", help="Server flavor, e.g. m1.small.")],
+    count: Annotated[int, typer.Option("--count", "-n", min=0, help="Replicas.")] = 1,
+    zones: Annotated[
+        list[str] | None,
+        typer.Option("--availability-zone", "--zone", help="Zone(s) to place in; repeatable."),
+    ] = None,
+    name: Annotated[str | None, typer.Option("--name", help="Default: ng-<flavor>-<zone>.")] = None,
+    image: Annotated[str, typer.Option("--image", help="Server image.")] = "cirros",
+    min_size: MinOption = None,
+    max_size: MaxOption = None,
+    role: Annotated[str | None, typer.Option("--role", help="The group's role.")] = None,
+    wait: WaitOption = True,
+    timeout: TimeoutOption = None,
+    output: OutputOption = OutputFormat.TABLE,
+    url: UrlOption = None,
+    token: TokenOption = None,
+) -> None:
+    """Add a node group of COUNT servers of one flavor, in the given zone(s)."""
+    group: dict[str, Any] = {
+        "profile": {"type": "server", "flavor": flavor, "image": image},
+        "count": count,
+    }
+    if zones:
+        group["zones"] = list(zones)
+    for key, value in (("min", min_size), ("max", max_size), ("role", role)):
+        if value is not None:
+            group[key] = value
+
+    async def body() -> int:
+        async with connect(target(url, token), engine=True) as client:
+            group["name"] = name or await free_name(client, cluster, flavor, zones or [])
+            return await submit(
+                client,
+                "POST",
+                f"/v1/clusters/{seg(cluster)}/nodegroups",
+                json=group,
+                output=output,
+                wait=wait,
+                timeout=timeout,
+            )
+
+    run(body)
+
+
+@app.command("update")
+def update(
+    cluster: ClusterOption,
+    name: NameArg,
+    count: Annotated[int | None, typer.Option("--count", "-n", min=0, help="Replicas.")] = None,
+    min_size: MinOption = None,
+    max_size: MaxOption = None,
+    wait: WaitOption = True,
+    timeout: TimeoutOption = None,
+    output: OutputOption = OutputFormat.TABLE,
+    url: UrlOption = None,
+    token: TokenOption = None,
+) -> None:
+    """Change a node group's count and bounds."""
+    changes = {
+        k: v for k, v in (("count", count), ("min", min_size), ("max", max_size)) if v is not None
+    }
+    if not changes:
+        raise typer.BadParameter("say what to change: --count, --min or --max")
+
+    async def body() -> int:
+        async with connect(target(url, token), engine=True) as client:
+            return await submit(
+                client,
+                "PATCH",
+                f"/v1/clusters/{seg(cluster)}/nodegroups/{seg(name)}",
+                json=changes,
+                output=output,
+                wait=wait,
+                timeout=timeout,
+            )
+
+    run(body)
+
+
+@app.command("delete")
+def delete(
+    cluster: ClusterOption,
+    name: NameArg,
+    wait: WaitOption = True,
+    timeout: TimeoutOption = None,
+    output: OutputOption = OutputFormat.TABLE,
+    url: UrlOption = None,
+    token: TokenOption = None,
+) -> None:
+    """Remove a node group and its nodes."""
+
+    async def body() -> int:
+        async with connect(target(url, token), engine=True) as client:
+            return await submit(
+                client,
+                "DELETE",
+                f"/v1/clusters/{seg(cluster)}/nodegroups/{seg(name)}",
+                output=output,
+                wait=wait,
+                timeout=timeout,
+            )
+
+    run(body)
+
+
+def default_name(flavor: str, zones: list[str]) -> str:
+    """`ng-m1-small-az1`: the seed's nodegroup, named after its flavor and zone."""
+    raw = "-".join(["ng", flavor, *zones[:1]])
+    return re.sub(r"[^A-Za-z0-9_-]+", "-", raw)[:56].strip("-_") or "ng"
+
+
+async def free_name(client: ShoalClient, cluster: str, flavor: str, zones: list[str]) -> str:
+    """`default_name`, with `-2`, `-3`... when the cluster already has a group by that name."""
+    base = default_name(flavor, zones)
+    body = await client.get(f"/v1/clusters/{seg(cluster)}/nodegroups")
+    taken = {g.get("name") for g in body.get("nodegroups") or []}
+    name, i = base, 1
+    while name in taken:
+        i += 1
+        name = f"{base}-{i}"
+    return name

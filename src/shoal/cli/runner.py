@@ -1,0 +1,36 @@
+"""Running a command's coroutine: one event loop, errors told plainly, an exit code at the end."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Coroutine
+from typing import Any, NoReturn
+
+import typer
+
+from shoal.cli.errors import EXIT_INTERRUPTED, EXIT_OK, ApiError, CliError
+from shoal.cli.screen import err
+
+
+def run(
+    body: Callable[[], Coroutine[Any, Any, int]], *, until_interrupted: bool = False
+) -> NoReturn:
+    """Run `body()` and exit with the code it returns, or with the code of what it raised.
+
+    `until_interrupted`: Ctrl-C is how the command normally ends (exit 0, quietly).
+    """
+    try:
+        code = asyncio.run(body())
+    except ApiError as e:
+        e.report()
+        code = e.exit_code
+    except CliError as e:
+        e.report()
+        code = e.code
+    except KeyboardInterrupt:
+        if until_interrupted:
+            code = EXIT_OK
+        else:
+            err().print("interrupted")
+            code = EXIT_INTERRUPTED
+    raise typer.Exit(code)

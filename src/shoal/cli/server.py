@@ -1,0 +1,67 @@
+"""`shoal server`: the HTTP API under uvicorn, with the engine running in the app's lifespan."""
+
+from __future__ import annotations
+
+import signal
+from types import FrameType
+from typing import Annotated
+
+import typer
+
+from shoal.cli import screen
+from shoal.cli.client import load_settings
+from shoal.cli.errors import EXIT_INVALID, EXIT_OK, CliError
+from shoal.cli.runner import run
+
+
+def server(
+    port: Annotated[
+        int | None, typer.Option("--port", "-p", help="TCP port; default 8470 (SHOAL_PORT).")
+    ] = None,
+    bind: Annotated[
+        str | None,
+        typer.Option("--bind", help="Address to listen on; default 127.0.0.1 (SHOAL_BIND)."),
+    ] = None,
+    log_level: Annotated[str, typer.Option("--log-level", help="uvicorn's log level.")] = "info",
+) -> None:
+    """Serve Shoal's HTTP API on this machine until Ctrl-C."""
+
+    async def body() -> int:
+        import uvicorn
+
+        from shoal.api.app import create_app
+        from shoal.runtime import Runtime
+
+        settings = load_settings()
+        host = bind or settings.bind
+        listen = port if port is not None else settings.port
+        try:
+            runtime = await Runtime.open(settings)
+        except ValueError as e:
+            raise CliError(str(e), EXIT_INVALID) from None
+        try:
+            err = screen.err()
+            shown = f"[{host}]" if ":" in host else host
+            if runtime.new_admin_token is not None:
+                err.print(f"created the admin token: {runtime.token_path}")
+            else:
+                err.print(f"admin token: {runtime.token_path}")
+            err.print(
+                f"Shoal {settings.provider} provider, data in {settings.home}; "
+                f"serving http://{shown}:{listen} (docs at /docs)"
+            )
+            app = create_app(runtime, run_engine=True)
+            config = uvicorn.Config(app, host=host, port=listen, lifespan="on", log_level=log_level)
+            # uvicorn shuts down gracefully on SIGTERM, then re-raises it: make that an
+            # interrupt, so the runtime below still closes.
+            signal.signal(signal.SIGTERM, _interrupt)
+            await uvicorn.Server(config).serve()
+        finally:
+            await runtime.close()
+        return EXIT_OK
+
+    run(body, until_interrupted=True)
+
+
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
