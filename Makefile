@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml
 venv: $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/shoal plan examples/three-tier.yaml
+	scripts/demo.sh
 
 test: $(STAMP)
 	$(BIN)/pytest
@@ -34,6 +34,7 @@ check: test lint typecheck layers
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/placement.py
+	$(BIN)/python benchmarks/orchestration.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
