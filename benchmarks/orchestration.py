@@ -72,13 +72,17 @@ async def _scenario(name: str, nodes: int, latency: float, concurrency: int) -> 
     rt = await Runtime.open(settings)
     port = _free_port()
     server = uvicorn.Server(
-        uvicorn.Config(create_app(rt, run_engine=True), host="127.0.0.1", port=port, log_level="warning")
+        uvicorn.Config(
+            create_app(rt, run_engine=True), host="127.0.0.1", port=port, log_level="warning"
+        )
     )
     serving = asyncio.create_task(server.serve())
     while not server.started:
         await asyncio.sleep(0.01)
     headers = {"Authorization": f"Bearer {rt.admin_token()}"}
-    async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", headers=headers, timeout=60) as c:
+    async with httpx.AsyncClient(
+        base_url=f"http://127.0.0.1:{port}", headers=headers, timeout=60
+    ) as c:
         t0 = time.perf_counter()
         r = await c.post("/v1/clusters", content=_doc(nodes))
         assert r.status_code == 202, r.text

@@ -17,6 +17,7 @@ import multiprocessing as mp
 import resource
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 from shoal.model import ClusterSpec, Grouping, MemberRef, NodeGroup, Rule, Scope
@@ -70,7 +71,9 @@ def big_cluster(scale: int) -> ClusterSpec:
             NodeGroup(f"web{i + 1:02d}", (UnitPart(None, _server(mixes[i % 4])),), count=200)
         )
     for g in groups[n_db:]:
-        groupings.append(Grouping(f"{g.name}-spread", (MemberRef(g.name),), Rule.SPREAD, Scope.ZONE))
+        groupings.append(
+            Grouping(f"{g.name}-spread", (MemberRef(g.name),), Rule.SPREAD, Scope.ZONE)
+        )
     return ClusterSpec("bench", node_groups=tuple(groups), groupings=tuple(groupings))
 
 
@@ -102,11 +105,14 @@ def _run(spec: ClusterSpec, inv: Inventory, scenario: str, objective: Objective)
 
 
 def scenario_big(scale: int, hosts: int, zones: int, name: str) -> dict[str, Any]:
-    return _run(big_cluster(scale), synthetic_inventory(hosts, zones, seed=7), name, Objective.SPREAD)
+    return _run(
+        big_cluster(scale), synthetic_inventory(hosts, zones, seed=7), name, Objective.SPREAD
+    )
 
 
 def scenario_pack(seed: int) -> dict[str, Any]:
-    from benchmarks_support import cpsat_min_hosts, small_pack_case
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from tests.oracle import cpsat_min_hosts, small_pack_case
 
     spec, inv = small_pack_case(seed)
     out = _run(spec, inv, f"pack-vs-cpsat-{seed}", Objective.PACK)

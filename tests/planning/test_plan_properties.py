@@ -26,10 +26,16 @@ def clusters(draw: st.DrawFn) -> ClusterSpec:
     for i in range(n):
         unit = draw(st.booleans())
         parts = (
-            (UnitPart("server", SERVER), UnitPart("data", VOLUME)) if unit else (UnitPart(None, SERVER),)
+            (UnitPart("server", SERVER), UnitPart("data", VOLUME))
+            if unit
+            else (UnitPart(None, SERVER),)
         )
         earlier = [f"g{j}" for j in range(i)]
-        deps = tuple(draw(st.lists(st.sampled_from(earlier), unique=True, max_size=2))) if earlier else ()
+        deps = (
+            tuple(draw(st.lists(st.sampled_from(earlier), unique=True, max_size=2)))
+            if earlier
+            else ()
+        )
         groups.append(NodeGroup(f"g{i}", parts, count=draw(st.integers(0, 5)), depends_on=deps))
     return ClusterSpec("c", node_groups=tuple(groups))
 
@@ -39,7 +45,9 @@ def _observed(spec: ClusterSpec) -> list[ObservedNode]:
 
 
 def _resized(spec: ClusterSpec, counts: list[int]) -> ClusterSpec:
-    groups = tuple(dataclasses.replace(g, count=c) for g, c in zip(spec.node_groups, counts, strict=False))
+    groups = tuple(
+        dataclasses.replace(g, count=c) for g, c in zip(spec.node_groups, counts, strict=False)
+    )
     return dataclasses.replace(spec, node_groups=groups)
 
 
@@ -58,7 +66,9 @@ def _order(steps: list) -> list[str]:  # type: ignore[type-arg]
 
 @settings(max_examples=150, deadline=None)
 @given(clusters(), st.data())
-def test_a_plan_takes_what_exists_to_what_is_declared(before: ClusterSpec, data: st.DataObject) -> None:
+def test_a_plan_takes_what_exists_to_what_is_declared(
+    before: ClusterSpec, data: st.DataObject
+) -> None:
     after_counts = [data.draw(st.integers(0, 6)) for _ in before.node_groups]
     observed = _observed(before)
     desired = choose_replicas(_resized(before, after_counts), observed)
@@ -81,9 +91,13 @@ def test_a_plan_takes_what_exists_to_what_is_declared(before: ClusterSpec, data:
     position = {sid: i for i, sid in enumerate(order)}
     # A group's creations come after the creations of what it depends on.
     for g in desired.node_groups:
-        mine = [s for s in plan.of(StepKind.CREATE) if s.spec is not None and s.spec.group == g.name]
+        mine = [
+            s for s in plan.of(StepKind.CREATE) if s.spec is not None and s.spec.group == g.name
+        ]
         for dep in g.depends_on:
-            theirs = [s for s in plan.of(StepKind.CREATE) if s.spec is not None and s.spec.group == dep]
+            theirs = [
+                s for s in plan.of(StepKind.CREATE) if s.spec is not None and s.spec.group == dep
+            ]
             for a in mine:
                 for b in theirs:
                     assert position[a.id] > position[b.id]
@@ -122,4 +136,8 @@ def test_scale_in_removes_named_victims_first_then_the_newest() -> None:
     observed = _observed(spec)
     smaller = _resized(spec, [3])
     assert choose_replicas(smaller, observed).node_groups[0].replicas == (1, 2, 3)
-    assert choose_replicas(smaller, observed, victims=["web-2"]).node_groups[0].replicas == (1, 3, 4)
+    assert choose_replicas(smaller, observed, victims=["web-2"]).node_groups[0].replicas == (
+        1,
+        3,
+        4,
+    )

@@ -39,11 +39,23 @@ class _OutOfSteps(Exception):
     pass
 
 
-def _candidates(state: SearchState, item: Item, objective: Objective) -> list[int]:
+def _interchangeable(a: Item, b: Item) -> bool:
+    """Items that swapping never tells apart: same demand, zones and rules, neither pinned."""
+    return (
+        a.fixed_host is None
+        and b.fixed_host is None
+        and a.demand == b.demand
+        and a.zones == b.zones
+        and a.block == b.block
+        and a.memberships == b.memberships
+    )
+
+
+def _candidates(state: SearchState, item: Item, objective: Objective, lowest: int = 0) -> list[int]:
     p = state.problem
     # A pinned item still answers to the zone rules (zone anti-affinity, spread, affinity).
     zones = set(feasible_zones(state, item))
-    pool = [item.fixed_host] if item.fixed_host is not None else range(len(p.host_zone))
+    pool = [item.fixed_host] if item.fixed_host is not None else range(lowest, len(p.host_zone))
     hosts = [h for h in pool if p.host_zone[h] in zones]
     seen: set[tuple[object, ...]] = set()
     out: list[int] = []
@@ -79,6 +91,13 @@ def exact_search(
 ) -> ExactOutcome:
     state = SearchState(problem, seed)
     order = [i for unit in work_units(problem) for i in unit]
+    # Replicas of one group are interchangeable: trying them on hosts in every order repeats
+    # the same placements. Each such item takes a host no lower (by index) than the previous
+    # one did; this bound comes before the look-alike-host pruning, which keeps both sound.
+    after = [
+        k > 0 and _interchangeable(problem.items[order[k - 1]], problem.items[order[k]])
+        for k in range(len(order))
+    ]
     steps = 0
 
     def dfs(k: int) -> bool:
@@ -86,7 +105,8 @@ def exact_search(
         if k == len(order):
             return True
         item = problem.items[order[k]]
-        for h in _candidates(state, item, objective):
+        lowest = state.host_of[order[k - 1]] if after[k] else 0
+        for h in _candidates(state, item, objective, lowest):
             steps += 1
             if steps > budget:
                 raise _OutOfSteps

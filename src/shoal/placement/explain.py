@@ -18,7 +18,7 @@ from shoal.placement.state import SearchState
 
 
 def and_list(names: list[str]) -> str:
-    """"a", "a and b", "a, b and c"."""
+    """ "a", "a and b", "a, b and c"."""
     return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
@@ -30,17 +30,11 @@ def _fits_fresh(problem: PlacementProblem, item: Item, host: int) -> bool:
 def _allowed_hosts(problem: PlacementProblem, item: Item) -> list[int]:
     if item.fixed_host is not None:
         return [item.fixed_host]
-    return [
-        h
-        for h, z in enumerate(problem.host_zone)
-        if item.zones is None or z in item.zones
-    ]
+    return [h for h, z in enumerate(problem.host_zone) if item.zones is None or z in item.zones]
 
 
 def _describe_demand(item: Item) -> str:
-    return ", ".join(
-        f"{item.demand[r]} {RESOURCE_NAMES[r]}" for r in range(4) if item.demand[r]
-    )
+    return ", ".join(f"{item.demand[r]} {RESOURCE_NAMES[r]}" for r in range(4) if item.demand[r])
 
 
 def _member_flavors(items: list[Item]) -> str:
@@ -58,7 +52,9 @@ def _member_flavors(items: list[Item]) -> str:
 
 def prechecks(problem: PlacementProblem) -> list[str]:
     """Necessary conditions; any reason returned proves the request infeasible."""
-    reasons: list[str] = []
+    reasons = _precheck_existing(problem)
+    if reasons:
+        return reasons
     zones = problem.zone_names
     # Items of one node group look alike: compute "hosts with room" once per look.
     by_look: dict[tuple[object, ...], frozenset[int]] = {}
@@ -89,6 +85,57 @@ def prechecks(problem: PlacementProblem) -> list[str]:
     for c in problem.constraints:
         reasons.extend(_precheck_constraint(problem, c, members.get(c.index, []), room))
     reasons.extend(_precheck_totals(problem))
+    return reasons
+
+
+def _precheck_existing(problem: PlacementProblem) -> list[str]:
+    """What already exists (and what others use) breaks a hard rule before anything moves.
+
+    Existing nodes never move, so the search cannot repair this; without these checks it
+    would "succeed" and leave the breach to `verify_placement`.
+    """
+    reasons: list[str] = []
+    hosts = problem.inventory.hosts
+    for h, free in enumerate(problem.base_free):
+        cap = (hosts[h].vcpus, hosts[h].ram_mb, hosts[h].disk_gb, hosts[h].volume_gb)
+        for r in range(4):
+            if free[r] < 0:
+                reasons.append(
+                    f"host {hosts[h].name} is already over capacity on {RESOURCE_NAMES[r]}: "
+                    f"existing nodes and other users take {cap[r] - free[r]} of {cap[r]}"
+                )
+    for n in problem.nodes:
+        at = problem.existing_units.get(n.unit)
+        if at is None or not n.zones:
+            continue
+        zone = problem.zone_names[problem.host_zone[at]]
+        if zone not in n.zones:
+            reasons.append(
+                f"node {n.name} may only be in {and_list(list(n.zones))}, but {n.unit} "
+                f"already sits on host {hosts[at].name} in {zone}"
+            )
+    with_new_members = {ci for it in problem.items for ci, _ in it.memberships}
+    for c in problem.constraints:
+        if c.rule not in (Rule.ANTI_AFFINITY, Rule.SPREAD):
+            continue
+        on = [problem.existing_units[u] for u in sorted(c.units) if u in problem.existing_units]
+        counts = Counter(h if c.by_host else problem.host_zone[h] for h in on)
+        g = c.grouping
+        name = [h.name for h in hosts] if c.by_host else problem.zone_names
+        if c.rule is Rule.ANTI_AFFINITY:
+            reasons.extend(
+                f"{g.describe()}: {k} of its members already sit in {g.scope} {name[d]}"
+                for d, k in sorted(counts.items())
+                if k > c.limit
+            )
+        elif c.index not in with_new_members and c.domains:
+            per = sorted(c.domains, key=lambda d: (counts.get(d, 0), d))
+            low, high = per[0], per[-1]
+            if counts.get(high, 0) - counts.get(low, 0) > c.limit:
+                reasons.append(
+                    f"{g.describe()}: all its members exist already, {counts.get(high, 0)} in "
+                    f"{g.scope} {name[high]} and {counts.get(low, 0)} in {name[low]}"
+                )
     return reasons
 
 
@@ -173,9 +220,7 @@ def diagnose(state: SearchState, item: Item) -> str:
         for h, hz in enumerate(p.host_zone):
             if hz == z:
                 host_rejects[first_rejection(HOST_FILTERS, state, item, h) or "soft"] += 1
-    parts = [
-        f"{n} zone{'s' if n > 1 else ''} {_say(p, k)}" for k, n in zone_rejects.most_common()
-    ]
+    parts = [f"{n} zone{'s' if n > 1 else ''} {_say(p, k)}" for k, n in zone_rejects.most_common()]
     parts.extend(
         f"{n} host{'s' if n > 1 else ''} {_say(p, k)}"
         for k, n in host_rejects.most_common()

@@ -51,10 +51,16 @@ class _Counted:
             if c.rule is Rule.ANTI_AFFINITY:
                 if count > c.limit:
                     return f"grouping:{c.index}"
-            elif domain not in c.domain_set or (
-                state.spread_shortfall(c, domain, m) > state.remaining[c.index] - m
-            ):
+            elif domain not in c.domain_set:
                 return f"grouping:{c.index}"
+            else:
+                low = state.minimum[c.index]
+                # Within the skew of the current minimum is always fine (the fast path);
+                # beyond it, only hopeless when later members cannot even it out.
+                if (count - low > c.limit or state.maximum[c.index] - low > c.limit) and (
+                    state.spread_shortfall(c, domain, m) > state.remaining[c.index] - m
+                ):
+                    return f"grouping:{c.index}"
         return None
 
 

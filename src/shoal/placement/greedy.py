@@ -74,7 +74,10 @@ def pick_host(state: SearchState, item: Item, zone: int, objective: Objective) -
     """The preferred host in `zone` that passes every host filter, or None."""
     if item.fixed_host is not None:
         h = item.fixed_host
-        if state.problem.host_zone[h] == zone and first_rejection(HOST_FILTERS, state, item, h) is None:
+        if (
+            state.problem.host_zone[h] == zone
+            and first_rejection(HOST_FILTERS, state, item, h) is None
+        ):
             return h
         return None
     soft = has_soft_host_rules(item)
@@ -86,7 +89,7 @@ def pick_host(state: SearchState, item: Item, zone: int, objective: Objective) -
                 return h
     fallback: int | None = None
     budget = SOFT_LOOKAHEAD
-    for h in state.candidates(zone, item, descending=objective is Objective.SPREAD):
+    for h in state.candidates(zone, item, pack=objective is Objective.PACK):
         if first_rejection(HOST_FILTERS, state, item, h) is not None:
             continue
         if not soft or not soft_host_breaks(state, item, h):
@@ -102,12 +105,23 @@ def pick_host(state: SearchState, item: Item, zone: int, objective: Objective) -
 def place_item(
     state: SearchState, item: Item, objective: Objective, scorers: tuple[ZoneScorer, ...]
 ) -> int | None:
+    # Soft host rules win over the zone order: a host that breaks one is kept only as a
+    # fallback while a later zone may still offer one that does not (soft affinity with a
+    # member in az1 must not settle for the emptier az2).
+    soft = has_soft_host_rules(item)
+    fallback: int | None = None
     for z in zone_order(scorers, state, item, feasible_zones(state, item)):
         h = pick_host(state, item, z, objective)
-        if h is not None:
-            state.place(item, h)
-            return h
-    return None
+        if h is None:
+            continue
+        if soft and soft_host_breaks(state, item, h):
+            fallback = h if fallback is None else fallback
+            continue
+        state.place(item, h)
+        return h
+    if fallback is not None:
+        state.place(item, fallback)
+    return fallback
 
 
 def _block_zones(state: SearchState, block: list[int], objective: Objective) -> list[int]:

@@ -151,12 +151,12 @@ def build_problem(
 
     existing_units: dict[str, int] = {}
     for n in nodes:
-        host = existing.get(n.name)
-        if host is None:
+        where = existing.get(n.name)
+        if where is None:
             continue
-        hi = host_index.get(host)
+        hi = host_index.get(where)
         if hi is None:
-            reasons.append(f"node {n.name} exists on host {host}, which the inventory lacks")
+            reasons.append(f"node {n.name} exists on host {where}, which the inventory lacks")
             continue
         free = base_free[hi]
         for r, v in enumerate(_demand_tuple(n.demand)):
@@ -165,7 +165,7 @@ def build_problem(
         if prior != hi:
             reasons.append(
                 f"nodes of {n.unit} already sit on different hosts "
-                f"({inventory.hosts[prior].name} and {host})"
+                f"({inventory.hosts[prior].name} and {where})"
             )
 
     # Hard host affinity ties units into one item.
@@ -206,9 +206,7 @@ def build_problem(
                     f"{inventory.hosts[fixed].name} and {inventory.hosts[hi].name}"
                 )
             fixed = hi if fixed is None else fixed
-        new_nodes = [
-            n for u in units for n in unit_nodes[u] if n.name not in existing
-        ]
+        new_nodes = [n for u in units for n in unit_nodes[u] if n.name not in existing]
         if fixed is not None:
             comp_host[root] = fixed
         if not new_nodes:
@@ -256,11 +254,11 @@ def build_problem(
         fixed_host = comp_host.get(root)
         if fixed_host is not None:
             z = host_zone[fixed_host]
-            prior = block_fixed_zone[b]
-            if prior is not None and prior != z:
+            was = block_fixed_zone[b]
+            if was is not None and was != z:
                 reasons.append(
                     f"zone affinity ties {', '.join(units[:3])} to one zone, but its "
-                    f"members already sit in {zone_names[prior]} and {zone_names[z]}"
+                    f"members already sit in {zone_names[was]} and {zone_names[z]}"
                 )
             block_fixed_zone[b] = z
         ii = unit_item.get(units[0])
@@ -317,4 +315,3 @@ def build_problem(
         existing_units=existing_units,
         reasons=reasons,
     )
-

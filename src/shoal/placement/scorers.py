@@ -16,7 +16,6 @@ from shoal.model.enums import Objective, Rule, Scope
 from shoal.placement.problem import Item, rule_key
 from shoal.placement.state import SearchState
 
-
 _SPREAD = rule_key(Rule.SPREAD, Scope.ZONE)
 _SOFT_ANTI_ZONE = rule_key(Rule.SOFT_ANTI_AFFINITY, Scope.ZONE)
 _SOFT_AFF_ZONE = rule_key(Rule.SOFT_AFFINITY, Scope.ZONE)

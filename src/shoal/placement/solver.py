@@ -88,7 +88,10 @@ def solve(
         stats["exact_steps"] = exact.steps
         if exact.verdict is ExactVerdict.NONE_EXISTS:
             return infeasible(
-                [f"no placement satisfies every rule (exhaustive search, {exact.steps} steps)", why],
+                [
+                    f"no placement satisfies every rule (exhaustive search, {exact.steps} steps)",
+                    why,
+                ],
                 "exact",
             )
         if exact.verdict is ExactVerdict.GAVE_UP:

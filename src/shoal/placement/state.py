@@ -32,7 +32,9 @@ class SearchState:
         self.rank = [0] * len(self.free)
         for r, h in enumerate(order):
             self.rank[h] = r
-        self.index: list[list[SortedList]] = [
+        self.index: list[list[SortedList]] = [[SortedList() for _ in _INDEXED] for _ in range(nz)]
+        # The same, for the hosts this cluster already uses: packing fills those first.
+        self.used_index: list[list[SortedList]] = [
             [SortedList() for _ in _INDEXED] for _ in range(nz)
         ]
         self.zone_free = [[0, 0] for _ in range(nz)]
@@ -50,6 +52,8 @@ class SearchState:
         # Spread constraints track a histogram of counts over their domains, and every
         # constraint how many of its member units are still to be placed.
         self.hist: list[dict[int, int]] = [{} for _ in problem.constraints]
+        self.minimum: list[int] = [0] * len(problem.constraints)
+        self.maximum: list[int] = [0] * len(problem.constraints)
         self.remaining: list[int] = [0] * len(problem.constraints)
         self._undo: list[tuple[int, int]] = []
         self._init_counts()
@@ -58,7 +62,9 @@ class SearchState:
         p = self.problem
         for c in p.constraints:
             counts = self.counts[c.index]
-            for unit in c.units:
+            # Sorted: `units` is a set of strings, and the order of `counts` decides which
+            # host soft affinity tries first; hash order would differ from process to process.
+            for unit in sorted(c.units):
                 h = p.existing_units.get(unit)
                 if h is None:
                     continue
@@ -69,11 +75,14 @@ class SearchState:
                 for d in c.domains:
                     v = counts.get(d, 0)
                     hist[v] = hist.get(v, 0) + 1
+                self.minimum[c.index] = min(hist) if hist else 0
+                self.maximum[c.index] = max(hist) if hist else 0
         for item in p.items:
             for ci, m in item.memberships:
                 self.remaining[ci] += m
         for h in set(p.existing_units.values()):
             self.used_hosts[h] = self.used_hosts.get(h, 0) + 1
+            self._index_used(h, +1)
 
     # -- queries ---------------------------------------------------------------------------
 
@@ -90,7 +99,9 @@ class SearchState:
         """
         hist = self.hist[c.index]
         old = self.counts[c.index].get(domain, 0)
-        floor = max(max(hist), old + m) - c.limit
+        floor = max(self.maximum[c.index], old + m) - c.limit
+        if floor <= self.minimum[c.index]:
+            return 0  # the common case: every domain is already high enough
         short = sum(n * (floor - v) for v, n in hist.items() if v < floor)
         return short - max(0, floor - old) + max(0, floor - old - m)
 
@@ -99,12 +110,34 @@ class SearchState:
         d = item.demand
         return f[0] >= d[0] and f[1] >= d[1] and f[2] >= d[2] and f[3] >= d[3]
 
-    def candidates(self, zone: int, item: Item, descending: bool) -> Iterator[int]:
-        """Hosts of `zone` with enough of the item's main resource, emptiest or fullest first."""
+    def candidates(self, zone: int, item: Item, pack: bool) -> Iterator[int]:
+        """Hosts of `zone` with enough of the item's main resource, in objective order.
+
+        Spread: emptiest first. Pack: the hosts this cluster already uses, fullest first (best
+        fit), then unused hosts, largest first (one big host holds what two small ones would).
+        """
         k = 0 if item.demand[RAM] > 0 or item.demand[VOL] == 0 else 1
         need = item.demand[_INDEXED[k]]
-        for _, _, h in self.index[zone][k].irange((need, -1, -1), None, reverse=descending):
+        low = (need, -1, -1)
+        if not pack:
+            for _, _, h in self.index[zone][k].irange(low, None, reverse=True):
+                yield h
+            return
+        for _, _, h in self.used_index[zone][k].irange(low, None):
             yield h
+        for _, _, h in self.index[zone][k].irange(low, None, reverse=True):
+            if h not in self.used_hosts:
+                yield h
+
+    def _index_used(self, host: int, sign: int) -> None:
+        z = self.problem.host_zone[host]
+        f = self.free[host]
+        for k, r in enumerate(_INDEXED):
+            entry = (f[r], self.rank[host], host)
+            if sign > 0:
+                self.used_index[z][k].add(entry)
+            else:
+                self.used_index[z][k].remove(entry)
 
     def zone_free_fraction(self, zone: int, item: Item) -> float:
         k = 0 if item.demand[RAM] > 0 or item.demand[VOL] == 0 else 1
@@ -143,6 +176,8 @@ class SearchState:
         p = self.problem
         z = p.host_zone[host]
         f = self.free[host]
+        if host in self.used_hosts:
+            self._index_used(host, -1)
         for k, r in enumerate(_INDEXED):
             if item.demand[r]:
                 sl = self.index[z][k]
@@ -154,6 +189,7 @@ class SearchState:
         used = self.used_hosts.get(host, 0) + sign
         if used:
             self.used_hosts[host] = used
+            self._index_used(host, +1)
         else:
             del self.used_hosts[host]
         for ci, m in item.memberships:
@@ -173,3 +209,11 @@ class SearchState:
                 if not hist[old]:
                     del hist[old]
                 hist[new] = hist.get(new, 0) + 1
+                if sign > 0:
+                    while hist and self.minimum[ci] not in hist:
+                        self.minimum[ci] += 1
+                    self.maximum[ci] = max(self.maximum[ci], new)
+                else:
+                    self.minimum[ci] = min(self.minimum[ci], new)
+                    while hist and self.maximum[ci] not in hist:
+                        self.maximum[ci] -= 1

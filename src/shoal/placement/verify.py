@@ -42,7 +42,9 @@ def _check_grouping(
     hard: list[str] = []
     soft = 0
     if g.rule is Rule.AFFINITY and used > 1:
-        hard.append(f"{g.describe()}: members sit in {used} {g.scope}s ({', '.join(sorted(counts))})")
+        hard.append(
+            f"{g.describe()}: members sit in {used} {g.scope}s ({', '.join(sorted(counts))})"
+        )
     elif g.rule is Rule.ANTI_AFFINITY:
         for d, c in sorted(counts.items()):
             if c > g.max_per_domain:
@@ -50,7 +52,9 @@ def _check_grouping(
     elif g.rule is Rule.SPREAD and eligible:
         per = [counts.get(d, 0) for d in eligible]
         if max(per) - min(per) > g.max_skew:
-            hard.append(f"{g.describe()}: skew {max(per) - min(per)} over {len(eligible)} {g.scope}s")
+            hard.append(
+                f"{g.describe()}: skew {max(per) - min(per)} over {len(eligible)} {g.scope}s"
+            )
     elif g.rule is Rule.SOFT_ANTI_AFFINITY:
         soft = sum(max(0, c - g.max_per_domain) for c in counts.values())
     elif g.rule is Rule.SOFT_AFFINITY:
@@ -74,8 +78,11 @@ def verify_placement(
         host_name = hosts.get(n.name)
         host = inv_hosts.get(host_name) if host_name is not None else None
         if host is None:
-            hard.append(f"node {n.name} has no host" if host_name is None else
-                        f"node {n.name} is on unknown host {host_name}")
+            hard.append(
+                f"node {n.name} has no host"
+                if host_name is None
+                else f"node {n.name} is on unknown host {host_name}"
+            )
             continue
         if n.zones and host.zone not in n.zones:
             hard.append(f"node {n.name} is in zone {host.zone}, outside {', '.join(n.zones)}")
