@@ -21,6 +21,7 @@ from shoal.service.clusters import ClusterService
 from shoal.service.profiles import ProfileService
 from shoal.service.queries import Queries
 from shoal.settings import Settings
+from shoal.spec import load_inventory_file
 from shoal.store import auth
 from shoal.store.database import Database
 
@@ -52,9 +53,14 @@ class Runtime:
         clock = clock or SystemClock()
         db = Database(settings.db_url)
         db.migrate()
-        provider = provider or make_provider(
-            settings.provider, home=settings.home, options=settings.provider_options
-        )
+        if provider is None:
+            hosts = load_inventory_file(settings.inventory) if settings.inventory else None
+            provider = make_provider(
+                settings.provider,
+                home=settings.home,
+                options=settings.provider_options,
+                inventory=hosts,
+            )
         engine = Engine(
             db,
             provider,
@@ -63,6 +69,9 @@ class Runtime:
             lease_s=settings.lease_s,
             poll_s=settings.poll_s,
             retry=RetryPolicy(attempts=settings.action_retries, backoff_s=settings.retry_backoff_s),
+            manage=settings.manage,
+            manage_tick_s=settings.manage_tick_s,
+            reconcile_s=settings.reconcile_interval_s,
         )
         inventory = await engine.inventory()
         service = ClusterService(db, engine.inventory_now, clock, engine.wake)

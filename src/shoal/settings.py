@@ -41,6 +41,8 @@ class Settings(BaseSettings):
     provider: str = "local"
     """local | sim"""
     provider_options: dict[str, Any] = Field(default_factory=dict)
+    inventory: Path | None = None
+    """An inventory file (hosts, zones, flavors, images) for the provider; default: its own."""
     engine_concurrency: int = 1000
     """Node-level actions one engine keeps in flight."""
     lease_s: float = 30.0
@@ -49,6 +51,11 @@ class Settings(BaseSettings):
     action_retries: int = 3
     """Attempts of a provider call that failed with a temporary error."""
     retry_backoff_s: float = 1.0
+    manage: bool = True
+    """Run health checks and drift repair (one engine at a time holds the manager lease)."""
+    manage_tick_s: float = 1.0
+    reconcile_interval_s: float = 5.0
+    """How often each cluster is compared with what the provider reports."""
     bind: str = "127.0.0.1"
     port: int = 8470
     max_body_bytes: int = 2 * 1024 * 1024

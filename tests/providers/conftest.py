@@ -1,7 +1,8 @@
 """Fixtures for provider tests: a local provider on a private home and port, always cleaned up.
 
-Every process a test starts is stopped at teardown, even when the test failed halfway: the
-provider's own `purge`, then a sweep that SIGKILLs any recorded process still carrying its key.
+Every process a test starts under `local_home` is stopped at teardown, even when the test failed
+halfway and even when it made its own providers on that home: a provider's own `purge`, then a
+sweep that SIGKILLs any recorded process still carrying its key.
 """
 
 from __future__ import annotations
@@ -17,9 +18,17 @@ from shoal.providers.local import LocalProvider
 from .support import free_port, sweep
 
 
-@pytest.fixture
-def local_home(tmp_path: Path) -> Path:
-    return tmp_path / "local"
+@pytest_asyncio.fixture
+async def local_home(tmp_path: Path) -> AsyncIterator[Path]:
+    home = tmp_path / "local"
+    try:
+        yield home
+    finally:
+        try:
+            if (home / "resources").is_dir():
+                await LocalProvider(home).purge()
+        finally:
+            sweep(home)
 
 
 @pytest.fixture
@@ -29,11 +38,4 @@ def port() -> int:
 
 @pytest_asyncio.fixture
 async def local(local_home: Path, port: int) -> AsyncIterator[LocalProvider]:
-    provider = LocalProvider(local_home, port=port, boot_timeout_s=30.0, stop_grace_s=2.0)
-    try:
-        yield provider
-    finally:
-        try:
-            await LocalProvider(local_home, port=port).purge()
-        finally:
-            sweep(local_home)
+    yield LocalProvider(local_home, port=port, boot_timeout_s=30.0, stop_grace_s=2.0)

@@ -4,19 +4,44 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shlex
 import signal
 import socket
+import sys
 import urllib.request
 from pathlib import Path
 from typing import Any
 
-from shoal.model.catalogs import CIRROS, CLASSIC_FLAVORS
-from shoal.model.inventory import Image
+from shoal.model.catalogs import CIRROS, CLASSIC_FLAVORS, default_inventory
+from shoal.model.inventory import Flavor, Image, Inventory
 from shoal.model.profile import ServerProfile, VolumeProfile
 from shoal.providers.base import ServerRequest, VolumeRequest
 from shoal.providers.local import processes
 
 TINY = CLASSIC_FLAVORS[0]
+
+
+def with_images(*images: Image) -> Inventory:
+    """The default inventory with more images in its catalog."""
+    base = default_inventory()
+    return Inventory(hosts=base.hosts, flavors=base.flavors, images=(*base.images, *images))
+
+
+def web_image() -> Image:
+    """An image whose `command` is Python's http.server, serving the server's workdir."""
+    python = shlex.quote(sys.executable)
+    return Image(
+        "img-web",
+        "web",
+        properties={
+            "command": f"{python} -m http.server --bind {{address}} {{port}}",
+            "health_path": "/",
+        },
+    )
+
+
+def profile(image: Image = CIRROS, flavor: Flavor = TINY) -> ServerProfile:
+    return ServerProfile(flavor, image)
 
 
 def free_port() -> int:

@@ -9,21 +9,24 @@ from pathlib import Path
 
 import pytest
 
-from shoal.model.catalogs import CIRROS, default_inventory
+from shoal.model.catalogs import CIRROS
 from shoal.model.enums import NodeKind
-from shoal.model.inventory import Image, Inventory
+from shoal.model.inventory import Image
 from shoal.providers.base import Provider, ResourceState
 from shoal.providers.errors import PermanentError, TemporaryError
 from shoal.providers.local import LocalProvider
 
-from .support import get_json, http_get, pid_alive, processes_with_key, server_request
+from .support import (
+    get_json,
+    http_get,
+    pid_alive,
+    processes_with_key,
+    server_request,
+    web_image,
+    with_images,
+)
 
 pytestmark = pytest.mark.asyncio
-
-
-def with_images(*images: Image) -> Inventory:
-    base = default_inventory()
-    return Inventory(hosts=base.hosts, flavors=base.flavors, images=(*base.images, *images))
 
 
 async def test_is_a_provider(local: LocalProvider) -> None:
@@ -113,15 +116,7 @@ async def test_unknown_host_is_permanent(local: LocalProvider) -> None:
 
 
 async def test_an_image_command_runs_any_program(local_home: Path, port: int) -> None:
-    python = shlex.quote(sys.executable)
-    web = Image(
-        "img-web",
-        "web",
-        properties={
-            "command": f"{python} -m http.server --bind {{address}} {{port}}",
-            "health_path": "/",
-        },
-    )
+    web = web_image()
     provider = LocalProvider(local_home, with_images(web), port=port, boot_timeout_s=30)
     server = await provider.create_server(server_request("web-1", "az2-host2", image=web))
     assert server.address == f"127.2.2.2:{port}"

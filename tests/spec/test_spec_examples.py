@@ -6,12 +6,25 @@ import pytest
 
 from shoal.model import Inventory, MemberRef, Objective, Rule, Scope, ServerProfile, VolumeProfile
 from shoal.model.nodes import expand
-from shoal.spec import load_cluster_file
+from shoal.model.policies import (
+    AdjustmentType,
+    CheckKind,
+    DeletionPolicy,
+    HealthPolicy,
+    Recovery,
+    ScalingPolicy,
+    Threshold,
+    UpdatePolicy,
+    VictimOrder,
+)
+from shoal.placement import solve
+from shoal.spec import load_cluster, load_cluster_file
 from tests.spec.support import EXAMPLES
 
 
 @pytest.mark.parametrize(
-    "name", ["three-tier.yaml", "db-pair.yaml", "magnum.yaml", "vcluster-seed.json"]
+    "name",
+    ["three-tier.yaml", "db-pair.yaml", "magnum.yaml", "managed-web.yaml", "vcluster-seed.json"],
 )
 def test_example_loads(inventory: Inventory, name: str) -> None:
     spec = load_cluster_file(EXAMPLES / name, inventory)
@@ -68,4 +81,40 @@ def test_vcluster_seed_example(inventory: Inventory) -> None:
     assert [g.members for g in spec.groupings][2] == (
         MemberRef("db-server-1"),
         MemberRef("db-server-2"),
+    )
+
+
+def test_managed_web(inventory: Inventory) -> None:
+    spec = load_cluster_file(EXAMPLES / "managed-web.yaml", inventory)
+    (web,) = spec.node_groups
+    profile = web.parts[0].profile
+    assert isinstance(profile, ServerProfile) and profile.flavor.name == "m1.tiny"
+    assert (web.count, web.max_size, web.zones) == (6, 10, ("az1", "az2"))
+    assert web.health == HealthPolicy(
+        check=CheckKind.HTTP,
+        path="/health",
+        interval_s=1.0,
+        timeout_s=1.0,
+        failures=2,
+        grace_s=5.0,
+        recovery=Recovery.REPLACE,
+        max_unhealthy=Threshold(50, percent=True),
+    )
+    assert web.update == UpdatePolicy(max_unavailable=1)
+    assert web.scaling == ScalingPolicy(
+        AdjustmentType.CHANGE_IN_CAPACITY, number=2, cooldown_s=30.0
+    )
+    assert web.deletion == DeletionPolicy(VictimOrder.OLDEST_FIRST, balance_zones=True)
+    result = solve(spec, inventory)
+    assert result.feasible, result.reasons
+    per_zone = [a.zone for a in result.assignments]
+    assert sorted(per_zone) == ["az1"] * 3 + ["az2"] * 3
+
+
+def test_docs_show_the_managed_web_example(inventory: Inventory) -> None:
+    """The example in docs/cluster-format.md ("Policies") means what the example file means."""
+    text = (EXAMPLES.parent / "docs" / "cluster-format.md").read_text()
+    block = text.split("# examples/managed-web.yaml\n", 1)[1].split("```", 1)[0]
+    assert load_cluster(block, inventory) == load_cluster_file(
+        EXAMPLES / "managed-web.yaml", inventory
     )

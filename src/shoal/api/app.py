@@ -13,6 +13,8 @@ from shoal.api import errors
 from shoal.api.limits import BodyLimit
 from shoal.api.routes_admin import router as admin_router
 from shoal.api.routes_clusters import router as cluster_router
+from shoal.api.routes_hosts import router as host_router
+from shoal.api.routes_receivers import router as receiver_router
 from shoal.api.routes_vcluster import router as vcluster_router
 from shoal.api.routes_work import router as work_router
 from shoal.runtime import Runtime
@@ -41,8 +43,9 @@ def create_app(runtime: Runtime, *, run_engine: bool = False) -> FastAPI:
     app.state.runtime = runtime
     errors.install(app)
     app.add_middleware(BodyLimit, limit=runtime.settings.max_body_bytes)
-    for router in (cluster_router, work_router, admin_router, vcluster_router):
+    for router in (cluster_router, work_router, admin_router, vcluster_router, host_router):
         app.include_router(router)
+    app.include_router(receiver_router)
 
     @app.get("/healthz", tags=["meta"])
     async def healthz() -> dict[str, str]:

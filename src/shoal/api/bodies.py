@@ -36,6 +36,11 @@ class DelNodesBody(_Strict):
     nodes: list[str] = Field(min_length=1)
 
 
+class RecoverBody(_Strict):
+    nodes: list[str] | None = None
+    how: str | None = Field(None, pattern="^(recreate|reboot|rebuild|replace)$")
+
+
 class ClusterActionBody(_Strict):
     """Exactly one operation, Senlin style: {"scale_out": {...}}."""
 
@@ -44,13 +49,14 @@ class ClusterActionBody(_Strict):
     resize: ResizeBody | None = None
     add_nodes: AddNodesBody | None = None
     del_nodes: DelNodesBody | None = None
+    recover: RecoverBody | None = None
 
     @model_validator(mode="after")
     def _one(self) -> ClusterActionBody:
         given = [k for k, v in self.__dict__.items() if v is not None]
         if len(given) != 1:
             raise ValueError(
-                "give exactly one of scale_out, scale_in, resize, add_nodes, del_nodes"
+                "give exactly one of scale_out, scale_in, resize, add_nodes, del_nodes, recover"
                 + (f" (got {', '.join(given)})" if given else "")
             )
         return self

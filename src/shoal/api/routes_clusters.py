@@ -59,6 +59,14 @@ async def apply_cluster(ref: str, request: Request, who: Caller) -> JSONResponse
     return accepted(sub)
 
 
+@router.post("/{ref}/plan")
+async def plan_cluster(ref: str, request: Request, who: Caller) -> dict[str, Any]:
+    """What applying a document (the body; empty: the current one) would do, changing nothing."""
+    rt = runtime_of(request)
+    body = await request.body()
+    return {"plan": await run_in_threadpool(rt.service.preview, who, ref, body or None)}
+
+
 @router.delete("/{ref}", status_code=202)
 async def delete_cluster(ref: str, request: Request, who: Caller) -> JSONResponse:
     rt = runtime_of(request)
@@ -69,7 +77,7 @@ async def delete_cluster(ref: str, request: Request, who: Caller) -> JSONRespons
 async def cluster_action(
     ref: str, body: ClusterActionBody, request: Request, who: Caller
 ) -> JSONResponse:
-    """One operation: scale_out, scale_in, resize, add_nodes or del_nodes."""
+    """One operation: scale_out, scale_in, resize, add_nodes, del_nodes or recover."""
     rt = runtime_of(request)
     svc = rt.service
     if body.scale_out is not None or body.scale_in is not None:
@@ -97,6 +105,9 @@ async def cluster_action(
     elif body.add_nodes is not None:
         nodes = [rt.profiles.inline(who, n) for n in body.add_nodes.nodes]
         sub = await run_in_threadpool(svc.add_nodes, who, ref, nodes)
+    elif body.recover is not None:
+        rec = body.recover
+        sub = await run_in_threadpool(svc.recover, who, ref, rec.nodes, rec.how)
     else:
         assert body.del_nodes is not None
         sub = await run_in_threadpool(svc.del_nodes, who, ref, body.del_nodes.nodes)

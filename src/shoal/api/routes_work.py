@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import json
+from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
 from shoal.api.auth import Caller, runtime_of
@@ -14,8 +16,10 @@ from shoal.service.views import action_view
 
 router = APIRouter(prefix="/v1", tags=["nodes, actions, events"])
 
-# How often a long poll looks for new events.
+# How often a long poll or a stream looks for new events, and how long a stream may stay
+# silent before a keep-alive comment.
 _EVENT_POLL_S = 0.2
+_KEEPALIVE_S = 15.0
 
 
 @router.get("/nodes")
@@ -52,6 +56,48 @@ async def cancel_action(action_id: str, request: Request, who: Caller) -> JSONRe
         {"action": action_view(action)},
         status_code=202,
         headers={"Location": f"/v1/actions/{action.id}"},
+    )
+
+
+@router.get("/events/stream")
+async def stream_events(
+    request: Request,
+    who: Caller,
+    cluster: str | None = None,
+    after: Annotated[int, Query(ge=0)] = 0,
+) -> StreamingResponse:
+    """Server-sent events: every event after `after`, then new ones as they happen.
+
+    Each message has `id` (the event id: reconnect with `after` or `Last-Event-ID`), `event`
+    (CLUSTER, NODE or ACTION) and `data` (the event as JSON).
+    """
+    rt = runtime_of(request)
+    resume = request.headers.get("last-event-id", "")
+    start = int(resume) if resume.isdigit() else after
+    # Fail before the stream starts when the cluster is unknown (a 404, not a broken stream).
+    await run_in_threadpool(rt.queries.events, who, cluster, start, 1)
+
+    async def messages() -> AsyncIterator[str]:
+        last = start
+        quiet = 0.0
+        while not await request.is_disconnected():
+            found = await run_in_threadpool(rt.queries.events, who, cluster, last, 500)
+            for e in found:
+                last = e["id"]
+                yield f"id: {e['id']}\nevent: {e['obj_type']}\ndata: {json.dumps(e)}\n\n"
+            if found:
+                quiet = 0.0
+                continue
+            await asyncio.sleep(_EVENT_POLL_S)
+            quiet += _EVENT_POLL_S
+            if quiet >= _KEEPALIVE_S:
+                quiet = 0.0
+                yield ": keep-alive\n\n"
+
+    return StreamingResponse(
+        messages(),
+        media_type="text/event-stream",
+        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
     )
 
 

@@ -1,4 +1,8 @@
-"""`shoal up`, `apply`, `delete` and `scale`: cluster changes that wait for their action."""
+"""`shoal up`, `apply`, `delete` and `scale`: cluster changes that wait for their action.
+
+`apply --dry-run` changes nothing: it shows what applying the document to its existing cluster
+would do (see preview.py).
+"""
 
 from __future__ import annotations
 
@@ -8,7 +12,7 @@ import typer
 
 from shoal.cli.client import connect, seg
 from shoal.cli.documents import document_name, read_document
-from shoal.cli.errors import ApiError
+from shoal.cli.errors import ApiError, CliError
 from shoal.cli.options import (
     OutputOption,
     TimeoutOption,
@@ -18,6 +22,7 @@ from shoal.cli.options import (
     target,
 )
 from shoal.cli.output import OutputFormat
+from shoal.cli.preview import preview
 from shoal.cli.runner import run
 from shoal.cli.submit import Goal, submit
 
@@ -59,11 +64,36 @@ def apply(
     document: DocumentArg,
     wait: WaitOption = True,
     timeout: TimeoutOption = None,
+    dry_run: Annotated[
+        bool,
+        typer.Option(
+            "--dry-run",
+            help="Change nothing: show what applying the document to its existing cluster "
+            "would do (creates, deletes, rolling-update batches).",
+        ),
+    ] = False,
     output: OutputOption = OutputFormat.TABLE,
     url: UrlOption = None,
     token: TokenOption = None,
 ) -> None:
     """Create the document's cluster, or change the existing one to match the document."""
+
+    async def dry() -> int:
+        content, kind = read_document(document)
+        name = document_name(content)
+        if name is None:
+            raise CliError(f"{document} names no cluster; --dry-run needs an existing one")
+        async with connect(target(url, token)) as client:
+            try:
+                await client.get(f"/v1/clusters/{seg(name)}")
+            except ApiError as e:
+                if e.status != 404:
+                    raise
+                raise CliError(
+                    f"there is no cluster {name} yet, so applying {document} would create it; "
+                    f"`shoal plan {document}` shows where its nodes would go"
+                ) from None
+            return await preview(client, name, content, kind, output)
 
     async def body() -> int:
         content, kind = read_document(document)
@@ -90,7 +120,7 @@ def apply(
                 fresh=not exists,
             )
 
-    run(body)
+    run(dry if dry_run else body)
 
 
 def delete(

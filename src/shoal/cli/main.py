@@ -4,7 +4,20 @@ from __future__ import annotations
 
 import typer
 
-from shoal.cli import action, clusters, describe, events, get, nodegroup, plan, project, server
+from shoal.cli import (
+    action,
+    clusters,
+    describe,
+    events,
+    get,
+    host,
+    nodegroup,
+    plan,
+    project,
+    receiver,
+    recover,
+    server,
+)
 
 app = typer.Typer(
     name="shoal",
@@ -21,10 +34,14 @@ app.command("get")(get.get)
 app.add_typer(describe.app, name="describe")
 app.command("delete")(clusters.delete)
 app.command("scale")(clusters.scale)
+app.command("recover")(recover.recover)
 app.add_typer(nodegroup.app, name="nodegroup")
 app.command("events")(events.events)
 app.add_typer(action.app, name="action")
 app.add_typer(project.app, name="project")
+app.add_typer(host.app, name="host")
+app.add_typer(receiver.app, name="receiver")
+app.add_typer(receiver.webhook_app, name="webhook")
 
 
 @app.callback()

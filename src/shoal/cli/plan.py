@@ -1,6 +1,8 @@
 """`shoal plan DOCUMENT`: place a cluster document on an inventory and show the placement.
 
 Exit codes are a contract: 0 placed, 1 infeasible (with reasons), 2 invalid input.
+With `--cluster NAME` it asks Shoal instead what applying the document to that existing
+cluster would do (see preview.py); without it, it runs offline and talks to no one.
 """
 
 from __future__ import annotations
@@ -11,7 +13,11 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
+from shoal.cli.errors import CliError
+from shoal.cli.options import TokenOption, UrlOption, target
 from shoal.cli.output import OutputFormat, console, emit_data, report_problems
+from shoal.cli.preview import preview_at
+from shoal.cli.runner import run
 from shoal.model import InvalidDocument, Objective
 from shoal.model.catalogs import default_inventory
 from shoal.placement import PlacementResult, solve
@@ -33,8 +39,34 @@ def plan(
         Objective | None, typer.Option("--objective", help="Override the document's objective.")
     ] = None,
     seed: Annotated[int, typer.Option(help="Tie-break seed; same seed, same placement.")] = 0,
+    cluster: Annotated[
+        str | None,
+        typer.Option(
+            "--cluster",
+            "-c",
+            help="Show what applying the document to this existing cluster would do "
+            "(asks Shoal: creates, deletes, rolling-update batches).",
+        ),
+    ] = None,
+    url: UrlOption = None,
+    token: TokenOption = None,
 ) -> None:
-    """Place the whole cluster at once, or explain why it cannot be placed."""
+    """Place the whole cluster at once, or explain why it cannot be placed.
+
+    With --cluster, preview a change to an existing cluster instead.
+    """
+    if cluster is not None:
+        offline = [n for n, v in (("--inventory", inventory), ("--objective", objective)) if v]
+
+        async def remote() -> int:
+            if offline:
+                raise CliError(
+                    f"{', '.join(offline)} is for offline placement; with --cluster the "
+                    "server's inventory and the document's objective are used"
+                )
+            return await preview_at(target(url, token), cluster, str(document), output)
+
+        run(remote)
     try:
         inv = load_inventory_file(inventory) if inventory else default_inventory()
         spec = load_cluster_file(document, inv)

@@ -76,6 +76,8 @@ async def run_node_action(
             return await _delete(action, provider, policy, clock)
         if action.kind is ActionKind.NODE_ATTACH:
             return await _attach(action, provider, policy, clock, provider_ids)
+        if action.kind in (ActionKind.NODE_REBOOT, ActionKind.NODE_REBUILD):
+            return await _in_place(action, provider, inventory, policy, clock)
         return NodeOutcome(action, ActionStatus.SUCCEEDED)
     except ProviderError as e:
         reason = str(e) + (f" ({e.fault})" if e.fault else "")
@@ -116,6 +118,8 @@ async def _create(
             "status_reason": "",
             "provider_id": resource.id,
             "address": resource.address,
+            "health": "UNKNOWN",
+            "health_reason": "",
         },
         node_message=f"created on {i['host']}{where}",
     )
@@ -164,4 +168,42 @@ async def _attach(
         ActionStatus.SUCCEEDED,
         outputs={"server": action.inputs["server"]},
         node_message=f"attached to {action.inputs['server']}",
+    )
+
+
+async def _in_place(
+    action: ActionRecord,
+    provider: Provider,
+    inventory: Inventory,
+    policy: RetryPolicy,
+    clock: Clock,
+) -> NodeOutcome:
+    """Reboot, or rebuild from the node's profile, keeping its id, host and address."""
+    i = action.inputs
+    server_id = i.get("provider_id")
+    if not server_id:
+        raise PermanentError("the node has no provider resource to restart")
+    sid = str(server_id)
+    if action.kind is ActionKind.NODE_REBOOT:
+        resource = await _with_retries(lambda: provider.reboot(sid), policy, clock)
+        verb = "rebooted"
+    else:
+        profile = profile_from_row(i["profile"], inventory)
+        if not isinstance(profile, ServerProfile):
+            raise PermanentError("only servers can be rebuilt")
+        resource = await _with_retries(lambda: provider.rebuild(sid, profile), policy, clock)
+        verb = "rebuilt"
+    return NodeOutcome(
+        action,
+        ActionStatus.SUCCEEDED,
+        outputs={"provider_id": resource.id, "address": resource.address},
+        node_update={
+            "status": NodeStatus.ACTIVE,
+            "status_reason": "",
+            "provider_id": resource.id,
+            "address": resource.address,
+            "health": "UNKNOWN",
+            "health_reason": "",
+        },
+        node_message=f"{verb} on {i.get('host')}",
     )

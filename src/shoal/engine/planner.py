@@ -8,27 +8,26 @@ engine dying here leaves the action to be planned again by whoever claims it nex
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Connection, select, update
 
+from shoal.engine.decide import Decision, Unplaceable, decide, node_inputs
 from shoal.engine.events import action_event, cluster_event
 from shoal.engine.profiles import profile_row
+from shoal.engine.stale import start_rolling
 from shoal.model.enums import ActionKind, ActionStatus, ClusterStatus, NodeStatus
 from shoal.model.inventory import Inventory
-from shoal.model.nodes import Demand, expand
-from shoal.model.problems import InvalidDocument
-from shoal.placement import solve
-from shoal.planning import ObservedNode, Plan, StepKind, choose_replicas, make_plan
-from shoal.spec import cluster_from_tree
+from shoal.planning import StepKind
 from shoal.store import actions as action_repo
 from shoal.store import clusters as cluster_repo
 from shoal.store import nodes as node_repo
 from shoal.store.actions import NewAction
 from shoal.store.database import Database
-from shoal.store.events import NewEvent, add_events
+from shoal.store.events import add_events
 from shoal.store.records import ActionRecord, ClusterRecord, NodeRecord
 from shoal.store.tables import placement_lock
 
@@ -38,6 +37,14 @@ _BUSY_STATUS = {
     ActionKind.CLUSTER_SCALE_OUT: ClusterStatus.RESIZING,
     ActionKind.CLUSTER_SCALE_IN: ClusterStatus.RESIZING,
     ActionKind.CLUSTER_RESIZE: ClusterStatus.RESIZING,
+    ActionKind.CLUSTER_RECOVER: ClusterStatus.RECOVERING,
+}
+
+
+_IN_PLACE = {
+    StepKind.RECREATE: ActionKind.NODE_CREATE,
+    StepKind.REBOOT: ActionKind.NODE_REBOOT,
+    StepKind.REBUILD: ActionKind.NODE_REBUILD,
 }
 
 
@@ -61,29 +68,28 @@ def _lock_placement(conn: Connection, db: Database, holder: str, now: float) -> 
     )
 
 
-def _observed(nodes: list[NodeRecord]) -> list[ObservedNode]:
-    return [
-        ObservedNode(
-            name=n.name,
-            kind=n.kind,
-            group=n.group_name,
-            replica=n.replica,
-            host=n.host,
-            zone=n.zone,
-            created_at=n.created_at,
-        )
-        for n in nodes
-    ]
-
-
 def plan_action(
-    db: Database, action: ActionRecord, inventory: Inventory, owner: str, now: float
+    db: Database,
+    action: ActionRecord,
+    inventory: Inventory,
+    owner: str,
+    now: float,
+    *,
+    stage: list[dict[str, Any]] | None = None,
+    retire_first: bool = False,
+    outputs: dict[str, Any] | None = None,
 ) -> PlanOutcome:
-    """Plan `action` and record its children; a failure to place fails the action."""
+    """Plan `action` and record its children; a failure to place fails the action.
+
+    With `stage`, plan one more batch of an action already running (a rolling update) and
+    store `outputs` with it.
+    """
     with db.transaction() as conn:
         _lock_placement(conn, db, owner, now)
         current = action_repo.get_action(conn, action.id)
-        if current is None or current.owner != owner or current.outputs.get("planned"):
+        if current is None or current.owner != owner:
+            return PlanOutcome(planned=False, empty=False)
+        if stage is None and current.outputs.get("planned"):
             return PlanOutcome(planned=False, empty=False)
         assert action.cluster_id is not None
         cluster = cluster_repo.get_cluster(conn, action.cluster_id, include_deleted=True)
@@ -93,22 +99,29 @@ def plan_action(
             )
             return PlanOutcome(planned=False, empty=False, reasons=("cluster is gone",))
         nodes = node_repo.list_nodes(conn, cluster.id)
-        observed = _observed(nodes)
-        by_name = {n.name: n for n in nodes}
         try:
-            plan, placed = _make_plan(conn, action, cluster, nodes, observed, inventory)
-        except _Unplaceable as e:
+            decision = decide(conn, action, cluster, nodes, inventory, stage, retire_first)
+        except Unplaceable as e:
+            if stage is not None:
+                return PlanOutcome(planned=False, empty=False, reasons=e.reasons)
             _fail_planning(conn, action, cluster, e.reasons, now)
             return PlanOutcome(planned=False, empty=False, reasons=e.reasons)
-        children = _record_plan(conn, action, cluster, plan, placed, by_name, now)
-        summary = plan.summary()
-        outputs = dict(action.outputs, planned=True, plan=summary)
+        by_name = _apply_renames(conn, nodes, decision.renames, now)
+        children = _record_plan(conn, action, cluster, decision, by_name, now)
+        summary = decision.plan.summary()
+        if stage is not None:
+            outputs = dict(outputs or current.outputs)
+        else:
+            outputs = dict(action.outputs, planned=True, plan=summary)
+            rolling = start_rolling(cluster, nodes, inventory, action)
+            if rolling is not None:
+                outputs["rolling"] = rolling
         action_repo.set_status(
             conn, action.id, ActionStatus.RUNNING, now, outputs=outputs, owner=owner
         )
         status = busy_status(action.kind)
         cluster_repo.set_status(conn, cluster.id, status, "", now)
-        text = ", ".join(f"{v} {k}" for k, v in summary.items())
+        text = ", ".join(f"{v} {k}" for k, v in summary.items() if v)
         add_events(
             conn,
             [
@@ -117,60 +130,31 @@ def plan_action(
             ],
             now,
         )
-        return PlanOutcome(planned=True, empty=plan.empty)
+        return PlanOutcome(planned=True, empty=decision.plan.empty)
 
 
-class _Unplaceable(Exception):
-    def __init__(self, reasons: tuple[str, ...]) -> None:
-        super().__init__("; ".join(reasons))
-        self.reasons = reasons
-
-
-@dataclass(frozen=True, slots=True)
-class _Placed:
-    hosts: dict[str, str]
-    zones: dict[str, str]
-
-
-def _make_plan(
-    conn: Connection,
-    action: ActionRecord,
-    cluster: ClusterRecord,
-    nodes: list[NodeRecord],
-    observed: list[ObservedNode],
-    inventory: Inventory,
-) -> tuple[Plan, _Placed]:
-    try:
-        declared = cluster_from_tree(cluster.document, inventory)
-    except InvalidDocument as bad:
-        raise _Unplaceable(tuple(str(p) for p in bad.problems)) from None
-    dependencies = {g.name: g.depends_on for g in declared.node_groups}
-    dependencies.update({i.name: i.depends_on for i in declared.instances})
-    attached = {n.name: n.attach_to for n in nodes if n.attach_to}
-    if action.kind is ActionKind.CLUSTER_DELETE:
-        plan = make_plan(None, {}, {}, observed, attached, dependencies)
-        return plan, _Placed({}, {})
-    desired = choose_replicas(declared, observed, victims=action.inputs.get("victims", []))
-    wanted = {n.name for n in expand(desired)}
-    kept = {n.name: n for n in nodes if n.name in wanted and n.host}
-    used: dict[str, Demand] = node_repo.used_capacity(conn, exclude_cluster=cluster.id)
-    for n in nodes:
-        if n.name not in kept and n.host:
-            # Nodes on their way out still hold their capacity until they are gone.
-            used[n.host] = used.get(n.host, Demand()) + Demand(
-                n.vcpus, n.ram_mb, n.disk_gb, n.volume_gb
-            )
-    result = solve(
-        desired,
-        inventory,
-        existing={name: n.host for name, n in kept.items() if n.host},
-        used=used,
+def _apply_renames(
+    conn: Connection, nodes: list[NodeRecord], renames: dict[str, str], now: float
+) -> dict[str, NodeRecord]:
+    """Rename replaced nodes out of the way; the node records by their names after that."""
+    by_name = {n.name: n for n in nodes}
+    if not renames:
+        return by_name
+    node_repo.update_nodes(
+        conn,
+        [
+            {
+                "node_id": by_name[old].id,
+                "name": new,
+                "status": NodeStatus.DELETING,
+                "updated_at": now,
+            }
+            for old, new in renames.items()
+        ],
     )
-    if not result.feasible:
-        raise _Unplaceable(result.reasons)
-    hosts = {a.node: a.host for a in result.assignments}
-    zones = {a.node: a.zone for a in result.assignments}
-    return make_plan(desired, hosts, zones, observed, attached, dependencies), _Placed(hosts, zones)
+    for old, new in renames.items():
+        by_name[new] = dataclasses.replace(by_name.pop(old), name=new)
+    return by_name
 
 
 def _fail_planning(
@@ -203,11 +187,11 @@ def _record_plan(
     conn: Connection,
     action: ActionRecord,
     cluster: ClusterRecord,
-    plan: Plan,
-    placed: _Placed,
+    decision: Decision,
     by_name: dict[str, NodeRecord],
     now: float,
 ) -> list[NewAction]:
+    plan = decision.plan
     node_ids: dict[str, str] = {name: n.id for name, n in by_name.items()}
     new_nodes: list[dict[str, Any]] = []
     for step in plan.of(StepKind.CREATE):
@@ -243,14 +227,18 @@ def _record_plan(
                 "deleted_at": None,
             }
         )
-    attach_of = {s.node: s.server for s in plan.of(StepKind.ATTACH)}
+    attach_of = {s.node: s.server for s in plan.of(StepKind.ATTACH) if s.id.startswith("attach:")}
     for row in new_nodes:
         row["attach_to"] = attach_of.get(row["name"])
     node_repo.insert_nodes(conn, new_nodes)
     deleting = [by_name[s.node] for s in plan.of(StepKind.DELETE)]
     node_repo.update_nodes(
         conn,
-        [{"node_id": n.id, "status": NodeStatus.DELETING, "updated_at": now} for n in deleting],
+        [{"node_id": n.id, "status": NodeStatus.DELETING, "updated_at": now} for n in deleting]
+        + [
+            {"node_id": by_name[name].id, "status": NodeStatus.RECOVERING, "updated_at": now}
+            for name in decision.recovering
+        ],
     )
     action_ids = {s.id: str(uuid.uuid4()) for s in plan.steps}
     children: list[NewAction] = []
@@ -277,6 +265,11 @@ def _record_plan(
             kind = ActionKind.NODE_ATTACH
             assert s.server is not None
             inputs.update(server=s.server, server_node_id=node_ids[s.server])
+        elif s.kind in _IN_PLACE:
+            n = by_name[s.node]
+            node_id = n.id
+            kind = _IN_PLACE[s.kind]
+            inputs = node_inputs(n, cluster.name)
         else:
             kind = ActionKind.BARRIER
         children.append(
@@ -304,8 +297,18 @@ def derived_status(nodes: list[NodeRecord]) -> ClusterStatus:
     return ClusterStatus.ERROR
 
 
-def finish_action(db: Database, action_id: str, owner: str, now: float) -> ActionStatus | None:
-    """Close a planned cluster action whose children are all done; None while some still run."""
+STAGE_DONE = "stage-done"
+"""`finish_action`'s answer when a rolling update's batch is done and the next step is due."""
+
+
+def finish_action(
+    db: Database, action_id: str, owner: str, now: float
+) -> ActionStatus | str | None:
+    """Close a planned cluster action whose children are all done.
+
+    None while some still run; STAGE_DONE when a rolling update has more to do; else the final
+    status it was closed with.
+    """
     with db.transaction() as conn:
         action = action_repo.get_action(conn, action_id)
         if action is None or action.owner != owner or action.status.is_terminal:
@@ -321,9 +324,8 @@ def finish_action(db: Database, action_id: str, owner: str, now: float) -> Actio
             counts = action_repo.child_counts(conn, action.id)
         if any(not s.is_terminal and n for s, n in counts.items()):
             return None
-        assert action.cluster_id is not None
-        cluster = cluster_repo.get_cluster(conn, action.cluster_id, include_deleted=True)
-        assert cluster is not None
+        if "rolling" in action.outputs and not action.cancel_requested:
+            return STAGE_DONE
         failed = counts.get(ActionStatus.FAILED, 0)
         cancelled = counts.get(ActionStatus.CANCELLED, 0) > 0 or action.cancel_requested
         if failed:
@@ -336,24 +338,38 @@ def finish_action(db: Database, action_id: str, owner: str, now: float) -> Actio
             reason, final = "cancelled by request", ActionStatus.CANCELLED
         else:
             reason, final = "", ActionStatus.SUCCEEDED
-        nodes = node_repo.list_nodes(conn, cluster.id)
-        if (
-            action.kind is ActionKind.CLUSTER_DELETE
-            and final is ActionStatus.SUCCEEDED
-            and not nodes
-        ):
-            status = ClusterStatus.DELETED
-        else:
-            status = derived_status(nodes)
-        action_repo.set_status(conn, action.id, final, now, reason=reason, owner=owner)
-        cluster_repo.set_status(conn, cluster.id, status, reason, now)
-        cluster_repo.unlock(conn, cluster.id, action.id, now)
-        level = "INFO" if final is ActionStatus.SUCCEEDED else "WARNING"
-        events: list[NewEvent] = [
+        close_action(conn, action, owner, now, final, reason)
+        return final
+
+
+def close_action(
+    conn: Connection,
+    action: ActionRecord,
+    owner: str,
+    now: float,
+    final: ActionStatus,
+    reason: str,
+) -> None:
+    """End a cluster action: its status, the cluster's resting status, the lock, events."""
+    assert action.cluster_id is not None
+    cluster = cluster_repo.get_cluster(conn, action.cluster_id, include_deleted=True)
+    assert cluster is not None
+    nodes = node_repo.list_nodes(conn, cluster.id)
+    if action.kind is ActionKind.CLUSTER_DELETE and final is ActionStatus.SUCCEEDED and not nodes:
+        status = ClusterStatus.DELETED
+    else:
+        status = derived_status(nodes)
+    action_repo.set_status(conn, action.id, final, now, reason=reason, owner=owner)
+    cluster_repo.set_status(conn, cluster.id, status, reason, now)
+    cluster_repo.unlock(conn, cluster.id, action.id, now)
+    level = "INFO" if final is ActionStatus.SUCCEEDED else "WARNING"
+    add_events(
+        conn,
+        [
             action_event(action, str(final), reason or "done", level=level),
             cluster_event(
                 cluster, status, reason or f"{action.kind} done", action_id=action.id, level=level
             ),
-        ]
-        add_events(conn, events, now)
-        return final
+        ],
+        now,
+    )

@@ -20,9 +20,11 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from shoal.clock import Clock, SystemClock
+from shoal.engine import rolling
 from shoal.engine.events import action_event, node_event
+from shoal.engine.manager import Manager
 from shoal.engine.nodework import NodeOutcome, RetryPolicy, run_node_action
-from shoal.engine.planner import finish_action, plan_action
+from shoal.engine.planner import STAGE_DONE, finish_action, plan_action
 from shoal.model.enums import ActionKind, ActionStatus, NodeStatus
 from shoal.model.inventory import Inventory
 from shoal.providers.base import Provider
@@ -39,6 +41,8 @@ T = TypeVar("T")
 _STARTED_NODE_STATUS = {
     ActionKind.NODE_CREATE: NodeStatus.CREATING,
     ActionKind.NODE_DELETE: NodeStatus.DELETING,
+    ActionKind.NODE_REBOOT: NodeStatus.RECOVERING,
+    ActionKind.NODE_REBUILD: NodeStatus.RECOVERING,
 }
 
 
@@ -57,6 +61,9 @@ class Engine:
         retry: RetryPolicy | None = None,
         engine_id: str | None = None,
         flush_batch: int = 2000,
+        manage: bool = True,
+        manage_tick_s: float = 1.0,
+        reconcile_s: float = 5.0,
     ) -> None:
         self.db = db
         self.provider = provider
@@ -77,6 +84,11 @@ class Engine:
         self._tasks: list[asyncio.Task[None]] = []
         self._children: set[asyncio.Task[None]] = set()
         self._inventory: Inventory | None = None
+        self.manager = (
+            Manager(self, tick_s=manage_tick_s, reconcile_s=reconcile_s, lease_s=max(lease_s, 3.0))
+            if manage
+            else None
+        )
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -88,6 +100,10 @@ class Engine:
             asyncio.create_task(self._forever(self._flush_once), name="shoal-flush"),
             asyncio.create_task(self._forever(self._heartbeat_once), name="shoal-heartbeat"),
         ]
+        if self.manager is not None:
+            self._tasks.append(
+                asyncio.create_task(self._forever(self._manage_once), name="shoal-manager")
+            )
 
     async def stop(self) -> None:
         """Stop claiming; let running provider calls finish and write their results."""
@@ -101,6 +117,8 @@ class Engine:
             await asyncio.gather(*self._children, return_exceptions=True)
         await self._flush_once()
         self._tasks = []
+        if self.manager is not None:
+            await self.manager.close()
 
     def wake(self) -> None:
         """New work was submitted in this process: look now instead of at the next poll."""
@@ -171,6 +189,8 @@ class Engine:
             self._wake.set()
             return True
         final = await self._db(finish_action, self.db, action_id, self.id, self.clock.now())
+        if final == STAGE_DONE:
+            return await rolling.advance(self, action)
         if final is not None:
             self._parents.discard(action_id)
             return True
@@ -312,6 +332,14 @@ class Engine:
                     )
             node_repo.update_nodes(conn, updates)
             add_events(conn, events, now)
+
+    # -- active management ---------------------------------------------------------------------
+
+    async def _manage_once(self) -> bool:
+        assert self.manager is not None
+        await self.manager.tick()
+        await self.clock.sleep(self.manager.tick_s)
+        return True
 
     # -- leases --------------------------------------------------------------------------------
 

@@ -9,6 +9,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from shoal.model.enums import Objective, Rule, Scope
+from shoal.model.policies import (
+    DeletionPolicy,
+    HealthPolicy,
+    ScalingPolicy,
+    StrayHandling,
+    UpdatePolicy,
+)
 from shoal.model.profile import Profile
 
 
@@ -36,6 +43,10 @@ class NodeGroup:
     replicas: tuple[int, ...] | None = None
     """Which replica indexes exist, when not simply 1..count (after a scale-in chose victims
     other than the newest); its length is `count`."""
+    health: HealthPolicy | None = None
+    update: UpdatePolicy | None = None
+    deletion: DeletionPolicy | None = None
+    scaling: ScalingPolicy | None = None
 
     @property
     def replica_indexes(self) -> tuple[int, ...]:
@@ -109,6 +120,20 @@ class ClusterSpec:
     groupings: tuple[Grouping, ...] = ()
     objective: Objective = Objective.SPREAD
     metadata: dict[str, str] = field(default_factory=dict, compare=True, hash=False)
+    health: HealthPolicy | None = None
+    """Default health policy of every node group without its own."""
+    deletion: DeletionPolicy | None = None
+    strays: StrayHandling = StrayHandling.REPORT
+
+    def health_of(self, group: str) -> HealthPolicy | None:
+        g = self.node_group(group)
+        return (g.health if g is not None and g.health is not None else None) or self.health
+
+    def deletion_of(self, group: str) -> DeletionPolicy:
+        g = self.node_group(group)
+        if g is not None and g.deletion is not None:
+            return g.deletion
+        return self.deletion or DeletionPolicy()
 
     def node_group(self, name: str) -> NodeGroup | None:
         for g in self.node_groups:

@@ -51,9 +51,18 @@ class ClusterStatus(StrEnum):
     UPDATING = "UPDATING"
     RESIZING = "RESIZING"
     DELETING = "DELETING"
+    RECOVERING = "RECOVERING"
     WARNING = "WARNING"
     ERROR = "ERROR"
     DELETED = "DELETED"
+
+
+class Health(StrEnum):
+    """What the last health checks said of a node."""
+
+    UNKNOWN = "UNKNOWN"
+    HEALTHY = "HEALTHY"
+    UNHEALTHY = "UNHEALTHY"
 
 
 class NodeStatus(StrEnum):
@@ -99,9 +108,12 @@ class ActionKind(StrEnum):
     NODEGROUP_CREATE = "NODEGROUP_CREATE"
     NODEGROUP_UPDATE = "NODEGROUP_UPDATE"
     NODEGROUP_DELETE = "NODEGROUP_DELETE"
+    CLUSTER_RECOVER = "CLUSTER_RECOVER"
     NODE_CREATE = "NODE_CREATE"
     NODE_DELETE = "NODE_DELETE"
     NODE_ATTACH = "NODE_ATTACH"
+    NODE_REBOOT = "NODE_REBOOT"
+    NODE_REBUILD = "NODE_REBUILD"
     BARRIER = "BARRIER"
     """A no-op child that completes when everything it waits on has: dependency ordering
     between node groups without an edge per pair of nodes."""
@@ -112,5 +124,7 @@ class ActionKind(StrEnum):
             ActionKind.NODE_CREATE,
             ActionKind.NODE_DELETE,
             ActionKind.NODE_ATTACH,
+            ActionKind.NODE_REBOOT,
+            ActionKind.NODE_REBUILD,
             ActionKind.BARRIER,
         )

@@ -22,6 +22,10 @@ class StepKind(StrEnum):
     CREATE = "create"
     DELETE = "delete"
     ATTACH = "attach"
+    RECREATE = "recreate"
+    """Create an existing node again in place (same id, same host): drift repair."""
+    REBOOT = "reboot"
+    REBUILD = "rebuild"
     BARRIER = "barrier"
 
 

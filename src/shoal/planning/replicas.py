@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from shoal.model.cluster import ClusterSpec, NodeGroup
 from shoal.model.enums import NodeKind
@@ -27,6 +28,9 @@ class ObservedNode:
     host: str | None
     zone: str | None = None
     created_at: float = 0.0
+    profile: dict[str, Any] | None = field(default=None, hash=False)
+    """The profile the node was made from (as stored on its row), when the caller knows it;
+    a deletion policy can prefer nodes whose profile is out of date."""
 
 
 def choose_replicas(

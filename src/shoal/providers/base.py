@@ -1,8 +1,26 @@
 """The provider protocol: what the engine may ask of a backend.
 
 Every create takes an idempotency `key` (Shoal's node id): asking twice with the same key never
-makes a second resource; it returns the first. Deletes of a resource that is already gone
-succeed. Calls are async so one engine can keep thousands in flight.
+makes a second resource; it returns the first, and a server whose process or VM has died is
+started again in place. Deletes of a resource that is already gone succeed. Calls are async so
+one engine can keep thousands in flight.
+
+What `get` and `list_resources` report, for every backend:
+
+- ACTIVE: running (a server) or present (a volume).
+- BUILDING: being created, rebooted or rebuilt right now.
+- ERROR: the record is there but the server is not running (it crashed, or its host came back
+  after a failure); `reboot`, `rebuild` or a create with its key starts it again in place.
+- MISSING: not there: never existed or deleted, its host is down, or what made it is gone behind
+  Shoal's back (a local server's workdir, a local volume's directory). `reboot` of a MISSING
+  server raises `ResourceGone`; a create with its key (when its host is up) or a `rebuild`
+  makes it again with the same id and address.
+
+`list_resources` lists every resource the backend has a record of, whatever its state, so a
+reconciler can compare them with what it expects.
+
+`HostAdmin` is the optional part for backends whose hosts can be failed on purpose (the local
+and sim providers): chaos drills, demos and tests of self-healing.
 """
 
 from __future__ import annotations
@@ -89,6 +107,19 @@ class Provider(Protocol):
         """Delete a resource and everything it made; succeeds if it is already gone."""
         ...
 
+    async def reboot(self, server_id: str) -> Resource:
+        """Restart a server in place (same id, key, address, disk and volumes), wait until it is
+        ACTIVE. A server that is not running is simply started. `ResourceGone` if it does not
+        exist or reads MISSING (its host is down, its disk is gone)."""
+        ...
+
+    async def rebuild(self, server_id: str, profile: ServerProfile) -> Resource:
+        """Recreate a server in place from `profile`'s image and flavor: its disk is wiped,
+        its id, key, name, address and attached volumes are kept; wait until it is ACTIVE.
+        `ResourceGone` if it does not exist or its host is down; `PermanentError` for an
+        image or flavor the backend does not have, or no room on its host for the new flavor."""
+        ...
+
     async def get(self, kind: NodeKind, resource_id: str) -> Resource:
         """The resource as it is now (state MISSING if it no longer exists)."""
         ...
@@ -99,4 +130,39 @@ class Provider(Protocol):
 
     async def close(self) -> None:
         """Release clients and background tasks (never stops the resources themselves)."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class HostState:
+    """One host as a `HostAdmin` sees it: failed or not, and how many resources it holds."""
+
+    name: str
+    zone: str
+    failed: bool
+    resources: int
+    """Servers and volumes on the host, whatever their state."""
+
+
+@runtime_checkable
+class HostAdmin(Protocol):
+    """Optional: a backend whose hosts can be failed and recovered on purpose.
+
+    A failed host leaves `inventory()` (so placement avoids it), refuses creates, and its
+    resources read MISSING. Recovered, it is back in the inventory; its volumes read ACTIVE
+    again and its servers ERROR (their processes died with the host) until started again.
+    """
+
+    async def fail_host(self, host: str) -> list[str]:
+        """Lose a host: every server on it dies. Returns the ids of every resource on it
+        (servers and volumes). Failing a failed host again is harmless. `PermanentError`
+        for an unknown host."""
+        ...
+
+    async def recover_host(self, host: str) -> None:
+        """Bring a failed host back (a no-op for a healthy one)."""
+        ...
+
+    async def hosts(self) -> list[HostState]:
+        """Every host of the backend, failed ones included, in inventory order."""
         ...

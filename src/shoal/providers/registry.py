@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from shoal.model.catalogs import default_inventory, synthetic_inventory
+from shoal.model.inventory import Inventory
 from shoal.providers.base import Provider
 
 OptionValue = str | float | int
@@ -31,9 +32,17 @@ _SIM_OPTIONS = {
 
 
 def make_provider(
-    name: str, *, home: Path, options: Mapping[str, OptionValue] | None = None
+    name: str,
+    *,
+    home: Path,
+    options: Mapping[str, OptionValue] | None = None,
+    inventory: Inventory | None = None,
 ) -> Provider:
-    """A provider by name. `home` is Shoal's home; a provider keeps its files beneath it."""
+    """A provider by name. `home` is Shoal's home; a provider keeps its files beneath it.
+
+    `inventory` (hosts and catalog, e.g. read from an inventory file) replaces the provider's
+    default inventory.
+    """
     opts = dict(options or {})
     if name == "local":
         from shoal.providers.local.provider import LocalProvider
@@ -41,6 +50,7 @@ def make_provider(
         o = _convert(name, opts, _LOCAL_OPTIONS)
         return LocalProvider(
             Path(home) / "local",
+            inventory,
             boot_timeout_s=float(o.get("boot_timeout_s", 15.0)),
             port=int(o.get("port", 8080)),
             stop_grace_s=float(o.get("stop_grace_s", 3.0)),
@@ -50,12 +60,14 @@ def make_provider(
 
         o = _convert(name, opts, _SIM_OPTIONS)
         seed = int(o.get("seed", 0))
-        if "hosts" in o:
-            inventory = synthetic_inventory(int(o["hosts"]), int(o.get("zones", 1)), seed=seed)
+        if inventory is not None:
+            chosen = inventory
+        elif "hosts" in o:
+            chosen = synthetic_inventory(int(o["hosts"]), int(o.get("zones", 1)), seed=seed)
         elif "zones" in o:
             raise ValueError("sim option zones needs hosts as well")
         else:
-            inventory = default_inventory()
+            chosen = default_inventory()
         # The simulated cloud outlives one Shoal process by default (embedded commands each open
         # a new one); `state_path: memory` keeps it in memory, for benchmarks.
         given = str(o.get("state_path", "sim.db"))
@@ -65,7 +77,7 @@ def make_provider(
             if not state_path.is_absolute():
                 state_path = Path(home) / state_path
         return SimProvider(
-            inventory,
+            chosen,
             create_latency_s=float(o.get("create_latency_s", 0.0)),
             delete_latency_s=float(o.get("delete_latency_s", 0.0)),
             failure_rate=float(o.get("failure_rate", 0.0)),

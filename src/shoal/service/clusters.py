@@ -17,12 +17,16 @@ from typing import Any
 from sqlalchemy import Connection
 
 from shoal.clock import Clock
+from shoal.engine.stale import stages_for
+from shoal.engine.submit import submit_recover
 from shoal.model.cluster import ClusterSpec
-from shoal.model.enums import ActionKind, ActionStatus, ClusterStatus
+from shoal.model.enums import ActionKind, ActionStatus, ClusterStatus, Health, NodeKind, NodeStatus
 from shoal.model.inventory import Inventory
+from shoal.model.policies import Recovery
 from shoal.model.problems import InvalidDocument
 from shoal.placement import solve
-from shoal.planning import ObservedNode, choose_replicas
+from shoal.planning import StepKind, choose_replicas, make_plan
+from shoal.service.deletion import dropped, observed_of, victim_orders
 from shoal.service.errors import Conflict, Invalid, NotFound, Unplaceable
 from shoal.service.resize import Adjustment, new_count
 from shoal.spec import cluster_from_tree, load_cluster
@@ -38,7 +42,12 @@ from shoal.store.errors import NameTaken
 from shoal.store.events import NewEvent, add_events
 from shoal.store.records import ActionRecord, ClusterRecord, NodeRecord, Principal
 
+RECOVERY_METHODS = ("recreate", "reboot", "rebuild", "replace")
+
 Mutation = Callable[[dict[str, Any], list[NodeRecord]], dict[str, Any]]
+Within = Callable[[Connection, ClusterRecord, float], None]
+"""Runs in a change's transaction once the cluster is known to be free, with the time of the
+change: it may refuse the change (raise) or write alongside it (cooldowns, receivers)."""
 
 
 def problems_of(bad: InvalidDocument, prefix: str = "") -> list[dict[str, Any]]:
@@ -140,7 +149,6 @@ class ClusterService:
                         }
                     ],
                 )
-            _refuse_profile_changes(doc, new_doc)
             return copy.deepcopy(new_doc)
 
         return self._submit(who, ref, ActionKind.CLUSTER_UPDATE, mutate, {})
@@ -270,7 +278,21 @@ class ClusterService:
     def nodegroup_update(
         self, who: Principal, ref: str, name: str, changes: dict[str, Any]
     ) -> Submitted:
-        allowed = {"count", "min", "max", "zones", "labels", "role", "depends_on"}
+        allowed = {
+            "count",
+            "min",
+            "max",
+            "zones",
+            "labels",
+            "role",
+            "depends_on",
+            "profile",
+            "unit",
+            "health",
+            "update",
+            "deletion",
+            "scaling",
+        }
         bad = sorted(set(changes) - allowed)
         if bad:
             raise Invalid(
@@ -278,12 +300,7 @@ class ClusterService:
                 [
                     {
                         "path": f"/{k}",
-                        "message": (
-                            "changing a node group's profile needs a rolling update, which this "
-                            "version does not do; create a new node group instead"
-                            if k in ("profile", "unit")
-                            else f"unknown or read-only field {k!r}"
-                        ),
+                        "message": f"unknown or read-only field {k!r}",
                     }
                     for k in bad
                 ],
@@ -316,6 +333,111 @@ class ClusterService:
             return doc
 
         return self._submit(who, ref, ActionKind.NODEGROUP_DELETE, mutate, {"nodegroup": name})
+
+    def recover(
+        self, who: Principal, ref: str, nodes: list[str] | None = None, how: str | None = None
+    ) -> Submitted:
+        """Repair nodes: named ones, or every node in ERROR or unhealthy.
+
+        `how`: recreate (in place), reboot, rebuild, or replace (placed again elsewhere);
+        default: recreate for named nodes, each node's health policy for the rest.
+        """
+        if how is not None and how not in RECOVERY_METHODS:
+            raise Invalid(
+                f"unknown recovery {how!r}",
+                [{"path": "/how", "message": f"one of {', '.join(RECOVERY_METHODS)}"}],
+            )
+        now = self.clock.now()
+        with self.db.reading() as conn:
+            cluster = self.get(conn, who, ref)
+            records = node_repo.list_nodes(conn, cluster.id)
+        by_ref = {n.id: n for n in records} | {n.name: n for n in records}
+        if nodes:
+            missing = [r for r in nodes if r not in by_ref]
+            if missing:
+                raise NotFound(
+                    f"no node {', '.join(missing)} in cluster {cluster.name}",
+                    [
+                        {"path": f"/nodes/{nodes.index(m)}", "message": "no such node"}
+                        for m in missing
+                    ],
+                )
+            chosen = [by_ref[r] for r in dict.fromkeys(nodes)]
+        else:
+            chosen = [
+                n for n in records if n.status is NodeStatus.ERROR or n.health == Health.UNHEALTHY
+            ]
+        if not chosen:
+            raise Conflict(f"no node of cluster {cluster.name} needs recovering")
+        spec = self._validated(cluster.document)
+        repairs = []
+        for n in chosen:
+            method = how
+            if method is None:
+                policy = spec.health_of(n.group_name)
+                method = (
+                    str(policy.recovery)
+                    if not nodes and policy is not None and policy.recovery is not Recovery.NONE
+                    else "recreate"
+                )
+            if n.kind is NodeKind.VOLUME and method in ("reboot", "rebuild"):
+                method = "recreate"
+            repairs.append({"node": n.name, "how": method, "why": "requested"})
+        action_id = submit_recover(self.db, cluster, repairs, now, "recovery requested")
+        if action_id is None:
+            raise Conflict(
+                f"cluster {cluster.name} is busy with another action; "
+                "try again when it has finished"
+            )
+        self.wake()
+        with self.db.reading() as conn:
+            action = action_repo.get_action(conn, action_id)
+            fresh = cluster_repo.get_cluster(conn, cluster.id)
+        assert action is not None and fresh is not None
+        return Submitted(fresh, action)
+
+    def preview(self, who: Principal, ref: str, body: bytes | str | None) -> dict[str, Any]:
+        """What applying `body` (default: the current document) would do, changing nothing:
+        creates and deletes with their hosts, and the batches of any rolling update."""
+        inv = self.inventory()
+        with self.db.reading() as conn:
+            cluster = self.get(conn, who, ref)
+            nodes = node_repo.list_nodes(conn, cluster.id)
+            used = node_repo.used_capacity(conn, exclude_cluster=cluster.id)
+        if body:
+            try:
+                spec = load_cluster(body, inv, source="request")
+            except InvalidDocument as bad:
+                raise Invalid(
+                    f"the cluster document has {len(bad.problems)} problem(s)", problems_of(bad)
+                ) from None
+        else:
+            spec = self._validated(cluster.document)
+        observed = observed_of(nodes)
+        orders = victim_orders(spec, observed, seed=cluster.generation)
+        desired = choose_replicas(spec, observed, order_victims=orders)
+        result = solve(desired, inv, existing={n.name: n.host for n in nodes if n.host}, used=used)
+        if not result.feasible:
+            raise Unplaceable(
+                f"cluster {cluster.name} cannot be placed after this change",
+                [{"path": "", "message": r} for r in result.reasons],
+            )
+        hosts = {a.node: a.host for a in result.assignments}
+        zones = {a.node: a.zone for a in result.assignments}
+        plan = make_plan(desired, hosts, zones, observed)
+        return {
+            "cluster": cluster.name,
+            "create": [
+                {"node": st.node, "host": st.host, "zone": st.zone}
+                for st in plan.of(StepKind.CREATE)
+            ],
+            "delete": [st.node for st in plan.of(StepKind.DELETE)],
+            "attach": [{"volume": st.node, "server": st.server} for st in plan.of(StepKind.ATTACH)],
+            "update_batches": [
+                {"group": st["group"], "nodes": st["nodes"]} for st in stages_for(desired, nodes)
+            ],
+            "soft_violations": [v.as_dict() for v in result.soft_violations],
+        }
 
     def cancel(self, who: Principal, action_id: str) -> ActionRecord:
         with self.db.transaction() as conn:
@@ -351,6 +473,23 @@ class ClusterService:
 
     # -- the one path every change takes -------------------------------------------------------
 
+    def submit(
+        self,
+        who: Principal,
+        ref: str,
+        kind: ActionKind,
+        mutate: Mutation,
+        inputs: dict[str, Any],
+        *,
+        within: Within | None = None,
+    ) -> Submitted:
+        """A change another service defines (a receiver's trigger), on the same path."""
+        return self._submit(who, ref, kind, mutate, inputs, within=within)
+
+    def spec_of(self, doc: dict[str, Any]) -> ClusterSpec:
+        """`doc` read as a cluster, or a 422 naming its problems."""
+        return self._validated(doc)
+
     def _submit(
         self,
         who: Principal,
@@ -359,6 +498,8 @@ class ClusterService:
         mutate: Mutation | None,
         inputs: dict[str, Any],
         victims: list[str] | None = None,
+        *,
+        within: Within | None = None,
     ) -> Submitted:
         inv = self.inventory()
         now = self.clock.now()
@@ -370,13 +511,19 @@ class ClusterService:
                     "try again when it has finished",
                     [{"path": "", "message": f"locked by action {cluster.lock_action_id}"}],
                 )
+            if within is not None:
+                within(conn, cluster, now)
             nodes = node_repo.list_nodes(conn, cluster.id)
             if mutate is not None:
                 doc = mutate(copy.deepcopy(cluster.document), nodes)
                 spec = self._validated(doc)
-                self._dry_run(conn, cluster, spec, nodes, victims or [], inv)
+                chosen = self._dry_run(conn, cluster, spec, nodes, victims or [], inv)
+                victims = victims or chosen
                 cluster_repo.set_document(conn, cluster.id, to_document(spec), now)
             action_inputs = dict(inputs, victims=victims or [])
+            if kind in (ActionKind.CLUSTER_UPDATE, ActionKind.NODEGROUP_UPDATE):
+                # A rolling update that fails rolls back to this.
+                action_inputs["previous_document"] = cluster.document
             action = self._record_action(conn, cluster, kind, action_inputs, str(uuid.uuid4()), now)
             if not cluster_repo.try_lock(conn, cluster.id, action.id, now):
                 raise Conflict(f"cluster {cluster.name} is busy with another action")
@@ -400,12 +547,11 @@ class ClusterService:
         nodes: list[NodeRecord],
         victims: list[str],
         inv: Inventory,
-    ) -> None:
-        observed = [
-            ObservedNode(n.name, n.kind, n.group_name, n.replica, n.host, n.zone, n.created_at)
-            for n in nodes
-        ]
-        desired = choose_replicas(spec, observed, victims)
+    ) -> list[str]:
+        """Place the changed cluster; the nodes it leaves out (by the deletion policies)."""
+        observed = observed_of(nodes)
+        orders = victim_orders(spec, observed, seed=cluster.generation)
+        desired = choose_replicas(spec, observed, victims, order_victims=orders)
         used = node_repo.used_capacity(conn, exclude_cluster=cluster.id)
         result = solve(desired, inv, existing={n.name: n.host for n in nodes if n.host}, used=used)
         if not result.feasible:
@@ -413,6 +559,7 @@ class ClusterService:
                 f"cluster {cluster.name} cannot be placed after this change",
                 [{"path": "", "message": r} for r in result.reasons],
             )
+        return dropped(desired, observed)
 
     def _record_action(
         self,
@@ -481,28 +628,6 @@ def _pick_group(doc: dict[str, Any], name: str | None) -> dict[str, Any]:
     raise NotFound(
         f"no node group {name!r}", [{"path": "/nodegroup", "message": f"no node group {name!r}"}]
     )
-
-
-def _refuse_profile_changes(old: dict[str, Any], new: dict[str, Any]) -> None:
-    """A changed profile needs a rolling update of existing nodes, which `apply` does not do."""
-    details = []
-    for key, fields in (("node_groups", ("profile", "unit")), ("instances", ("profile",))):
-        before = {x["name"]: x for x in old.get(key, [])}
-        for i, x in enumerate(new.get(key, [])):
-            prior = before.get(x["name"])
-            if prior is None:
-                continue
-            for f in fields:
-                if prior.get(f) != x.get(f):
-                    details.append(
-                        {
-                            "path": f"/{key}/{i}/{f}",
-                            "message": "changing the profile of existing nodes needs a rolling "
-                            "update, which this version does not do; add a new node group instead",
-                        }
-                    )
-    if details:
-        raise Invalid("the change would alter existing nodes' profiles", details)
 
 
 def _drop_members(doc: dict[str, Any], names: set[str]) -> None:

@@ -12,6 +12,13 @@ from typing import TypeVar
 
 from shoal.model.cluster import ClusterSpec, Grouping, Instance, MemberRef, NodeGroup, UnitPart
 from shoal.model.enums import Objective, Rule, Scope
+from shoal.model.policies import (
+    DeletionPolicy,
+    HealthPolicy,
+    ScalingPolicy,
+    StrayHandling,
+    UpdatePolicy,
+)
 from shoal.model.profile import Profile
 
 _T = TypeVar("_T")
@@ -51,6 +58,11 @@ class GroupDraft:
     labels: dict[str, str] | None = field(default_factory=dict)
     role: str | None = None
     depends_on: list[Located] | None = field(default_factory=list)
+    health: HealthPolicy | None = None
+    """None: absent, or broken (then a problem was reported); likewise for the other policies."""
+    update: UpdatePolicy | None = None
+    deletion: DeletionPolicy | None = None
+    scaling: ScalingPolicy | None = None
 
     @property
     def is_unit(self) -> bool:
@@ -78,6 +90,10 @@ class ClusterDraft:
     instances: list[InstanceDraft] = field(default_factory=list)
     groups: list[GroupDraft] = field(default_factory=list)
     groupings: list[GroupingDraft] = field(default_factory=list)
+    health: HealthPolicy | None = None
+    """None: absent, or broken (then a problem was reported); likewise for `deletion`."""
+    deletion: DeletionPolicy | None = None
+    strays: StrayHandling | None = StrayHandling.REPORT
 
 
 class IncompleteDraftError(Exception):
@@ -99,6 +115,9 @@ def build(draft: ClusterDraft) -> ClusterSpec:
         groupings=tuple(_grouping(g) for g in draft.groupings),
         objective=_need(draft.objective, "the objective"),
         metadata=_need(draft.metadata, "the metadata"),
+        health=draft.health,
+        deletion=draft.deletion,
+        strays=_need(draft.strays, "the stray handling"),
     )
 
 
@@ -126,6 +145,10 @@ def _group(g: GroupDraft) -> NodeGroup:
         labels=_need(g.labels, f"the labels at {g.path}"),
         role=g.role,
         depends_on=_names(g.depends_on, f"depends_on at {g.path}"),
+        health=g.health,
+        update=g.update,
+        deletion=g.deletion,
+        scaling=g.scaling,
     )
 
 

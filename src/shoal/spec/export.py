@@ -2,7 +2,9 @@
 
 Whatever format a cluster arrived in (native or vcluster), Shoal keeps it as one native
 document, so node-group operations edit one shape and re-validate it with the same loader.
-Profiles are written inline, flavors and images by name.
+Profiles are written inline, flavors and images by name. Policies are written with their
+non-default fields only (an all-default policy as `{}`, which is not the same as no policy), and
+without fields their check or adjustment type does not use.
 """
 
 from __future__ import annotations
@@ -11,6 +13,16 @@ from typing import Any
 
 from shoal.model.cluster import ClusterSpec, Grouping, Instance, NodeGroup
 from shoal.model.enums import Objective, Rule
+from shoal.model.policies import (
+    AdjustmentType,
+    CheckKind,
+    DeletionPolicy,
+    HealthPolicy,
+    ScalingPolicy,
+    StrayHandling,
+    Threshold,
+    UpdatePolicy,
+)
 from shoal.model.profile import Profile, ServerProfile
 
 
@@ -27,6 +39,79 @@ def profile_document(p: Profile) -> dict[str, Any]:
             out["volume_type"] = p.volume_type
     if p.zone:
         out["zone"] = p.zone
+    return out
+
+
+def _number(value: float) -> int | float:
+    """A whole number written without its decimal point."""
+    return int(value) if float(value).is_integer() else float(value)
+
+
+def _threshold(t: Threshold) -> int | str:
+    return f"{t.value}%" if t.percent else t.value
+
+
+def health_document(p: HealthPolicy) -> dict[str, Any]:
+    d = HealthPolicy()
+    out: dict[str, Any] = {}
+    if p.check is not d.check:
+        out["check"] = str(p.check)
+    if p.check is CheckKind.HTTP and p.path != d.path:
+        out["path"] = p.path
+    if p.check is not CheckKind.PROVIDER and p.port is not None:
+        out["port"] = p.port
+    if p.check is CheckKind.HTTP and p.expected_codes != d.expected_codes:
+        out["expected_codes"] = list(p.expected_codes)
+    for key in ("interval_s", "timeout_s", "grace_s"):
+        if getattr(p, key) != getattr(d, key):
+            out[key] = _number(getattr(p, key))
+    if p.failures != d.failures:
+        out["failures"] = p.failures
+    if p.recovery is not d.recovery:
+        out["recovery"] = str(p.recovery)
+    if p.max_unhealthy != d.max_unhealthy:
+        out["max_unhealthy"] = _threshold(p.max_unhealthy)
+    return out
+
+
+def update_document(p: UpdatePolicy) -> dict[str, Any]:
+    d = UpdatePolicy()
+    out: dict[str, Any] = {}
+    for key in ("max_unavailable", "max_surge", "failure_threshold"):
+        if getattr(p, key) != getattr(d, key):
+            out[key] = getattr(p, key)
+    if p.pause_s != d.pause_s:
+        out["pause_s"] = _number(p.pause_s)
+    if p.health_gate is not d.health_gate:
+        out["health_gate"] = p.health_gate
+    if p.health_gate and p.gate_timeout_s != d.gate_timeout_s:
+        out["gate_timeout_s"] = _number(p.gate_timeout_s)
+    return out
+
+
+def deletion_document(p: DeletionPolicy) -> dict[str, Any]:
+    d = DeletionPolicy()
+    out: dict[str, Any] = {}
+    if p.victims is not d.victims:
+        out["victims"] = str(p.victims)
+    if p.balance_zones is not d.balance_zones:
+        out["balance_zones"] = p.balance_zones
+    return out
+
+
+def scaling_document(p: ScalingPolicy) -> dict[str, Any]:
+    d = ScalingPolicy()
+    out: dict[str, Any] = {}
+    if p.adjustment_type is not d.adjustment_type:
+        out["adjustment_type"] = str(p.adjustment_type)
+    if p.number != d.number:
+        out["number"] = _number(p.number)
+    if p.adjustment_type is AdjustmentType.CHANGE_IN_PERCENTAGE and p.min_step != d.min_step:
+        out["min_step"] = p.min_step
+    if p.cooldown_s != d.cooldown_s:
+        out["cooldown_s"] = _number(p.cooldown_s)
+    if p.strict is not d.strict:
+        out["strict"] = p.strict
     return out
 
 
@@ -49,6 +134,14 @@ def node_group_document(g: NodeGroup) -> dict[str, Any]:
         out["role"] = g.role
     if g.depends_on:
         out["depends_on"] = list(g.depends_on)
+    if g.health is not None:
+        out["health"] = health_document(g.health)
+    if g.update is not None:
+        out["update"] = update_document(g.update)
+    if g.deletion is not None:
+        out["deletion"] = deletion_document(g.deletion)
+    if g.scaling is not None:
+        out["scaling"] = scaling_document(g.scaling)
     return out
 
 
@@ -82,6 +175,12 @@ def to_document(spec: ClusterSpec) -> dict[str, Any]:
         out["objective"] = str(spec.objective)
     if spec.metadata:
         out["metadata"] = dict(spec.metadata)
+    if spec.health is not None:
+        out["health"] = health_document(spec.health)
+    if spec.deletion is not None:
+        out["deletion"] = deletion_document(spec.deletion)
+    if spec.strays is not StrayHandling.REPORT:
+        out["strays"] = str(spec.strays)
     if spec.instances:
         out["instances"] = [_instance(i) for i in spec.instances]
     if spec.node_groups:

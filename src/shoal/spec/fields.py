@@ -9,6 +9,7 @@ known field as a suggestion, so a typo such as `countt` does not pass silently.
 
 from __future__ import annotations
 
+import math
 import re
 from enum import StrEnum
 from typing import TypeVar
@@ -21,6 +22,9 @@ _E = TypeVar("_E", bound=StrEnum)
 
 _PLACEHOLDER = re.compile(r"(?i)x+|y+|z+|\?+|\.\.\.|<.*>|tbd|todo|n/a|none|null|-")
 _DIGITS = re.compile(r"[+-]?\d+")
+_DECIMAL = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+_SECONDS = re.compile(r"(?i)([+-]?(\d+\.?\d*|\.\d+))\s*(s|sec|secs|seconds?)")
+_BOOLEAN_WORDS = {"true", "false", "yes", "no", "on", "off"}
 
 
 def is_placeholder(text: str) -> bool:
@@ -70,6 +74,15 @@ class Fields:
         self._asked.add(key)
         return key in self.values
 
+    def misplaced(self, key: str, message: str) -> None:
+        """Report `key` with `message` when it is given: a field that belongs elsewhere.
+
+        Unlike `has`, an absent key is not added to the fields suggested by `finish`.
+        """
+        if key in self._all:
+            self._asked.add(key)
+            self.problem(key, message)
+
     def raw(self, key: str, *, required: str | None = None) -> object | None:
         """The value as read; when absent, None (and a problem if `required` says why)."""
         self._asked.add(key)
@@ -118,21 +131,63 @@ class Fields:
         key: str,
         *,
         minimum: int,
+        maximum: int | None = None,
         default: int | None = None,
         required: str | None = None,
         noun: str = "number",
         meaning: str = "",
     ) -> int | None:
-        """A whole number >= `minimum`; `default` when absent."""
+        """A whole number >= `minimum` (and <= `maximum`); `default` when absent."""
         value = self.raw(key, required=required)
         if key not in self.values:
             return default
         if is_int(value):
             if value < minimum:
-                self.problem(key, f"must be at least {minimum}, found {value}")
+                self.problem(key, f"must be at least {minimum}, found {describe(value)}")
+                return None
+            if maximum is not None and value > maximum:
+                self.problem(key, f"must be at most {maximum}, found {describe(value)}")
                 return None
             return value
         self.problem(key, _integer_message(value, minimum, noun, meaning))
+        return None
+
+    def number(
+        self,
+        key: str,
+        *,
+        minimum: float,
+        above: bool = False,
+        default: float | None = None,
+        unit: str = "",
+    ) -> float | None:
+        """A finite number (whole or not) >= `minimum`, or > it with `above`; `default` when
+        absent. `unit` ("seconds") names what the number counts, for messages."""
+        value = self.raw(key)
+        if key not in self.values:
+            return default
+        if isinstance(value, int | float) and not isinstance(value, bool) and _finite(value):
+            if value < minimum or (above and value == minimum):
+                relation = "greater than" if above else "at least"
+                self.problem(key, f"must be {relation} {_plain(minimum)}, found {describe(value)}")
+                return None
+            return float(value)
+        self.problem(key, _number_message(value, minimum, above, unit))
+        return None
+
+    def flag(self, key: str, *, default: bool) -> bool | None:
+        """true or false; `default` when absent."""
+        value = self.raw(key)
+        if key not in self.values:
+            return default
+        if isinstance(value, bool):
+            return value
+        hint = ""
+        if isinstance(value, str) and value.strip().lower() in _BOOLEAN_WORDS:
+            hint = "; write true or false without quotes"
+        elif is_int(value) and value in (0, 1):
+            hint = "; write true or false, not 1 or 0"
+        self.problem(key, f"expected true or false, found {describe(value)}{hint}")
         return None
 
     def choice(
@@ -150,7 +205,7 @@ class Fields:
         if isinstance(value, str) and value in allowed:
             return enum(value)
         found = f"'{value}'" if isinstance(value, str) else describe(value)
-        hint = suggest(value, allowed) if isinstance(value, str) else ""
+        hint = _choice_hint(value, allowed) if isinstance(value, str) else ""
         self.problem(key, f"unknown {key} {found}{hint}; choose one of {', '.join(allowed)}")
         return None
 
@@ -218,6 +273,48 @@ def _quote_hint(value: object) -> str:
     if isinstance(value, bool | int | float):
         return f"; write it in quotes if you mean the text, e.g. {quote(describe(value))}"
     return ""
+
+
+def _choice_hint(value: str, allowed: list[str]) -> str:
+    """ " (did you mean 'x'?)", also for a choice written in the wrong case or with '-'."""
+    folded = value.strip().lower().replace("-", "_").replace(" ", "_")
+    for option in allowed:
+        if option.lower().replace("-", "_") == folded:
+            return f" (did you mean '{option}'?)"
+    return suggest(value, allowed)
+
+
+def _finite(value: float) -> bool:
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an int too large for a float
+        return False
+
+
+def _plain(value: float) -> str:
+    """A number as a person writes it: 0, 2.5."""
+    return str(int(value)) if float(value).is_integer() else repr(float(value))
+
+
+def _number_message(value: object, minimum: float, above: bool, unit: str) -> str:
+    bound = f"more than {_plain(minimum)}" if above else f"{_plain(minimum)} or more"
+    noun = f"a number of {unit}" if unit else "a number"
+    wanted = f"{noun} ({bound})"
+    if isinstance(value, str):
+        text = value.strip()
+        if is_placeholder(text):
+            return f"{quote(value)} is a placeholder, not a number; give {wanted}"
+        if _DECIMAL.fullmatch(text):
+            return f"expected {wanted}, found {describe(value)}; write it without quotes"
+        seconds = _SECONDS.fullmatch(text)
+        if seconds and unit == "seconds":
+            return (
+                f"expected {wanted}, found {describe(value)}; write the number alone, "
+                f"e.g. {seconds.group(1)}"
+            )
+    if isinstance(value, float | int) and not isinstance(value, bool):
+        return f"expected a finite number, found {describe(value)}"
+    return f"expected {wanted}, found {describe(value)}"
 
 
 def _integer_message(value: object, minimum: int, noun: str, meaning: str) -> str:

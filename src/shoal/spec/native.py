@@ -10,16 +10,20 @@ from __future__ import annotations
 
 from shoal.model.enums import Objective
 from shoal.model.inventory import Inventory
+from shoal.model.policies import StrayHandling
 from shoal.spec import catalog
 from shoal.spec.collect import ProblemList, child
 from shoal.spec.drafts import ClusterDraft, GroupDraft, GroupingDraft, InstanceDraft, PartDraft
 from shoal.spec.fields import Fields, mapping
 from shoal.spec.names import NAME_RULE, is_name
+from shoal.spec.policies import read_deletion, read_health, read_scaling, read_update
 from shoal.spec.profiles import ProfileTable, read_zone
 from shoal.spec.rules import read_rule
 from shoal.spec.tree import describe, is_mapping, quote
 
 _DEPENDENCY = "node group or instance name"
+_GROUP_ONLY = ("update", "scaling")
+_NOT_PER_INSTANCE = ("health", "deletion", "update", "scaling")
 
 
 def read_native(data: object, inventory: Inventory, out: ProblemList) -> ClusterDraft | None:
@@ -34,6 +38,15 @@ def read_native(data: object, inventory: Inventory, out: ProblemList) -> Cluster
     draft = ClusterDraft(name=f.name("name", required="give the cluster a name"))
     draft.objective = f.choice("objective", Objective, default=Objective.SPREAD)
     draft.metadata = f.text_map("metadata")
+    draft.health = read_health(f)
+    draft.deletion = read_deletion(f)
+    draft.strays = f.choice("strays", StrayHandling, default=StrayHandling.REPORT)
+    for key in _GROUP_ONLY:
+        f.misplaced(
+            key,
+            f"'{key}' is set per node group, not for the whole cluster; "
+            "move it into the node groups it is for",
+        )
     profiles = ProfileTable()
     profiles.read(f.raw("profiles"), f.at("profiles"), inventory, out)
     for value, path in f.items("instances", what="instances"):
@@ -63,6 +76,8 @@ def _instance(
         draft.profile = profiles.resolve(raw, f.at("profile"), inventory, out)
     draft.zone = read_zone(f, "zone", inventory)
     draft.depends_on = f.names("depends_on", what=_DEPENDENCY)
+    for key in _NOT_PER_INSTANCE:
+        f.misplaced(key, _not_per_instance(key))
     f.finish()
     pinned = draft.profile.zone if draft.profile is not None else None
     if draft.zone is not None and pinned is not None and pinned != draft.zone:
@@ -72,6 +87,15 @@ def _instance(
             "drop one of the two",
         )
     return draft
+
+
+def _not_per_instance(key: str) -> str:
+    if key == "health":
+        return (
+            "an instance follows the cluster's health policy and cannot have its own; "
+            "set 'health' at the top of the document, or make it a node group of count 1"
+        )
+    return f"'{key}' is a node-group policy; an instance has none"
 
 
 def _group(
@@ -89,6 +113,10 @@ def _group(
     draft.labels = f.text_map("labels")
     draft.role = f.text("role", empty_ok=False)
     draft.depends_on = f.names("depends_on", what=_DEPENDENCY)
+    draft.health = read_health(f)
+    draft.update = read_update(f)
+    draft.deletion = read_deletion(f)
+    draft.scaling = read_scaling(f)
     f.finish()
     _check_size(f, draft)
     _check_zones(f, draft)

@@ -114,3 +114,8 @@ def set_document(conn: Connection, cluster_id: str, document: dict[str, Any], no
         .where(clusters.c.id == cluster_id)
         .values(document=document, updated_at=now, generation=clusters.c.generation + 1)
     )
+
+
+def set_scaled_at(conn: Connection, cluster_id: str, scaled_at: dict[str, float]) -> None:
+    """Record when scaling triggers last changed each node group (read back for cooldowns)."""
+    conn.execute(update(clusters).where(clusters.c.id == cluster_id).values(scaled_at=scaled_at))

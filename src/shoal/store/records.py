@@ -21,6 +21,7 @@ class ClusterRecord:
     source_format: str
     lock_action_id: str | None
     generation: int
+    scaled_at: dict[str, float]
     created_at: float
     updated_at: float
     deleted_at: float | None
@@ -37,6 +38,7 @@ class ClusterRecord:
             source_format=row["source_format"],
             lock_action_id=row["lock_action_id"],
             generation=row["generation"],
+            scaled_at=dict(row["scaled_at"] or {}),
             created_at=row["created_at"],
             updated_at=row["updated_at"],
             deleted_at=row["deleted_at"],
@@ -65,6 +67,9 @@ class NodeRecord:
     disk_gb: int
     volume_gb: int
     attach_to: str | None
+    health: str
+    health_reason: str
+    checked_at: float | None
     created_at: float
     updated_at: float
     deleted_at: float | None

@@ -53,6 +53,8 @@ clusters = Table(
     Column("source_format", String(16), nullable=False, default="native"),
     Column("lock_action_id", String(36), nullable=True),
     Column("generation", Integer, nullable=False, default=1),
+    # Per node group, when a scaling trigger last changed it (for cooldowns).
+    Column("scaled_at", JSON, nullable=True),
     Column("created_at", Float, nullable=False),
     Column("updated_at", Float, nullable=False),
     Column("deleted_at", Float, nullable=True),
@@ -89,6 +91,9 @@ nodes = Table(
     Column("disk_gb", Integer, nullable=False, default=0),
     Column("volume_gb", Integer, nullable=False, default=0),
     Column("attach_to", String(255), nullable=True),
+    Column("health", String(16), nullable=False, default="UNKNOWN", server_default="UNKNOWN"),
+    Column("health_reason", Text, nullable=False, default="", server_default=""),
+    Column("checked_at", Float, nullable=True),
     Column("created_at", Float, nullable=False),
     Column("updated_at", Float, nullable=False),
     Column("deleted_at", Float, nullable=True),
@@ -152,6 +157,31 @@ events = Table(
     Column("status", String(16), nullable=False, default=""),
     Column("message", Text, nullable=False, default=""),
     Index("ix_events_cluster", "cluster_id", "id"),
+)
+
+receivers = Table(
+    "receivers",
+    metadata,
+    Column("id", String(36), primary_key=True),
+    Column("project_id", String(64), nullable=False),
+    Column("cluster_id", String(36), nullable=False),
+    Column("name", String(255), nullable=False),
+    Column("action", String(32), nullable=False),
+    Column("nodegroup", String(255), nullable=True),
+    Column("params", JSON, nullable=False),
+    Column("secret_hash", String(64), nullable=False),
+    Column("created_at", Float, nullable=False),
+    Column("triggered_at", Float, nullable=True),
+    Index("ix_receivers_name", "project_id", "name", unique=True),
+)
+
+# Named leases for work one engine at a time should do (health checks, reconciling).
+leases = Table(
+    "leases",
+    metadata,
+    Column("name", String(64), primary_key=True),
+    Column("holder", String(64), nullable=True),
+    Column("expires_at", Float, nullable=False, default=0.0),
 )
 
 profiles = Table(

@@ -9,6 +9,18 @@ provider owns one directory (`home`):
     home/slots/       address slots taken per host (see slots.py)
 
 Everything it knows is on disk, so a new provider on the same home re-adopts what is running.
+
+States (`get`, `list_resources`), checked in this order:
+
+- a resource on a failed host reads MISSING;
+- a server being created, rebooted or rebuilt by this provider reads BUILDING (`details["task"]`
+  says which);
+- a server whose workdir was deleted behind Shoal's back reads MISSING (`details["reason"]`):
+  its root disk and volume links are gone, so there is nothing to reboot; a process still
+  running from it is a leftover that `delete` stops. A create with its key or a `rebuild` makes
+  it again in place (fresh workdir, attached volumes linked again from their records);
+- a server whose process is not running reads ERROR; ACTIVE otherwise;
+- a volume whose directory is gone reads MISSING; ACTIVE otherwise.
 """
 
 from __future__ import annotations
@@ -18,15 +30,24 @@ import shutil
 import signal
 import time
 import uuid
-from collections import defaultdict
+from collections import Counter, defaultdict
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from shoal.model.catalogs import default_inventory
 from shoal.model.enums import NodeKind
 from shoal.model.inventory import Image, Inventory
+from shoal.model.profile import ServerProfile
 from shoal.providers.addressing import fits_ipv4, host_coordinates, ipv4
-from shoal.providers.base import Resource, ResourceState, ServerRequest, VolumeRequest
-from shoal.providers.errors import PermanentError, ResourceGone, TemporaryError
+from shoal.providers.base import (
+    HostState,
+    Resource,
+    ResourceState,
+    ServerRequest,
+    VolumeRequest,
+)
+from shoal.providers.errors import PermanentError, ProviderError, ResourceGone, TemporaryError
 from shoal.providers.local import launch, processes, volumes
 from shoal.providers.local.hosts import FailedHosts
 from shoal.providers.local.records import Record, RecordStore, ServerRecord, VolumeRecord
@@ -62,13 +83,15 @@ class LocalProvider:
         self._failed = FailedHosts(self.home / "failed-hosts.json")
         self._key_locks: defaultdict[tuple[NodeKind, str], asyncio.Lock] = defaultdict(asyncio.Lock)
         self._slot_lock = asyncio.Lock()
-        self._starting: set[str] = set()
-        """Ids of servers whose process is being started right now (they read BUILDING)."""
+        self._busy: dict[str, str] = {}
+        """Server id -> what is being done to it right now ("building", "rebooting",
+        "rebuilding"); such a server reads BUILDING."""
 
     # -- the Provider protocol -------------------------------------------------------------
 
     async def inventory(self) -> Inventory:
-        hosts = tuple(h for h in self._inventory.hosts if h.name not in self._failed)
+        failed = self._failed.current()
+        hosts = tuple(h for h in self._inventory.hosts if h.name not in failed)
         return Inventory(
             hosts=hosts, flavors=self._inventory.flavors, images=self._inventory.images
         )
@@ -78,8 +101,13 @@ class LocalProvider:
             found = self._records.by_key(NodeKind.SERVER, request.key)
             if isinstance(found, ServerRecord):
                 self._check_host(found.host)
-                if not processes.is_running(found.pid, found.key):
-                    await self._start(found)  # known key, dead process: start it again
+                lost_workdir = not Path(found.workdir).is_dir()
+                if lost_workdir or not processes.is_running(found.pid, found.key):
+                    # Known key, dead process or lost workdir: make it again in place.
+                    with self._busy_as(found.id, "building"):
+                        await processes.terminate(found.pid, found.key, grace_s=self.stop_grace_s)
+                        self._relink(found)
+                        await self._start(found)
                 return self._server_resource(found)
             return await self._create_server(request)
 
@@ -138,6 +166,62 @@ class LocalProvider:
                 volume.attached_to = server_id
                 self._records.save(volume)
 
+    async def reboot(self, server_id: str) -> Resource:
+        """Stop the server's process group and start it again: same id, key, address, workdir.
+
+        A server whose process is already dead is simply started (a recovery from ERROR).
+        `ResourceGone` if there is no such server, its host is down or its workdir is gone."""
+        record = self._server_record(server_id)
+        async with self._key_locks[(NodeKind.SERVER, record.key)]:
+            record = self._server_record(server_id)
+            self._check_present(record)
+            if not Path(record.workdir).is_dir():
+                raise ResourceGone(f"server {record.name} has lost its workdir {record.workdir}")
+            with self._busy_as(record.id, "rebooting"):
+                await processes.terminate(record.pid, record.key, grace_s=self.stop_grace_s)
+                self._relink(record)
+                await self._restart(record)
+            return self._server_resource(record)
+
+    async def rebuild(self, server_id: str, profile: ServerProfile) -> Resource:
+        """Stop the server, wipe its workdir but for the `volumes/` links, and start it from
+        `profile`'s image: same id, key, name, address. The flavor is recorded (local servers
+        have no size to change). `ResourceGone` if there is no such server or its host is down;
+        `PermanentError` for an unknown image or a command that cannot be parsed. A server
+        whose new image fails to start is left in ERROR, its record on the new image."""
+        image = self._image(profile.image)
+        record = self._server_record(server_id)
+        async with self._key_locks[(NodeKind.SERVER, record.key)]:
+            record = self._server_record(server_id)
+            self._check_present(record)
+            workdir = Path(record.workdir)
+            try:
+                argv = launch.node_argv(
+                    image,
+                    name=record.name,
+                    address=record.address,
+                    port=record.port,
+                    workdir=workdir,
+                    key=record.key,
+                    host=record.host,
+                    zone=record.zone,
+                )
+            except ValueError as e:
+                raise PermanentError(str(e)) from e
+            with self._busy_as(record.id, "rebuilding"):
+                await processes.terminate(record.pid, record.key, grace_s=self.stop_grace_s)
+                await asyncio.to_thread(volumes.wipe_except_links, workdir)
+                record.image = image.name
+                record.flavor = profile.flavor.name
+                record.argv = argv
+                record.health_path = launch.health_path(image)
+                record.pid = None
+                record.started_at = None
+                self._records.save(record)
+                self._relink(record)
+                await self._restart(record)
+            return self._server_resource(record)
+
     async def delete(self, kind: NodeKind, resource_id: str) -> None:
         record = self._records.by_id(resource_id)
         if record is None or record.kind != kind.value:
@@ -156,6 +240,8 @@ class LocalProvider:
         return self._resource(record)
 
     async def list_resources(self, cluster: str | None = None) -> list[Resource]:
+        """Every record, whatever its state: dead processes, lost workdirs and volume
+        directories included (ERROR or MISSING), so a reconciler sees them."""
         return [
             self._resource(r)
             for r in self._records.all()
@@ -165,19 +251,30 @@ class LocalProvider:
     async def close(self) -> None:
         """Nothing to release: node processes are meant to outlive the provider."""
 
-    # -- host loss and test hooks ------------------------------------------------------------
+    # -- HostAdmin: host loss, and test hooks ------------------------------------------------
 
-    async def fail_host(self, host: str) -> None:
-        """Lose a host: kill every process on it, hide it from inventory, refuse creates."""
-        if self._inventory.host(host) is None:
-            raise PermanentError(f"no host named {host}")
+    async def fail_host(self, host: str) -> list[str]:
+        """Lose a host: SIGKILL every server process on it, hide it from the inventory, refuse
+        creates. Returns the ids of every resource on it (servers and volumes)."""
+        self._known_host(host)
         self._failed.mark(host, True)
-        servers = [r for r in self._records.all() if isinstance(r, ServerRecord) and r.host == host]
+        on_host = [r for r in self._records.all() if r.host == host]
+        servers = [r for r in on_host if isinstance(r, ServerRecord)]
         await asyncio.gather(*(self._kill(r) for r in servers))
+        return [r.id for r in on_host]
 
     async def recover_host(self, host: str) -> None:
-        """Bring a host back; its servers stay dead (ERROR) until created again."""
+        """Bring a host back; its servers stay dead (ERROR) until started again."""
+        self._known_host(host)
         self._failed.mark(host, False)
+
+    async def hosts(self) -> list[HostState]:
+        failed = self._failed.current()
+        counts = Counter(r.host for r in self._records.all())
+        return [
+            HostState(h.name, h.zone, h.name in failed, counts[h.name])
+            for h in self._inventory.hosts
+        ]
 
     async def kill_node_process(self, resource_id: str) -> None:
         """SIGKILL a server's processes, as a crash would (for tests and demos)."""
@@ -241,6 +338,7 @@ class LocalProvider:
             host=request.host,
             zone=zone,
             image=image.name,
+            flavor=request.profile.flavor.name,
             address=address,
             port=self.port,
             slot=slot,
@@ -252,7 +350,8 @@ class LocalProvider:
         (workdir / volumes.LINKS_DIR).mkdir(parents=True, exist_ok=True)
         self._records.save(record)
         try:
-            await self._start(record)
+            with self._busy_as(record.id, "building"):
+                await self._start(record)
         except BaseException:
             self._records.remove(record)
             shutil.rmtree(workdir, ignore_errors=True)
@@ -261,14 +360,38 @@ class LocalProvider:
         return self._server_resource(record)
 
     async def _start(self, record: ServerRecord) -> None:
-        """Start the record's process and wait until it answers; on failure, kill it."""
+        """Start the record's process and wait until it answers; on failure, kill it. A host
+        that went down meanwhile makes it a `PermanentError` (and the process is killed)."""
         workdir = Path(record.workdir)
         (workdir / volumes.LINKS_DIR).mkdir(parents=True, exist_ok=True)
-        self._starting.add(record.id)
+        await self._spawn_and_wait(record, workdir)
+        if record.host in self._failed:
+            await self._kill(record)
+            raise PermanentError(f"no valid host: {record.host} went down")
+
+    async def _restart(self, record: ServerRecord) -> None:
+        """`_start` for a server that exists: a host lost meanwhile makes it `ResourceGone`."""
         try:
-            await self._spawn_and_wait(record, workdir)
+            await self._start(record)
+        except ProviderError as e:
+            if record.host in self._failed:
+                raise ResourceGone(f"server {record.name} was lost with host {record.host}") from e
+            raise
+
+    @contextmanager
+    def _busy_as(self, server_id: str, task: str) -> Iterator[None]:
+        self._busy[server_id] = task
+        try:
+            yield
         finally:
-            self._starting.discard(record.id)
+            self._busy.pop(server_id, None)
+
+    def _relink(self, record: ServerRecord) -> None:
+        """Link every volume whose record says it is attached to this server (after its
+        workdir was lost or wiped); a name already linked elsewhere is left alone."""
+        for other in self._records.all():
+            if isinstance(other, VolumeRecord) and other.attached_to == record.id:
+                volumes.attach(Path(record.workdir), other.name, Path(other.path))
 
     async def _spawn_and_wait(self, record: ServerRecord, workdir: Path) -> None:
         log = workdir / LOG_NAME
@@ -341,14 +464,18 @@ class LocalProvider:
 
     def _server_resource(self, r: ServerRecord) -> Resource:
         running = processes.is_running(r.pid, r.key)
+        task = self._busy.get(r.id)
+        reason = None
         if r.host in self._failed:
-            state = ResourceState.MISSING
+            state, reason = ResourceState.MISSING, f"host {r.host} is down"
+        elif task is not None:
+            state = ResourceState.BUILDING
+        elif not Path(r.workdir).is_dir():
+            state, reason = ResourceState.MISSING, "workdir is gone"
         elif running:
             state = ResourceState.ACTIVE
-        elif r.id in self._starting:
-            state = ResourceState.BUILDING
         else:
-            state = ResourceState.ERROR
+            state, reason = ResourceState.ERROR, "process is not running"
         details = {
             "port": str(r.port),
             "image": r.image,
@@ -356,10 +483,14 @@ class LocalProvider:
             "log": str(Path(r.workdir) / LOG_NAME),
             "slot": str(r.slot),
         }
+        if r.flavor:
+            details["flavor"] = r.flavor
         if r.pid is not None and running:
             details["pid"] = str(r.pid)
-        if state is ResourceState.ERROR:
-            details["reason"] = "process is not running"
+        if task is not None:
+            details["task"] = task
+        if reason is not None:
+            details["reason"] = reason
         return Resource(
             id=r.id,
             key=r.key,
@@ -376,8 +507,9 @@ class LocalProvider:
         path = Path(r.path)
         exists = path.is_dir()
         state = ResourceState.ACTIVE if exists else ResourceState.MISSING
+        reason = None if exists else "directory is gone"
         if r.host in self._failed:
-            state = ResourceState.MISSING
+            state, reason = ResourceState.MISSING, f"host {r.host} is down"
         details = {
             "path": r.path,
             "size_gb": str(r.size_gb),
@@ -386,6 +518,8 @@ class LocalProvider:
         }
         if r.volume_type:
             details["volume_type"] = r.volume_type
+        if reason is not None:
+            details["reason"] = reason
         return Resource(
             id=r.id,
             key=r.key,
@@ -399,6 +533,23 @@ class LocalProvider:
         )
 
     # -- checks -----------------------------------------------------------------------------
+
+    def _server_record(self, server_id: str) -> ServerRecord:
+        record = self._records.by_id(server_id)
+        if not isinstance(record, ServerRecord):
+            raise ResourceGone(f"server {server_id} does not exist")
+        return record
+
+    def _check_present(self, record: ServerRecord) -> None:
+        """ResourceGone if the server's host is down or no longer one of this provider's."""
+        if self._inventory.host(record.host) is None:
+            raise ResourceGone(f"server {record.name} is on {record.host}, not a host here")
+        if record.host in self._failed:
+            raise ResourceGone(f"server {record.name} is on host {record.host}, which is down")
+
+    def _known_host(self, host: str) -> None:
+        if self._inventory.host(host) is None:
+            raise PermanentError(f"no host named {host}")
 
     def _check_host(self, name: str) -> str:
         """The host's zone; PermanentError if the host is unknown or down."""

@@ -41,6 +41,7 @@ class ServerRecord:
     created_at: float
     pid: int | None = None
     started_at: float | None = None
+    flavor: str = ""
     kind: str = NodeKind.SERVER.value
 
 

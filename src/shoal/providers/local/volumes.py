@@ -108,3 +108,16 @@ def attached_views(workdir: Path) -> list[VolumeView]:
             )
         )
     return out
+
+
+def wipe_except_links(workdir: Path) -> None:
+    """Empty a server's workdir (a fresh root disk) but keep its `volumes/` links, unfollowed."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    for entry in workdir.iterdir():
+        is_dir = entry.is_dir() and not entry.is_symlink()
+        if entry.name == LINKS_DIR and is_dir:
+            continue
+        if is_dir:
+            shutil.rmtree(entry, ignore_errors=True)
+        else:
+            entry.unlink(missing_ok=True)

@@ -10,7 +10,7 @@ import heapq
 
 from shoal.model.inventory import Host
 from shoal.model.nodes import Demand
-from shoal.providers.sim.state import ERROR, NoCapacityError, SimRecord, fits
+from shoal.providers.sim.state import BUILDING, ERROR, NoCapacityError, SimRecord, fits, minus
 
 FIRST_SLOT = 2
 
@@ -25,6 +25,8 @@ class MemoryState:
         self._failed: set[str] = set()
         self._volumes_of: dict[str, set[str]] = {}
         """Server id -> ids of the volumes attached to it."""
+        self._on_host: dict[str, dict[str, None]] = {}
+        """Host name -> ids of the resources on it, in creation order."""
 
     def by_key(self, kind: str, key: str) -> SimRecord | None:
         return self._by_key.get((kind, key))
@@ -47,6 +49,7 @@ class MemoryState:
             record.slot = self._take_slot(host.name)
         self._by_id[record.id] = record
         self._by_key[(record.kind, record.key)] = record
+        self._on_host.setdefault(host.name, {})[record.id] = None
         return record, True
 
     def _take_slot(self, host: str) -> int:
@@ -61,6 +64,20 @@ class MemoryState:
         record = self._by_id.get(resource_id)
         if record is not None:
             record.state = state
+
+    def rebuild(
+        self, resource_id: str, host: Host, demand: Demand, flavor: str, image: str
+    ) -> SimRecord | None:
+        record = self._by_id.get(resource_id)
+        if record is None:
+            return None
+        others = minus(self._used.get(host.name, Demand()), record.demand)
+        short = fits(host, others, demand)
+        if short is not None:
+            raise NoCapacityError(short)
+        self._used[host.name] = others + demand
+        record.demand, record.flavor, record.image, record.state = demand, flavor, image, BUILDING
+        return record
 
     def set_attached(self, resource_id: str, server_id: str | None) -> None:
         record = self._by_id.get(resource_id)
@@ -77,11 +94,8 @@ class MemoryState:
         if record is None:
             return None
         del self._by_key[(record.kind, record.key)]
-        d = record.demand
-        u = self._used[record.host]
-        self._used[record.host] = Demand(
-            u.vcpus - d.vcpus, u.ram_mb - d.ram_mb, u.disk_gb - d.disk_gb, u.volume_gb - d.volume_gb
-        )
+        self._on_host.get(record.host, {}).pop(resource_id, None)
+        self._used[record.host] = minus(self._used[record.host], record.demand)
         if record.slot is not None:
             heapq.heappush(self._free_slots.setdefault(record.host, []), record.slot)
         if record.attached_to is not None:
@@ -98,14 +112,20 @@ class MemoryState:
     def failed_hosts(self) -> set[str]:
         return set(self._failed)
 
-    def mark_host(self, host: str, failed: bool) -> None:
+    def mark_host(self, host: str, failed: bool) -> list[str]:
+        ids = list(self._on_host.get(host, {}))
         if not failed:
             self._failed.discard(host)
-            return
+            return ids
         self._failed.add(host)
-        for r in self._by_id.values():
-            if r.host == host and r.kind == "server":
+        for resource_id in ids:
+            r = self._by_id[resource_id]
+            if r.kind == "server":
                 r.state = ERROR
+        return ids
+
+    def host_counts(self) -> dict[str, int]:
+        return {host: len(ids) for host, ids in self._on_host.items() if ids}
 
     def close(self) -> None:
         pass

@@ -3,10 +3,17 @@
 It keeps real books: capacity per host, address slots, attachments, failed hosts, idempotency
 by key. Time and luck are the only things simulated: a create or delete takes
 `create_latency_s`/`delete_latency_s` on an injectable sleep (tests pass one that does not
-wait), and a create fails with `TemporaryError` at `failure_rate`, drawn from a seeded RNG so a
-run can be repeated. Servers get addresses `10.Z.H.N` (or `fd00::Z:H:N` when an inventory is
-too big for IPv4 octets). With `state_path`, the cloud lives in a SQLite file several Shoal
-processes share; without it, in memory.
+wait), and a create, reboot or rebuild fails with `TemporaryError` at `failure_rate`, drawn from
+a seeded RNG so a run can be repeated (a failed reboot or rebuild leaves the server in ERROR).
+Reboot and rebuild take `create_latency_s` and read BUILDING meanwhile.
+
+A failed host (`fail_host`) leaves the inventory and its resources read MISSING; its servers
+are marked ERROR underneath, which is what they read once the host is recovered, until they are
+rebooted, rebuilt or created again with their key. `kill_node_process` makes a server ERROR.
+
+Servers get addresses `10.Z.H.N` (or `fd00::Z:H:N` when an inventory is too big for IPv4
+octets). With `state_path`, the cloud lives in a SQLite file several Shoal processes share;
+without it, in memory.
 """
 
 from __future__ import annotations
@@ -20,8 +27,15 @@ from pathlib import Path
 from shoal.model.enums import NodeKind
 from shoal.model.inventory import Host, Inventory
 from shoal.model.nodes import Demand, demand_of
+from shoal.model.profile import ServerProfile
 from shoal.providers.addressing import fits_ipv4, host_coordinates, ipv4
-from shoal.providers.base import Resource, ResourceState, ServerRequest, VolumeRequest
+from shoal.providers.base import (
+    HostState,
+    Resource,
+    ResourceState,
+    ServerRequest,
+    VolumeRequest,
+)
 from shoal.providers.errors import PermanentError, ResourceGone, TemporaryError
 from shoal.providers.sim.memory import MemoryState
 from shoal.providers.sim.sqlite import SqliteState
@@ -79,14 +93,7 @@ class SimProvider:
         if existing is not None:
             return await self._settle(existing)
         profile = request.profile
-        if self._inventory.image(profile.image.id) is None and (
-            self._inventory.image(profile.image.name) is None
-        ):
-            raise PermanentError(f"no image {profile.image.name} in the simulated catalog")
-        if self._inventory.flavor(profile.flavor.id) is None and (
-            self._inventory.flavor(profile.flavor.name) is None
-        ):
-            raise PermanentError(f"no flavor {profile.flavor.name} in the simulated catalog")
+        self._check_catalog(profile)
         host = self._host(request.host)
         record = SimRecord(
             id=str(uuid.uuid4()),
@@ -138,6 +145,39 @@ class SimProvider:
             raise PermanentError(f"volume {volume.name} is in use by server {volume.attached_to}")
         self._state.set_attached(volume_id, server_id)
 
+    async def reboot(self, server_id: str) -> Resource:
+        """BUILDING for `create_latency_s`, then ACTIVE (or ERROR and `TemporaryError`, at
+        `failure_rate`). Waits out a build or another reboot of the same server first."""
+        record = await self._claim(server_id)
+        try:
+            self._state.set_state(record.id, BUILDING)
+            record.state = BUILDING
+            return await self._boot(record, "reboot")
+        finally:
+            self._release(server_id)
+
+    async def rebuild(self, server_id: str, profile: ServerProfile) -> Resource:
+        """As `reboot`, with the server's flavor and image replaced by `profile`'s; its address
+        and attachments stay. `PermanentError` if the host has no room for the new flavor."""
+        self._check_catalog(profile)
+        record = await self._claim(server_id)
+        try:
+            try:
+                rebuilt = self._state.rebuild(
+                    record.id,
+                    self._host(record.host),
+                    demand_of(profile),
+                    profile.flavor.name,
+                    profile.image.name,
+                )
+            except NoCapacityError as e:
+                raise PermanentError(f"no valid host: {e}") from e
+            if rebuilt is None:
+                raise ResourceGone(f"server {server_id} does not exist")
+            return await self._boot(rebuilt, "rebuild")
+        finally:
+            self._release(server_id)
+
     async def delete(self, kind: NodeKind, resource_id: str) -> None:
         record = self._state.by_id(resource_id)
         if record is None or record.kind != kind.value:
@@ -159,16 +199,25 @@ class SimProvider:
     async def close(self) -> None:
         self._state.close()
 
-    # -- host loss and test hooks ------------------------------------------------------------
+    # -- HostAdmin: host loss, and test hooks ------------------------------------------------
 
-    async def fail_host(self, host: str) -> None:
-        """Lose a host: its servers die (ERROR once it is back), it leaves the inventory."""
-        if host not in self._hosts:
-            raise PermanentError(f"no host named {host}")
-        self._state.mark_host(host, True)
+    async def fail_host(self, host: str) -> list[str]:
+        """Lose a host: its servers die (ERROR once it is back), it leaves the inventory.
+        Returns the ids of every resource on it; O(resources on that host)."""
+        self._known_host(host)
+        return self._state.mark_host(host, True)
 
     async def recover_host(self, host: str) -> None:
+        self._known_host(host)
         self._state.mark_host(host, False)
+
+    async def hosts(self) -> list[HostState]:
+        failed = self._state.failed_hosts()
+        counts = self._state.host_counts()
+        return [
+            HostState(h.name, h.zone, h.name in failed, counts.get(h.name, 0))
+            for h in self._inventory.hosts
+        ]
 
     async def kill_node_process(self, resource_id: str) -> None:
         """A server crashes: it reads ERROR until created again with its key."""
@@ -245,6 +294,62 @@ class SimProvider:
         record.slot = None
         record.attached_to = None
         return await self._create(record, self._host(record.host))
+
+    async def _claim(self, server_id: str) -> SimRecord:
+        """Wait until no build, reboot or rebuild of this server runs in this process, then
+        mark it as ours (in `_builds`, so creates with its key wait for us). ResourceGone if
+        it does not exist or its host is down."""
+        while (event := self._builds.get(server_id)) is not None:
+            await event.wait()
+        record = self._state.by_id(server_id)
+        if record is None or record.kind != _SERVER:
+            raise ResourceGone(f"server {server_id} does not exist")
+        if record.host in self._state.failed_hosts():
+            raise ResourceGone(f"server {record.name} is on host {record.host}, which is down")
+        self._builds[server_id] = asyncio.Event()
+        return record
+
+    def _release(self, server_id: str) -> None:
+        event = self._builds.pop(server_id, None)
+        if event is not None:
+            event.set()
+
+    async def _boot(self, record: SimRecord, what: str) -> Resource:
+        """Take `create_latency_s`, then make a claimed BUILDING server ACTIVE (or ERROR)."""
+        fails = self.failure_rate > 0 and self._rng.random() < self.failure_rate
+        try:
+            if self.create_latency_s > 0:
+                await self._sleep(self.create_latency_s)
+        except BaseException:
+            self._state.set_state(record.id, ERROR)
+            raise
+        if self._state.by_id(record.id) is None:
+            raise ResourceGone(f"server {record.name} was deleted during its {what}")
+        if record.host in self._state.failed_hosts():
+            raise ResourceGone(f"server {record.name} was lost with host {record.host}")
+        state = ERROR if fails else ACTIVE
+        self._state.set_state(record.id, state)
+        record.state = state
+        if fails:
+            raise TemporaryError(
+                f"simulated failure in the {what} of server {record.name}",
+                fault="simulated failure",
+            )
+        return self._resource(record, ())
+
+    def _check_catalog(self, profile: ServerProfile) -> None:
+        if self._inventory.image(profile.image.id) is None and (
+            self._inventory.image(profile.image.name) is None
+        ):
+            raise PermanentError(f"no image {profile.image.name} in the simulated catalog")
+        if self._inventory.flavor(profile.flavor.id) is None and (
+            self._inventory.flavor(profile.flavor.name) is None
+        ):
+            raise PermanentError(f"no flavor {profile.flavor.name} in the simulated catalog")
+
+    def _known_host(self, host: str) -> None:
+        if host not in self._hosts:
+            raise PermanentError(f"no host named {host}")
 
     def _host(self, name: str) -> Host:
         host = self._hosts.get(name)

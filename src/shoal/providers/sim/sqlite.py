@@ -13,7 +13,7 @@ from typing import Any
 
 from shoal.model.inventory import Host
 from shoal.model.nodes import Demand
-from shoal.providers.sim.state import ERROR, NoCapacityError, SimRecord, fits
+from shoal.providers.sim.state import BUILDING, ERROR, NoCapacityError, SimRecord, fits
 
 FIRST_SLOT = 2
 
@@ -38,6 +38,7 @@ CREATE TABLE IF NOT EXISTS resources (
     UNIQUE (kind, key)
 );
 CREATE INDEX IF NOT EXISTS resources_host ON resources (host);
+CREATE INDEX IF NOT EXISTS resources_host_slot ON resources (host, slot);
 CREATE INDEX IF NOT EXISTS resources_cluster ON resources (cluster);
 CREATE INDEX IF NOT EXISTS resources_attached ON resources (attached_to);
 CREATE TABLE IF NOT EXISTS failed_hosts (host TEXT PRIMARY KEY);
@@ -120,19 +121,66 @@ class SqliteState:
         return record, True
 
     def _free_slot(self, host: str) -> int:
-        """The lowest slot number not taken on `host`."""
-        slot = FIRST_SLOT
-        for (taken,) in self._db.execute(
-            "SELECT slot FROM resources WHERE host = ? AND slot IS NOT NULL ORDER BY slot",
+        """The lowest slot number not taken on `host`: one index lookup when the taken slots
+        have no gap (the usual case), else one query for the first gap."""
+        count, low, high = self._db.execute(
+            "SELECT COUNT(slot), MIN(slot), MAX(slot) FROM resources "
+            "WHERE host = ? AND slot IS NOT NULL",
             (host,),
-        ):
-            if taken != slot:
-                break
-            slot += 1
-        return slot
+        ).fetchone()
+        if count == 0 or low > FIRST_SLOT:
+            return FIRST_SLOT
+        if high - low + 1 == count:
+            return int(high) + 1
+        (gap,) = self._db.execute(
+            "SELECT MIN(r.slot) + 1 FROM resources r WHERE r.host = ? AND r.slot IS NOT NULL "
+            "AND NOT EXISTS (SELECT 1 FROM resources t WHERE t.host = r.host "
+            "AND t.slot = r.slot + 1)",
+            (host,),
+        ).fetchone()
+        return int(gap)
 
     def set_state(self, resource_id: str, state: str) -> None:
         self._db.execute("UPDATE resources SET state = ? WHERE id = ?", (state, resource_id))
+
+    def rebuild(
+        self, resource_id: str, host: Host, demand: Demand, flavor: str, image: str
+    ) -> SimRecord | None:
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            if self.by_id(resource_id) is None:
+                db.execute("COMMIT")
+                return None
+            row = db.execute(
+                "SELECT COALESCE(SUM(vcpus), 0), COALESCE(SUM(ram_mb), 0), "
+                "COALESCE(SUM(disk_gb), 0), COALESCE(SUM(volume_gb), 0) "
+                "FROM resources WHERE host = ? AND id != ?",
+                (host.name, resource_id),
+            ).fetchone()
+            short = fits(host, Demand(*row), demand)
+            if short is not None:
+                raise NoCapacityError(short)
+            db.execute(
+                "UPDATE resources SET vcpus = ?, ram_mb = ?, disk_gb = ?, volume_gb = ?, "
+                "flavor = ?, image = ?, state = ? WHERE id = ?",
+                (
+                    demand.vcpus,
+                    demand.ram_mb,
+                    demand.disk_gb,
+                    demand.volume_gb,
+                    flavor,
+                    image,
+                    BUILDING,
+                    resource_id,
+                ),
+            )
+            record = self.by_id(resource_id)
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        return record
 
     def set_attached(self, resource_id: str, server_id: str | None) -> None:
         self._db.execute(
@@ -168,10 +216,16 @@ class SqliteState:
     def failed_hosts(self) -> set[str]:
         return {h for (h,) in self._db.execute("SELECT host FROM failed_hosts")}
 
-    def mark_host(self, host: str, failed: bool) -> None:
+    def mark_host(self, host: str, failed: bool) -> list[str]:
         db = self._db
         db.execute("BEGIN IMMEDIATE")
         try:
+            ids = [
+                rid
+                for (rid,) in db.execute(
+                    "SELECT id FROM resources WHERE host = ? ORDER BY rowid", (host,)
+                )
+            ]
             if failed:
                 db.execute("INSERT OR IGNORE INTO failed_hosts (host) VALUES (?)", (host,))
                 db.execute(
@@ -184,6 +238,13 @@ class SqliteState:
         except BaseException:
             db.execute("ROLLBACK")
             raise
+        return ids
+
+    def host_counts(self) -> dict[str, int]:
+        return {
+            host: n
+            for host, n in self._db.execute("SELECT host, COUNT(*) FROM resources GROUP BY host")
+        }
 
     def close(self) -> None:
         self._db.close()

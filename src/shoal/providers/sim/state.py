@@ -55,6 +55,15 @@ class SimState(Protocol):
 
     def set_state(self, resource_id: str, state: str) -> None: ...
 
+    def rebuild(
+        self, resource_id: str, host: Host, demand: Demand, flavor: str, image: str
+    ) -> SimRecord | None:
+        """Give a record a new demand, flavor and image and mark it BUILDING, in one step that
+        checks the host still has room for the new demand beside everything else on it.
+
+        Returns the updated record (None if it is gone); raises NoCapacityError."""
+        ...
+
     def set_attached(self, resource_id: str, server_id: str | None) -> None: ...
 
     def remove(self, resource_id: str) -> SimRecord | None:
@@ -65,8 +74,13 @@ class SimState(Protocol):
 
     def failed_hosts(self) -> set[str]: ...
 
-    def mark_host(self, host: str, failed: bool) -> None:
-        """Mark a host down (its servers go to ERROR) or back up."""
+    def mark_host(self, host: str, failed: bool) -> list[str]:
+        """Mark a host down (its servers go to ERROR, reading MISSING while it is down) or
+        back up. Returns the ids of every resource on the host. O(resources on the host)."""
+        ...
+
+    def host_counts(self) -> dict[str, int]:
+        """Host name -> how many resources it holds (hosts holding none are left out)."""
         ...
 
     def close(self) -> None: ...
@@ -83,3 +97,9 @@ def fits(host: Host, used: Demand, demand: Demand) -> str | None:
         if have > cap:
             return f"host {host.name} has not enough {what} ({have} needed of {cap})"
     return None
+
+
+def minus(a: Demand, b: Demand) -> Demand:
+    return Demand(
+        a.vcpus - b.vcpus, a.ram_mb - b.ram_mb, a.disk_gb - b.disk_gb, a.volume_gb - b.volume_gb
+    )

@@ -1,0 +1,69 @@
+"""Hosts of the provider, and (admin) failing and recovering them on purpose.
+
+Failing a host is how host loss is shown end to end: on `local` it kills that host's node
+processes; the manager then finds the nodes gone and replaces them on other hosts.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Request
+
+from shoal.api.auth import Caller, runtime_of
+from shoal.providers.base import HostAdmin
+from shoal.providers.errors import ProviderError
+from shoal.service.errors import Conflict, Forbidden, NotFound
+from shoal.store.records import Principal
+
+router = APIRouter(prefix="/v1/hosts", tags=["hosts"])
+
+
+def _admin(request: Request, who: Principal) -> HostAdmin:
+    if not who.is_admin:
+        raise Forbidden("only an admin manages hosts")
+    provider = runtime_of(request).provider
+    if not isinstance(provider, HostAdmin):
+        raise Conflict(f"the {provider.name} provider does not manage its hosts")
+    return provider
+
+
+@router.get("")
+async def list_hosts(request: Request, who: Caller) -> dict[str, Any]:
+    admin = _admin(request, who)
+    return {
+        "hosts": [
+            {"name": h.name, "zone": h.zone, "failed": h.failed, "resources": h.resources}
+            for h in await admin.hosts()
+        ]
+    }
+
+
+async def _known(admin: HostAdmin, host: str) -> None:
+    if host not in {h.name for h in await admin.hosts()}:
+        raise NotFound(f"no host {host!r}")
+
+
+@router.post("/{host}/fail")
+async def fail_host(host: str, request: Request, who: Caller) -> dict[str, Any]:
+    admin = _admin(request, who)
+    await _known(admin, host)
+    try:
+        lost = await admin.fail_host(host)
+    except ProviderError as e:
+        raise Conflict(str(e)) from None
+    rt = runtime_of(request)
+    rt.engine.forget_inventory()
+    rt.inventory = await rt.engine.inventory()
+    return {"host": host, "failed": True, "resources": lost}
+
+
+@router.post("/{host}/recover")
+async def recover_host(host: str, request: Request, who: Caller) -> dict[str, Any]:
+    admin = _admin(request, who)
+    await _known(admin, host)
+    await admin.recover_host(host)
+    rt = runtime_of(request)
+    rt.engine.forget_inventory()
+    rt.inventory = await rt.engine.inventory()
+    return {"host": host, "failed": False}

@@ -1,0 +1,62 @@
+"""Receivers (/v1/receivers) and their webhooks (/v1/webhooks/{id}/trigger).
+
+Managing receivers needs a bearer token like everything else; triggering one does not: the
+`token` in its webhook URL is the credential, and any mismatch answers 404.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from fastapi import APIRouter, Request, Response
+from fastapi.responses import JSONResponse
+from starlette.concurrency import run_in_threadpool
+
+from shoal.api.auth import Caller, runtime_of
+from shoal.api.responses import accepted
+from shoal.api.routes_clusters import json_object
+from shoal.service.receivers import ReceiverService
+from shoal.service.triggers import Cooldown
+
+router = APIRouter(prefix="/v1", tags=["receivers"])
+
+
+def receivers_of(request: Request) -> ReceiverService:
+    return ReceiverService(runtime_of(request).service)
+
+
+@router.post("/receivers", status_code=201)
+async def create_receiver(request: Request, who: Caller) -> JSONResponse:
+    """A webhook for a cluster action; the answer holds its URL, shown only this once."""
+    body = await json_object(request)
+    found = await run_in_threadpool(receivers_of(request).create, who, body)
+    return JSONResponse({"receiver": found}, status_code=201)
+
+
+@router.get("/receivers")
+async def list_receivers(request: Request, who: Caller) -> dict[str, Any]:
+    return {"receivers": await run_in_threadpool(receivers_of(request).list, who)}
+
+
+@router.get("/receivers/{ref}")
+async def get_receiver(ref: str, request: Request, who: Caller) -> dict[str, Any]:
+    return {"receiver": await run_in_threadpool(receivers_of(request).get, who, ref)}
+
+
+@router.delete("/receivers/{ref}", status_code=204)
+async def delete_receiver(ref: str, request: Request, who: Caller) -> Response:
+    await run_in_threadpool(receivers_of(request).delete, who, ref)
+    return Response(status_code=204)
+
+
+@router.post("/webhooks/{receiver_id}/trigger", status_code=202)
+async def trigger(receiver_id: str, request: Request, token: str | None = None) -> JSONResponse:
+    """Run the receiver's action. No bearer token: `token` is the receiver's secret."""
+    svc = receivers_of(request)
+    try:
+        sub = await run_in_threadpool(svc.trigger, receiver_id, token)
+    except Cooldown as e:
+        wait = max(0, math.ceil(e.ends_at - svc.clock.now()))
+        return JSONResponse(e.body(), status_code=e.status, headers={"Retry-After": str(wait)})
+    return accepted(sub)

@@ -1,0 +1,101 @@
+"""What applying a document to an existing cluster would do: `shoal plan DOC --cluster C` and
+`shoal apply DOC --dry-run`.
+
+The API answers (`POST /v1/clusters/{c}/plan`), changing nothing; shown here are the nodes it
+would create (with zone and host), the ones it would delete, and the batches of any rolling
+update. `-o json|yaml` prints the API's `plan` object as it is. Exit 0 when a plan was shown,
+1 when the change cannot be placed (like offline `shoal plan`), 2 for a refused request.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from shoal.cli import screen
+from shoal.cli.client import ShoalClient, connect, seg
+from shoal.cli.documents import read_document
+from shoal.cli.errors import EXIT_FAILED, EXIT_OK, ApiError
+from shoal.cli.options import Target
+from shoal.cli.output import OutputFormat, emit_data
+from shoal.cli.tables import table, text
+
+
+async def fetch_plan(
+    client: ShoalClient, cluster: str, content: bytes, kind: str
+) -> dict[str, Any]:
+    """The API's preview of applying `content` to `cluster`."""
+    body = await client.call(
+        "POST",
+        f"/v1/clusters/{seg(cluster)}/plan",
+        content=content,
+        headers={"Content-Type": kind},
+    )
+    plan: dict[str, Any] = body["plan"]
+    return plan
+
+
+async def preview(
+    client: ShoalClient, cluster: str, content: bytes, kind: str, output: OutputFormat
+) -> int:
+    """Show what applying the document `content` to `cluster` would do. The exit code."""
+    try:
+        plan = await fetch_plan(client, cluster, content, kind)
+    except ApiError as e:
+        if e.code != "unplaceable":
+            raise
+        e.report()
+        return EXIT_FAILED
+    if output is OutputFormat.TABLE:
+        show_plan(plan)
+    else:
+        emit_data(plan, output)
+    return EXIT_OK
+
+
+async def preview_at(target: Target, cluster: str, document: str, output: OutputFormat) -> int:
+    """`preview` of the document at `document` (a path, or - for stdin) on a fresh connection
+    (no engine: nothing runs)."""
+    content, kind = read_document(document)
+    async with connect(target) as client:
+        return await preview(client, cluster, content, kind, output)
+
+
+def show_plan(plan: dict[str, Any]) -> None:
+    """The plan as tables: creates, deletes, update batches, then a one-line summary."""
+    out = screen.out()
+    name = text(plan.get("cluster"))
+    creates: list[dict[str, Any]] = plan.get("create") or []
+    deletes: list[Any] = plan.get("delete") or []
+    attaches: list[dict[str, Any]] = plan.get("attach") or []
+    batches: list[dict[str, Any]] = plan.get("update_batches") or []
+    if creates:
+        t = table(f"cluster {name}: create", ("node", "zone", "host"))
+        for c in creates:
+            t.add_row(text(c.get("node")), text(c.get("zone")), text(c.get("host")))
+        out.print(t)
+    if deletes:
+        t = table(f"cluster {name}: delete", ("node",))
+        for d in deletes:
+            t.add_row(text(d))
+        out.print(t)
+    if attaches:
+        t = table(f"cluster {name}: attach", ("volume", "server"))
+        for a in attaches:
+            t.add_row(text(a.get("volume")), text(a.get("server")))
+        out.print(t)
+    if batches:
+        t = table(f"cluster {name}: rolling update", ("batch", "group", "nodes"))
+        for number, b in enumerate(batches, start=1):
+            t.add_row(str(number), text(b.get("group")), text(b.get("nodes")))
+        out.print(t)
+    for v in plan.get("soft_violations") or []:
+        message = v.get("message") if isinstance(v, dict) else v
+        out.print(f"  [yellow]soft:[/] {text(message)}")
+    if not (creates or deletes or attaches or batches):
+        out.print(f"cluster {name}: no changes")
+        return
+    replaced = sum(len(b.get("nodes") or []) for b in batches)
+    out.print(
+        f"cluster {name}: {len(creates)} to create, {len(deletes)} to delete, "
+        f"{replaced} to replace in {len(batches)} batch(es)"
+    )

@@ -1,0 +1,182 @@
+"""`shoal receiver create|list|delete` and `shoal webhook trigger URL`: scaling webhooks.
+
+A receiver's URL holds its secret and is shown once, by `create`. `webhook trigger` POSTs to
+such a URL the way a monitoring system would, with no bearer token: an absolute URL goes to
+its own server; a relative one (what `create` prints when embedded) to --url, or to embedded
+Shoal, which then waits for the action since no server would run it. A bearer token goes
+only to the server --url names, never to another host a URL points at.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+from urllib.parse import parse_qsl, urlsplit
+
+import httpx
+import typer
+
+from shoal.cli import screen
+from shoal.cli.client import TIMEOUT, ShoalClient, connect, load_settings, seg
+from shoal.cli.errors import EXIT_OK
+from shoal.cli.options import OutputOption, TimeoutOption, TokenOption, UrlOption, target
+from shoal.cli.output import OutputFormat, emit_data
+from shoal.cli.runner import run
+from shoal.cli.submit import submit
+from shoal.cli.tables import table, text, when
+
+app = typer.Typer(help="Webhooks that scale or recover a cluster.", no_args_is_help=True)
+webhook_app = typer.Typer(help="Call a receiver's webhook.", no_args_is_help=True)
+
+NameArg = Annotated[str, typer.Argument(help="Receiver name (or id).")]
+
+
+@app.command("create")
+def create(
+    name: NameArg,
+    cluster: Annotated[str, typer.Option("--cluster", "-c", help="The cluster (name or id).")],
+    action: Annotated[str, typer.Option("--action", "-a", help="scale_out, scale_in or recover.")],
+    nodegroup: Annotated[
+        str | None,
+        typer.Option("--nodegroup", "-g", help="Node group; optional if the cluster has one."),
+    ] = None,
+    count: Annotated[
+        int | None, typer.Option("--count", "-n", min=1, help="Nodes per trigger (overrides).")
+    ] = None,
+    adjustment_type: Annotated[
+        str | None,
+        typer.Option(
+            "--adjustment-type",
+            help="EXACT_CAPACITY, CHANGE_IN_CAPACITY or CHANGE_IN_PERCENTAGE (overrides).",
+        ),
+    ] = None,
+    number: Annotated[
+        float | None, typer.Option("--number", help="The adjustment's number (overrides).")
+    ] = None,
+    output: OutputOption = OutputFormat.TABLE,
+    url: UrlOption = None,
+    token: TokenOption = None,
+) -> None:
+    """Create a receiver and print its webhook URL (it is not shown again)."""
+    params = {
+        k: v
+        for k, v in (("count", count), ("adjustment_type", adjustment_type), ("number", number))
+        if v is not None
+    }
+    body: dict[str, Any] = {"name": name, "cluster": cluster, "action": action}
+    if nodegroup is not None:
+        body["nodegroup"] = nodegroup
+    if params:
+        body["params"] = params
+
+    async def main() -> int:
+        async with connect(target(url, token)) as client:
+            found = await client.call("POST", "/v1/receivers", json=body)
+            base = "" if client.embedded else str(client.http.base_url).rstrip("/")
+        r = found["receiver"]
+        hook = base + r["webhook_url"]
+        if output is not OutputFormat.TABLE:
+            emit_data({"receiver": dict(r, webhook_url=hook)}, output)
+            return EXIT_OK
+        screen.err().print(
+            f"receiver {text(r['name'])} created: {text(r['action'])} "
+            f"{text(r.get('nodegroup') or '')} of cluster {text(cluster)}; its webhook URL "
+            "(shown once; `shoal webhook trigger URL` calls it):"
+        )
+        print(hook, flush=True)
+        return EXIT_OK
+
+    run(main)
+
+
+@app.command("list")
+def list_receivers(
+    output: OutputOption = OutputFormat.TABLE,
+    url: UrlOption = None,
+    token: TokenOption = None,
+) -> None:
+    """List receivers (their secrets are never shown again)."""
+
+    async def main() -> int:
+        async with connect(target(url, token)) as client:
+            found = (await client.get("/v1/receivers"))["receivers"]
+        if output is not OutputFormat.TABLE:
+            emit_data({"receivers": found}, output)
+            return EXIT_OK
+        t = table(None, ("name", "action", "nodegroup", "params", "triggered", "cluster", "id"))
+        for r in found:
+            t.add_row(
+                text(r.get("name")),
+                text(r.get("action")),
+                text(r.get("nodegroup")),
+                text(r.get("params")),
+                when(r.get("triggered_at")),
+                text(r.get("cluster_id")),
+                text(r.get("id")),
+            )
+        screen.out().print(t)
+        return EXIT_OK
+
+    run(main)
+
+
+@app.command("delete")
+def delete(name: NameArg, url: UrlOption = None, token: TokenOption = None) -> None:
+    """Delete a receiver; its webhook URL stops working."""
+
+    async def main() -> int:
+        async with connect(target(url, token)) as client:
+            await client.call("DELETE", f"/v1/receivers/{seg(name)}")
+        screen.out().print(f"receiver {text(name)} deleted")
+        return EXIT_OK
+
+    run(main)
+
+
+@webhook_app.command("trigger")
+def trigger(
+    webhook: Annotated[str, typer.Argument(help="The webhook URL `receiver create` printed.")],
+    wait: Annotated[
+        bool | None,
+        typer.Option(
+            "--wait/--no-wait",
+            help="Wait for the action to end (needs a token). Default: only when embedded.",
+        ),
+    ] = None,
+    timeout: TimeoutOption = None,
+    output: OutputOption = OutputFormat.TABLE,
+    url: UrlOption = None,
+    token: TokenOption = None,
+) -> None:
+    """Trigger a receiver: POST to its webhook URL."""
+    parts = urlsplit(webhook)
+    origin = f"{parts.scheme}://{parts.netloc}" if parts.scheme and parts.netloc else None
+    # The query goes as params: httpx would drop a query left in the path.
+    query = dict(parse_qsl(parts.query, keep_blank_values=True))
+
+    async def main() -> int:
+        if origin is not None and origin != _origin(url or load_settings().url):
+            # Another server than ours: never send it our bearer token.
+            async with httpx.AsyncClient(base_url=origin, timeout=TIMEOUT) as http:
+                client = ShoalClient(http, where=origin)
+                return await submit(
+                    client,
+                    "POST",
+                    parts.path,
+                    params=query,
+                    output=output,
+                    wait=wait,
+                    timeout=timeout,
+                )
+        async with connect(target(url, token), engine=True) as client:
+            return await submit(
+                client, "POST", parts.path, params=query, output=output, wait=wait, timeout=timeout
+            )
+
+    run(main)
+
+
+def _origin(url: str | None) -> str | None:
+    if not url:
+        return None
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}"

@@ -1,0 +1,381 @@
+"""Active management: health checks and drift repair, level-triggered.
+
+Every tick the engine holding the "manager" lease looks at every settled cluster and compares
+what is declared and recorded with what the provider reports and what probes answer:
+- a node whose resource is gone or broken behind Shoal's back is recreated in place; one whose
+  host is gone is replaced on another host (placed again under every grouping rule);
+- a node failing its health check `failures` times in a row (after its grace period) is
+  unhealthy and recovered as its policy says (reboot, rebuild, replace, or left alone);
+- when more of a node group than `max_unhealthy` is in trouble at once, Shoal stops remediating
+  that group and raises a cluster warning instead of churning (a short circuit);
+- resources Shoal made but no longer tracks are reported (and deleted if the cluster says so).
+Each repair is a CLUSTER_RECOVER action with events, like any other change. Time comes from the
+engine's clock, so tests drive intervals and grace periods without sleeping.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import httpx
+
+from shoal.engine import leases
+from shoal.engine.events import cluster_event, node_record_event
+from shoal.engine.planner import derived_status
+from shoal.engine.probes import probe
+from shoal.engine.submit import submit_recover
+from shoal.model.cluster import ClusterSpec
+from shoal.model.enums import ClusterStatus, Health, NodeKind, NodeStatus
+from shoal.model.inventory import Inventory
+from shoal.model.policies import HealthPolicy, Recovery, StrayHandling
+from shoal.model.problems import InvalidDocument
+from shoal.providers.base import Resource, ResourceState
+from shoal.providers.errors import ProviderError
+from shoal.spec import cluster_from_tree
+from shoal.store import clusters as cluster_repo
+from shoal.store import nodes as node_repo
+from shoal.store.events import NewEvent, add_events
+from shoal.store.records import ClusterRecord, NodeRecord
+
+if TYPE_CHECKING:
+    from shoal.engine.runtime import Engine
+
+log = logging.getLogger("shoal.manager")
+
+LEASE = "manager"
+# Backoff between two submissions of the same repair: doubling from 5 s up to 5 minutes.
+REPAIR_BACKOFF_S = 5.0
+REPAIR_BACKOFF_MAX_S = 300.0
+_SETTLED = (ClusterStatus.ACTIVE, ClusterStatus.WARNING, ClusterStatus.ERROR)
+_WATCHED = (NodeStatus.ACTIVE, NodeStatus.WARNING, NodeStatus.ERROR)
+_HOW = {Recovery.REBOOT: "reboot", Recovery.REBUILD: "rebuild", Recovery.REPLACE: "replace"}
+
+
+@dataclass(slots=True)
+class _Trouble:
+    how: str
+    why: str
+
+
+@dataclass(slots=True)
+class _Writes:
+    updates: list[dict[str, Any]] = field(default_factory=list)
+    events: list[NewEvent] = field(default_factory=list)
+    statuses: list[tuple[ClusterRecord, ClusterStatus, str]] = field(default_factory=list)
+    repairs: list[tuple[ClusterRecord, list[dict[str, Any]]]] = field(default_factory=list)
+
+
+class Manager:
+    """Health checks and reconciliation for one engine (active while it holds the lease)."""
+
+    def __init__(
+        self,
+        engine: Engine,
+        *,
+        tick_s: float = 1.0,
+        reconcile_s: float = 5.0,
+        lease_s: float = 15.0,
+        probe_concurrency: int = 200,
+    ) -> None:
+        self.engine = engine
+        self.tick_s = tick_s
+        self.reconcile_s = reconcile_s
+        self.lease_s = lease_s
+        self._probes = asyncio.Semaphore(probe_concurrency)
+        self._failures: dict[str, int] = {}
+        self._next_check: dict[str, float] = {}
+        self._first_seen: dict[str, float] = {}
+        self._reconciled_at: dict[str, float] = {}
+        self._strays_seen: set[str] = set()
+        self._short: set[tuple[str, str]] = set()
+        self._specs: dict[str, tuple[int, ClusterSpec | None]] = {}
+        # The same repair asked again (it failed, e.g. no room to place) waits longer each time.
+        self._retry: dict[tuple[str, frozenset[str]], tuple[float, float]] = {}
+        self._client: httpx.AsyncClient | None = None
+
+    async def close(self) -> None:
+        if self._client is not None:
+            await self._client.aclose()
+            self._client = None
+
+    async def tick(self) -> None:
+        """One pass over every settled cluster (a no-op unless this engine holds the lease)."""
+        e = self.engine
+        now = e.clock.now()
+        held = await asyncio.to_thread(leases.acquire, e.db, LEASE, e.id, now, self.lease_s)
+        if not held:
+            return
+        if self._client is None:
+            self._client = httpx.AsyncClient()
+        clusters = await asyncio.to_thread(self._load)
+        if not clusters:
+            return
+        e.forget_inventory()
+        inventory = await e.inventory()
+        writes = _Writes()
+        seen: set[str] = set()
+        for cluster, nodes in clusters:
+            seen.update(n.id for n in nodes)
+            try:
+                await self._manage(cluster, nodes, inventory, now, writes)
+            except Exception:
+                log.exception("managing cluster %s failed; trying again next tick", cluster.name)
+        for d in (self._failures, self._next_check, self._first_seen):
+            for k in [k for k in d if k not in seen]:
+                del d[k]
+        await asyncio.to_thread(self._write, writes, now)
+
+    # -- reading -------------------------------------------------------------------------------
+
+    def _load(self) -> list[tuple[ClusterRecord, list[NodeRecord]]]:
+        with self.engine.db.reading() as conn:
+            found = cluster_repo.list_clusters(conn, None)
+            return [(c, node_repo.list_nodes(conn, c.id)) for c in found if c.status in _SETTLED]
+
+    def _spec(self, cluster: ClusterRecord, inventory: Inventory) -> ClusterSpec | None:
+        cached = self._specs.get(cluster.id)
+        if cached is not None and cached[0] == cluster.generation:
+            return cached[1]
+        try:
+            spec: ClusterSpec | None = cluster_from_tree(cluster.document, inventory)
+        except InvalidDocument:
+            spec = None
+        self._specs[cluster.id] = (cluster.generation, spec)
+        return spec
+
+    # -- one cluster ---------------------------------------------------------------------------
+
+    async def _manage(
+        self,
+        cluster: ClusterRecord,
+        nodes: list[NodeRecord],
+        inventory: Inventory,
+        now: float,
+        writes: _Writes,
+    ) -> None:
+        spec = self._spec(cluster, inventory)
+        if spec is None:
+            return
+        trouble: dict[str, _Trouble] = {}
+        if now - self._reconciled_at.get(cluster.id, -1e18) >= self.reconcile_s:
+            self._reconciled_at[cluster.id] = now
+            await self._reconcile(cluster, spec, nodes, inventory, trouble, writes)
+        await self._check_health(spec, nodes, now, trouble, writes)
+        self._remediate(cluster, spec, nodes, trouble, now, writes)
+
+    async def _reconcile(
+        self,
+        cluster: ClusterRecord,
+        spec: ClusterSpec,
+        nodes: list[NodeRecord],
+        inventory: Inventory,
+        trouble: dict[str, _Trouble],
+        writes: _Writes,
+    ) -> None:
+        try:
+            resources = await self.engine.provider.list_resources(cluster.id)
+        except ProviderError as e:
+            log.warning("cannot list %s's resources: %s", cluster.name, e)
+            return
+        by_key: dict[str, Resource] = {r.key: r for r in resources}
+        hosts = {h.name for h in inventory.hosts}
+        for n in nodes:
+            if n.status not in _WATCHED or n.provider_id is None:
+                continue
+            r = by_key.get(n.id)
+            if n.host not in hosts:
+                trouble[n.name] = _Trouble("replace", f"host {n.host} is gone")
+            elif r is None or r.state in (ResourceState.MISSING, ResourceState.ERROR):
+                state = "gone" if r is None or r.state is ResourceState.MISSING else "broken"
+                trouble[n.name] = _Trouble("recreate", f"its {n.kind} is {state} at the provider")
+        live = {n.id for n in nodes}
+        for r in resources:
+            if r.key in live or r.id in self._strays_seen:
+                continue
+            self._strays_seen.add(r.id)
+            delete = spec.strays is StrayHandling.DELETE
+            writes.events.append(
+                cluster_event(
+                    cluster,
+                    "STRAY",
+                    f"{r.kind} {r.name} ({r.id}) belongs to no node"
+                    + ("; deleting it" if delete else "; reported, not touched"),
+                    level="WARNING",
+                )
+            )
+            if delete:
+                try:
+                    await self.engine.provider.delete(r.kind, r.id)
+                except ProviderError as e:
+                    log.warning("could not delete stray %s: %s", r.id, e)
+
+    async def _check_health(
+        self,
+        spec: ClusterSpec,
+        nodes: list[NodeRecord],
+        now: float,
+        trouble: dict[str, _Trouble],
+        writes: _Writes,
+    ) -> None:
+        due: list[tuple[NodeRecord, HealthPolicy]] = []
+        for n in nodes:
+            if n.status not in _WATCHED or n.provider_id is None or n.name in trouble:
+                continue
+            policy = spec.health_of(n.group_name)
+            if policy is None:
+                continue
+            first = self._first_seen.setdefault(n.id, now)
+            if now - first < policy.grace_s or self._next_check.get(n.id, now) > now:
+                continue
+            due.append((n, policy))
+        if not due:
+            return
+        assert self._client is not None
+        client = self._client
+
+        async def one(n: NodeRecord, policy: HealthPolicy) -> str | None:
+            async with self._probes:
+                return await probe(n, policy, self.engine.provider, client)
+
+        answers = await asyncio.gather(*(one(n, p) for n, p in due))
+        for (n, policy), reason in zip(due, answers, strict=True):
+            self._next_check[n.id] = now + policy.interval_s
+            self._judge(n, policy, reason, now, trouble, writes)
+
+    def _judge(
+        self,
+        n: NodeRecord,
+        policy: HealthPolicy,
+        reason: str | None,
+        now: float,
+        trouble: dict[str, _Trouble],
+        writes: _Writes,
+    ) -> None:
+        if reason is None:
+            self._failures.pop(n.id, None)
+            if n.health != Health.HEALTHY or n.status is not NodeStatus.ACTIVE:
+                writes.updates.append(
+                    {
+                        "node_id": n.id,
+                        "health": Health.HEALTHY,
+                        "health_reason": "",
+                        "status": NodeStatus.ACTIVE,
+                        "status_reason": "",
+                        "checked_at": now,
+                    }
+                )
+                writes.events.append(node_record_event(n, "HEALTHY", "health check passes"))
+            return
+        count = self._failures.get(n.id, 0) + 1
+        self._failures[n.id] = count
+        if count < policy.failures:
+            if n.status is not NodeStatus.WARNING:
+                writes.updates.append(
+                    {
+                        "node_id": n.id,
+                        "status": NodeStatus.WARNING,
+                        "health_reason": reason,
+                        "checked_at": now,
+                    }
+                )
+                writes.events.append(
+                    node_record_event(
+                        n,
+                        "WARNING",
+                        f"check failed ({count}/{policy.failures}): {reason}",
+                        level="WARNING",
+                    )
+                )
+            return
+        if n.health != Health.UNHEALTHY:
+            writes.updates.append(
+                {
+                    "node_id": n.id,
+                    "health": Health.UNHEALTHY,
+                    "health_reason": reason,
+                    "status": NodeStatus.ERROR,
+                    "status_reason": f"unhealthy: {reason}",
+                    "checked_at": now,
+                }
+            )
+            writes.events.append(
+                node_record_event(n, "UNHEALTHY", f"{count} checks failed: {reason}", level="ERROR")
+            )
+        how = _HOW.get(policy.recovery)
+        if how is not None:
+            if n.kind is NodeKind.VOLUME and how != "replace":
+                how = "recreate"
+            trouble[n.name] = _Trouble(how, f"unhealthy: {reason}")
+
+    def _remediate(
+        self,
+        cluster: ClusterRecord,
+        spec: ClusterSpec,
+        nodes: list[NodeRecord],
+        trouble: dict[str, _Trouble],
+        now: float,
+        writes: _Writes,
+    ) -> None:
+        if not trouble:
+            for key in [k for k in self._short if k[0] == cluster.id]:
+                self._short.discard(key)
+            for rkey in [k for k in self._retry if k[0] == cluster.id]:
+                del self._retry[rkey]
+            settled = derived_status(nodes)
+            if cluster.lock_action_id is None and settled is not cluster.status:
+                writes.statuses.append((cluster, settled, ""))
+                writes.events.append(cluster_event(cluster, settled, "all nodes accounted for"))
+            return
+        by_name = {n.name: n for n in nodes}
+        per_group: dict[str, set[int | str]] = {}
+        for name in trouble:
+            n = by_name[name]
+            per_group.setdefault(n.group_name, set()).add(n.replica or n.name)
+        repairs: list[dict[str, Any]] = []
+        warnings: list[str] = []
+        for name, t in sorted(trouble.items()):
+            n = by_name[name]
+            policy = spec.health_of(n.group_name)
+            group = spec.node_group(n.group_name)
+            if policy is not None and group is not None:
+                size = max(group.count, 1)
+                limit = policy.max_unhealthy.limit(size)
+                bad = len(per_group[n.group_name])
+                if bad > limit:
+                    key = (cluster.id, n.group_name)
+                    if key not in self._short:
+                        self._short.add(key)
+                        warnings.append(
+                            f"node group {n.group_name}: {bad} of {size} nodes in trouble, more "
+                            f"than max_unhealthy {policy.max_unhealthy}; not remediating"
+                        )
+                    continue
+            repairs.append({"node": name, "how": t.how, "why": t.why})
+        for text in warnings:
+            writes.statuses.append((cluster, ClusterStatus.WARNING, text))
+            writes.events.append(cluster_event(cluster, "WARNING", text, level="WARNING"))
+        if repairs and cluster.lock_action_id is None:
+            writes.repairs.append((cluster, repairs))
+
+    # -- writing -------------------------------------------------------------------------------
+
+    def _write(self, writes: _Writes, now: float) -> None:
+        db = self.engine.db
+        with db.transaction() as conn:
+            node_repo.update_nodes(conn, [dict(u, updated_at=now) for u in writes.updates])
+            for cluster, status, reason in writes.statuses:
+                cluster_repo.set_status(conn, cluster.id, status, reason, now)
+            add_events(conn, writes.events, now)
+        for cluster, repairs in writes.repairs:
+            key = (cluster.id, frozenset(r["node"] for r in repairs))
+            not_before, wait = self._retry.get(key, (0.0, REPAIR_BACKOFF_S / 2))
+            if now < not_before:
+                continue
+            why = "drift or failed health checks"
+            if submit_recover(db, cluster, repairs, now, why) is not None:
+                wait = min(wait * 2, REPAIR_BACKOFF_MAX_S)
+                self._retry[key] = (now + wait, wait)
+                self.engine.wake()

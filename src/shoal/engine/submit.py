@@ -1,0 +1,54 @@
+"""Actions the engine starts on its own: recoveries decided by health checks and the reconciler.
+
+Like a user's request, a recovery takes the cluster's lock in the transaction that records it;
+when another action holds the cluster, nothing is recorded and the manager tries again later.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from shoal.engine.events import cluster_event
+from shoal.model.enums import ActionKind
+from shoal.store import actions as action_repo
+from shoal.store import clusters as cluster_repo
+from shoal.store.actions import NewAction
+from shoal.store.database import Database
+from shoal.store.events import add_events
+from shoal.store.records import ClusterRecord
+
+
+def submit_recover(
+    db: Database, cluster: ClusterRecord, repairs: list[dict[str, Any]], now: float, why: str
+) -> str | None:
+    """Record a CLUSTER_RECOVER action for `repairs`; None when the cluster is busy."""
+    action_id = str(uuid.uuid4())
+    with db.transaction() as conn:
+        if not cluster_repo.try_lock(conn, cluster.id, action_id, now):
+            return None
+        action_repo.insert_actions(
+            conn,
+            [
+                NewAction(
+                    id=action_id,
+                    project_id=cluster.project_id,
+                    kind=ActionKind.CLUSTER_RECOVER,
+                    cluster_id=cluster.id,
+                    inputs={"repairs": repairs, "reason": why},
+                )
+            ],
+            now,
+        )
+        names = ", ".join(f"{r['node']} ({r['how']})" for r in repairs[:10])
+        more = f" and {len(repairs) - 10} more" if len(repairs) > 10 else ""
+        add_events(
+            conn,
+            [
+                cluster_event(
+                    cluster, "RECOVERING", f"{why}: repairing {names}{more}", action_id=action_id
+                )
+            ],
+            now,
+        )
+    return action_id

@@ -1,0 +1,217 @@
+"""Receivers: webhook URLs that scale a node group out or in, or recover a cluster.
+
+A receiver belongs to its cluster's project. Its secret (`token` in the webhook URL) is shown
+once, at creation, and stored hashed; whoever holds the URL may trigger it without a bearer
+token, and a wrong token or unknown receiver is indistinguishable (404). A scaling trigger runs
+on the cluster service's one path for changes: in its transaction, it checks the group's
+cooldown, works out the new count from the scaling policy (`service/triggers.py`), records the
+action and the time it scaled the group — all or nothing.
+"""
+
+from __future__ import annotations
+
+import secrets
+import uuid
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from sqlalchemy import Connection
+
+from shoal.model.cluster import ClusterSpec, NodeGroup
+from shoal.model.enums import ActionKind
+from shoal.service.clusters import ClusterService, Submitted
+from shoal.service.errors import Conflict, Invalid, NotFound
+from shoal.service.triggers import check_cooldown, check_params, effective_policy, scaled_count
+from shoal.service.views import iso
+from shoal.spec.names import NAME_RULE, is_name
+from shoal.store import clusters as cluster_repo
+from shoal.store import receivers as repo
+from shoal.store.errors import NameTaken
+from shoal.store.receivers import ReceiverRecord
+from shoal.store.records import ClusterRecord, NodeRecord, Principal
+
+
+class ReceiverAction(StrEnum):
+    SCALE_OUT = "scale_out"
+    SCALE_IN = "scale_in"
+    RECOVER = "recover"
+
+
+@dataclass(frozen=True, slots=True)
+class NewReceiver:
+    name: str
+    cluster: str
+    action: ReceiverAction
+    nodegroup: str | None
+    params: dict[str, Any]
+
+
+def webhook_path(receiver_id: str, secret: str) -> str:
+    return f"/v1/webhooks/{receiver_id}/trigger?token={secret}"
+
+
+def receiver_view(r: ReceiverRecord, secret: str | None = None) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "id": r.id,
+        "name": r.name,
+        "project": r.project_id,
+        "cluster_id": r.cluster_id,
+        "action": r.action,
+        "nodegroup": r.nodegroup,
+        "params": r.params,
+    }
+    if secret is not None:
+        out["webhook_url"] = webhook_path(r.id, secret)
+    out["created_at"] = iso(r.created_at)
+    out["triggered_at"] = iso(r.triggered_at)
+    return out
+
+
+def parse_receiver(body: dict[str, Any]) -> NewReceiver:
+    """The creation request, or a 422 with every problem."""
+    problems: list[dict[str, Any]] = []
+    name, cluster, action, group = (
+        body.get("name"),
+        body.get("cluster"),
+        body.get("action"),
+        body.get("nodegroup"),
+    )
+    if not isinstance(name, str) or not is_name(name):
+        problems.append({"path": "/name", "message": NAME_RULE})
+    if not isinstance(cluster, str) or not cluster:
+        problems.append({"path": "/cluster", "message": "the cluster's name or id is required"})
+    if action not in set(ReceiverAction):
+        problems.append({"path": "/action", "message": f"one of {', '.join(ReceiverAction)}"})
+    if group is not None and not isinstance(group, str):
+        problems.append({"path": "/nodegroup", "message": "a node group name"})
+    if action == ReceiverAction.RECOVER and group is not None:
+        problems.append({"path": "/nodegroup", "message": "recover acts on the whole cluster"})
+    unknown = sorted(set(body) - {"name", "cluster", "action", "nodegroup", "params"})
+    problems += [{"path": f"/{k}", "message": "unknown field"} for k in unknown]
+    try:
+        params = check_params(body.get("params"))
+    except Invalid as bad:
+        problems += bad.details
+        params = {}
+    if action == ReceiverAction.RECOVER and params:
+        problems.append({"path": "/params", "message": "recover takes no params"})
+    if problems:
+        raise Invalid(f"the receiver has {len(problems)} problem(s)", problems)
+    return NewReceiver(str(name), str(cluster), ReceiverAction(str(action)), group, params)
+
+
+def pick_group(spec: ClusterSpec, name: str | None) -> NodeGroup:
+    if name is None:
+        if len(spec.node_groups) == 1:
+            return spec.node_groups[0]
+        raise Invalid(
+            f"say which node group: cluster {spec.name} has {len(spec.node_groups)}",
+            [{"path": "/nodegroup", "message": "required unless the cluster has one node group"}],
+        )
+    group = spec.node_group(name)
+    if group is None:
+        raise NotFound(
+            f"no node group {name!r} in cluster {spec.name}",
+            [{"path": "/nodegroup", "message": f"no node group {name!r}"}],
+        )
+    return group
+
+
+class ReceiverService:
+    def __init__(self, clusters: ClusterService) -> None:
+        self.clusters = clusters
+        self.db = clusters.db
+        self.clock = clusters.clock
+
+    @staticmethod
+    def _scope(who: Principal) -> str | None:
+        return None if who.is_admin else who.project_id
+
+    def create(self, who: Principal, body: dict[str, Any]) -> dict[str, Any]:
+        """A new receiver, with its webhook URL (the only time the secret is shown)."""
+        req = parse_receiver(body)
+        secret = secrets.token_urlsafe(32)
+        with self.db.transaction() as conn:
+            cluster = self.clusters.get(conn, who, req.cluster)
+            group = req.nodegroup
+            if req.action is not ReceiverAction.RECOVER:
+                group = pick_group(self.clusters.spec_of(cluster.document), group).name
+            try:
+                found = repo.insert_receiver(
+                    conn,
+                    id=str(uuid.uuid4()),
+                    project_id=cluster.project_id,
+                    cluster_id=cluster.id,
+                    name=req.name,
+                    action=str(req.action),
+                    nodegroup=group,
+                    params=req.params,
+                    secret=secret,
+                    now=self.clock.now(),
+                )
+            except NameTaken as e:
+                raise Conflict(str(e), [{"path": "/name", "message": str(e)}]) from None
+        return receiver_view(found, secret)
+
+    def list(self, who: Principal) -> list[dict[str, Any]]:
+        with self.db.reading() as conn:
+            return [receiver_view(r) for r in repo.list_receivers(conn, self._scope(who))]
+
+    def _get(self, conn: Connection, who: Principal, ref: str) -> ReceiverRecord:
+        found = repo.get_receiver(conn, ref, self._scope(who))
+        if found is None:
+            raise NotFound(f"no receiver {ref!r}")
+        return found
+
+    def get(self, who: Principal, ref: str) -> dict[str, Any]:
+        with self.db.reading() as conn:
+            return receiver_view(self._get(conn, who, ref))
+
+    def delete(self, who: Principal, ref: str) -> None:
+        with self.db.transaction() as conn:
+            repo.delete_receiver(conn, self._get(conn, who, ref).id)
+
+    def trigger(self, receiver_id: str, secret: str | None) -> Submitted:
+        """Run the receiver's action, if `secret` is its secret; 404 otherwise."""
+        with self.db.reading() as conn:
+            r = repo.receiver_by_id(conn, receiver_id)
+        if r is None or not secret or not repo.secret_matches(r.secret_hash, secret):
+            raise NotFound("no such receiver, or the token is not its token")
+        owner = Principal(r.project_id, is_admin=False)
+        if r.action == ReceiverAction.RECOVER:
+            return self._recover(owner, r)
+        return self._scale(owner, r, out=r.action == ReceiverAction.SCALE_OUT)
+
+    def _recover(self, owner: Principal, r: ReceiverRecord) -> Submitted:
+        sub = self.clusters.recover(owner, r.cluster_id, nodes=None)
+        with self.db.transaction() as conn:
+            repo.mark_triggered(conn, r.id, self.clock.now())
+        return sub
+
+    def _scale(self, owner: Principal, r: ReceiverRecord, *, out: bool) -> Submitted:
+        # Filled in by `within`, in the change's transaction, before the action is recorded.
+        inputs: dict[str, Any] = {"receiver": r.name}
+
+        def within(conn: Connection, cluster: ClusterRecord, now: float) -> None:
+            group = pick_group(self.clusters.spec_of(cluster.document), r.nodegroup)
+            policy = effective_policy(group.scaling, r.params)
+            check_cooldown(group.name, cluster.scaled_at.get(group.name), policy, now)
+            count = scaled_count(group, policy, out=out)
+            inputs.update(
+                nodegroup=group.name,
+                adjustment_type=str(policy.adjustment_type),
+                number=policy.number,
+                count=count,
+            )
+            cluster_repo.set_scaled_at(conn, cluster.id, {**cluster.scaled_at, group.name: now})
+            repo.mark_triggered(conn, r.id, now)
+
+        def mutate(doc: dict[str, Any], _nodes: list[NodeRecord]) -> dict[str, Any]:
+            for g in doc.get("node_groups", []):
+                if g["name"] == inputs["nodegroup"]:
+                    g["count"] = inputs["count"]
+            return doc
+
+        kind = ActionKind.CLUSTER_SCALE_OUT if out else ActionKind.CLUSTER_SCALE_IN
+        return self.clusters.submit(owner, r.cluster_id, kind, mutate, inputs, within=within)

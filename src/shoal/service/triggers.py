@@ -1,0 +1,128 @@
+"""What a scaling trigger does to a node group: its scaling policy, overridden by the
+receiver's `params`, turned into a new count; and the cooldown between two triggers.
+
+A webhook carries only a direction. The policy says by how much (`adjustment_type`, `number`,
+`min_step`) and what to do at the group's bounds (`strict` refuses, otherwise the count is
+clamped); a group without a policy behaves as if it had an empty one (one node at a time,
+clamped, 60 s cooldown). A trigger that would not change the count is refused, so the caller
+learns the group is already at its bound.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from shoal.model.cluster import NodeGroup
+from shoal.model.policies import AdjustmentType, ScalingPolicy
+from shoal.service.errors import Conflict, Invalid
+from shoal.service.resize import Adjustment, new_count
+from shoal.service.views import iso
+
+PARAMS = ("count", "adjustment_type", "number", "min_step", "strict")
+
+
+class Cooldown(Conflict):
+    code = "cooldown"
+    title = "Cooling down"
+
+    def __init__(self, message: str, ends_at: float) -> None:
+        super().__init__(message, [{"path": "", "message": f"cooldown ends at {iso(ends_at)}"}])
+        self.ends_at = ends_at
+
+
+def check_params(params: object) -> dict[str, Any]:
+    """A receiver's `params` (overrides of the scaling policy), or a 422 naming each problem."""
+    if params is None:
+        return {}
+    if not isinstance(params, dict):
+        raise Invalid("params must be an object", [{"path": "/params", "message": "not an object"}])
+    problems: list[dict[str, Any]] = []
+
+    def bad(key: str, message: str) -> None:
+        problems.append({"path": f"/params/{key}", "message": message})
+
+    for key, value in params.items():
+        if key not in PARAMS:
+            bad(key, f"unknown parameter; use {', '.join(PARAMS)}")
+        elif key == "count" and not (_is_int(value) and value >= 1):
+            bad(key, "a whole number of nodes, 1 or more")
+        elif key == "min_step" and not (_is_int(value) and value >= 1):
+            bad(key, "a whole number, 1 or more")
+        elif key == "number" and (isinstance(value, bool) or not isinstance(value, int | float)):
+            bad(key, "a number")
+        elif key == "strict" and not isinstance(value, bool):
+            bad(key, "true or false")
+        elif key == "adjustment_type" and value not in set(AdjustmentType):
+            bad(key, f"one of {', '.join(AdjustmentType)}")
+    if "count" in params and ({"adjustment_type", "number"} & params.keys()):
+        bad("count", "give either count, or adjustment_type and number")
+    if problems:
+        raise Invalid(f"params has {len(problems)} problem(s)", problems)
+    return dict(params)
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def effective_policy(policy: ScalingPolicy | None, params: dict[str, Any]) -> ScalingPolicy:
+    """The group's policy (or the defaults) with the receiver's overrides applied."""
+    changes: dict[str, Any] = {}
+    if "count" in params:
+        changes.update(adjustment_type=AdjustmentType.CHANGE_IN_CAPACITY, number=params["count"])
+    if "adjustment_type" in params:
+        changes["adjustment_type"] = AdjustmentType(params["adjustment_type"])
+    for key in ("number", "min_step", "strict"):
+        if key in params:
+            changes[key] = params[key]
+    return dataclasses.replace(policy or ScalingPolicy(), **changes)
+
+
+def check_cooldown(group: str, last: float | None, policy: ScalingPolicy, now: float) -> None:
+    """Refuse a trigger within `cooldown_s` of the last one that scaled `group`."""
+    if last is None:
+        return
+    ends_at = last + policy.cooldown_s
+    if now < ends_at:
+        raise Cooldown(
+            f"node group {group} was scaled {now - last:.0f}s ago; its cooldown of "
+            f"{policy.cooldown_s:g}s ends at {iso(ends_at)} (in {ends_at - now:.0f}s)",
+            ends_at,
+        )
+
+
+def scaled_count(group: NodeGroup, policy: ScalingPolicy, *, out: bool) -> int:
+    """The group's count after one trigger, or a 409 when the policy leaves nothing to do."""
+    adjustment = Adjustment(str(policy.adjustment_type))
+    number = policy.number
+    if adjustment is not Adjustment.EXACT_CAPACITY:
+        number = abs(number) if out else -abs(number)
+    target = new_count(
+        group.count,
+        adjustment,
+        number,
+        min_size=group.min_size,
+        max_size=group.max_size,
+        min_step=policy.min_step,
+        strict=policy.strict,
+        pointer="/params/number",
+    )
+    if (target > group.count) if out else (target < group.count):
+        return target
+    direction = "out" if out else "in"
+    at_bound = group.count == (group.max_size if out else group.min_size)
+    if adjustment is Adjustment.EXACT_CAPACITY:
+        message = (
+            f"an exact capacity of {target} would not scale node group {group.name} "
+            f"{direction} (it has {group.count})"
+        )
+    elif at_bound:
+        bound = f"its max of {group.max_size}" if out else f"its min of {group.min_size}"
+        message = f"node group {group.name} is already at {bound}; nothing to scale {direction}"
+    else:
+        message = (
+            f"the scaling policy leaves node group {group.name} at {group.count}; "
+            f"nothing to scale {direction}"
+        )
+    raise Conflict(message, [{"path": "", "message": message}])

@@ -1,0 +1,90 @@
+"""Fixtures for API tests: the real app over a real store (SQLite and PostgreSQL), the sim
+provider in memory, a manual clock, and the engine running so actions complete."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from shoal.api.app import create_app
+from shoal.clock import ManualClock
+from shoal.runtime import Runtime
+from shoal.settings import Settings
+from shoal.store.database import Database
+
+
+@dataclass
+class Api:
+    http: httpx.AsyncClient
+    runtime: Runtime
+    clock: ManualClock
+    token: str
+
+    @property
+    def auth(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.token}"}
+
+    async def call(self, method: str, path: str, **kw: Any) -> httpx.Response:
+        return await self.http.request(method, path, headers=self.auth, **kw)
+
+    async def wait(self, action_id: str, timeout: float = 60.0) -> dict[str, Any]:
+        """The action once it has ended (bounded, so a bug fails instead of hanging)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while True:
+            r = await self.call("GET", f"/v1/actions/{action_id}")
+            assert r.status_code == 200, r.text
+            action: dict[str, Any] = r.json()["action"]
+            if action["status"] in ("SUCCEEDED", "FAILED", "CANCELLED"):
+                return action
+            assert loop.time() < deadline, f"action {action_id} still {action['status']}"
+            await asyncio.sleep(0.02)
+
+    async def up(self, document: str) -> dict[str, Any]:
+        """Create a cluster and wait until its creation succeeded; the cluster."""
+        r = await self.call("POST", "/v1/clusters", content=document)
+        assert r.status_code == 202, r.text
+        assert (await self.wait(r.json()["action"]["id"]))["status"] == "SUCCEEDED"
+        cluster: dict[str, Any] = r.json()["cluster"]
+        return cluster
+
+    async def nodes(self, cluster: str) -> list[dict[str, Any]]:
+        r = await self.call("GET", f"/v1/clusters/{cluster}")
+        assert r.status_code == 200, r.text
+        nodes: list[dict[str, Any]] = r.json()["cluster"]["nodes"]
+        return nodes
+
+    async def actions(self, cluster: str) -> list[dict[str, Any]]:
+        r = await self.call("GET", "/v1/actions", params={"cluster": cluster})
+        assert r.status_code == 200, r.text
+        actions: list[dict[str, Any]] = r.json()["actions"]
+        return actions
+
+
+@pytest.fixture
+async def api(db: Database, tmp_path: Path) -> AsyncIterator[Api]:
+    url = db.engine.url.render_as_string(hide_password=False)
+    settings = Settings(
+        home=tmp_path / "home",
+        database_url=url,
+        provider="sim",
+        provider_options={"state_path": "memory"},
+        manage=False,
+        retry_backoff_s=0.0,
+    )
+    clock = ManualClock()
+    runtime = await Runtime.open(settings, clock=clock)
+    try:
+        assert runtime.new_admin_token is not None
+        await runtime.engine.start()
+        transport = httpx.ASGITransport(app=create_app(runtime))
+        async with httpx.AsyncClient(transport=transport, base_url="http://shoal") as http:
+            yield Api(http, runtime, clock, runtime.new_admin_token)
+    finally:
+        await runtime.close()
