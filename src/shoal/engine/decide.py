@@ -59,6 +59,7 @@ def observed_of(nodes: list[NodeRecord]) -> list[ObservedNode]:
             host=n.host,
             zone=n.zone,
             created_at=n.created_at,
+            profile=n.profile,
         )
         for n in nodes
     ]

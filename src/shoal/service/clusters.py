@@ -17,6 +17,7 @@ from typing import Any
 from sqlalchemy import Connection
 
 from shoal.clock import Clock
+from shoal.engine.decide import observed_of
 from shoal.engine.stale import stages_for
 from shoal.engine.submit import submit_recover
 from shoal.model.cluster import ClusterSpec
@@ -26,7 +27,7 @@ from shoal.model.policies import Recovery
 from shoal.model.problems import InvalidDocument
 from shoal.placement import solve
 from shoal.planning import StepKind, choose_replicas, make_plan
-from shoal.service.deletion import dropped, observed_of, victim_orders
+from shoal.service.deletion import dropped, victim_orders
 from shoal.service.errors import Conflict, Invalid, NotFound, Unplaceable
 from shoal.service.resize import Adjustment, new_count
 from shoal.spec import cluster_from_tree, load_cluster

@@ -13,23 +13,6 @@ from typing import Any
 from shoal.model.cluster import ClusterSpec, NodeGroup
 from shoal.planning import ObservedNode, victim_order
 from shoal.spec.export import profile_document
-from shoal.store.records import NodeRecord
-
-
-def observed_of(nodes: list[NodeRecord]) -> list[ObservedNode]:
-    return [
-        ObservedNode(
-            name=n.name,
-            kind=n.kind,
-            group=n.group_name,
-            replica=n.replica,
-            host=n.host,
-            zone=n.zone,
-            created_at=n.created_at,
-            profile=n.profile,
-        )
-        for n in nodes
-    ]
 
 
 def current_profile(group: NodeGroup) -> dict[str, Any]:
