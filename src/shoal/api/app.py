@@ -9,7 +9,7 @@ from typing import Any
 from fastapi import FastAPI
 
 from shoal import __version__
-from shoal.api import errors
+from shoal.api import errors, senlin
 from shoal.api.limits import BodyLimit
 from shoal.api.routes_admin import router as admin_router
 from shoal.api.routes_clusters import router as cluster_router
@@ -46,6 +46,7 @@ def create_app(runtime: Runtime, *, run_engine: bool = False) -> FastAPI:
     for router in (cluster_router, work_router, admin_router, vcluster_router, host_router):
         app.include_router(router)
     app.include_router(receiver_router)
+    app.mount(senlin.PREFIX, senlin.clustering_app(runtime))  # the Senlin v1 façade
 
     @app.get("/healthz", tags=["meta"])
     async def healthz() -> dict[str, str]:

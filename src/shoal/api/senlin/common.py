@@ -1,0 +1,75 @@
+"""Shared pieces of the façade's routes: the Senlin services for a request, JSON bodies, 202
+answers with a Location, paging parameters."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from fastapi import Request
+from fastapi.responses import JSONResponse
+
+from shoal.api.auth import runtime_of
+from shoal.service.senlin.attach import SenlinAttach
+from shoal.service.senlin.clusters import SenlinClusters
+from shoal.service.senlin.errors import BadRequest
+from shoal.service.senlin.policy_store import SenlinPolicies
+from shoal.service.senlin.profiles import SenlinProfiles
+from shoal.service.senlin.reads import Paging, SenlinReads
+from shoal.service.senlin.requests import as_bool, as_int
+
+
+def profiles_of(request: Request) -> SenlinProfiles:
+    rt = runtime_of(request)
+    return SenlinProfiles(rt.db, rt.service.inventory, rt.clock)
+
+
+def policies_of(request: Request) -> SenlinPolicies:
+    rt = runtime_of(request)
+    return SenlinPolicies(rt.db, rt.clock)
+
+
+def attach_of(request: Request) -> SenlinAttach:
+    return SenlinAttach(runtime_of(request).service, policies_of(request))
+
+
+def clusters_of(request: Request) -> SenlinClusters:
+    return SenlinClusters(runtime_of(request).service, profiles_of(request), policies_of(request))
+
+
+def reads_of(request: Request) -> SenlinReads:
+    return SenlinReads(runtime_of(request).db)
+
+
+async def body_of(request: Request) -> Any:
+    raw = await request.body()
+    if not raw:
+        return {}
+    try:
+        return json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        raise BadRequest("The request body is not valid JSON.") from None
+
+
+def location(request: Request, action_id: str) -> str:
+    return f"{request.scope.get('root_path', '')}/v1/actions/{action_id}"
+
+
+def accepted(request: Request, body: dict[str, Any], action_id: str) -> JSONResponse:
+    return JSONResponse(body, status_code=202, headers={"Location": location(request, action_id)})
+
+
+def paging(request: Request) -> Paging:
+    q = request.query_params
+    limit = as_int("limit", q["limit"]) if "limit" in q else None
+    return Paging(limit=limit, marker=q.get("marker"), sort=q.get("sort"))
+
+
+def flag(request: Request, name: str) -> bool:
+    value = request.query_params.get(name)
+    return False if value is None else as_bool(name, value)
+
+
+def filters(request: Request, *names: str) -> dict[str, Any]:
+    q = request.query_params
+    return {n: q[n] for n in names if n in q}

@@ -1,0 +1,65 @@
+"""/v1/clusters and their actions. Every change answers 202 with `Location: .../actions/{id}`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse, Response
+from starlette.concurrency import run_in_threadpool
+
+from shoal.api.auth import Caller
+from shoal.api.senlin.common import accepted, body_of, clusters_of, filters, paging, reads_of
+from shoal.service.senlin.requests import envelope
+
+router = APIRouter(prefix="/v1/clusters")
+
+
+@router.get("")
+async def list_clusters(request: Request, who: Caller) -> dict[str, Any]:
+    reads = reads_of(request)
+    found = await run_in_threadpool(
+        reads.clusters, who, filters(request, "name", "status"), paging(request)
+    )
+    return {"clusters": found}
+
+
+@router.post("", status_code=202)
+async def create_cluster(request: Request, who: Caller) -> JSONResponse:
+    data = envelope(await body_of(request), "cluster")
+    sub = await run_in_threadpool(clusters_of(request).create, who, data)
+    view = await run_in_threadpool(reads_of(request).cluster, who, sub.cluster.id)
+    return accepted(request, {"cluster": view}, sub.action.id)
+
+
+@router.get("/{ref}")
+async def get_cluster(ref: str, request: Request, who: Caller) -> dict[str, Any]:
+    return {"cluster": await run_in_threadpool(reads_of(request).cluster, who, ref)}
+
+
+@router.patch("/{ref}", status_code=202)
+async def update_cluster(ref: str, request: Request, who: Caller) -> JSONResponse:
+    data = envelope(await body_of(request), "cluster")
+    reads = reads_of(request)
+    cluster_id = await run_in_threadpool(reads.cluster_id, who, ref)
+    sub = await run_in_threadpool(clusters_of(request).update, who, cluster_id, data)
+    view = await run_in_threadpool(reads.cluster, who, sub.cluster.id)
+    return accepted(request, {"cluster": view}, sub.action.id)
+
+
+@router.delete("/{ref}", status_code=202)
+async def delete_cluster(ref: str, request: Request, who: Caller) -> Response:
+    reads = reads_of(request)
+    cluster_id = await run_in_threadpool(reads.cluster_id, who, ref)
+    sub = await run_in_threadpool(clusters_of(request).delete, who, cluster_id)
+    return accepted(request, {}, sub.action.id)
+
+
+@router.post("/{ref}/actions", status_code=202)
+async def cluster_action(ref: str, request: Request, who: Caller) -> JSONResponse:
+    """One of scale_out, scale_in, resize, add_nodes, del_nodes, check, recover."""
+    body = await body_of(request)
+    reads = reads_of(request)
+    cluster_id = await run_in_threadpool(reads.cluster_id, who, ref)
+    sub = await run_in_threadpool(clusters_of(request).act, who, cluster_id, body)
+    return accepted(request, {"action": sub.action.id}, sub.action.id)

@@ -1,0 +1,72 @@
+"""/v1/receivers, and /v1/webhooks/{id}/trigger (no token: the URL's `token` is the secret)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Request, Response
+from fastapi.responses import JSONResponse
+from starlette.concurrency import run_in_threadpool
+
+from shoal.api.auth import Caller, runtime_of
+from shoal.api.senlin.common import accepted, body_of, filters, paging
+from shoal.service.receivers import ReceiverService
+from shoal.service.senlin.errors import FeatureNotSupported
+from shoal.service.senlin.reads import page
+from shoal.service.senlin.receivers import SenlinReceivers, receiver_view
+from shoal.service.senlin.requests import envelope
+
+router = APIRouter(prefix="/v1")
+
+
+def _native(request: Request) -> ReceiverService:
+    return ReceiverService(runtime_of(request).service)
+
+
+def _receivers(request: Request) -> SenlinReceivers:
+    return SenlinReceivers(_native(request))
+
+
+def alarm_url(request: Request, receiver_id: str, secret: str) -> str:
+    root = request.scope.get("root_path", "")
+    base = request.url.replace(path=f"{root}/v1/webhooks/{receiver_id}/trigger", query="")
+    return f"{base}?V=2&token={secret}"
+
+
+@router.post("/receivers", status_code=201)
+async def create_receiver(request: Request, who: Caller) -> JSONResponse:
+    data = envelope(await body_of(request), "receiver")
+    native, secret = await run_in_threadpool(_receivers(request).create, who, data)
+    view = receiver_view(native, alarm_url(request, native["id"], secret))
+    return JSONResponse({"receiver": view}, status_code=201)
+
+
+@router.get("/receivers")
+async def list_receivers(request: Request, who: Caller) -> dict[str, Any]:
+    found = await run_in_threadpool(_receivers(request).list, who)
+    wanted = filters(request, "name", "type", "cluster_id", "action")
+    found = [r for r in found if all(str(r.get(k)) == v for k, v in wanted.items())]
+    return {"receivers": page(found, paging(request), "created_at")}
+
+
+@router.get("/receivers/{ref}")
+async def get_receiver(ref: str, request: Request, who: Caller) -> dict[str, Any]:
+    return {"receiver": await run_in_threadpool(_receivers(request).get, who, ref)}
+
+
+@router.patch("/receivers/{ref}")
+async def update_receiver(ref: str, who: Caller) -> dict[str, Any]:
+    raise FeatureNotSupported("Receivers cannot be changed here; delete and create it again.")
+
+
+@router.delete("/receivers/{ref}", status_code=204)
+async def delete_receiver(ref: str, request: Request, who: Caller) -> Response:
+    await run_in_threadpool(_receivers(request).delete, who, ref)
+    return Response(status_code=204)
+
+
+@router.post("/webhooks/{receiver_id}/trigger", status_code=202)
+async def trigger(receiver_id: str, request: Request, token: str | None = None) -> JSONResponse:
+    await body_of(request)  # Senlin's optional {"params": ...}; a receiver's own params rule
+    sub = await run_in_threadpool(_native(request).trigger, receiver_id, token)
+    return accepted(request, {"action": sub.action.id}, sub.action.id)

@@ -1,0 +1,91 @@
+"""/v1/nodes, /v1/actions, /v1/events and /v1/build-info."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse
+from starlette.concurrency import run_in_threadpool
+
+from shoal import __version__
+from shoal.api.auth import Caller
+from shoal.api.senlin.common import accepted, clusters_of, filters, flag, paging, reads_of
+from shoal.api.senlin.versions import version_of
+from shoal.service.senlin.errors import FeatureNotSupported
+
+router = APIRouter(prefix="/v1")
+
+
+@router.get("/build-info")
+async def build_info(who: Caller) -> dict[str, Any]:
+    revision = f"shoal-{__version__}"
+    return {"build_info": {"api": {"revision": revision}, "engine": {"revision": revision}}}
+
+
+@router.get("/nodes")
+async def list_nodes(request: Request, who: Caller) -> dict[str, Any]:
+    reads = reads_of(request)
+    cluster = request.query_params.get("cluster_id")
+    found = await run_in_threadpool(
+        lambda: reads.nodes(
+            who,
+            cluster,
+            filters(request, "name", "status"),
+            paging(request),
+            details=flag(request, "show_details"),
+            tainted=version_of(request) >= (1, 13),
+        )
+    )
+    return {"nodes": found}
+
+
+@router.post("/nodes")
+async def create_node(who: Caller) -> JSONResponse:
+    raise FeatureNotSupported(
+        "Shoal has no orphan nodes: grow a cluster with scale_out, or add_nodes with new names"
+    )
+
+
+@router.get("/nodes/{ref}")
+async def get_node(ref: str, request: Request, who: Caller) -> dict[str, Any]:
+    reads = reads_of(request)
+    node = await run_in_threadpool(
+        lambda: reads.node(
+            who,
+            ref,
+            details=flag(request, "show_details"),
+            tainted=version_of(request) >= (1, 13),
+        )
+    )
+    return {"node": node}
+
+
+@router.delete("/nodes/{ref}", status_code=202)
+async def delete_node(ref: str, request: Request, who: Caller) -> JSONResponse:
+    sub = await run_in_threadpool(clusters_of(request).delete_node, who, ref)
+    return accepted(request, {}, sub.action.id)
+
+
+@router.get("/actions")
+async def list_actions(request: Request, who: Caller) -> dict[str, Any]:
+    reads = reads_of(request)
+    wanted = filters(request, "name", "action", "status", "target", "cluster_id")
+    return {"actions": await run_in_threadpool(reads.actions, who, wanted, paging(request))}
+
+
+@router.get("/actions/{ref}")
+async def get_action(ref: str, request: Request, who: Caller) -> dict[str, Any]:
+    return {"action": await run_in_threadpool(reads_of(request).action, who, ref)}
+
+
+@router.get("/events")
+async def list_events(request: Request, who: Caller) -> dict[str, Any]:
+    reads = reads_of(request)
+    wanted = filters(request, "cluster_id", "oid", "oname", "otype", "action", "level")
+    return {"events": await run_in_threadpool(reads.events, who, wanted, paging(request))}
+
+
+@router.get("/events/{ref}")
+async def get_event(ref: str, request: Request, who: Caller) -> dict[str, Any]:
+    return {"event": await run_in_threadpool(reads_of(request).event, who, ref)}

@@ -1,0 +1,160 @@
+"""Attaching, detaching and toggling policies on a cluster (Senlin's policy_attach,
+policy_detach and policy_update cluster actions).
+
+The cluster's bindings live in its document's metadata (`senlin.policies`). Each change
+recomputes the document: the fields written by every policy involved are cleared, then the
+enabled bindings are applied in order; the change is a CLUSTER_UPDATE action, so the engine
+acts on the new policies as on any document (zones, groupings and all).
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+from typing import Any
+
+from shoal.model.enums import ActionKind
+from shoal.service.clusters import ClusterService, Submitted
+from shoal.service.errors import NotFound
+from shoal.service.senlin import meta
+from shoal.service.senlin.errors import BadRequest
+from shoal.service.senlin.policies import effect, scaling_event
+from shoal.service.senlin.policy_store import SenlinPolicies, checked_of, policy_view
+from shoal.service.senlin.requests import as_bool
+from shoal.service.senlin.views import SENLIN_ACTION
+from shoal.store.records import ClusterRecord, NodeRecord, Principal
+
+
+def _policy_id(params: dict[str, Any]) -> str:
+    pid = params.get("policy_id")
+    if not isinstance(pid, str) or not pid:
+        raise BadRequest("The 'policy_id' field is missing in the request.")
+    return pid
+
+
+class SenlinAttach:
+    def __init__(self, clusters: ClusterService, policies: SenlinPolicies) -> None:
+        self.svc = clusters
+        self.policies = policies
+        self.db = clusters.db
+
+    def _load(
+        self, who: Principal, ref: str, pid: str
+    ) -> tuple[ClusterRecord, dict[str, Any], list[dict[str, Any]], dict[str, dict[str, Any]]]:
+        with self.db.reading() as conn:
+            cluster = self.svc.get(conn, who, ref)
+            policy = self.policies.row(conn, who, pid)
+            bound = meta.decode(cluster.document.get("metadata", {})).policies
+            rows = {b["policy_id"]: self.policies.row(conn, who, b["policy_id"]) for b in bound}
+        rows[policy["id"]] = policy
+        return cluster, policy, bound, rows
+
+    def attach(self, who: Principal, ref: str, params: dict[str, Any]) -> Submitted:
+        cluster, policy, bound, rows = self._load(who, ref, _policy_id(params))
+        enabled = as_bool("enabled", params.get("enabled", True))
+        if any(b["policy_id"] == policy["id"] for b in bound):
+            raise BadRequest(
+                f"The policy '{policy['id']}' is already attached to cluster '{cluster.name}'."
+            )
+        new = checked_of(policy)
+        for b in bound:
+            old = checked_of(rows[b["policy_id"]])
+            same = old.short == new.short and (
+                new.short != "scaling" or scaling_event(old) == scaling_event(new)
+            )
+            if same:
+                raise BadRequest(
+                    f"Only one instance of policy type ({old.type_name.rsplit('-', 1)[0]}) "
+                    f"can be attached to a cluster, but another instance ({b['policy_id']}) "
+                    "is found attached."
+                )
+        after = [*bound, {"policy_id": policy["id"], "enabled": enabled}]
+        return self._apply(who, cluster, bound, after, rows, "CLUSTER_ATTACH_POLICY", policy)
+
+    def detach(self, who: Principal, ref: str, params: dict[str, Any]) -> Submitted:
+        cluster, policy, bound, rows = self._load(who, ref, _policy_id(params))
+        if not any(b["policy_id"] == policy["id"] for b in bound):
+            raise NotFound(
+                f"The policy '{params['policy_id']}' is not found attached to the specified "
+                f"cluster '{cluster.name}'."
+            )
+        after = [b for b in bound if b["policy_id"] != policy["id"]]
+        return self._apply(who, cluster, bound, after, rows, "CLUSTER_DETACH_POLICY", policy)
+
+    def update(self, who: Principal, ref: str, params: dict[str, Any]) -> Submitted:
+        cluster, policy, bound, rows = self._load(who, ref, _policy_id(params))
+        if not any(b["policy_id"] == policy["id"] for b in bound):
+            raise NotFound(
+                f"The policy '{params['policy_id']}' is not found attached to the specified "
+                f"cluster '{cluster.name}'."
+            )
+        after = [
+            dict(b, enabled=as_bool("enabled", params["enabled"]))
+            if b["policy_id"] == policy["id"] and "enabled" in params
+            else b
+            for b in bound
+        ]
+        return self._apply(who, cluster, bound, after, rows, "CLUSTER_UPDATE_POLICY", policy)
+
+    def _apply(
+        self,
+        who: Principal,
+        cluster: ClusterRecord,
+        before: list[dict[str, Any]],
+        after: list[dict[str, Any]],
+        rows: dict[str, dict[str, Any]],
+        senlin_action: str,
+        policy: dict[str, Any],
+    ) -> Submitted:
+        def mutate(doc: dict[str, Any], _nodes: list[NodeRecord]) -> dict[str, Any]:
+            groups = doc.get("node_groups", [])
+            if len(groups) != 1:
+                raise BadRequest(
+                    f"Policies attach to clusters of one node group; this one has {len(groups)}."
+                )
+            group = groups[0]
+            for b in before + after:
+                e = effect(checked_of(rows[b["policy_id"]]), group["name"], b["policy_id"])
+                for key in e.group:
+                    group.pop(key, None)
+                gone = {g["name"] for g in e.groupings}
+                doc["groupings"] = [g for g in doc.get("groupings", []) if g["name"] not in gone]
+            for b in after:
+                if not b.get("enabled", True):
+                    continue
+                e = effect(checked_of(rows[b["policy_id"]]), group["name"], b["policy_id"])
+                group.update(copy.deepcopy(e.group))
+                doc.setdefault("groupings", []).extend(copy.deepcopy(e.groupings))
+            if not doc.get("groupings"):
+                doc.pop("groupings", None)
+            m = meta.decode(doc.get("metadata", {}))
+            doc["metadata"] = meta.encode(dataclasses.replace(m, policies=after))
+            return doc
+
+        inputs = {SENLIN_ACTION: senlin_action, "policy_id": policy["id"]}
+        return self.svc.submit(who, cluster.id, ActionKind.CLUSTER_UPDATE, mutate, inputs)
+
+    def bindings(self, who: Principal, ref: str) -> list[dict[str, Any]]:
+        """Senlin's cluster-policy bindings of a cluster."""
+        with self.db.reading() as conn:
+            cluster = self.svc.get(conn, who, ref)
+            bound = meta.decode(cluster.document.get("metadata", {})).policies
+            out = []
+            for b in bound:
+                try:
+                    view = policy_view(self.policies.row(conn, who, b["policy_id"]))
+                except NotFound:
+                    continue
+                out.append(
+                    {
+                        "id": b["policy_id"],
+                        "cluster_id": cluster.id,
+                        "cluster_name": cluster.name,
+                        "policy_id": b["policy_id"],
+                        "policy_name": view["name"],
+                        "policy_type": view["type"],
+                        "enabled": bool(b.get("enabled", True)),
+                        "data": {},
+                    }
+                )
+        return out

@@ -1,0 +1,29 @@
+"""Refusals with Senlin's names, so the façade can answer with Senlin's error `type`."""
+
+from __future__ import annotations
+
+from shoal.service.errors import Conflict, ServiceError
+
+
+class BadRequest(ServiceError):
+    status = 400
+    code = "bad_request"
+    title = "Bad request"
+
+
+class InvalidSpec(ServiceError):
+    status = 400
+    code = "invalid_spec"
+    title = "Invalid spec"
+
+
+class ResourceInUse(Conflict):
+    code = "resource_in_use"
+
+
+class NodeNotOrphan(Conflict):
+    code = "node_not_orphan"
+
+
+class FeatureNotSupported(Conflict):
+    code = "feature_not_supported"

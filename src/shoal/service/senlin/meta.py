@@ -1,0 +1,81 @@
+"""What a Senlin cluster keeps beyond Shoal's model, stored in the document's `metadata`.
+
+The document's metadata is a map of text to text. A Senlin user's metadata made only of text
+is stored as it is (so the native API shows it too); anything else is stored as one JSON value
+under `senlin.metadata`. The profile id, timeout and config live under `senlin.` keys, which
+the Senlin views strip.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+PREFIX = "senlin."
+PROFILE_ID = "senlin.profile_id"
+TIMEOUT = "senlin.timeout"
+CONFIG = "senlin.config"
+METADATA = "senlin.metadata"
+POLICIES = "senlin.policies"
+
+DEFAULT_TIMEOUT = 3600
+
+
+@dataclass(frozen=True, slots=True)
+class SenlinMeta:
+    """A cluster's Senlin-only fields."""
+
+    metadata: dict[str, Any] = field(default_factory=dict)
+    profile_id: str | None = None
+    timeout: int = DEFAULT_TIMEOUT
+    config: dict[str, Any] = field(default_factory=dict)
+    policies: list[dict[str, Any]] = field(default_factory=list)
+    """Attached policies: {"policy_id", "enabled", "priority"...}."""
+
+
+def encode(m: SenlinMeta) -> dict[str, str]:
+    """The document metadata holding `m`."""
+    user = m.metadata
+    plain = all(isinstance(v, str) for v in user.values()) and not any(
+        str(k).startswith(PREFIX) for k in user
+    )
+    out: dict[str, str] = {str(k): v for k, v in user.items()} if plain else {}
+    if not plain:
+        out[METADATA] = json.dumps(user, sort_keys=True)
+    if m.profile_id is not None:
+        out[PROFILE_ID] = m.profile_id
+    if m.timeout != DEFAULT_TIMEOUT:
+        out[TIMEOUT] = str(m.timeout)
+    if m.config:
+        out[CONFIG] = json.dumps(m.config, sort_keys=True)
+    if m.policies:
+        out[POLICIES] = json.dumps(m.policies, sort_keys=True)
+    return out
+
+
+def decode(doc_metadata: dict[str, Any]) -> SenlinMeta:
+    """The Senlin fields a document's metadata holds (defaults for a native cluster)."""
+    raw = dict(doc_metadata or {})
+    if METADATA in raw:
+        user = _json(raw[METADATA], {})
+    else:
+        user = {k: v for k, v in raw.items() if not k.startswith(PREFIX)}
+    timeout = raw.get(TIMEOUT)
+    return SenlinMeta(
+        metadata=user if isinstance(user, dict) else {},
+        profile_id=raw.get(PROFILE_ID),
+        timeout=int(timeout) if isinstance(timeout, str) and timeout.isdigit() else DEFAULT_TIMEOUT,
+        config=_json(raw.get(CONFIG), {}),
+        policies=_json(raw.get(POLICIES), []),
+    )
+
+
+def _json(text: object, default: Any) -> Any:
+    if not isinstance(text, str):
+        return default
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return default
+    return value if isinstance(value, type(default)) else default

@@ -1,0 +1,30 @@
+"""Finding a node the way Senlin clients name one: by id, name, or a unique short id."""
+
+from __future__ import annotations
+
+from sqlalchemy import Connection
+
+from shoal.service.errors import NotFound
+from shoal.service.senlin.errors import BadRequest
+from shoal.store import nodes as node_repo
+from shoal.store.records import NodeRecord, Principal
+
+
+def find_node(conn: Connection, who: Principal, ref: str) -> NodeRecord:
+    scope = None if who.is_admin else who.project_id
+    node = node_repo.get_node(conn, ref, scope)
+    if node is None or node.deleted_at is not None:
+        matches = [
+            n
+            for n in node_repo.list_project_nodes(conn, scope)
+            if n.name == ref or n.id.startswith(ref)
+        ]
+        if len(matches) > 1:
+            raise BadRequest(
+                f"Multiple results found matching the query criteria '{ref}'. "
+                "Please be more specific."
+            )
+        node = matches[0] if matches else None
+    if node is None:
+        raise NotFound(f"The node '{ref}' could not be found.")
+    return node

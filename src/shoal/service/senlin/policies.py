@@ -1,0 +1,254 @@
+"""Senlin policy types, their specs, and what each does to a Shoal cluster document.
+
+A Senlin policy attached to a cluster becomes part of the cluster's own document, where
+Shoal's engine already acts on it:
+
+| Senlin policy | Shoal document |
+|---|---|
+| `senlin.policy.deletion` (criteria) | the node group's `deletion.victims` |
+| `senlin.policy.scaling` (event, adjustment) | the node group's `scaling` (last attached wins) |
+| `senlin.policy.health` (detection, recovery) | the node group's `health` |
+| `senlin.policy.zone_placement` (zones) | the node group's `zones` (weights are not used) |
+| `senlin.policy.affinity` (servergroup policies) | a grouping over the node group, host scope |
+| `senlin.policy.batch` (max_batch_size, pause_time) | the node group's `update` |
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+from shoal.service.senlin.errors import InvalidSpec
+
+GROUPING_PREFIX = "senlin-"
+
+
+def _p(kind: str, description: str, default: Any = None, required: bool = False) -> Any:
+    out = {"type": kind, "description": description, "required": required, "updatable": False}
+    if default is not None:
+        out["default"] = default
+    return out
+
+
+_DELETION = {
+    "criteria": _p(
+        "String", "OLDEST_FIRST, OLDEST_PROFILE_FIRST, YOUNGEST_FIRST or RANDOM", "RANDOM"
+    ),
+    "destroy_after_deletion": _p("Boolean", "accepted; Shoal always deletes", True),
+    "grace_period": _p("Integer", "accepted; not used", 0),
+    "reduce_desired_capacity": _p("Boolean", "accepted; Shoal always reduces it", True),
+    "hooks": _p("Map", "accepted; not used"),
+}
+_SCALING = {
+    "event": _p("String", "CLUSTER_SCALE_IN or CLUSTER_SCALE_OUT", required=True),
+    "adjustment": _p("Map", "type, number, min_step, best_effort, cooldown"),
+}
+_HEALTH = {
+    "detection": _p("Map", "type (NODE_STATUS_POLLING, NODE_STATUS_POLL_URL...) and options"),
+    "recovery": _p("Map", "actions: [{name: RECREATE | REBUILD | REBOOT}]"),
+}
+_ZONES = {"zones": _p("List", "[{name, weight}]; weights are not used", required=True)}
+_AFFINITY = {
+    "servergroup": _p("Map", "name, policies: affinity | anti-affinity"),
+    "availability_zone": _p("String", "the zone every node must be in"),
+    "enable_drs_extension": _p("Boolean", "accepted; not used", False),
+}
+_BATCH = {
+    "min_in_service": _p("Integer", "accepted; Shoal keeps max_batch_size down at once", 1),
+    "max_batch_size": _p("Integer", "nodes replaced at once; -1: one", -1),
+    "pause_time": _p("Integer", "seconds between batches", 60),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class PolicyType:
+    name: str
+    schema: dict[str, Any]
+
+    @property
+    def short(self) -> str:
+        """`deletion` for `senlin.policy.deletion-1.1`."""
+        return self.name.rsplit("-", 1)[0].rsplit(".", 1)[-1]
+
+    def support_status(self) -> dict[str, Any]:
+        version = self.name.rsplit("-", 1)[1]
+        return {version: [{"status": "SUPPORTED", "since": "2016.04"}]}
+
+
+POLICY_TYPES: dict[str, PolicyType] = {
+    t.name: t
+    for t in (
+        PolicyType("senlin.policy.deletion-1.0", _DELETION),
+        PolicyType("senlin.policy.deletion-1.1", _DELETION),
+        PolicyType("senlin.policy.scaling-1.0", _SCALING),
+        PolicyType("senlin.policy.health-1.0", _HEALTH),
+        PolicyType("senlin.policy.health-1.1", _HEALTH),
+        PolicyType("senlin.policy.zone_placement-1.0", _ZONES),
+        PolicyType("senlin.policy.affinity-1.0", _AFFINITY),
+        PolicyType("senlin.policy.batch-1.0", _BATCH),
+    )
+}
+
+
+@dataclass(frozen=True, slots=True)
+class CheckedPolicy:
+    type_name: str
+    spec: dict[str, Any]
+
+    @property
+    def short(self) -> str:
+        return POLICY_TYPES[self.type_name].short
+
+    @property
+    def properties(self) -> dict[str, Any]:
+        props: dict[str, Any] = self.spec.get("properties") or {}
+        return props
+
+
+def parse_policy_spec(spec: object) -> CheckedPolicy:
+    if not isinstance(spec, dict):
+        raise InvalidSpec("The policy spec must be a map with type, version and properties.")
+    unknown = sorted(set(spec) - {"type", "version", "properties", "description"})
+    if unknown:
+        raise InvalidSpec(f"Unrecognizable spec item '{unknown[0]}'.")
+    name = f"{spec.get('type')}-{spec.get('version')}"
+    ptype = POLICY_TYPES.get(name)
+    if ptype is None:
+        raise InvalidSpec(
+            f"The specified policy type '{name}' is not supported; "
+            f"known types: {', '.join(POLICY_TYPES)}."
+        )
+    props = spec.get("properties") or {}
+    if not isinstance(props, dict):
+        raise InvalidSpec("The 'properties' of a policy spec must be a map.")
+    for key in props:
+        if key not in ptype.schema:
+            raise InvalidSpec(f"Unrecognizable spec item '{key}'.")
+    for key, rule in ptype.schema.items():
+        if rule["required"] and props.get(key) in (None, "", []):
+            raise InvalidSpec(f"Required spec item '{key}' not provided.")
+    checked = CheckedPolicy(
+        name, {"type": spec["type"], "version": str(spec["version"]), "properties": props}
+    )
+    effect(checked, "probe", "probe")  # refuses values it cannot translate
+    return checked
+
+
+@dataclass(frozen=True, slots=True)
+class Effect:
+    """What a policy writes: node group fields, and groupings."""
+
+    group: dict[str, Any]
+    groupings: list[dict[str, Any]]
+
+
+def effect(p: CheckedPolicy, group: str, policy_id: str) -> Effect:
+    props = p.properties
+    kind = p.short
+    if kind == "deletion":
+        criteria = str(props.get("criteria", "RANDOM")).lower()
+        if criteria not in ("oldest_first", "youngest_first", "oldest_profile_first", "random"):
+            raise InvalidSpec(f"Invalid value '{props.get('criteria')}' for 'criteria'.")
+        return Effect({"deletion": {"victims": criteria}}, [])
+    if kind == "scaling":
+        return Effect({"scaling": _scaling(props)}, [])
+    if kind == "health":
+        return Effect({"health": _health(props)}, [])
+    if kind == "zone_placement":
+        zones = props.get("zones")
+        names = (
+            [z.get("name") for z in zones if isinstance(z, dict)] if isinstance(zones, list) else []
+        )
+        if not names or not all(isinstance(n, str) and n for n in names):
+            raise InvalidSpec("'zones' must be a list of {name, weight}.")
+        return Effect({"zones": names}, [])
+    if kind == "affinity":
+        sg = props.get("servergroup") or {}
+        rule = sg.get("policies", "anti-affinity") if isinstance(sg, dict) else None
+        if isinstance(rule, list):
+            rule = rule[0] if rule else "anti-affinity"
+        if rule not in ("affinity", "anti-affinity", "soft-affinity", "soft-anti-affinity"):
+            raise InvalidSpec(f"Invalid value '{rule}' for 'servergroup.policies'.")
+        grouping = {
+            "name": f"{GROUPING_PREFIX}{policy_id[:8]}",
+            "members": [group],
+            "rule": rule,
+            "scope": "host",
+        }
+        fields: dict[str, Any] = {}
+        if props.get("availability_zone"):
+            fields["zones"] = [str(props["availability_zone"])]
+        return Effect(fields, [grouping])
+    # batch
+    size = _int(props.get("max_batch_size", -1), "max_batch_size", minimum=-1)
+    pause = _int(props.get("pause_time", 60), "pause_time", minimum=0)
+    return Effect({"update": {"max_unavailable": size if size > 0 else 1, "pause_s": pause}}, [])
+
+
+def _int(value: object, name: str, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise InvalidSpec(f"Invalid value '{value}' for '{name}'.")
+    return value
+
+
+def _scaling(props: dict[str, Any]) -> dict[str, Any]:
+    if props.get("event") not in ("CLUSTER_SCALE_IN", "CLUSTER_SCALE_OUT"):
+        raise InvalidSpec(f"Invalid value '{props.get('event')}' for 'event'.")
+    adj = props.get("adjustment") or {}
+    if not isinstance(adj, dict):
+        raise InvalidSpec("'adjustment' must be a map.")
+    kind = adj.get("type", "CHANGE_IN_CAPACITY")
+    if kind not in ("EXACT_CAPACITY", "CHANGE_IN_CAPACITY", "CHANGE_IN_PERCENTAGE"):
+        raise InvalidSpec(f"Invalid value '{kind}' for 'adjustment.type'.")
+    number = adj.get("number", 1)
+    if isinstance(number, bool) or not isinstance(number, int | float) or number <= 0:
+        raise InvalidSpec(f"Invalid value '{number}' for 'adjustment.number'.")
+    out: dict[str, Any] = {
+        "adjustment_type": kind,
+        "number": number,
+        "cooldown_s": _int(adj.get("cooldown", 0), "adjustment.cooldown", minimum=0),
+        "strict": not bool(adj.get("best_effort", False)),
+    }
+    if kind == "CHANGE_IN_PERCENTAGE":
+        out["min_step"] = _int(adj.get("min_step", 1), "adjustment.min_step", minimum=1)
+    return out
+
+
+_RECOVERY = {"RECREATE": "replace", "REBUILD": "rebuild", "REBOOT": "reboot"}
+
+
+def _health(props: dict[str, Any]) -> dict[str, Any]:
+    detection = props.get("detection") or {}
+    if not isinstance(detection, dict):
+        raise InvalidSpec("'detection' must be a map.")
+    modes = detection.get("detection_modes")  # health-1.1
+    mode = modes[0] if isinstance(modes, list) and modes else detection
+    if not isinstance(mode, dict):
+        raise InvalidSpec("'detection' must name a type.")
+    options = mode.get("options") or {}
+    interval = detection.get("interval", options.get("interval", 60))
+    out: dict[str, Any] = {"interval_s": _int(interval, "detection.interval", minimum=1)}
+    kind = mode.get("type", "NODE_STATUS_POLLING")
+    if kind == "NODE_STATUS_POLL_URL":
+        url = urlsplit(str(options.get("poll_url", "")))
+        out["check"] = "http"
+        out["path"] = url.path or "/"
+        if url.port:
+            out["port"] = url.port
+    elif kind not in ("NODE_STATUS_POLLING", "HYPERVISOR_STATUS_POLLING", "LIFECYCLE_EVENTS"):
+        raise InvalidSpec(f"Invalid value '{kind}' for 'detection.type'.")
+    recovery = props.get("recovery") or {}
+    actions = recovery.get("actions") if isinstance(recovery, dict) else None
+    name = "RECREATE"
+    if isinstance(actions, list) and actions and isinstance(actions[0], dict):
+        name = str(actions[0].get("name", "RECREATE")).upper()
+    if name not in _RECOVERY:
+        raise InvalidSpec(f"Invalid value '{name}' for 'recovery.actions'.")
+    out["recovery"] = _RECOVERY[name]
+    return out
+
+
+def scaling_event(p: CheckedPolicy) -> str | None:
+    event = p.properties.get("event")
+    return str(event) if p.short == "scaling" and event else None

@@ -1,0 +1,177 @@
+"""Senlin profiles over Shoal's stored profiles.
+
+A profile created through the façade is stored with its Senlin type name (`os.nova.server-1.0`)
+and an envelope `{"senlin": {"spec", "metadata", "updated_at"}}`, so showing it gives back the
+spec exactly as it was given. Profiles created natively (type `server` or `volume`) are shown as
+`shoal.server-1.0` / `shoal.volume-1.0`. Either kind can back a Senlin cluster: `native_of`
+gives the native profile a node group is built from.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from typing import Any
+
+from sqlalchemy import Connection, update
+
+from shoal.clock import Clock
+from shoal.model.inventory import Inventory
+from shoal.service.errors import Conflict, NotFound
+from shoal.service.senlin import meta
+from shoal.service.senlin.errors import BadRequest, ResourceInUse
+from shoal.service.senlin.policy_store import is_policy_row
+from shoal.service.senlin.specs import PROFILE_TYPES, parse_spec, spec_of_native, to_native
+from shoal.service.senlin.views import profile_view
+from shoal.store import clusters as cluster_repo
+from shoal.store import profiles as repo
+from shoal.store.database import Database
+from shoal.store.errors import NameTaken
+from shoal.store.records import Principal
+from shoal.store.tables import profiles as profiles_table
+
+ENVELOPE = "senlin"
+
+
+def is_envelope(row: dict[str, Any]) -> bool:
+    spec = row.get("spec")
+    return row.get("type") in PROFILE_TYPES and isinstance(spec, dict) and ENVELOPE in spec
+
+
+def senlin_parts(row: dict[str, Any]) -> tuple[str, dict[str, Any], dict[str, Any], float | None]:
+    """A stored profile as Senlin sees it: type name, spec, metadata, updated_at."""
+    if is_envelope(row):
+        env = row["spec"][ENVELOPE]
+        return row["type"], env["spec"], dict(env.get("metadata") or {}), env.get("updated_at")
+    type_name, spec = spec_of_native(row["spec"])
+    return type_name, spec, {}, None
+
+
+def native_of(row: dict[str, Any]) -> dict[str, Any]:
+    """The native profile a stored profile (either kind) stands for."""
+    if is_envelope(row):
+        spec = row["spec"][ENVELOPE]["spec"]
+        return to_native(row["type"], dict(spec.get("properties") or {}))
+    return copy.deepcopy(dict(row["spec"]))
+
+
+def _name(value: object) -> str:
+    if not isinstance(value, str) or not value.strip() or len(value) > 255:
+        raise BadRequest("A profile needs a name: a non-empty string of at most 255 characters.")
+    return value
+
+
+def _metadata(value: object) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise BadRequest("The 'metadata' of a profile must be a map.")
+    return dict(value)
+
+
+class SenlinProfiles:
+    def __init__(self, db: Database, inventory: Callable[[], Inventory], clock: Clock) -> None:
+        self.db = db
+        self.inventory = inventory
+        self.clock = clock
+
+    def row(self, conn: Connection, who: Principal, ref: str) -> dict[str, Any]:
+        found = repo.get_profile(conn, who.project_id, ref)
+        if found is None or is_policy_row(found):
+            raise NotFound(f"The profile '{ref}' could not be found.")
+        return found
+
+    def list(self, who: Principal, name: str | None, type_name: str | None) -> list[dict[str, Any]]:
+        with self.db.reading() as conn:
+            rows = repo.list_profiles(conn, who.project_id)
+        out = [profile_view(r, *senlin_parts(r)) for r in rows if not is_policy_row(r)]
+        if name is not None:
+            out = [p for p in out if p["name"] == name]
+        if type_name is not None:
+            out = [p for p in out if p["type"] == type_name]
+        return out
+
+    def get(self, who: Principal, ref: str) -> dict[str, Any]:
+        with self.db.reading() as conn:
+            r = self.row(conn, who, ref)
+        return profile_view(r, *senlin_parts(r))
+
+    def validate(self, who: Principal, body: dict[str, Any]) -> dict[str, Any]:
+        checked = parse_spec(body.get("spec"), self.inventory())
+        row = {
+            "id": None,
+            "name": "validated_profile",
+            "project_id": who.project_id,
+            "created_at": None,
+        }
+        return profile_view(row, checked.type_name, checked.spec, {}, None)
+
+    def create(self, who: Principal, body: dict[str, Any]) -> dict[str, Any]:
+        name = _name(body.get("name"))
+        metadata = _metadata(body.get("metadata"))
+        checked = parse_spec(body.get("spec"), self.inventory())
+        stored = {ENVELOPE: {"spec": checked.spec, "metadata": metadata, "updated_at": None}}
+        with self.db.transaction() as conn:
+            try:
+                row = repo.create_profile(
+                    conn, who.project_id, name, checked.type_name, stored, self.clock.now()
+                )
+            except NameTaken as e:
+                raise Conflict(
+                    f"A profile named '{name}' already exists.",
+                    [{"path": "/name", "message": str(e)}],
+                ) from None
+        return profile_view(row, *senlin_parts(row))
+
+    def update(self, who: Principal, ref: str, body: dict[str, Any]) -> dict[str, Any]:
+        if "spec" in body:
+            raise BadRequest(
+                "Updating the spec of a profile is not supported because it may cause state "
+                "conflicts in engine."
+            )
+        unknown = sorted(set(body) - {"name", "metadata"})
+        if unknown:
+            raise BadRequest(f"Unrecognized profile field '{unknown[0]}'.")
+        if not body:
+            raise BadRequest("No property needs an update.")
+        with self.db.transaction() as conn:
+            row = self.row(conn, who, ref)
+            values: dict[str, Any] = {}
+            if "name" in body and body["name"] != row["name"]:
+                name = _name(body["name"])
+                if repo.get_profile(conn, who.project_id, name) is not None:
+                    raise Conflict(f"A profile named '{name}' already exists.")
+                values["name"] = name
+            if is_envelope(row):
+                _, spec, metadata, _ = senlin_parts(row)
+                if "metadata" in body:
+                    metadata = _metadata(body["metadata"])
+                env = {"spec": spec, "metadata": metadata, "updated_at": self.clock.now()}
+                values["spec"] = {ENVELOPE: env}
+            elif body.get("metadata"):
+                raise BadRequest(
+                    f"Profile '{row['name']}' was created through Shoal's native API and keeps "
+                    "no metadata; only its name can be changed here."
+                )
+            if not values:
+                return profile_view(row, *senlin_parts(row))
+            conn.execute(
+                update(profiles_table).where(profiles_table.c.id == row["id"]).values(**values)
+            )
+            fresh = self.row(conn, who, row["id"])
+        return profile_view(fresh, *senlin_parts(fresh))
+
+    def delete(self, who: Principal, ref: str) -> None:
+        with self.db.transaction() as conn:
+            row = self.row(conn, who, ref)
+            users = [
+                c.name
+                for c in cluster_repo.list_clusters(conn, who.project_id)
+                if meta.decode(c.document.get("metadata", {})).profile_id == row["id"]
+            ]
+            if users:
+                raise ResourceInUse(
+                    f"The profile '{ref}' cannot be deleted: still referenced by some clusters "
+                    f"and/or nodes ({', '.join(users)})."
+                )
+            repo.delete_profile(conn, who.project_id, row["id"])

@@ -1,0 +1,211 @@
+"""Read-only Senlin questions: clusters, nodes, actions and events, with Senlin's filters,
+sorting and marker/limit paging, scoped to the caller's project (an admin sees all)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Connection, select
+
+from shoal.service.errors import NotFound
+from shoal.service.senlin import meta
+from shoal.service.senlin.errors import BadRequest
+from shoal.service.senlin.nodes import find_node
+from shoal.service.senlin.views import (
+    SENLIN_ACTION,
+    action_view,
+    cluster_view,
+    event_view,
+    is_internal,
+    node_view,
+)
+from shoal.store import actions as action_repo
+from shoal.store import clusters as cluster_repo
+from shoal.store import events as event_repo
+from shoal.store import nodes as node_repo
+from shoal.store import profiles as profile_repo
+from shoal.store.database import Database
+from shoal.store.records import ClusterRecord, Principal
+from shoal.store.tables import actions as actions_table
+
+
+@dataclass(frozen=True, slots=True)
+class Paging:
+    limit: int | None = None
+    marker: str | None = None
+    sort: str | None = None
+
+
+def page(items: list[dict[str, Any]], paging: Paging, default_sort: str) -> list[dict[str, Any]]:
+    """Sorted by `sort` ("key:dir,key2"), then the items after `marker`, at most `limit`."""
+    for part in reversed((paging.sort or default_sort).split(",")):
+        key, _, direction = part.strip().partition(":")
+        if not key:
+            continue
+        if direction not in ("", "asc", "desc"):
+            raise BadRequest(f"Invalid value '{direction}' specified for 'sort direction'")
+        items = sorted(
+            items,
+            key=lambda i, k=key: (i.get(k) is None, str(i.get(k) or "")),  # type: ignore[misc]
+            reverse=direction == "desc",
+        )
+    if paging.marker is not None:
+        ids = [str(i.get("id")) for i in items]
+        if paging.marker not in ids:
+            raise BadRequest(f"The marker '{paging.marker}' could not be found.")
+        items = items[ids.index(paging.marker) + 1 :]
+    if paging.limit is not None:
+        items = items[: paging.limit]
+    return items
+
+
+def _matches(item: dict[str, Any], filters: dict[str, Any]) -> bool:
+    return all(v is None or str(item.get(k)) == str(v) for k, v in filters.items())
+
+
+class SenlinReads:
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    @staticmethod
+    def _scope(who: Principal) -> str | None:
+        return None if who.is_admin else who.project_id
+
+    def _cluster(self, conn: Connection, who: Principal, ref: str) -> ClusterRecord:
+        found = cluster_repo.get_cluster(conn, ref, self._scope(who))
+        if found is None:
+            short = [
+                c
+                for c in cluster_repo.list_clusters(conn, self._scope(who))
+                if c.id.startswith(ref)
+            ]
+            found = short[0] if len(short) == 1 else None
+        if found is None:
+            raise NotFound(f"The cluster '{ref}' could not be found.")
+        return found
+
+    def _profile_of(self, conn: Connection, c: ClusterRecord) -> tuple[str | None, str | None]:
+        pid = meta.decode(c.document.get("metadata", {})).profile_id
+        if pid is None:
+            return None, None
+        row = profile_repo.get_profile(conn, c.project_id, pid)
+        return pid, (row["name"] if row else None)
+
+    def _cluster_view(self, conn: Connection, c: ClusterRecord) -> dict[str, Any]:
+        return cluster_view(c, node_repo.list_nodes(conn, c.id), self._profile_of(conn, c)[1])
+
+    def clusters(self, who: Principal, filters: dict[str, Any], paging: Paging) -> list[Any]:
+        with self.db.reading() as conn:
+            found = [
+                self._cluster_view(conn, c)
+                for c in cluster_repo.list_clusters(conn, self._scope(who))
+            ]
+        return page([c for c in found if _matches(c, filters)], paging, "created_at")
+
+    def cluster(self, who: Principal, ref: str) -> dict[str, Any]:
+        with self.db.reading() as conn:
+            return self._cluster_view(conn, self._cluster(conn, who, ref))
+
+    def cluster_id(self, who: Principal, ref: str) -> str:
+        with self.db.reading() as conn:
+            return self._cluster(conn, who, ref).id
+
+    def nodes(
+        self,
+        who: Principal,
+        cluster: str | None,
+        filters: dict[str, Any],
+        paging: Paging,
+        *,
+        details: bool = False,
+        tainted: bool = False,
+    ) -> list[dict[str, Any]]:
+        with self.db.reading() as conn:
+            if cluster is not None:
+                found = node_repo.list_nodes(conn, self._cluster(conn, who, cluster).id)
+            else:
+                found = node_repo.list_project_nodes(conn, self._scope(who))
+            profiles = self._profiles_by_cluster(conn, {n.cluster_id for n in found})
+            views = [
+                node_view(n, *profiles[n.cluster_id], details=details, tainted=tainted)
+                for n in found
+            ]
+        return page([v for v in views if _matches(v, filters)], paging, "init_at")
+
+    def _profiles_by_cluster(
+        self, conn: Connection, ids: Iterable[str]
+    ) -> dict[str, tuple[str | None, str | None]]:
+        out: dict[str, tuple[str | None, str | None]] = {}
+        for cid in ids:
+            c = cluster_repo.get_cluster(conn, cid, include_deleted=True)
+            out[cid] = self._profile_of(conn, c) if c is not None else (None, None)
+        return out
+
+    def node(
+        self, who: Principal, ref: str, *, details: bool = False, tainted: bool = False
+    ) -> dict[str, Any]:
+        with self.db.reading() as conn:
+            n = find_node(conn, who, ref)
+            pid, pname = self._profiles_by_cluster(conn, [n.cluster_id])[n.cluster_id]
+            return node_view(n, pid, pname, details=details, tainted=tainted)
+
+    def actions(
+        self, who: Principal, filters: dict[str, Any], paging: Paging
+    ) -> list[dict[str, Any]]:
+        with self.db.reading() as conn:
+            cluster_id = None
+            if filters.get("cluster_id"):
+                cluster_id = self._cluster(conn, who, str(filters["cluster_id"])).id
+            found = action_repo.list_actions(
+                conn, self._scope(who), cluster_id=cluster_id, limit=1_000_000
+            )
+        views = [action_view(a) for a in found if not is_internal(a)]
+        wanted = {k: v for k, v in filters.items() if k != "cluster_id"}
+        return page([v for v in views if _matches(v, wanted)], paging, "created_at")
+
+    def action(self, who: Principal, ref: str) -> dict[str, Any]:
+        with self.db.reading() as conn:
+            a = action_repo.get_action(conn, ref, self._scope(who))
+        if a is None:
+            raise NotFound(f"The action '{ref}' could not be found.")
+        return action_view(a)
+
+    def events(
+        self, who: Principal, filters: dict[str, Any], paging: Paging
+    ) -> list[dict[str, Any]]:
+        with self.db.reading() as conn:
+            cluster_id = None
+            if filters.get("cluster_id"):
+                c = cluster_repo.get_cluster(
+                    conn, str(filters["cluster_id"]), self._scope(who), include_deleted=True
+                )
+                if c is None:
+                    raise NotFound(f"The cluster '{filters['cluster_id']}' could not be found.")
+                cluster_id = c.id
+            found = event_repo.list_events(
+                conn, self._scope(who), cluster_id=cluster_id, limit=1_000_000
+            )
+            names = _action_names(conn, {e.action_id for e in found if e.action_id})
+        views = [event_view(e, names) for e in found]
+        wanted = {k: v for k, v in filters.items() if k != "cluster_id"}
+        return page([v for v in views if _matches(v, wanted)], paging, "timestamp")
+
+    def event(self, who: Principal, ref: str) -> dict[str, Any]:
+        for e in self.events(who, {"id": ref}, Paging()):
+            return e
+        raise NotFound(f"The event '{ref}' could not be found.")
+
+
+def _action_names(conn: Connection, ids: set[str]) -> dict[str, str]:
+    """Action id -> the name Senlin would show (its kind, or the Senlin action it stands for)."""
+    out: dict[str, str] = {}
+    wanted = sorted(ids)
+    t = actions_table
+    for start in range(0, len(wanted), 500):
+        chunk = wanted[start : start + 500]
+        for row in conn.execute(select(t.c.id, t.c.kind, t.c.inputs).where(t.c.id.in_(chunk))):
+            inputs = row.inputs or {}
+            out[row.id] = str(inputs.get(SENLIN_ACTION) or row.kind)
+    return out

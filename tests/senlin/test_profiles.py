@@ -1,0 +1,116 @@
+"""Profile types and profiles: Senlin's spec stored faithfully, checked against the catalog."""
+
+from __future__ import annotations
+
+import copy
+
+from tests.senlin.conftest import NOVA_SPEC, Senlin
+from tests.senlin.test_errors import senlin_error
+
+
+async def test_profile_types_list_and_show(senlin: Senlin) -> None:
+    listed = (await senlin.ok("GET", "/profile-types"))["profile_types"]
+    assert [t["name"] for t in listed] == [
+        "os.nova.server-1.0",
+        "shoal.server-1.0",
+        "shoal.volume-1.0",
+    ]
+    shown = (await senlin.ok("GET", "/profile-types/os.nova.server-1.0"))["profile_type"]
+    assert shown["schema"]["flavor"]["required"] is True
+    assert shown["schema"]["availability_zone"]["type"] == "String"
+    ops = await senlin.ok("GET", "/profile-types/os.nova.server-1.0/ops", version="1.4")
+    assert ops == {"operations": {}}
+
+
+async def test_create_show_list_update_delete(senlin: Senlin) -> None:
+    body = {"profile": {"name": "web", "spec": NOVA_SPEC, "metadata": {"owner": "ops"}}}
+    created = (await senlin.ok("POST", "/profiles", 201, json=body))["profile"]
+    assert created["type"] == "os.nova.server-1.0"
+    assert created["spec"] == NOVA_SPEC, "show returns the spec as it was given"
+    assert created["metadata"] == {"owner": "ops"}
+    assert created["updated_at"] is None
+
+    for ref in (created["id"], "web"):
+        shown = (await senlin.ok("GET", f"/profiles/{ref}"))["profile"]
+        assert shown == created
+    listed = (await senlin.ok("GET", "/profiles"))["profiles"]
+    assert [p["id"] for p in listed] == [created["id"]]
+    assert (await senlin.ok("GET", "/profiles?type=shoal.server-1.0"))["profiles"] == []
+
+    patch = {"profile": {"name": "web-v1", "metadata": {"owner": "dev"}}}
+    updated = (await senlin.ok("PATCH", f"/profiles/{created['id']}", json=patch))["profile"]
+    assert (updated["name"], updated["metadata"]) == ("web-v1", {"owner": "dev"})
+    assert updated["spec"] == NOVA_SPEC
+    assert updated["updated_at"] is not None
+
+    refused = await senlin.call(
+        "PATCH", f"/profiles/{created['id']}", json={"profile": {"spec": NOVA_SPEC}}
+    )
+    assert "spec of a profile is not supported" in senlin_error(refused, 400)["message"]
+
+    await senlin.ok("DELETE", f"/profiles/{created['id']}", 204)
+    senlin_error(await senlin.call("GET", f"/profiles/{created['id']}"), 404)
+
+
+async def test_specs_are_checked_against_the_catalog(senlin: Senlin) -> None:
+    bad = copy.deepcopy(NOVA_SPEC)
+    bad["properties"]["flavor"] = "m1.huge"
+    bad["properties"]["availability_zone"] = "az9"
+    r = await senlin.call("POST", "/profiles", json={"profile": {"name": "x", "spec": bad}})
+    error = senlin_error(r, 400, "InvalidSpec")
+    assert "/spec/properties/flavor" in error["message"]
+    assert "/spec/properties/availability_zone" in error["message"]
+
+    odd = copy.deepcopy(NOVA_SPEC)
+    odd["properties"]["flavour"] = "m1.tiny"
+    r = await senlin.call("POST", "/profiles", json={"profile": {"name": "x", "spec": odd}})
+    assert "Unrecognizable spec item 'flavour'" in senlin_error(r, 400)["message"]
+
+    unknown = {"type": "os.heat.stack", "version": "1.0", "properties": {}}
+    r = await senlin.call("POST", "/profiles", json={"profile": {"name": "x", "spec": unknown}})
+    senlin_error(r, 400, "InvalidSpec")
+    assert (await senlin.ok("GET", "/profiles"))["profiles"] == []
+
+
+async def test_flavors_and_images_by_id_work_too(senlin: Senlin) -> None:
+    spec = copy.deepcopy(NOVA_SPEC)
+    spec["properties"]["flavor"] = "1"
+    spec["properties"]["image"] = "8a1f4e6c-0c8b-4b7e-9d3a-2f0c6e1d5a10"
+    await senlin.profile("by-id", spec)
+
+
+async def test_validate_checks_without_storing(senlin: Senlin) -> None:
+    body = {"profile": {"spec": NOVA_SPEC}}
+    shown = (await senlin.ok("POST", "/profiles/validate", json=body))["profile"]
+    assert shown["type"] == "os.nova.server-1.0"
+    assert shown["id"] is None
+    assert (await senlin.ok("GET", "/profiles"))["profiles"] == []
+    bad = {"profile": {"spec": {"type": "os.nova.server", "version": "1.0", "properties": {}}}}
+    senlin_error(await senlin.call("POST", "/profiles/validate", json=bad), 400, "InvalidSpec")
+
+
+async def test_shoal_profile_types(senlin: Senlin) -> None:
+    volume = {"type": "shoal.volume", "version": "1.0", "properties": {"size": 10}}
+    created = (
+        await senlin.ok("POST", "/profiles", 201, json={"profile": {"name": "v", "spec": volume}})
+    )["profile"]
+    assert created["type"] == "shoal.volume-1.0"
+
+
+async def test_native_profiles_show_as_shoal_types(senlin: Senlin) -> None:
+    native = {"name": "native-web", "type": "server", "flavor": "m1.small", "image": "cirros"}
+    r = await senlin.http.post("/v1/profiles", json=native, headers={"X-Auth-Token": senlin.token})
+    assert r.status_code == 201, r.text
+    shown = (await senlin.ok("GET", "/profiles/native-web"))["profile"]
+    assert shown["type"] == "shoal.server-1.0"
+    assert shown["spec"] == {
+        "type": "shoal.server",
+        "version": "1.0",
+        "properties": {"flavor": "m1.small", "image": "cirros"},
+    }
+
+
+async def test_a_profile_in_use_cannot_be_deleted(senlin: Senlin) -> None:
+    cluster = await senlin.cluster(size=1)
+    r = await senlin.call("DELETE", f"/profiles/{cluster['profile_id']}")
+    senlin_error(r, 409, "ResourceInUse")

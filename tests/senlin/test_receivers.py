@@ -1,0 +1,64 @@
+"""Webhook receivers: a URL, shown once, that scales the cluster with no token."""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+from tests.senlin.conftest import Senlin
+from tests.senlin.test_errors import senlin_error
+
+
+async def test_a_webhook_scales_out_without_a_token(senlin: Senlin) -> None:
+    cluster = await senlin.cluster(size=1)
+    body = {
+        "receiver": {
+            "name": "grow",
+            "type": "webhook",
+            "cluster_id": cluster["id"],
+            "action": "CLUSTER_SCALE_OUT",
+            "params": {"count": 2},
+        }
+    }
+    created = (await senlin.ok("POST", "/receivers", 201, json=body))["receiver"]
+    assert (created["action"], created["type"], created["params"]) == (
+        "CLUSTER_SCALE_OUT",
+        "webhook",
+        {"count": 2},
+    )
+    url = urlsplit(created["channel"]["alarm_url"])
+    assert url.path == f"/clustering/v1/webhooks/{created['id']}/trigger"
+    assert "V=2" in url.query and "token=" in url.query
+
+    shown = (await senlin.ok("GET", f"/receivers/{created['id']}"))["receiver"]
+    assert shown["channel"] == {}, "the secret is shown only once"
+    listed = (await senlin.ok("GET", f"/receivers?cluster_id={cluster['id']}"))["receivers"]
+    assert [r["id"] for r in listed] == [created["id"]]
+
+    r = await senlin.http.post(f"{url.path}?{url.query}")
+    assert r.status_code == 202, r.text
+    action = await senlin.wait(r.json()["action"])
+    assert (action["action"], action["status"]) == ("CLUSTER_SCALE_OUT", "SUCCEEDED")
+    assert (await senlin.ok("GET", "/clusters/web"))["cluster"]["desired_capacity"] == 3
+
+    wrong = await senlin.http.post(f"{url.path}?V=2&token=guess")
+    senlin_error(wrong, 404, "ResourceNotFound")
+    again = await senlin.http.post(f"{url.path}?{url.query}")
+    senlin_error(again, 409, "ActionCooldown")
+
+    await senlin.ok("DELETE", f"/receivers/{created['id']}", 204)
+    senlin_error(await senlin.call("GET", f"/receivers/{created['id']}"), 404)
+
+
+async def test_unsupported_receivers_are_refused(senlin: Senlin) -> None:
+    cluster = await senlin.cluster(size=1)
+    base = {"name": "r", "cluster_id": cluster["id"]}
+    r = await senlin.call(
+        "POST",
+        "/receivers",
+        json={"receiver": {**base, "action": "CLUSTER_SCALE_OUT", "type": "message"}},
+    )
+    senlin_error(r, 409, "FeatureNotSupported")
+    r = await senlin.call(
+        "POST", "/receivers", json={"receiver": {**base, "action": "CLUSTER_DELETE"}}
+    )
+    senlin_error(r, 400, "BadRequest")
