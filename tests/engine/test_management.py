@@ -180,3 +180,59 @@ async def test_rolling_update_keeps_at_most_one_node_down(
     assert all(n.profile["flavor"] == "m1.small" for n in nodes)
     assert worst <= 1
     assert len({n.host for n in nodes}) == 6
+
+
+async def test_a_busy_cluster_s_nodes_keep_their_health_state(
+    managed: tuple[Rig, ManualClock],
+) -> None:
+    """While a cluster is busy (not managed), its nodes' check schedule and grace period are
+    kept: once it settles, a failure is seen within the checks' own time, not after a new
+    grace period (regression: they were forgotten whenever another cluster was managed)."""
+    rig, clock = managed
+    doc = WEB.replace("grace_s: 0", "grace_s: 10").replace("recovery: replace", "recovery: rebuild")
+    cid = await _create(rig, clock, doc)
+    await _create(rig, clock, doc.replace("name: web", "name: other", 1))
+    clock.advance(11)  # past the grace period: every node is judged from now on
+    await asyncio.sleep(0.2)
+    assert rig.engine.manager is not None
+    rig.engine.manager.reconcile_s = 1e9  # only the health checks may notice
+    now = clock.now()
+    with rig.db.transaction() as conn:
+        cluster_repo.set_status(conn, cid, ClusterStatus.UPDATING, "", now)
+    for _ in range(3):  # ticks that manage only the other cluster
+        clock.advance(1)
+        await asyncio.sleep(0.1)
+    with rig.db.transaction() as conn:
+        cluster_repo.set_status(conn, cid, ClusterStatus.ACTIVE, "", clock.now())
+    victim = _nodes(rig, cid)[0]
+    assert victim.provider_id is not None
+    await rig.provider.kill_node_process(victim.provider_id)
+    for _ in range(8):  # two failed checks at 1 s intervals, with room to spare
+        clock.advance(0.5)
+        await asyncio.sleep(0.1)
+    assert any(a.kind is ActionKind.CLUSTER_RECOVER for a in _actions(rig, cid))
+
+
+async def test_a_lost_host_is_replaced_even_when_a_health_check_notices_first(
+    managed: tuple[Rig, ManualClock],
+) -> None:
+    """Health recovery `rebuild` cannot work on a failed host: the node is replaced, whichever
+    of drift repair or the health check sees it first (regression: a rebuild was tried)."""
+    rig, clock = managed
+    cid = await _create(rig, clock, WEB.replace("recovery: replace", "recovery: rebuild"))
+    assert rig.engine.manager is not None
+    rig.engine.manager.reconcile_s = 1e9
+    for _ in range(3):  # drift repair has its first pass now, then never again: only checks
+        clock.advance(1)
+        await asyncio.sleep(0.1)
+    lost_host = _nodes(rig, cid)[0].host
+    assert lost_host is not None
+    await rig.provider.fail_host(lost_host)
+    await _until(
+        clock,
+        lambda: _all_active(rig, cid, 6) and all(n.host != lost_host for n in _nodes(rig, cid)),
+        limit=30,
+    )
+    recoveries = [a for a in _actions(rig, cid) if a.kind is ActionKind.CLUSTER_RECOVER]
+    assert [r["how"] for a in recoveries for r in a.inputs["repairs"]] == ["replace"]
+    assert all(a.status is ActionStatus.SUCCEEDED for a in recoveries)

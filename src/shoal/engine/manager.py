@@ -92,6 +92,7 @@ class Manager:
         self._strays_seen: set[str] = set()
         self._short: set[tuple[str, str]] = set()
         self._specs: dict[str, tuple[int, ClusterSpec | None]] = {}
+        self._cluster_of: dict[str, str] = {}
         # The same repair asked again (it failed, e.g. no room to place) waits longer each time.
         self._retry: dict[tuple[str, frozenset[str]], tuple[float, float]] = {}
         self._client: httpx.AsyncClient | None = None
@@ -109,8 +110,8 @@ class Manager:
         if not held:
             return
         if self._client is None:
-            self._client = httpx.AsyncClient()
-        clusters = await asyncio.to_thread(self._load)
+            self._client = httpx.AsyncClient(trust_env=False)
+        clusters, busy = await asyncio.to_thread(self._load)
         if not clusters:
             return
         e.forget_inventory()
@@ -119,21 +120,27 @@ class Manager:
         seen: set[str] = set()
         for cluster, nodes in clusters:
             seen.update(n.id for n in nodes)
+            self._cluster_of.update((n.id, cluster.id) for n in nodes)
             try:
                 await self._manage(cluster, nodes, inventory, now, writes)
             except Exception:
                 log.exception("managing cluster %s failed; trying again next tick", cluster.name)
-        for d in (self._failures, self._next_check, self._first_seen):
+        # A busy cluster is not managed this tick, but its nodes keep their checks and grace.
+        seen.update(k for k, c in self._cluster_of.items() if c in busy)
+        for d in (self._failures, self._next_check, self._first_seen, self._cluster_of):
             for k in [k for k in d if k not in seen]:
                 del d[k]
         await asyncio.to_thread(self._write, writes, now)
 
     # -- reading -------------------------------------------------------------------------------
 
-    def _load(self) -> list[tuple[ClusterRecord, list[NodeRecord]]]:
+    def _load(self) -> tuple[list[tuple[ClusterRecord, list[NodeRecord]]], set[str]]:
+        """Settled clusters with their nodes, and the ids of the busy ones."""
         with self.engine.db.reading() as conn:
             found = cluster_repo.list_clusters(conn, None)
-            return [(c, node_repo.list_nodes(conn, c.id)) for c in found if c.status in _SETTLED]
+            busy = {c.id for c in found if c.status not in _SETTLED}
+            settled = [c for c in found if c.status in _SETTLED]
+            return [(c, node_repo.list_nodes(conn, c.id)) for c in settled], busy
 
     def _spec(self, cluster: ClusterRecord, inventory: Inventory) -> ClusterSpec | None:
         cached = self._specs.get(cluster.id)
@@ -160,9 +167,15 @@ class Manager:
         if spec is None:
             return
         trouble: dict[str, _Trouble] = {}
+        # A lost host is seen every tick (from the inventory, no provider call), so a health
+        # check never takes its nodes for sick ones to reboot or rebuild in place.
+        hosts = {h.name for h in inventory.hosts}
+        for n in nodes:
+            if n.status in _WATCHED and n.provider_id is not None and n.host not in hosts:
+                trouble[n.name] = _Trouble("replace", f"host {n.host} is gone")
         if now - self._reconciled_at.get(cluster.id, -1e18) >= self.reconcile_s:
             self._reconciled_at[cluster.id] = now
-            await self._reconcile(cluster, spec, nodes, inventory, trouble, writes)
+            await self._reconcile(cluster, spec, nodes, trouble, writes)
         await self._check_health(spec, nodes, now, trouble, writes)
         self._remediate(cluster, spec, nodes, trouble, now, writes)
 
@@ -171,7 +184,6 @@ class Manager:
         cluster: ClusterRecord,
         spec: ClusterSpec,
         nodes: list[NodeRecord],
-        inventory: Inventory,
         trouble: dict[str, _Trouble],
         writes: _Writes,
     ) -> None:
@@ -181,14 +193,11 @@ class Manager:
             log.warning("cannot list %s's resources: %s", cluster.name, e)
             return
         by_key: dict[str, Resource] = {r.key: r for r in resources}
-        hosts = {h.name for h in inventory.hosts}
         for n in nodes:
-            if n.status not in _WATCHED or n.provider_id is None:
-                continue
+            if n.status not in _WATCHED or n.provider_id is None or n.name in trouble:
+                continue  # (a node whose host is gone is already in trouble)
             r = by_key.get(n.id)
-            if n.host not in hosts:
-                trouble[n.name] = _Trouble("replace", f"host {n.host} is gone")
-            elif r is None or r.state in (ResourceState.MISSING, ResourceState.ERROR):
+            if r is None or r.state in (ResourceState.MISSING, ResourceState.ERROR):
                 state = "gone" if r is None or r.state is ResourceState.MISSING else "broken"
                 trouble[n.name] = _Trouble("recreate", f"its {n.kind} is {state} at the provider")
         live = {n.id for n in nodes}

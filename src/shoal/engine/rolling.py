@@ -120,7 +120,7 @@ async def _unhealthy(engine: Engine, action: ActionRecord, stage: dict[str, Any]
     wanted = set(stage["nodes"])
     batch = [n for n in nodes if n.name in wanted or _sibling(n, nodes, wanted)]
     bad = [n.name for n in batch if n.status is not NodeStatus.ACTIVE]
-    async with httpx.AsyncClient() as client:
+    async with httpx.AsyncClient(trust_env=False) as client:
         answers = await asyncio.gather(
             *(probe(n, policy, engine.provider, client) for n in batch if n.name not in bad)
         )
