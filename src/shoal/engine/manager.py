@@ -98,9 +98,12 @@ class Manager:
         self._client: httpx.AsyncClient | None = None
 
     async def close(self) -> None:
+        """Stop managing: close the probe client and hand the lease on at once."""
         if self._client is not None:
             await self._client.aclose()
             self._client = None
+        e = self.engine
+        await asyncio.to_thread(leases.release, e.db, LEASE, e.id)
 
     async def tick(self) -> None:
         """One pass over every settled cluster (a no-op unless this engine holds the lease)."""
