@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from platformdirs import user_data_dir
 from pydantic import Field
@@ -62,6 +62,17 @@ class Settings(BaseSettings):
     url: str | None = None
     """Talk to this Shoal server instead of running embedded (CLI)."""
     token: str | None = None
+    auth: Literal["shoal", "keystone"] = "shoal"
+    """shoal: Shoal's own bearer tokens; keystone: X-Auth-Token validated by Keystone."""
+    keystone_url: str = "http://127.0.0.1:5000/v3"
+    """Keystone's identity endpoint (with or without /v3)."""
+    keystone_user: str = "senlin"
+    """The service user that validates tokens (needs the `service` or `admin` role)."""
+    keystone_password: str = "secretservice"
+    keystone_project: str = "service"
+    keystone_domain: str = "Default"
+    keystone_cache_s: float = 60.0
+    """How long a validated token is trusted without asking Keystone again."""
 
     @classmethod
     def settings_customise_sources(

@@ -10,6 +10,7 @@ from fastapi import FastAPI
 
 from shoal import __version__
 from shoal.api import errors, senlin
+from shoal.api.keystone import KeystoneAuth
 from shoal.api.limits import BodyLimit
 from shoal.api.routes_admin import router as admin_router
 from shoal.api.routes_clusters import router as cluster_router
@@ -41,12 +42,18 @@ def create_app(runtime: Runtime, *, run_engine: bool = False) -> FastAPI:
         lifespan=lifespan,
     )
     app.state.runtime = runtime
+    keystone = (
+        KeystoneAuth(runtime.settings, runtime.db) if runtime.settings.auth == "keystone" else None
+    )
+    app.state.keystone = keystone
     errors.install(app)
     app.add_middleware(BodyLimit, limit=runtime.settings.max_body_bytes)
     for router in (cluster_router, work_router, admin_router, vcluster_router, host_router):
         app.include_router(router)
     app.include_router(receiver_router)
-    app.mount(senlin.PREFIX, senlin.clustering_app(runtime))  # the Senlin v1 façade
+    clustering = senlin.clustering_app(runtime)
+    clustering.state.keystone = keystone
+    app.mount(senlin.PREFIX, clustering)  # the Senlin v1 façade
 
     @app.get("/healthz", tags=["meta"])
     async def healthz() -> dict[str, str]:

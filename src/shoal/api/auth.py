@@ -1,4 +1,7 @@
-"""Who is calling: a bearer token (or X-Auth-Token) resolved to a project."""
+"""Who is calling: a bearer token (or X-Auth-Token) resolved to a project.
+
+With `auth = "keystone"` the token is a Keystone token, checked by `shoal.api.keystone`.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +9,7 @@ from typing import Annotated
 
 from fastapi import Depends, Header, Request
 
+from shoal.api.keystone import KeystoneAuth
 from shoal.runtime import Runtime
 from shoal.service.errors import Unauthorized
 from shoal.store import auth as auth_repo
@@ -27,6 +31,9 @@ def principal(
         scheme, _, value = authorization.partition(" ")
         if scheme.lower() == "bearer" and value:
             token = value.strip()
+    keystone: KeystoneAuth | None = getattr(request.app.state, "keystone", None)
+    if keystone is not None:
+        return keystone.principal(token)
     if not token:
         raise Unauthorized("a bearer token is required (Authorization: Bearer <token>)")
     rt = runtime_of(request)

@@ -11,7 +11,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from shoal.model.problems import pointer
-from shoal.service.errors import ServiceError
+from shoal.service.errors import ServiceError, Unauthorized
 
 log = logging.getLogger("shoal.api")
 
@@ -57,7 +57,9 @@ def error_response(
 def install(app: FastAPI) -> None:
     @app.exception_handler(ServiceError)
     async def _service(_: Request, exc: ServiceError) -> JSONResponse:
-        headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
+        headers = None
+        if isinstance(exc, Unauthorized):
+            headers = {"WWW-Authenticate": exc.challenge or "Bearer"}
         return JSONResponse(exc.body(), status_code=exc.status, headers=headers)
 
     @app.exception_handler(RequestValidationError)

@@ -11,6 +11,7 @@ from shoal.cli import (
     events,
     get,
     host,
+    keystone,
     nodegroup,
     plan,
     project,
@@ -40,6 +41,7 @@ app.command("events")(events.events)
 app.add_typer(action.app, name="action")
 app.add_typer(project.app, name="project")
 app.add_typer(host.app, name="host")
+app.add_typer(keystone.app, name="keystone")
 app.add_typer(receiver.app, name="receiver")
 app.add_typer(receiver.webhook_app, name="webhook")
 

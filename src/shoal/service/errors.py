@@ -60,3 +60,14 @@ class Unauthorized(ServiceError):
     status = 401
     code = "unauthorized"
     title = "Unauthorized"
+
+    def __init__(
+        self,
+        message: str,
+        details: list[dict[str, Any]] | None = None,
+        *,
+        challenge: str | None = None,
+    ) -> None:
+        super().__init__(message, details)
+        self.challenge = challenge
+        """The WWW-Authenticate value; None: the API's default."""

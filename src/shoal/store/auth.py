@@ -64,3 +64,13 @@ def ensure_admin(conn: Connection, now: float) -> str | None:
         return None
     project_id = create_project(conn, ADMIN_PROJECT, now)
     return issue_token(conn, project_id, now, is_admin=True, name="bootstrap")
+
+
+def ensure_project(conn: Connection, project_id: str, name: str, now: float) -> None:
+    """Make sure a project row with this id exists (an external one, e.g. from Keystone)."""
+    if conn.execute(select(projects.c.id).where(projects.c.id == project_id)).first():
+        return
+    taken = conn.execute(select(projects.c.id).where(projects.c.name == name)).first()
+    conn.execute(
+        insert(projects).values(id=project_id, name=project_id if taken else name, created_at=now)
+    )

@@ -17,7 +17,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from shoal.service.errors import ServiceError
+from shoal.service.errors import ServiceError, Unauthorized
 
 log = logging.getLogger("shoal.api.senlin")
 
@@ -103,7 +103,9 @@ def install(app: FastAPI) -> None:
         kind = _TYPES.get(exc.code, "BadRequest" if status == 400 else _http_type(status))
         if exc.code == "conflict" and "busy" in exc.message:
             kind = "ActionInProgress"
-        headers = {"WWW-Authenticate": "Keystone uri=''"} if status == 401 else None
+        headers = None
+        if isinstance(exc, Unauthorized):
+            headers = {"WWW-Authenticate": exc.challenge or "Keystone uri=''"}
         return senlin_error(status, _with_details(exc.message, exc.details), kind, headers)
 
     @app.exception_handler(RequestValidationError)
