@@ -79,3 +79,21 @@ def node_record_event(
         action_id=action_id,
         level=level,
     )
+
+
+def child_node_event(
+    a: ActionRecord, status: str, message: str, level: str = "INFO"
+) -> NewEvent | None:
+    """An event about the node a child action works on (None for actions without a node)."""
+    if a.node_id is None or a.cluster_id is None:
+        return None
+    return node_event(
+        project_id=a.project_id,
+        cluster_id=a.cluster_id,
+        node_id=a.node_id,
+        name=str(a.inputs.get("node", "")),
+        status=status,
+        message=message,
+        action_id=a.id,
+        level=level,
+    )

@@ -113,16 +113,21 @@ async def _create(
         action,
         ActionStatus.SUCCEEDED,
         outputs={"provider_id": resource.id, "address": resource.address},
-        node_update={
-            "status": NodeStatus.ACTIVE,
-            "status_reason": "",
-            "provider_id": resource.id,
-            "address": resource.address,
-            "health": "UNKNOWN",
-            "health_reason": "",
-        },
+        node_update=_running(resource),
         node_message=f"created on {i['host']}{where}",
     )
+
+
+def _running(resource: Resource) -> dict[str, Any]:
+    """A node's columns once its resource runs: new health checks start from UNKNOWN."""
+    return {
+        "status": NodeStatus.ACTIVE,
+        "status_reason": "",
+        "provider_id": resource.id,
+        "address": resource.address,
+        "health": "UNKNOWN",
+        "health_reason": "",
+    }
 
 
 async def _delete(
@@ -197,13 +202,6 @@ async def _in_place(
         action,
         ActionStatus.SUCCEEDED,
         outputs={"provider_id": resource.id, "address": resource.address},
-        node_update={
-            "status": NodeStatus.ACTIVE,
-            "status_reason": "",
-            "provider_id": resource.id,
-            "address": resource.address,
-            "health": "UNKNOWN",
-            "health_reason": "",
-        },
+        node_update=_running(resource),
         node_message=f"{verb} on {i.get('host')}",
     )

@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 
 from shoal.clock import Clock, SystemClock
 from shoal.engine import rolling
-from shoal.engine.events import action_event, node_event
+from shoal.engine.events import action_event, child_node_event
 from shoal.engine.manager import Manager
 from shoal.engine.nodework import NodeOutcome, RetryPolicy, run_node_action
 from shoal.engine.planner import STAGE_DONE, finish_action, plan_action
@@ -221,21 +221,13 @@ class Engine:
             events: list[NewEvent] = []
             for a in claimed:
                 status = _STARTED_NODE_STATUS.get(a.kind)
-                if status is None or a.node_id is None or a.cluster_id is None:
+                retry = f" (attempt {a.attempts})" if a.attempts > 1 else ""
+                where = a.inputs.get("host") or "its host"
+                event = child_node_event(a, str(status), f"{a.kind} started on {where}{retry}")
+                if status is None or event is None:
                     continue
                 updates.append({"node_id": a.node_id, "status": status, "updated_at": now})
-                retry = f" (attempt {a.attempts})" if a.attempts > 1 else ""
-                events.append(
-                    node_event(
-                        project_id=a.project_id,
-                        cluster_id=a.cluster_id,
-                        node_id=a.node_id,
-                        name=str(a.inputs.get("node", "")),
-                        status=status,
-                        message=f"{a.kind} started on {a.inputs.get('host') or 'its host'}{retry}",
-                        action_id=a.id,
-                    )
-                )
+                events.append(event)
             node_repo.update_nodes(conn, updates)
             add_events(conn, events, now)
             return claimed
@@ -317,19 +309,14 @@ class Engine:
                 level = "INFO" if o.status is ActionStatus.SUCCEEDED else "ERROR"
                 if o.node_update and a.node_id:
                     updates.append({"node_id": a.node_id, **o.node_update, "updated_at": now})
-                if a.node_id and a.cluster_id:
-                    events.append(
-                        node_event(
-                            project_id=a.project_id,
-                            cluster_id=a.cluster_id,
-                            node_id=a.node_id,
-                            name=str(a.inputs.get("node", "")),
-                            status=str(o.node_update.get("status", o.status)),
-                            message=o.node_message or o.reason or str(o.status),
-                            action_id=a.id,
-                            level=level,
-                        )
-                    )
+                event = child_node_event(
+                    a,
+                    str(o.node_update.get("status", o.status)),
+                    o.node_message or o.reason or str(o.status),
+                    level,
+                )
+                if event is not None:
+                    events.append(event)
             node_repo.update_nodes(conn, updates)
             add_events(conn, events, now)
 

@@ -30,7 +30,7 @@ from shoal.planning import StepKind, choose_replicas, make_plan
 from shoal.service.deletion import dropped, victim_orders
 from shoal.service.errors import Conflict, Invalid, NotFound, Unplaceable
 from shoal.service.resize import Adjustment, new_count
-from shoal.spec import cluster_from_tree, load_cluster
+from shoal.spec import cluster_from_tree
 from shoal.spec.export import to_document
 from shoal.spec.syntax import parse
 from shoal.spec.vcluster import is_vcluster
@@ -85,15 +85,8 @@ class ClusterService:
     # -- creating ------------------------------------------------------------------------------
 
     def create(self, who: Principal, body: bytes | str, *, source: str = "request") -> Submitted:
-        inv = self.inventory()
-        try:
-            data = parse(body, source)
-            spec = cluster_from_tree(data, inv)
-        except InvalidDocument as bad:
-            raise Invalid(
-                f"the cluster document has {len(bad.problems)} problem(s)", problems_of(bad)
-            ) from None
-        return self.create_spec(who, spec, "vcluster" if is_vcluster(data) else "native")
+        spec, vcluster = self._read_document(body, source)
+        return self.create_spec(who, spec, "vcluster" if vcluster else "native")
 
     def create_spec(self, who: Principal, spec: ClusterSpec, source_format: str) -> Submitted:
         inv = self.inventory()
@@ -131,12 +124,7 @@ class ClusterService:
 
     def update(self, who: Principal, ref: str, body: bytes | str) -> Submitted:
         """Apply a whole new document to an existing cluster."""
-        try:
-            spec = load_cluster(body, self.inventory(), source="request")
-        except InvalidDocument as bad:
-            raise Invalid(
-                f"the cluster document has {len(bad.problems)} problem(s)", problems_of(bad)
-            ) from None
+        spec, _ = self._read_document(body, "request")
         new_doc = to_document(spec)
 
         def mutate(doc: dict[str, Any], _nodes: list[NodeRecord]) -> dict[str, Any]:
@@ -406,12 +394,7 @@ class ClusterService:
             nodes = node_repo.list_nodes(conn, cluster.id)
             used = node_repo.used_capacity(conn, exclude_cluster=cluster.id)
         if body:
-            try:
-                spec = load_cluster(body, inv, source="request")
-            except InvalidDocument as bad:
-                raise Invalid(
-                    f"the cluster document has {len(bad.problems)} problem(s)", problems_of(bad)
-                ) from None
+            spec, _ = self._read_document(body, "request")
         else:
             spec = self._validated(cluster.document)
         observed = observed_of(nodes)
@@ -530,6 +513,16 @@ class ClusterService:
                 raise Conflict(f"cluster {cluster.name} is busy with another action")
         self.wake()
         return Submitted(cluster, action)
+
+    def _read_document(self, body: bytes | str, source: str) -> tuple[ClusterSpec, bool]:
+        """A request's cluster document, and whether it came in the vcluster format."""
+        try:
+            data = parse(body, source)
+            return cluster_from_tree(data, self.inventory()), is_vcluster(data)
+        except InvalidDocument as bad:
+            raise Invalid(
+                f"the cluster document has {len(bad.problems)} problem(s)", problems_of(bad)
+            ) from None
 
     def _validated(self, doc: dict[str, Any]) -> ClusterSpec:
         try:
