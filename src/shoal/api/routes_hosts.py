@@ -53,8 +53,7 @@ async def fail_host(host: str, request: Request, who: Caller) -> dict[str, Any]:
     except ProviderError as e:
         raise Conflict(str(e)) from None
     rt = runtime_of(request)
-    rt.engine.forget_inventory()
-    rt.inventory = await rt.engine.inventory()
+    rt.inventory = await rt.engine.refresh_inventory()
     return {"host": host, "failed": True, "resources": lost}
 
 
@@ -64,6 +63,5 @@ async def recover_host(host: str, request: Request, who: Caller) -> dict[str, An
     await _known(admin, host)
     await admin.recover_host(host)
     rt = runtime_of(request)
-    rt.engine.forget_inventory()
-    rt.inventory = await rt.engine.inventory()
+    rt.inventory = await rt.engine.refresh_inventory()
     return {"host": host, "failed": False}

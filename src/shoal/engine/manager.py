@@ -117,8 +117,7 @@ class Manager:
         clusters, busy = await asyncio.to_thread(self._load)
         if not clusters:
             return
-        e.forget_inventory()
-        inventory = await e.inventory()
+        inventory = await e.refresh_inventory()
         writes = _Writes()
         seen: set[str] = set()
         for cluster, nodes in clusters:

@@ -135,8 +135,11 @@ class Engine:
             raise RuntimeError("the engine has not read the provider's inventory yet")
         return self._inventory
 
-    def forget_inventory(self) -> None:
-        self._inventory = None
+    async def refresh_inventory(self) -> Inventory:
+        """Read the provider's inventory again (hosts fail and recover). The old one stays in
+        place until the new one is read, so synchronous readers never find none."""
+        self._inventory = await self.provider.inventory()
+        return self._inventory
 
     async def _forever(self, step: Callable[[], Awaitable[bool]]) -> None:
         while not self._stopping:
