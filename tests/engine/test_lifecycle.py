@@ -274,7 +274,7 @@ async def test_temporary_failures_are_retried_on_the_injected_clock(db: Database
 
 
 async def test_cancel_stops_what_has_not_started(db: Database) -> None:
-    slow = SimProvider(default_inventory(), create_latency_s=0.3)
+    slow = SimProvider(default_inventory(), create_latency_s=3.0)
     rig = make_rig(db, provider=slow)
     await rig.engine.start()
     try:
