@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: venv demo test lint typecheck layers check bench clean
+.PHONY: venv demo test lint typecheck layers check bench bench-nova clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -35,6 +35,9 @@ check: test lint typecheck layers
 bench: $(STAMP)
 	$(BIN)/python benchmarks/placement.py
 	$(BIN)/python benchmarks/orchestration.py
+
+bench-nova: $(STAMP)
+	$(BIN)/python benchmarks/nova_side_by_side.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

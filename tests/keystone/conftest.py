@@ -2,20 +2,20 @@
 
 The Keystone venv (keystone==30.0.0 + uwsgi) is installed on first use under a cache dir
 (`SHOAL_TEST_CACHE`, default ~/.cache/shoal-tests) and reused afterwards; it lives in its own venv
-because Keystone pins its own versions of half of OpenStack. Each session gets fresh Keystone
+because Keystone pins its own versions of half of OpenStack. So does the `openstack` CLI with the
+senlinclient plugin (`osc_venv`, in `osc-clients` next to it). Each session gets fresh Keystone
 state: config from keystone.conf.tmpl, fernet/credential keys, db_sync and bootstrap, then uwsgi
-with `--http11-socket` (HTTP/1.0 breaks reused connections) on a free port.
+with `--http11-socket` (HTTP/1.0 breaks reused connections) on a free port. `catalog` puts the
+session's Shoal into its catalog as the `clustering` service, with `shoal keystone register`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import fcntl
 import grp
 import os
 import pwd
-import shutil
 import signal
 import subprocess
 import sys
@@ -34,9 +34,13 @@ from shoal.api.app import create_app
 from shoal.runtime import Runtime
 from shoal.settings import Settings
 from tests.support.server import free_port
+from tests.support.venvs import cache_root, cached_venv
 
 HERE = Path(__file__).resolve().parent
 KEYSTONE_PINS = ("keystone==30.0.0", "uwsgi")
+# senlinclient 3.1.0 formats list columns with lambdas, which osc-lib 4 rejects on non-empty
+# lists; python-openstackclient 8 needs osc-lib 4.
+OSC_PINS = ("python-openstackclient<8", "osc-lib<4", "python-senlinclient==3.1.0")
 ADMIN_PASSWORD = "secretadmin"
 SERVICE_PASSWORD = "secretservice"
 USER_PASSWORD = "secretuser"
@@ -44,32 +48,17 @@ WAIT_S = 60
 
 
 def cache_dir() -> Path:
-    explicit = os.environ.get("SHOAL_TEST_CACHE")
-    base = Path(explicit) if explicit else Path.home() / ".cache" / "shoal-tests"
-    return base / "keystone-30"
+    return cache_root() / "keystone-30"
 
 
 def keystone_venv() -> Path:
     """The venv with Keystone and uwsgi; installed (under a file lock) if missing."""
-    root = cache_dir()
-    venv = root / "venv"
-    ready = venv / ".ready"
-    root.mkdir(parents=True, exist_ok=True)
-    with open(root / ".lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if ready.exists():
-            return venv
-        shutil.rmtree(venv, ignore_errors=True)  # a half-built one (venvs don't relocate)
-        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-        done = subprocess.run(
-            [str(venv / "bin" / "pip"), "install", "-q", *KEYSTONE_PINS],
-            capture_output=True,
-            text=True,
-        )
-        if done.returncode != 0:
-            raise RuntimeError(f"installing Keystone failed:\n{done.stdout}\n{done.stderr}")
-        ready.touch()
-        return venv
+    return cached_venv(cache_dir(), KEYSTONE_PINS)
+
+
+def osc_venv() -> Path:
+    """The venv with the `openstack` CLI and the senlinclient plugin; installed if missing."""
+    return cached_venv(cache_root() / "osc-clients", OSC_PINS)
 
 
 @dataclass
@@ -298,3 +287,30 @@ def shoal(keystone: Keystone, tmp_path_factory: pytest.TempPathFactory) -> Itera
         yield server
     finally:
         server.stop()
+
+
+def register_clustering(keystone: Keystone, endpoint: str) -> subprocess.CompletedProcess[str]:
+    """`shoal keystone register`, as an operator runs it, for `endpoint`."""
+    args = [
+        sys.executable,
+        "-m",
+        "shoal",
+        "keystone",
+        "register",
+        "--url",
+        keystone.url,
+        "--admin-password",
+        ADMIN_PASSWORD,
+        "--endpoint",
+        endpoint,
+    ]
+    return subprocess.run(args, capture_output=True, text=True, timeout=120)
+
+
+@pytest.fixture(scope="session")
+def catalog(keystone: Keystone, shoal: KeystoneShoal) -> str:
+    """The session's Shoal in Keystone's catalog as `clustering`; its endpoint."""
+    endpoint = f"{shoal.url}/clustering"
+    done = register_clustering(keystone, endpoint)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return endpoint

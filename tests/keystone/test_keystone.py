@@ -4,8 +4,6 @@ the `admin` role, 401 with a Keystone challenge, openstacksdk with real password
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -14,7 +12,13 @@ import openstack
 import pytest
 from openstack.connection import Connection
 
-from tests.keystone.conftest import ADMIN_PASSWORD, USER_PASSWORD, Keystone, KeystoneShoal
+from tests.keystone.conftest import (
+    ADMIN_PASSWORD,
+    USER_PASSWORD,
+    Keystone,
+    KeystoneShoal,
+    register_clustering,
+)
 from tests.senlin.conftest import NOVA_SPEC
 
 WAIT_S = 60
@@ -131,21 +135,8 @@ def test_shoal_keystone_register_puts_clustering_in_the_catalog(
     keystone: Keystone, shoal: KeystoneShoal
 ) -> None:
     endpoint = f"{shoal.url}/clustering"
-    args = [
-        sys.executable,
-        "-m",
-        "shoal",
-        "keystone",
-        "register",
-        "--url",
-        keystone.url,
-        "--admin-password",
-        ADMIN_PASSWORD,
-        "--endpoint",
-        endpoint,
-    ]
     for _ in range(2):  # idempotent
-        done = subprocess.run(args, capture_output=True, text=True, timeout=120)
+        done = register_clustering(keystone, endpoint)
         assert done.returncode == 0, done.stdout + done.stderr
     services = keystone.admin("GET", "/services?type=clustering")["services"]
     assert len(services) == 1

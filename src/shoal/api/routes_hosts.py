@@ -1,7 +1,8 @@
 """Hosts of the provider, and (admin) failing and recovering them on purpose.
 
 Failing a host is how host loss is shown end to end: on `local` it kills that host's node
-processes; the manager then finds the nodes gone and replaces them on other hosts.
+processes; the manager then finds the nodes gone and replaces them on other hosts. A provider
+whose hosts cannot be failed on purpose (openstack) still lists the hosts it offers.
 """
 
 from __future__ import annotations
@@ -30,6 +31,17 @@ def _admin(request: Request, who: Principal) -> HostAdmin:
 
 @router.get("")
 async def list_hosts(request: Request, who: Caller) -> dict[str, Any]:
+    if not who.is_admin:
+        raise Forbidden("only an admin manages hosts")
+    rt = runtime_of(request)
+    if not isinstance(rt.provider, HostAdmin):
+        # A cloud Shoal cannot fail hosts of (openstack): the hosts its inventory offers.
+        return {
+            "hosts": [
+                {"name": h.name, "zone": h.zone, "failed": False, "resources": None}
+                for h in rt.inventory.hosts
+            ]
+        }
     admin = _admin(request, who)
     return {
         "hosts": [

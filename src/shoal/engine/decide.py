@@ -47,6 +47,8 @@ class Decision:
     """Old name to new name, for nodes being replaced."""
     recovering: list[str] = field(default_factory=list)
     """Nodes repaired in place (by their current names)."""
+    spec: ClusterSpec | None = None
+    """The declared cluster the plan was made from."""
 
 
 def observed_of(nodes: list[NodeRecord]) -> list[ObservedNode]:
@@ -129,14 +131,14 @@ def decide(
             conn, stage, cluster, declared, nodes, inventory, attached, deps, retire_first
         )
     if action.kind is ActionKind.CLUSTER_DELETE:
-        return Decision(make_plan(None, {}, {}, observed_of(nodes), attached, deps))
+        return Decision(make_plan(None, {}, {}, observed_of(nodes), attached, deps), spec=declared)
     if action.kind is ActionKind.CLUSTER_RECOVER:
         repairs = list(action.inputs.get("repairs", []))
         return _recover(conn, repairs, cluster, declared, nodes, inventory, attached, deps)
     victims = list(action.inputs.get("victims", []))
     desired, hosts, zones = place(conn, cluster, declared, nodes, nodes, inventory, victims)
     plan = make_plan(desired, hosts, zones, observed_of(nodes), attached, deps)
-    return Decision(plan, hosts, zones)
+    return Decision(plan, hosts, zones, spec=declared)
 
 
 def component(name: str, nodes: list[NodeRecord]) -> set[str]:
@@ -202,7 +204,7 @@ def _recover(
         attached=attached,
         retire_first=retire_first,
     )
-    return Decision(plan, hosts, zones, renames, in_place)
+    return Decision(plan, hosts, zones, renames, in_place, spec=declared)
 
 
 def node_inputs(node: NodeRecord, cluster_name: str) -> dict[str, Any]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -18,7 +19,13 @@ from shoal.engine.profiles import profile_from_row
 from shoal.model.enums import ActionKind, ActionStatus, NodeKind, NodeStatus
 from shoal.model.inventory import Inventory
 from shoal.model.profile import ServerProfile, VolumeProfile
-from shoal.providers.base import Provider, Resource, ServerRequest, VolumeRequest
+from shoal.providers.base import (
+    Provider,
+    Resource,
+    ServerGroupHint,
+    ServerRequest,
+    VolumeRequest,
+)
 from shoal.providers.errors import PermanentError, ProviderError, ResourceGone, TemporaryError
 from shoal.store.records import ActionRecord
 
@@ -102,8 +109,23 @@ async def _create(
     name = f"{i['cluster_name']}-{i['node']}"
     resource: Resource
     if isinstance(profile, ServerProfile):
-        req = ServerRequest(action.node_id, name, action.cluster_id, i["host"], i["zone"], profile)
-        resource = await _with_retries(lambda: provider.create_server(req), policy, clock)
+        req = ServerRequest(
+            action.node_id,
+            name,
+            action.cluster_id,
+            i["host"],
+            i["zone"],
+            profile,
+            server_group_hint(i.get("server_group")),
+        )
+        # Only the first try of an action never claimed before can be sure nothing was made.
+        tries = [dataclasses.replace(req, fresh=action.attempts <= 1 and "provider_id" not in i)]
+
+        def create() -> Awaitable[Resource]:
+            request = tries.pop() if tries else req
+            return provider.create_server(request)
+
+        resource = await _with_retries(create, policy, clock)
     else:
         assert isinstance(profile, VolumeProfile)
         vreq = VolumeRequest(action.node_id, name, action.cluster_id, i["host"], i["zone"], profile)
@@ -116,6 +138,13 @@ async def _create(
         node_update=_running(resource),
         node_message=f"created on {i['host']}{where}",
     )
+
+
+def server_group_hint(row: dict[str, Any] | None) -> ServerGroupHint | None:
+    """The hint the planner stored in an action's inputs (absent in actions planned before)."""
+    if not row:
+        return None
+    return ServerGroupHint(str(row["grouping"]), str(row["policy"]), row.get("max_per_host"))
 
 
 def _running(resource: Resource) -> dict[str, Any]:

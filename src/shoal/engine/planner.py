@@ -19,9 +19,10 @@ from shoal.engine.decide import Decision, Unplaceable, decide, node_inputs
 from shoal.engine.events import action_event, cluster_event
 from shoal.engine.profiles import profile_row
 from shoal.engine.stale import start_rolling
-from shoal.model.enums import ActionKind, ActionStatus, ClusterStatus, NodeStatus
+from shoal.model.enums import ActionKind, ActionStatus, ClusterStatus, NodeKind, NodeStatus
 from shoal.model.inventory import Inventory
 from shoal.planning import StepKind
+from shoal.planning.servergroups import ServerGroups
 from shoal.store import actions as action_repo
 from shoal.store import clusters as cluster_repo
 from shoal.store import nodes as node_repo
@@ -241,6 +242,7 @@ def _record_plan(
         ],
     )
     action_ids = {s.id: str(uuid.uuid4()) for s in plan.steps}
+    groups = ServerGroups(decision.spec) if decision.spec is not None else None
     children: list[NewAction] = []
     for s in plan.steps:
         inputs: dict[str, Any] = {"node": s.node, "cluster_name": cluster.name}
@@ -255,6 +257,8 @@ def _record_plan(
                 zone=s.zone,
                 profile=profile_row(s.spec.profile),
             )
+            if groups is not None and s.spec.kind is NodeKind.SERVER:
+                inputs["server_group"] = groups.of(s.spec.group, s.spec.part)
         elif s.kind is StepKind.DELETE:
             n = by_name[s.node]
             node_id = n.id
@@ -270,6 +274,8 @@ def _record_plan(
             node_id = n.id
             kind = _IN_PLACE[s.kind]
             inputs = node_inputs(n, cluster.name)
+            if groups is not None and n.kind is NodeKind.SERVER:
+                inputs["server_group"] = groups.of(n.group_name, n.part)
         else:
             kind = ActionKind.BARRIER
         children.append(

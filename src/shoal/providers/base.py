@@ -45,6 +45,18 @@ class ResourceState(StrEnum):
 
 
 @dataclass(frozen=True, slots=True)
+class ServerGroupHint:
+    """The host-level rule a server shares with its grouping's other servers, for backends that
+    enforce rules themselves (OpenStack as a tenant: a Nova server group per grouping)."""
+
+    grouping: str
+    policy: str
+    """"affinity", "anti-affinity", "soft-affinity" or "soft-anti-affinity"."""
+    max_per_host: int | None = None
+    """For anti-affinity: how many of the group's servers one host may hold (None: one)."""
+
+
+@dataclass(frozen=True, slots=True)
 class ServerRequest:
     key: str
     name: str
@@ -52,6 +64,10 @@ class ServerRequest:
     host: str
     zone: str
     profile: ServerProfile
+    server_group: ServerGroupHint | None = None
+    fresh: bool = False
+    """No earlier attempt of this create can exist (the first try of a never-claimed action), so
+    a backend whose search by key is costly may skip it. False is always safe."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,6 +14,7 @@ from shoal.service.errors import Conflict, NotFound
 from shoal.service.senlin import meta
 from shoal.service.senlin.errors import BadRequest, ResourceInUse
 from shoal.service.senlin.policies import CheckedPolicy, parse_policy_spec
+from shoal.service.senlin.shortid import by_short_id
 from shoal.service.senlin.views import isotime
 from shoal.store import clusters as cluster_repo
 from shoal.store import profiles as repo
@@ -67,6 +68,10 @@ class SenlinPolicies:
             found = repo.get_profile(conn, who.project_id, key)
             if found is not None and is_policy_row(found):
                 return found
+        rows = {r["id"]: r for r in repo.list_profiles(conn, who.project_id) if is_policy_row(r)}
+        short = by_short_id(rows, ref)
+        if short is not None:
+            return rows[short]
         raise NotFound(f"The policy '{ref}' could not be found.")
 
     def list(self, who: Principal) -> list[dict[str, Any]]:

@@ -21,6 +21,7 @@ from shoal.service.errors import Conflict, NotFound
 from shoal.service.senlin import meta
 from shoal.service.senlin.errors import BadRequest, ResourceInUse
 from shoal.service.senlin.policy_store import is_policy_row
+from shoal.service.senlin.shortid import by_short_id
 from shoal.service.senlin.specs import PROFILE_TYPES, parse_spec, spec_of_native, to_native
 from shoal.service.senlin.views import profile_view
 from shoal.store import clusters as cluster_repo
@@ -77,6 +78,10 @@ class SenlinProfiles:
 
     def row(self, conn: Connection, who: Principal, ref: str) -> dict[str, Any]:
         found = repo.get_profile(conn, who.project_id, ref)
+        if found is None:
+            rows = {r["id"]: r for r in repo.list_profiles(conn, who.project_id)}
+            short = by_short_id((i for i, r in rows.items() if not is_policy_row(r)), ref)
+            found = rows[short] if short is not None else None
         if found is None or is_policy_row(found):
             raise NotFound(f"The profile '{ref}' could not be found.")
         return found

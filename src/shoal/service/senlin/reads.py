@@ -13,6 +13,7 @@ from shoal.service.errors import NotFound
 from shoal.service.senlin import meta
 from shoal.service.senlin.errors import BadRequest
 from shoal.service.senlin.nodes import find_node
+from shoal.service.senlin.shortid import by_short_id
 from shoal.service.senlin.views import (
     SENLIN_ACTION,
     action_view,
@@ -76,12 +77,9 @@ class SenlinReads:
     def _cluster(self, conn: Connection, who: Principal, ref: str) -> ClusterRecord:
         found = cluster_repo.get_cluster(conn, ref, self._scope(who))
         if found is None:
-            short = [
-                c
-                for c in cluster_repo.list_clusters(conn, self._scope(who))
-                if c.id.startswith(ref)
-            ]
-            found = short[0] if len(short) == 1 else None
+            mine = {c.id: c for c in cluster_repo.list_clusters(conn, self._scope(who))}
+            short = by_short_id(mine, ref)
+            found = mine[short] if short is not None else None
         if found is None:
             raise NotFound(f"The cluster '{ref}' could not be found.")
         return found
@@ -166,8 +164,16 @@ class SenlinReads:
         return page([v for v in views if _matches(v, wanted)], paging, "created_at")
 
     def action(self, who: Principal, ref: str) -> dict[str, Any]:
+        scope = self._scope(who)
         with self.db.reading() as conn:
-            a = action_repo.get_action(conn, ref, self._scope(who))
+            a = action_repo.get_action(conn, ref, scope)
+            if a is None:
+                t = actions_table
+                q = select(t.c.id).where(t.c.id.startswith(ref, autoescape=True)).limit(2)
+                if scope is not None:
+                    q = q.where(t.c.project_id == scope)
+                short = by_short_id(conn.execute(q).scalars(), ref)
+                a = action_repo.get_action(conn, short, scope) if short is not None else None
         if a is None:
             raise NotFound(f"The action '{ref}' could not be found.")
         return action_view(a)

@@ -13,6 +13,7 @@ from typing import Any
 from shoal.service.receivers import ReceiverService
 from shoal.service.senlin.errors import BadRequest, FeatureNotSupported
 from shoal.service.senlin.requests import as_map
+from shoal.service.senlin.shortid import by_short_id
 from shoal.store.records import Principal
 
 ACTIONS = {
@@ -75,8 +76,15 @@ class SenlinReceivers:
     def list(self, who: Principal) -> list[dict[str, Any]]:
         return [receiver_view(r) for r in self.receivers.list(who)]
 
+    def _ref(self, who: Principal, ref: str) -> str:
+        """`ref` itself if it is a receiver's id or name, else the id it is a short id of."""
+        listed = self.receivers.list(who)
+        if any(ref in (r["id"], r["name"]) for r in listed):
+            return ref
+        return by_short_id((str(r["id"]) for r in listed), ref) or ref
+
     def get(self, who: Principal, ref: str) -> dict[str, Any]:
-        return receiver_view(self.receivers.get(who, ref))
+        return receiver_view(self.receivers.get(who, self._ref(who, ref)))
 
     def delete(self, who: Principal, ref: str) -> None:
-        self.receivers.delete(who, ref)
+        self.receivers.delete(who, self._ref(who, ref))

@@ -1,0 +1,1 @@
+"""The `openstack` provider: real Nova servers and Cinder volumes, through openstacksdk."""

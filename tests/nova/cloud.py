@@ -1,0 +1,208 @@
+# ruff: noqa: E402, I001
+"""A real Nova on a loopback port, for Shoal's tests and benchmarks. Runs in Nova's own venv.
+
+PyPI's `nova` wheel ships its functional-test harness: nova-api, conductor, scheduler (real
+filters and weighers), Placement and fake-virt computes in one process, in-memory SQLite and the
+`fake://` message bus. This script starts `--hosts` computes spread round-robin over `--zones`
+availability zones (host aggregates named az1, az2, ...; hosts host001, ...), adds Shoal's
+default catalog (flavors m1.tiny..m1.xlarge with ids 1..5, an image named `cirros`), serves the
+compute API on 127.0.0.1:`--port` and prints `READY <url>` when it answers. It runs until it
+is killed. Identity is stubbed: requests act as an admin of the harness's project unless they
+send `X-Roles` (see `DefaultAuthHeaders`); `--tenant-port` serves the same cloud to a plain
+member of the project (no admin role: no hypervisors, no forced hosts). Glance and Neutron are
+the harness's stand-ins, so servers boot with `"networks": "none"`.
+
+Volumes: by default there is no Cinder (and no CinderFixture), so volume calls fail. With
+`--cinder URL` (e.g. `http://127.0.0.1:Q/v3/<project>` from ../cinder_peer/serve.py, started
+with `--project` = this cloud's project id) Nova's real Cinder client talks to that endpoint:
+`[cinder] endpoint_template = URL` (no service catalog), `[cinder] auth_type = none` for
+token-less admin contexts, and `[service_user] send_service_user_token = true` with
+`auth_type = none`, so every call carries `X-Service-Token` (serve.py turns that into the
+`service` role, which Cinder requires to delete a connected attachment). Requests to this API
+that send no `X-Auth-Token` get `admin:<project>`, Cinder noauth's token format (a token a
+client sends is forwarded to Cinder as is: send none, `notused` or `admin:<project>`). Attach and
+detach then run the real compute-manager flow (attachment create/update/complete/delete)
+against the FakeDriver, whose volume connector is a constant (no os-brick).
+
+Adapted from the measured recipe in ../shared/peers/nova (place_bench.py, place_serve.py).
+"""
+
+import argparse
+import os
+import sys
+import time
+
+ARGS = argparse.Namespace()
+
+
+def parse_args() -> argparse.Namespace:
+    p = argparse.ArgumentParser()
+    p.add_argument("--port", type=int, required=True)
+    p.add_argument("--hosts", type=int, default=6)
+    p.add_argument("--zones", type=int, default=2)
+    p.add_argument("--vcpus", type=int, default=16)
+    p.add_argument("--ram-mb", type=int, default=65536)
+    p.add_argument("--disk-gb", type=int, default=1000)
+    p.add_argument(
+        "--tenant-port",
+        type=int,
+        default=0,
+        help="also serve the API here as a plain member of the project (no admin role)",
+    )
+    p.add_argument(
+        "--cinder",
+        metavar="URL",
+        default=None,
+        help="Cinder v3 endpoint with project, e.g. http://127.0.0.1:18776/v3/<project>",
+    )
+    return p.parse_args()
+
+
+ARGS = parse_args()
+sys.argv = sys.argv[:1]  # nova's config parsing reads sys.argv
+os.environ.setdefault("OS_TEST_TIMEOUT", "0")
+
+# Importing nova.tests.functional monkey-patches eventlet first: keep this order.
+from nova.tests import functional  # noqa: F401
+from oslo_config import cfg
+
+from nova import test
+from nova.tests import fixtures as nova_fixtures
+from nova.tests.functional import fixtures as func_fixtures
+from nova.tests.functional import integrated_helpers
+from nova.virt import fake
+
+CONF = cfg.CONF
+CIRROS = "6b8c1a3e-8a3e-4c7e-9d3c-3a6a0c2b1f00"
+FLAVORS = (  # Shoal's default catalog (shoal.model.catalogs)
+    ("1", "m1.tiny", 1, 512, 1),
+    ("2", "m1.small", 1, 2048, 20),
+    ("3", "m1.medium", 2, 4096, 40),
+    ("4", "m1.large", 4, 8192, 80),
+    ("5", "m1.xlarge", 8, 16384, 160),
+)
+
+
+class CloudDriver(fake.FakeDriver):
+    vcpus = ARGS.vcpus
+    memory_mb = ARGS.ram_mb
+    local_gb = ARGS.disk_gb
+
+
+def _load_driver(virtapi, compute_driver=None):
+    return CloudDriver(virtapi)
+
+
+class DefaultAuthHeaders:
+    """Fills in the harness's identity headers for clients that send none (an admin)."""
+
+    def __init__(self, app, project, token=None, roles="reader,member,admin", user="admin"):
+        self.app, self.project, self.token = app, project, token
+        self.roles, self.user = roles, user
+
+    def __call__(self, environ, start_response):
+        if self.token:  # becomes the context's auth_token, which Nova forwards to Cinder
+            environ.setdefault("HTTP_X_AUTH_TOKEN", self.token)
+        environ.setdefault("HTTP_X_AUTH_USER", self.user)
+        environ.setdefault("HTTP_X_USER_ID", environ["HTTP_X_AUTH_USER"])
+        environ.setdefault("HTTP_X_AUTH_PROJECT_ID", self.project)
+        environ.setdefault("HTTP_X_ROLES", self.roles)
+        return self.app(environ, start_response)
+
+
+class _QuietLog:
+    def write(self, *_a):
+        pass
+
+
+class Cloud(test.TestCase, integrated_helpers.InstanceHelperMixin):
+    REQUIRES_LOCKING = True
+
+    def setUp(self):
+        super().setUp()
+        for opt in ("instances", "cores", "ram", "server_groups", "server_group_members"):
+            self.flags(**{opt: -1, "group": "quota"})
+        self.flags(max_limit=100000, group="api")
+        # The harness shares one executor among all in-process computes; size it as if each
+        # compute had its own, or the default sizes throttle the whole cloud.
+        self.flags(max_concurrent_builds=10 * max(1, ARGS.hosts))
+        self.flags(update_resources_max_workers=max(1, ARGS.hosts), group="compute")
+        self.flags(cpu_allocation_ratio=1.0, ram_allocation_ratio=1.0, disk_allocation_ratio=1.0)
+        self.stub_out("nova.virt.driver.load_compute_driver", _load_driver)
+        self.useFixture(nova_fixtures.RealPolicyFixture())
+        self.glance = self.useFixture(nova_fixtures.GlanceFixture(self))
+        self.useFixture(nova_fixtures.NeutronFixture(self))
+        self.useFixture(func_fixtures.PlacementFixture())
+        self.useFixture(nova_fixtures.AllServicesCurrent())
+        self.api_fixture = self.useFixture(nova_fixtures.OSAPIFixture(api_version="v2.1"))
+        self.api = self.api_fixture.admin_api
+        self.api.microversion = "latest"
+        if ARGS.cinder:
+            # The real cinderclient against a real Cinder (noauth): no catalog, no Keystone.
+            self.flags(endpoint_template=ARGS.cinder, auth_type="none", group="cinder")
+            self.flags(send_service_user_token=True, group="service_user")
+            self.flags(auth_type="none", group="service_user")
+        self.start_service("conductor")
+        self.start_service("scheduler")
+        if not os.environ.get("OS_DEBUG"):
+            import logging
+
+            logging.getLogger().setLevel(logging.WARNING)
+
+    def test_serve(self):
+        import eventlet
+        from eventlet import wsgi as ewsgi
+        from nova.tests.fixtures.nova import PROJECT_ID
+
+        aggregates = []
+        for z in range(ARGS.zones):
+            name = f"az{z + 1}"
+            agg = self.api.post_aggregate(
+                {"aggregate": {"name": "agg-" + name, "availability_zone": name}}
+            )
+            aggregates.append(agg["id"])
+        for i in range(ARGS.hosts):
+            host = f"host{i + 1:03d}"
+            self.start_service("compute", host=host)
+            if aggregates:
+                self.api.add_host_to_aggregate(aggregates[i % len(aggregates)], host)
+        have = {f["name"] for f in self.api.get_flavors()}
+        for fid, name, vcpus, ram, disk in FLAVORS:
+            if name in have:  # the harness's database comes with Nova's classic flavors
+                continue
+            self.api.post_flavor(
+                {"flavor": {"id": fid, "name": name, "vcpus": vcpus, "ram": ram, "disk": disk}}
+            )
+        self.glance.create(
+            None,
+            {
+                "id": CIRROS,
+                "name": "cirros",
+                "status": "active",
+                "container_format": "bare",
+                "disk_format": "qcow2",
+                "min_disk": 0,
+                "properties": {},
+            },
+        )
+        sock = eventlet.listen(("127.0.0.1", ARGS.port))
+        token = ("admin:" + PROJECT_ID) if ARGS.cinder else None
+        app = DefaultAuthHeaders(self.api_fixture.app(), PROJECT_ID, token)
+        eventlet.spawn(ewsgi.server, sock, app, log=_QuietLog())
+        if ARGS.tenant_port:
+            member = DefaultAuthHeaders(
+                self.api_fixture.app(), PROJECT_ID, token, roles="reader,member", user="tenant"
+            )
+            tenant_sock = eventlet.listen(("127.0.0.1", ARGS.tenant_port))
+            eventlet.spawn(ewsgi.server, tenant_sock, member, log=_QuietLog())
+        print(f"READY http://127.0.0.1:{ARGS.port}/v2.1 {PROJECT_ID}", flush=True)
+        while True:
+            time.sleep(3600)
+
+
+if __name__ == "__main__":
+    import unittest
+
+    runner = unittest.TextTestRunner(verbosity=0, stream=sys.stderr)
+    result = runner.run(unittest.TestSuite([Cloud("test_serve")]))
+    sys.exit(0 if result.wasSuccessful() else 1)
