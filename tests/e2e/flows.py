@@ -17,6 +17,9 @@ SEED = REPO / "examples" / "vcluster-seed.json"
 
 TINY = {"type": "server", "flavor": "m1.tiny", "image": "cirros"}
 
+MANAGED = {"SHOAL_MANAGE_TICK_S": "0.2", "SHOAL_RECONCILE_INTERVAL_S": "1"}
+"""Server settings for flows that watch the manager repair things: tick and reconcile fast."""
+
 NATIVE: dict[str, Any] = {
     "name": "e2e-native",
     "profiles": {"small": TINY, "disk": {"type": "volume", "size": 1}},
@@ -40,6 +43,14 @@ def get_cluster(client: httpx.Client, ref: str) -> dict[str, Any]:
     assert r.status_code == 200, r.text
     cluster: dict[str, Any] = r.json()["cluster"]
     return cluster
+
+
+def node_list(client: httpx.Client, ref: str) -> list[dict[str, Any]]:
+    """Every node of the cluster, in full (with its provider's id)."""
+    r = client.get("/v1/nodes", params={"cluster": ref})
+    assert r.status_code == 200, r.text
+    nodes: list[dict[str, Any]] = r.json()["nodes"]
+    return nodes
 
 
 def group_nodes(cluster: dict[str, Any], group: str) -> list[dict[str, Any]]:

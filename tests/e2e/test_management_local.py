@@ -24,11 +24,9 @@ import yaml
 
 from shoal.model.catalogs import default_inventory
 from tests.e2e.conftest import StartServer
-from tests.e2e.flows import get_cluster
+from tests.e2e.flows import MANAGED, TINY, get_cluster, node_list
 from tests.support.server import ServerProcess, eventually, free_port, wait_action, wait_ok
 
-MANAGED = {"SHOAL_MANAGE_TICK_S": "0.2", "SHOAL_RECONCILE_INTERVAL_S": "1"}
-TINY = {"type": "server", "flavor": "m1.tiny", "image": "cirros"}
 HTTP_CHECK = {
     "check": "http",
     "path": "/health",
@@ -128,13 +126,6 @@ def actions(client: httpx.Client, cid: str, kind: str) -> list[dict[str, Any]]:
 def recovered(client: httpx.Client, cid: str) -> list[dict[str, Any]]:
     """The cluster's CLUSTER_RECOVER actions that succeeded."""
     return [a for a in actions(client, cid, "CLUSTER_RECOVER") if a["status"] == "SUCCEEDED"]
-
-
-def nodes_detail(client: httpx.Client, cid: str) -> list[dict[str, Any]]:
-    r = client.get("/v1/nodes", params={"cluster": cid})
-    assert r.status_code == 200, r.text
-    found: list[dict[str, Any]] = r.json()["nodes"]
-    return found
 
 
 # -- 1. a node's process dies, or hangs ---------------------------------------------------
@@ -274,7 +265,7 @@ def test_a_deleted_workdir_is_repaired(start_server: StartServer) -> None:
         victim = node_of(cluster, "web-1")
         before = ask(victim["address"])
         assert before is not None
-        physical = next(n for n in nodes_detail(client, cid) if n["name"] == "web-1")["physical_id"]
+        physical = next(n for n in node_list(client, cid) if n["name"] == "web-1")["physical_id"]
         workdir = Path(local_record(server.home, physical)["workdir"])
         assert workdir.is_dir() and workdir.is_relative_to(server.home / "local")
 
@@ -372,7 +363,7 @@ def test_a_rolling_update_keeps_all_but_one_node_up(start_server: StartServer) -
 
         final = wait_settled(client, cid, 6)
         assert sorted(n["name"] for n in final["nodes"]) == names
-        detail = nodes_detail(client, cid)
+        detail = node_list(client, cid)
         assert len(detail) == 6
         assert all(n["status"] == "ACTIVE" for n in detail), detail
         assert all(n["profile"]["flavor"] == "m1.small" for n in detail), detail
@@ -429,7 +420,7 @@ def test_an_update_to_a_bad_image_stops_and_rolls_back(
 
         final = wait_settled(client, cid, 3)
         assert final["document"]["node_groups"][0]["profile"]["image"] == "cirros"
-        detail = nodes_detail(client, cid)
+        detail = node_list(client, cid)
         assert all(n["status"] == "ACTIVE" for n in detail), detail
         assert all(n["profile"]["image"] == "cirros" for n in detail), detail
 

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import httpx
-
 from tests.e2e.conftest import StartServer
 from tests.e2e.flows import (
     NATIVE,
@@ -16,6 +14,7 @@ from tests.e2e.flows import (
     create_vcluster,
     get_cluster,
     group_nodes,
+    node_list,
     scale,
 )
 from tests.support.server import wait_ok
@@ -26,13 +25,6 @@ def counts(cluster: dict[str, Any]) -> dict[str, int]:
     for n in cluster["nodes"]:
         out[n["group"]] = out.get(n["group"], 0) + 1
     return out
-
-
-def node_list(client: httpx.Client, ref: str) -> list[dict[str, Any]]:
-    r = client.get("/v1/nodes", params={"cluster": ref})
-    assert r.status_code == 200, r.text
-    nodes: list[dict[str, Any]] = r.json()["nodes"]
-    return nodes
 
 
 def test_sim_postgres_flow(pg_url: str, start_server: StartServer) -> None:

@@ -19,13 +19,19 @@ from urllib.parse import quote
 import httpx
 import pytest
 from tests.e2e.conftest import StartServer, pg_url, start_server
-from tests.e2e.flows import TINY, check_vcluster_placement, create_vcluster, get_cluster, scale
+from tests.e2e.flows import (
+    MANAGED,
+    TINY,
+    check_vcluster_placement,
+    create_vcluster,
+    get_cluster,
+    node_list,
+    scale,
+)
 from tests.nova.conftest import Cloud
 from tests.support.server import eventually, wait_ok
 
 __all__ = ["pg_url", "start_server"]  # fixtures, imported for pytest
-
-MANAGED = {"SHOAL_MANAGE_TICK_S": "0.2", "SHOAL_RECONCILE_INTERVAL_S": "1"}
 
 
 @pytest.fixture
@@ -75,14 +81,6 @@ def cinder_volumes(cinder: httpx.Client, cluster_id: str) -> dict[str, dict[str,
         for v in r.json()["volumes"]
         if (v.get("metadata") or {}).get("shoal_cluster") == cluster_id
     }
-
-
-def node_list(client: httpx.Client, cluster_id: str) -> list[dict[str, Any]]:
-    """Every node of the cluster, in full (with its provider's id)."""
-    r = client.get("/v1/nodes", params={"cluster": cluster_id})
-    assert r.status_code == 200, r.text
-    nodes: list[dict[str, Any]] = r.json()["nodes"]
-    return nodes
 
 
 def attached_server(volume: dict[str, Any]) -> str | None:

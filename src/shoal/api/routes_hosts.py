@@ -20,9 +20,13 @@ from shoal.store.records import Principal
 router = APIRouter(prefix="/v1/hosts", tags=["hosts"])
 
 
-def _admin(request: Request, who: Principal) -> HostAdmin:
+def _require_admin(who: Principal) -> None:
     if not who.is_admin:
         raise Forbidden("only an admin manages hosts")
+
+
+def _admin(request: Request, who: Principal) -> HostAdmin:
+    _require_admin(who)
     provider = runtime_of(request).provider
     if not isinstance(provider, HostAdmin):
         raise Conflict(f"the {provider.name} provider does not manage its hosts")
@@ -31,24 +35,20 @@ def _admin(request: Request, who: Principal) -> HostAdmin:
 
 @router.get("")
 async def list_hosts(request: Request, who: Caller) -> dict[str, Any]:
-    if not who.is_admin:
-        raise Forbidden("only an admin manages hosts")
+    _require_admin(who)
     rt = runtime_of(request)
-    if not isinstance(rt.provider, HostAdmin):
-        # A cloud Shoal cannot fail hosts of (openstack): the hosts its inventory offers.
-        return {
-            "hosts": [
-                {"name": h.name, "zone": h.zone, "failed": False, "resources": None}
-                for h in rt.inventory.hosts
-            ]
-        }
-    admin = _admin(request, who)
-    return {
-        "hosts": [
+    if isinstance(rt.provider, HostAdmin):
+        hosts = [
             {"name": h.name, "zone": h.zone, "failed": h.failed, "resources": h.resources}
-            for h in await admin.hosts()
+            for h in await rt.provider.hosts()
         ]
-    }
+    else:
+        # A cloud Shoal cannot fail hosts of (openstack): the hosts its inventory offers.
+        hosts = [
+            {"name": h.name, "zone": h.zone, "failed": False, "resources": None}
+            for h in rt.inventory.hosts
+        ]
+    return {"hosts": hosts}
 
 
 async def _known(admin: HostAdmin, host: str) -> None:

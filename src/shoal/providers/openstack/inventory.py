@@ -47,23 +47,16 @@ async def images(image: Rest, compute: Rest) -> tuple[Image, ...]:
     (an endpoint override for compute alone, as in tests)."""
     try:
         body, _ = await image.call("GET", "/images?limit=1000", "list images")
-        found = body.get("images", [])
-        return tuple(
-            Image(
-                id=str(i["id"]), name=str(i.get("name") or i["id"]), min_disk_gb=_int(i, "min_disk")
-            )
-            for i in found
-            if i.get("status", "active") == "active"
-        )
+        min_disk = "min_disk"
     except PermanentError:
-        pass
-    body, _ = await compute.call(
-        "GET", "/images/detail", "list images", microversion=IMAGE_PROXY_MICROVERSION
-    )
+        body, _ = await compute.call(
+            "GET", "/images/detail", "list images", microversion=IMAGE_PROXY_MICROVERSION
+        )
+        min_disk = "minDisk"  # the proxy's names and statuses differ from Glance's
     return tuple(
-        Image(id=str(i["id"]), name=str(i.get("name") or i["id"]), min_disk_gb=_int(i, "minDisk"))
+        Image(id=str(i["id"]), name=str(i.get("name") or i["id"]), min_disk_gb=_int(i, min_disk))
         for i in body.get("images", [])
-        if str(i.get("status", "ACTIVE")).upper() == "ACTIVE"
+        if str(i.get("status", "active")).lower() == "active"
     )
 
 

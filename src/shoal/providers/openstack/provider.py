@@ -355,13 +355,7 @@ class OpenStackProvider:
             raise
 
     async def _get_server(self, server_id: str) -> Json | None:
-        body, _ = await self.compute.call(
-            "GET", f"/servers/{server_id}", f"show server {server_id}", missing_ok=True
-        )
-        server = body.get("server")
-        if server is None or server.get("status") in ("DELETED", "SOFT_DELETED"):
-            return None
-        return dict(server)
+        return await self._watch.get(server_id, f"server {server_id}")
 
     async def _alive(self, server_id: str) -> bool:
         return await self._get_server(server_id) is not None
