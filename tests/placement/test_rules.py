@@ -19,7 +19,7 @@ from shoal.model.enums import Objective, Rule, Scope
 from shoal.model.inventory import Flavor, Host, Inventory
 from shoal.model.nodes import Demand
 from shoal.model.profile import ServerProfile, VolumeProfile
-from shoal.placement import PlacementResult, solve, verify_placement
+from shoal.placement import PlacementResult, PlacementStatus, solve, verify_placement
 from tests.oracle import check_placement, cpsat_min_hosts, cpsat_place, small_pack_case
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -511,7 +511,7 @@ def test_the_exact_fallback_finds_what_greedy_misses() -> None:
     spec = bins()
     result = solve(spec, BINS, objective=Objective.SPREAD)
     assert_valid(spec, result, inv=BINS)
-    assert result.solver in ("exact", "greedy-retry")
+    assert result.solver in ("cpsat-repair", "cpsat", "greedy-retry")
     assert result.hosts["big-1"] == result.hosts["big-2"]
     # Packing (fullest host first) gets there alone.
     assert solve(spec, BINS, objective=Objective.PACK).solver == "greedy"
@@ -519,12 +519,13 @@ def test_the_exact_fallback_finds_what_greedy_misses() -> None:
 
 def test_the_exact_search_proves_what_greedy_cannot() -> None:
     # Keeping the 5s apart leaves {5, 4} | {5, 3} and a 3 with nowhere to go. No precheck sees
-    # it (2 hosts for 2 members; 20 vcpus for 20), so the exhaustive search must say so.
+    # it (2 hosts for 2 members; 20 vcpus for 20), so the exact method must prove it.
     spec = bins(rule("apart", "anti-affinity", "big"))
     result = solve(spec, BINS)
     assert not result.feasible
-    assert result.solver == "exact"
-    assert result.reasons[0].startswith("no placement satisfies every rule (exhaustive search")
+    assert result.status is PlacementStatus.INFEASIBLE
+    assert result.solver == "cpsat"
+    assert result.reasons[0].startswith("no placement satisfies every rule (proven by CP-SAT")
     assert "could not be placed" in result.reasons[1]
     assert cpsat_place(spec, BINS).status == "infeasible"
 

@@ -8,7 +8,7 @@ one place it retries: a block is placed whole in one zone or undone and tried in
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from shoal.model.enums import Objective, Rule
 from shoal.placement.filters import HOST_FILTERS, ZONE_FILTERS, first_rejection
@@ -32,6 +32,8 @@ SOFT_LOOKAHEAD = 64
 class GreedyOutcome:
     state: SearchState
     failed: Item | None
+    missed: list[Item] = field(default_factory=list)
+    """With `keep_going`: every item left unplaced (a failed block leaves all its items)."""
 
 
 def constrainedness(problem: PlacementProblem, item: Item) -> tuple[float, ...]:
@@ -142,17 +144,26 @@ def _block_zones(state: SearchState, block: list[int], objective: Objective) -> 
 
 
 def greedy(
-    problem: PlacementProblem, objective: Objective, seed: int = 0, shuffle: bool = False
+    problem: PlacementProblem,
+    objective: Objective,
+    seed: int = 0,
+    shuffle: bool = False,
+    keep_going: bool = False,
 ) -> GreedyOutcome:
-    """One greedy pass; `shuffle` perturbs ties in the order (used for retries)."""
+    """One greedy pass; `shuffle` perturbs ties in the order (used for retries). With
+    `keep_going` it places all it can and lists the rest, so the exact method can re-solve
+    just the part around them."""
     state = SearchState(problem, seed)
     scorers = zone_scorers(objective)
     rng = random.Random(seed) if shuffle else None
+    missed: list[Item] = []
     for unit in work_units(problem, rng):
         first = problem.items[unit[0]]
         if first.block < 0:
             if place_item(state, first, objective, scorers) is None:
-                return GreedyOutcome(state, first)
+                if not keep_going:
+                    return GreedyOutcome(state, first)
+                missed.append(first)
             continue
         failed: Item | None = None
         for z in _block_zones(state, unit, objective):
@@ -169,5 +180,7 @@ def greedy(
         else:
             failed = failed or first
         if failed is not None:
-            return GreedyOutcome(state, failed)
-    return GreedyOutcome(state, None)
+            if not keep_going:
+                return GreedyOutcome(state, failed)
+            missed.extend(problem.items[i] for i in unit if state.host_of[i] < 0)
+    return GreedyOutcome(state, missed[0] if missed else None, missed)

@@ -1,13 +1,24 @@
 """What placement answers: an assignment of every node to a host, or reasons it cannot be.
 
-Both outcomes are values (see DESIGN.md, "outcomes as typed values"): an infeasible cluster is
-an expected answer, not an exception.
+Every outcome is a value (see DESIGN.md, "outcomes as typed values"): an infeasible cluster is
+an expected answer, not an exception. There are three (`PlacementStatus`): placed; infeasible,
+only when proven; and undecided, when the exact method ran out of time without a placement or
+a proof. Undecided is never reported as infeasible: "does not fit" must be true.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
+
+
+class PlacementStatus(StrEnum):
+    PLACED = "placed"
+    INFEASIBLE = "infeasible"
+    """Proven: no placement keeps every hard rule (the reasons say why)."""
+    UNDECIDED = "undecided"
+    """No placement found and none proven impossible within the time limit."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +101,14 @@ class PlacementResult:
     objective: str = "spread"
     checks: tuple[RuleCheck, ...] = ()
     stats: dict[str, Any] = field(default_factory=dict)
+    undecided: bool = False
+    """Not feasible, but not proven infeasible either: see `status`."""
+
+    @property
+    def status(self) -> PlacementStatus:
+        if self.feasible:
+            return PlacementStatus.PLACED
+        return PlacementStatus.UNDECIDED if self.undecided else PlacementStatus.INFEASIBLE
 
     @property
     def hosts(self) -> dict[str, str]:
@@ -100,6 +119,7 @@ class PlacementResult:
         """The stable JSON contract of `shoal plan -o json`."""
         return {
             "feasible": self.feasible,
+            "status": str(self.status),
             "placement": [a.as_dict() for a in self.assignments],
             "soft_violations": [v.as_dict() for v in self.soft_violations],
             "reasons": list(self.reasons),

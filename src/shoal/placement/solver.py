@@ -2,9 +2,11 @@
 
 Order and why: build the problem (contradictions found there need no search); prechecks (cheap
 proofs of infeasibility with the clearest messages); greedy (fast, places nearly everything);
-a few perturbed greedy retries (ties broken differently escape most dead ends); an exact search
-on small problems (finds what greedy missed, or proves nothing exists). The result is then
-checked by `verify_placement`, which shares no code with the search.
+a few perturbed greedy retries (ties broken differently escape most dead ends); then the exact
+method (`complete`: CP-SAT on the part greedy missed, or on independent parts whole) within a
+time limit, which places, proves infeasible, or leaves the answer undecided. With objective
+`pack` on small problems CP-SAT also minimises the hosts used. The result is then checked by
+`verify_placement`, which shares no code with the search.
 """
 
 from __future__ import annotations
@@ -16,7 +18,8 @@ from shoal.model.cluster import ClusterSpec
 from shoal.model.enums import Objective
 from shoal.model.inventory import Inventory
 from shoal.model.nodes import Demand
-from shoal.placement.exact import ExactVerdict, exact_search
+from shoal.placement.complete import complete
+from shoal.placement.cpsat import ExactVerdict, solve_exact
 from shoal.placement.explain import diagnose, prechecks
 from shoal.placement.greedy import greedy
 from shoal.placement.problem import PlacementProblem, build_problem
@@ -25,10 +28,24 @@ from shoal.placement.state import SearchState
 from shoal.placement.verify import verify_placement
 
 GREEDY_RETRIES = 4
-# Exact search runs when the problem is at most this big (items x hosts).
-EXACT_MAX_CELLS = 4_000
 # Retries cost a full greedy pass each; skip them on large problems.
 RETRY_MAX_ITEMS = 2_000
+DEFAULT_TIME_LIMIT_S = 10.0
+"""How long the exact method may take to place or disprove what greedy could not."""
+# `pack` asks CP-SAT for the fewest hosts when the problem is at most this big (items x
+# hosts), within this much of CP-SAT's deterministic time (about seconds; the same answer
+# on a busy machine as on an idle one).
+PACK_MAX_PAIRS = 5_000
+PACK_DETERMINISTIC_S = 2.0
+
+_limits = {"time_limit_s": DEFAULT_TIME_LIMIT_S}
+
+
+def configure(*, time_limit_s: float) -> None:
+    """Set this process's default exact-method time limit (the server does, from settings)."""
+    if time_limit_s <= 0:
+        raise ValueError("time_limit_s must be positive")
+    _limits["time_limit_s"] = time_limit_s
 
 
 def solve(
@@ -39,13 +56,15 @@ def solve(
     used: Mapping[str, Demand] | None = None,
     objective: Objective | None = None,
     seed: int = 0,
-    exact_budget: int | None = None,
+    time_limit_s: float | None = None,
 ) -> PlacementResult:
     """Place every node of `spec` on `inventory`, or explain why that cannot be done.
 
     `existing` maps nodes that already exist to their hosts (they never move); `used` is capacity
-    taken on hosts by everything else. Deterministic for a given `seed`.
+    taken on hosts by everything else. Deterministic for a given `seed` (an answer the exact
+    method reaches within `time_limit_s` on an idle machine may be undecided on a busy one).
     """
+    limit = time_limit_s if time_limit_s is not None else _limits["time_limit_s"]
     started = time.perf_counter()
     existing = dict(existing or {})
     objective = objective or spec.objective
@@ -78,29 +97,74 @@ def solve(
                 solver = "greedy-retry"
                 break
     state: SearchState = outcome.state
-    if outcome.failed is not None:
-        assert first_failure.failed is not None
-        why = diagnose(first_failure.state, first_failure.failed)
-        if len(problem.items) * len(inventory.hosts) > EXACT_MAX_CELLS:
-            return infeasible([why], "greedy")
-        budget = exact_budget if exact_budget is not None else 200_000
-        exact = exact_search(problem, objective, seed, budget)
-        stats["exact_steps"] = exact.steps
-        if exact.verdict is ExactVerdict.NONE_EXISTS:
-            return infeasible(
-                [
-                    f"no placement satisfies every rule (exhaustive search, {exact.steps} steps)",
-                    why,
-                ],
-                "exact",
-            )
-        if exact.verdict is ExactVerdict.GAVE_UP:
-            return infeasible(
-                [why, f"the exact search gave up after {exact.steps} steps without a placement"],
-                "exact",
-            )
-        state, solver = exact.state, "exact"
-    return _result(problem, state, existing, used, objective, solver, stats, started)
+    if outcome.failed is None:
+        if objective is Objective.PACK:
+            return _fewest_hosts(problem, state, existing, used, solver, stats, started, limit)
+        return _result(problem, state, existing, used, objective, solver, stats, started)
+    assert first_failure.failed is not None
+    why = diagnose(first_failure.state, first_failure.failed)
+    done = complete(problem, objective, seed, limit)
+    stats["exact_seconds"] = round(done.seconds, 6)
+    if done.verdict is ExactVerdict.NONE_EXISTS:
+        return infeasible(
+            [
+                f"no placement satisfies every rule (proven by CP-SAT for {done.detail}, "
+                f"which shares no rule, zone block or zone with the rest)",
+                why,
+            ],
+            "cpsat",
+        )
+    if done.verdict is ExactVerdict.UNKNOWN:
+        stats["seconds"] = round(time.perf_counter() - started, 6)
+        return PlacementResult(
+            feasible=False,
+            undecided=True,
+            reasons=(
+                f"undecided: greedy could not place the cluster, and the exact method found "
+                f"no placement and no proof that none exists within {limit:g} s",
+                why,
+            ),
+            solver="cpsat",
+            objective=str(objective),
+            stats=dict(stats),
+        )
+    return _result(problem, done.state, existing, used, objective, done.solver, stats, started)
+
+
+def _fewest_hosts(
+    problem: PlacementProblem,
+    state: SearchState,
+    existing: dict[str, str],
+    used: Mapping[str, Demand] | None,
+    solver: str,
+    stats: dict[str, object],
+    started: float,
+    limit: float,
+) -> PlacementResult:
+    """Greedy's packing, or CP-SAT's with fewer hosts and no more soft-rule breaks."""
+    mine = _result(problem, state, existing, used, Objective.PACK, solver, stats, started)
+    if len(problem.items) * len(problem.inventory.hosts) > PACK_MAX_PAIRS:
+        return mine
+    fresh = SearchState(problem)
+    hint = {it.index: state.host_of[it.index] for it in problem.items}
+    out = solve_exact(
+        fresh,
+        problem.items,
+        limit,
+        min_hosts=True,
+        hint=hint,
+        deterministic_s=PACK_DETERMINISTIC_S,
+    )
+    if out.verdict is not ExactVerdict.FOUND:
+        return mine
+    for i, h in sorted(out.host_of.items()):
+        fresh.place(problem.items[i], h)
+    theirs = _result(problem, fresh, existing, used, Objective.PACK, "cpsat-pack", stats, started)
+    fewer = len(set(theirs.hosts.values())) < len(set(mine.hosts.values()))
+    soft = sum(v.count for v in theirs.soft_violations) <= sum(
+        v.count for v in mine.soft_violations
+    )
+    return theirs if fewer and soft else mine
 
 
 def _result(
