@@ -15,6 +15,7 @@ from shoal.clock import Clock, SystemClock
 from shoal.engine import Engine
 from shoal.engine.nodework import RetryPolicy
 from shoal.model.inventory import Inventory
+from shoal.placement import configure as configure_placement
 from shoal.providers.base import Provider
 from shoal.providers.registry import make_provider
 from shoal.service.clusters import ClusterService
@@ -74,6 +75,7 @@ class Runtime:
             reconcile_s=settings.reconcile_interval_s,
         )
         inventory = await engine.inventory()
+        configure_placement(time_limit_s=settings.placement_time_limit_s)
         service = ClusterService(db, engine.inventory_now, clock, engine.wake)
         with db.transaction() as conn:
             token = auth.ensure_admin(conn, clock.now())

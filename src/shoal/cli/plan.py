@@ -1,6 +1,8 @@
 """`shoal plan DOCUMENT`: place a cluster document on an inventory and show the placement.
 
-Exit codes are a contract: 0 placed, 1 infeasible (with reasons), 2 invalid input.
+Exit codes are a contract: 0 placed, 1 not placed (with reasons), 2 invalid input. "Not placed"
+is either proven infeasible or undecided (the exact method's time limit, `--time-limit` or the
+`placement_time_limit_s` setting, ran out first); `-o json` tells them apart by `status`.
 With `--cluster NAME` it asks Shoal instead what applying the document to that existing
 cluster would do (see preview.py); without it, it runs offline and talks to no one.
 """
@@ -13,6 +15,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
+from shoal.cli.client import load_settings
 from shoal.cli.errors import CliError
 from shoal.cli.options import TokenOption, UrlOption, target
 from shoal.cli.output import OutputFormat, console, emit_data, report_problems
@@ -20,7 +23,7 @@ from shoal.cli.preview import preview_at
 from shoal.cli.runner import run
 from shoal.model import InvalidDocument, Objective
 from shoal.model.catalogs import default_inventory
-from shoal.placement import PlacementResult, solve
+from shoal.placement import PlacementResult, PlacementStatus, solve
 from shoal.spec import load_cluster_file, load_inventory_file
 
 EXIT_PLACED, EXIT_INFEASIBLE, EXIT_INVALID = 0, 1, 2
@@ -39,6 +42,16 @@ def plan(
         Objective | None, typer.Option("--objective", help="Override the document's objective.")
     ] = None,
     seed: Annotated[int, typer.Option(help="Tie-break seed; same seed, same placement.")] = 0,
+    time_limit: Annotated[
+        float | None,
+        typer.Option(
+            "--time-limit",
+            min=0.01,
+            max=3600,
+            help="Seconds the exact method may search before answering 'undecided' "
+            "(default: the placement_time_limit_s setting, 10).",
+        ),
+    ] = None,
     cluster: Annotated[
         str | None,
         typer.Option(
@@ -77,7 +90,8 @@ def plan(
         else:
             emit_data({"feasible": False, "valid": False, "problems": problems}, output)
         raise typer.Exit(EXIT_INVALID) from None
-    result = solve(spec, inv, objective=objective, seed=seed)
+    limit = time_limit if time_limit is not None else load_settings().placement_time_limit_s
+    result = solve(spec, inv, objective=objective, seed=seed, time_limit_s=limit)
     if output is OutputFormat.TABLE:
         show_result(result, spec.name)
     else:
@@ -87,6 +101,11 @@ def plan(
 
 def show_result(result: PlacementResult, name: str) -> None:
     out = console()
+    if result.status is PlacementStatus.UNDECIDED:
+        out.print(f"[bold yellow]cluster {name}: placement undecided[/] (not proven infeasible):")
+        for r in result.reasons:
+            out.print(f"  - {r}")
+        return
     if not result.feasible:
         out.print(f"[bold red]cluster {name} cannot be placed[/] (answered by {result.solver}):")
         for r in result.reasons:

@@ -41,7 +41,7 @@ async def preview(
     try:
         plan = await fetch_plan(client, cluster, content, kind)
     except ApiError as e:
-        if e.code != "unplaceable":
+        if e.code not in ("unplaceable", "undecided"):
             raise
         e.report()
         return EXIT_FAILED

@@ -28,7 +28,7 @@ from shoal.model.problems import InvalidDocument
 from shoal.placement import solve
 from shoal.planning import StepKind, choose_replicas, make_plan
 from shoal.service.deletion import dropped, victim_orders
-from shoal.service.errors import Conflict, Invalid, NotFound, Unplaceable
+from shoal.service.errors import Conflict, Invalid, NotFound, placement_refusal
 from shoal.service.resize import Adjustment, new_count
 from shoal.spec import cluster_from_tree
 from shoal.spec.export import to_document
@@ -95,7 +95,7 @@ class ClusterService:
             used = node_repo.used_capacity(conn)
             result = solve(spec, inv, used=used)
             if not result.feasible:
-                raise Unplaceable(
+                raise placement_refusal(result.undecided)(
                     f"cluster {spec.name} cannot be placed",
                     [{"path": "", "message": r} for r in result.reasons],
                 )
@@ -402,7 +402,7 @@ class ClusterService:
         desired = choose_replicas(spec, observed, order_victims=orders)
         result = solve(desired, inv, existing={n.name: n.host for n in nodes if n.host}, used=used)
         if not result.feasible:
-            raise Unplaceable(
+            raise placement_refusal(result.undecided)(
                 f"cluster {cluster.name} cannot be placed after this change",
                 [{"path": "", "message": r} for r in result.reasons],
             )
@@ -549,7 +549,7 @@ class ClusterService:
         used = node_repo.used_capacity(conn, exclude_cluster=cluster.id)
         result = solve(desired, inv, existing={n.name: n.host for n in nodes if n.host}, used=used)
         if not result.feasible:
-            raise Unplaceable(
+            raise placement_refusal(result.undecided)(
                 f"cluster {cluster.name} cannot be placed after this change",
                 [{"path": "", "message": r} for r in result.reasons],
             )

@@ -50,6 +50,18 @@ class Unplaceable(ServiceError):
     title = "Cannot be placed"
 
 
+class Undecided(Unplaceable):
+    """The exact placement method ran out of time: neither placed nor proven impossible."""
+
+    code = "undecided"
+    title = "Placement undecided in time"
+
+
+def placement_refusal(undecided: bool) -> type[Unplaceable]:
+    """The refusal for a placement that did not succeed: proven infeasible, or undecided."""
+    return Undecided if undecided else Unplaceable
+
+
 class Forbidden(ServiceError):
     status = 403
     code = "forbidden"

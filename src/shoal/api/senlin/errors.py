@@ -57,6 +57,7 @@ _TYPES = {
     "not_found": "ResourceNotFound",
     "conflict": "ActionConflict",
     "unplaceable": "ActionConflict",
+    "undecided": "ActionConflict",
     "cooldown": "ActionCooldown",
     "resource_in_use": "ResourceInUse",
     "node_not_orphan": "NodeNotOrphan",
