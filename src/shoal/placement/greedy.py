@@ -10,9 +10,9 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
-from shoal.model.enums import Objective, Rule
+from shoal.model.enums import Objective, Rule, Scope
 from shoal.placement.filters import HOST_FILTERS, ZONE_FILTERS, first_rejection
-from shoal.placement.problem import RAM, VCPU, VOL, Item, PlacementProblem
+from shoal.placement.problem import RAM, VCPU, VOL, Item, PlacementProblem, rule_key
 from shoal.placement.scorers import (
     ZoneScorer,
     affinity_hosts,
@@ -22,6 +22,9 @@ from shoal.placement.scorers import (
     zone_scorers,
 )
 from shoal.placement.state import SearchState
+
+_ANTI_ZONE = rule_key(Rule.ANTI_AFFINITY, Scope.ZONE)
+_SPREAD_ZONE = rule_key(Rule.SPREAD, Scope.ZONE)
 
 # How many more hosts to look at, once one is found that only breaks a soft rule, before
 # settling for it: bounds the cost of soft rules on large inventories.
@@ -52,19 +55,31 @@ def work_units(problem: PlacementProblem, rng: random.Random | None = None) -> l
     """Items grouped as the greedy places them: a zone block whole, other items alone."""
     units: list[list[int]] = [list(b) for b in problem.blocks if b]
     units.extend([it.index] for it in problem.items if it.block < 0)
-    jitter = {id(u): (rng.random() if rng else 0.0) for u in units}
-
-    def key(u: list[int]) -> tuple[float, ...]:
-        keys = [constrainedness(problem, problem.items[i]) for i in u]
-        return (*min(keys), jitter[id(u)], u[0])
-
-    units.sort(key=key)
+    rank = [constrainedness(problem, it) for it in problem.items]
+    jitter = [rng.random() if rng else 0.0 for _ in units]
+    keyed = [((*min(rank[i] for i in u), jitter[k], u[0]), u) for k, u in enumerate(units)]
+    keyed.sort(key=lambda ku: ku[0])
+    units = [u for _, u in keyed]
     for u in units:
-        u.sort(key=lambda i: (constrainedness(problem, problem.items[i]), i))
+        if len(u) > 1:
+            u.sort(key=lambda i: (rank[i], i))
     return units
 
 
+def has_zone_filters(item: Item) -> bool:
+    """Whether any zone filter can reject a zone for `item` (most items: none can)."""
+    return (
+        item.zones is not None
+        or item.block >= 0
+        or item.fixed_host is not None
+        or _ANTI_ZONE in item.rules
+        or _SPREAD_ZONE in item.rules
+    )
+
+
 def feasible_zones(state: SearchState, item: Item) -> list[int]:
+    if not has_zone_filters(item):
+        return list(range(len(state.problem.zone_names)))
     return [
         z
         for z in range(len(state.problem.zone_names))
@@ -112,7 +127,13 @@ def place_item(
     # member in az1 must not settle for the emptier az2).
     soft = has_soft_host_rules(item)
     fallback: int | None = None
-    for z in zone_order(scorers, state, item, feasible_zones(state, item)):
+    # Zones are ordered first and filtered as they come: the order does not depend on the
+    # filters, and the first zone usually has a host, so most zones are never filtered.
+    filtered = has_zone_filters(item)
+    zones = range(len(state.problem.zone_names)) if item.zones is None else sorted(item.zones)
+    for z in zone_order(scorers, state, item, zones):
+        if filtered and first_rejection(ZONE_FILTERS, state, item, z) is not None:
+            continue
         h = pick_host(state, item, z, objective)
         if h is None:
             continue
@@ -153,7 +174,7 @@ def greedy(
     """One greedy pass; `shuffle` perturbs ties in the order (used for retries). With
     `keep_going` it places all it can and lists the rest, so the exact method can re-solve
     just the part around them."""
-    state = SearchState(problem, seed)
+    state = SearchState(problem, seed, track_used=objective is Objective.PACK)
     scorers = zone_scorers(objective)
     rng = random.Random(seed) if shuffle else None
     missed: list[Item] = []

@@ -9,7 +9,7 @@ soft rules to the front.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Protocol
 
 from shoal.model.enums import Objective, Rule, Scope
@@ -26,7 +26,15 @@ _SOFT_AFF_HOST = rule_key(Rule.SOFT_AFFINITY, Scope.HOST)
 class ZoneScorer(Protocol):
     name: str
 
+    def applies(self, item: Item) -> bool:
+        """False when the score is the same for every zone (so ordering can skip it)."""
+        ...
+
     def __call__(self, state: SearchState, item: Item, zone: int) -> float: ...
+
+    def scores(self, state: SearchState, item: Item, zones: Sequence[int]) -> list[float]:
+        """`self(state, item, z)` for every zone of `zones`, in one go (the hot path)."""
+        ...
 
 
 class SpreadBalance:
@@ -34,8 +42,18 @@ class SpreadBalance:
 
     name = "spread-balance"
 
+    def applies(self, item: Item) -> bool:
+        return _SPREAD in item.rules
+
     def __call__(self, state: SearchState, item: Item, zone: int) -> float:
         return sum(state.counts[c.index].get(zone, 0) for c, _ in item.rules.get(_SPREAD, ()))
+
+    def scores(self, state: SearchState, item: Item, zones: Sequence[int]) -> list[float]:
+        rules = item.rules.get(_SPREAD, ())
+        if len(rules) == 1:
+            counts = state.counts[rules[0][0].index]
+            return [counts.get(z, 0) for z in zones]
+        return [self(state, item, z) for z in zones]
 
 
 class SoftZoneRules:
@@ -44,8 +62,14 @@ class SoftZoneRules:
 
     name = "soft-zone-rules"
 
+    def applies(self, item: Item) -> bool:
+        return _SOFT_ANTI_ZONE in item.rules or _SOFT_AFF_ZONE in item.rules
+
     def __call__(self, state: SearchState, item: Item, zone: int) -> float:
         return _soft_breaks(state, item, zone, _SOFT_ANTI_ZONE, _SOFT_AFF_ZONE)
+
+    def scores(self, state: SearchState, item: Item, zones: Sequence[int]) -> list[float]:
+        return [self(state, item, z) for z in zones]
 
 
 class ObjectiveScore:
@@ -56,8 +80,16 @@ class ObjectiveScore:
     def __init__(self, objective: Objective) -> None:
         self.sign = -1.0 if objective is Objective.SPREAD else 1.0
 
+    def applies(self, item: Item) -> bool:
+        return True
+
     def __call__(self, state: SearchState, item: Item, zone: int) -> float:
         return self.sign * state.zone_free_fraction(zone, item)
+
+    def scores(self, state: SearchState, item: Item, zones: Sequence[int]) -> list[float]:
+        k = state.index_key(item)
+        free, cap, sign = state.zone_free, state.zone_cap, self.sign
+        return [sign * free[z][k] / cap[z][k] if cap[z][k] else 0.0 for z in zones]
 
 
 def zone_scorers(objective: Objective) -> tuple[ZoneScorer, ...]:
@@ -69,7 +101,11 @@ def zone_scorers(objective: Objective) -> tuple[ZoneScorer, ...]:
 def zone_order(
     scorers: tuple[ZoneScorer, ...], state: SearchState, item: Item, zones: Iterable[int]
 ) -> list[int]:
-    return sorted(zones, key=lambda z: (*(s(state, item, z) for s in scorers), z))
+    # Scorers that score every zone alike cannot change the order; most items have one left.
+    active = [s for s in scorers if s.applies(item)]
+    zones = list(zones)
+    keys = [s.scores(state, item, zones) for s in active]
+    return [key[-1] for key in sorted(zip(*keys, zones, strict=True))]
 
 
 def _soft_breaks(state: SearchState, item: Item, domain: int, anti: str, aff: str) -> int:

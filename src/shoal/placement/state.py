@@ -22,8 +22,10 @@ _INDEXED = (RAM, VOL)
 class SearchState:
     """Where items are, what is left, and how many members each domain holds."""
 
-    def __init__(self, problem: PlacementProblem, seed: int = 0) -> None:
+    def __init__(self, problem: PlacementProblem, seed: int = 0, track_used: bool = True) -> None:
         self.problem = problem
+        # The index of used hosts serves packing only; spreading skips its upkeep.
+        self.track_used = track_used
         self.free = [list(f) for f in problem.base_free]
         nz = len(problem.zone_names)
         rng = random.Random(seed)
@@ -32,19 +34,21 @@ class SearchState:
         self.rank = [0] * len(self.free)
         for r, h in enumerate(order):
             self.rank[h] = r
-        self.index: list[list[SortedList]] = [[SortedList() for _ in _INDEXED] for _ in range(nz)]
-        # The same, for the hosts this cluster already uses: packing fills those first.
-        self.used_index: list[list[SortedList]] = [
-            [SortedList() for _ in _INDEXED] for _ in range(nz)
-        ]
+        entries: list[list[list[tuple[int, int, int]]]] = [[[], []] for _ in range(nz)]
         self.zone_free = [[0, 0] for _ in range(nz)]
         self.zone_cap = [[0, 0] for _ in range(nz)]
         for h, f in enumerate(self.free):
             z = problem.host_zone[h]
             for k, r in enumerate(_INDEXED):
-                self.index[z][k].add((f[r], self.rank[h], h))
+                entries[z][k].append((f[r], self.rank[h], h))
                 self.zone_free[z][k] += f[r]
                 self.zone_cap[z][k] += max(f[r], 0)
+        # Built in bulk: one sort per list instead of one insertion per host.
+        self.index: list[list[SortedList]] = [[SortedList(e) for e in zk] for zk in entries]
+        # The same, for the hosts this cluster already uses: packing fills those first.
+        self.used_index: list[list[SortedList]] = [
+            [SortedList() for _ in _INDEXED] for _ in range(nz)
+        ]
         self.host_of: list[int] = [-1] * len(problem.items)
         self.block_zone: list[int | None] = list(problem.block_fixed_zone)
         self.counts: list[dict[int, int]] = [{} for _ in problem.constraints]
@@ -130,6 +134,8 @@ class SearchState:
                 yield h
 
     def _index_used(self, host: int, sign: int) -> None:
+        if not self.track_used:
+            return
         z = self.problem.host_zone[host]
         f = self.free[host]
         for k, r in enumerate(_INDEXED):
@@ -139,8 +145,13 @@ class SearchState:
             else:
                 self.used_index[z][k].remove(entry)
 
+    @staticmethod
+    def index_key(item: Item) -> int:
+        """Which index an item is looked up by: RAM (0), or volume (1) for a volume alone."""
+        return 0 if item.demand[RAM] > 0 or item.demand[VOL] == 0 else 1
+
     def zone_free_fraction(self, zone: int, item: Item) -> float:
-        k = 0 if item.demand[RAM] > 0 or item.demand[VOL] == 0 else 1
+        k = self.index_key(item)
         cap = self.zone_cap[zone][k]
         return self.zone_free[zone][k] / cap if cap else 0.0
 
