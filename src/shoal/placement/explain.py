@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Sequence
 
 from shoal.model.enums import Rule
 from shoal.placement.filters import HOST_FILTERS, ZONE_FILTERS, first_rejection
@@ -22,15 +23,12 @@ def and_list(names: list[str]) -> str:
     return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
-def _fits_fresh(problem: PlacementProblem, item: Item, host: int) -> bool:
-    free = problem.base_free[host]
-    return all(free[r] >= item.demand[r] for r in range(4))
-
-
-def _allowed_hosts(problem: PlacementProblem, item: Item) -> list[int]:
+def _allowed_hosts(problem: PlacementProblem, item: Item) -> Sequence[int]:
     if item.fixed_host is not None:
         return [item.fixed_host]
-    return [h for h, z in enumerate(problem.host_zone) if item.zones is None or z in item.zones]
+    if item.zones is None:
+        return range(len(problem.host_zone))
+    return [h for h, z in enumerate(problem.host_zone) if z in item.zones]
 
 
 def _describe_demand(item: Item) -> str:
@@ -59,12 +57,16 @@ def prechecks(problem: PlacementProblem) -> list[str]:
     # Items of one node group look alike: compute "hosts with room" once per look.
     by_look: dict[tuple[object, ...], frozenset[int]] = {}
     room: dict[int, frozenset[int]] = {}
+    free = problem.base_free
     for item in problem.items:
         look = (item.demand, item.zones, item.fixed_host)
         hosts = by_look.get(look)
         if hosts is None:
+            d0, d1, d2, d3 = item.demand
             hosts = by_look[look] = frozenset(
-                h for h in _allowed_hosts(problem, item) if _fits_fresh(problem, item, h)
+                h
+                for h in _allowed_hosts(problem, item)
+                if (f := free[h])[0] >= d0 and f[1] >= d1 and f[2] >= d2 and f[3] >= d3
             )
         room[item.index] = hosts
         if not hosts:
@@ -119,6 +121,8 @@ def _precheck_existing(problem: PlacementProblem) -> list[str]:
         if c.rule not in (Rule.ANTI_AFFINITY, Rule.SPREAD):
             continue
         on = [problem.existing_units[u] for u in sorted(c.units) if u in problem.existing_units]
+        if not on:
+            continue  # none of its members exists yet: nothing to break
         counts = Counter(h if c.by_host else problem.host_zone[h] for h in on)
         g = c.grouping
         name = [h.name for h in hosts] if c.by_host else problem.zone_names
@@ -152,7 +156,6 @@ def _precheck_constraint(
     if not c.by_host:
         with_room = {problem.host_zone[h] for h in with_room}
     g = c.grouping
-    flavors = _member_flavors(members)
     if c.rule is Rule.ANTI_AFFINITY:
         needed = math.ceil(n / c.limit)
         if len(with_room) < needed:
@@ -163,11 +166,13 @@ def _precheck_constraint(
                 have = f"only {and_list(names)} {'has' if len(names) == 1 else 'have'} room"
             else:
                 have = "none has room"
+            flavors = _member_flavors(members)
             return [f"{g.describe()} needs {needed} {g.scope}s with room for {flavors}; {have}"]
     if c.rule is Rule.SPREAD and not c.by_host and c.domains:
         lowest = math.ceil(n / len(c.domains)) - c.limit
         empty = [problem.zone_names[z] for z in c.domains if z not in with_room]
         if lowest > 0 and empty:
+            flavors = _member_flavors(members)
             return [
                 f"{g.describe()} needs at least {lowest} member(s) in every zone of "
                 f"{', '.join(problem.zone_names[z] for z in c.domains)}, "

@@ -72,8 +72,12 @@ def verify_placement(
     nodes = expand(spec)
     inv_hosts = {h.name: h for h in inventory.hosts}
     hard: list[str] = []
-    load: dict[str, Demand] = dict(used or {})
+    load: dict[str, list[int]] = {
+        name: [d.vcpus, d.ram_mb, d.disk_gb, d.volume_gb] for name, d in (used or {}).items()
+    }
     unit_host: dict[str, str] = {}
+    # Replicas share their profile object: its demand is worked out once.
+    demand_of: dict[int, tuple[int, int, int, int]] = {}
     for n in nodes:
         host_name = hosts.get(n.name)
         host = inv_hosts.get(host_name) if host_name is not None else None
@@ -86,19 +90,29 @@ def verify_placement(
             continue
         if n.zones and host.zone not in n.zones:
             hard.append(f"node {n.name} is in zone {host.zone}, outside {', '.join(n.zones)}")
-        load[host.name] = load.get(host.name, Demand()) + n.demand
+        d = demand_of.get(id(n.profile))
+        if d is None:
+            nd = n.demand
+            d = demand_of[id(n.profile)] = (nd.vcpus, nd.ram_mb, nd.disk_gb, nd.volume_gb)
+        row = load.get(host.name)
+        if row is None:
+            row = load[host.name] = [0, 0, 0, 0]
+        row[0] += d[0]
+        row[1] += d[1]
+        row[2] += d[2]
+        row[3] += d[3]
         prior = unit_host.setdefault(n.unit, host.name)
         if prior != host.name:
             hard.append(f"unit {n.unit} is split over hosts {prior} and {host.name}")
-    for name, d in sorted(load.items()):
+    for name, row in sorted(load.items()):
         h = inv_hosts.get(name)
         if h is None:
             continue
-        for res, cap, val in (
-            ("vcpus", h.vcpus, d.vcpus),
-            ("ram_mb", h.ram_mb, d.ram_mb),
-            ("disk_gb", h.disk_gb, d.disk_gb),
-            ("volume_gb", h.volume_gb, d.volume_gb),
+        for res, cap, val in zip(
+            ("vcpus", "ram_mb", "disk_gb", "volume_gb"),
+            (h.vcpus, h.ram_mb, h.disk_gb, h.volume_gb),
+            row,
+            strict=True,
         ):
             if val > cap:
                 hard.append(f"host {name} is over capacity on {res}: {val} > {cap}")
