@@ -192,6 +192,9 @@ def build_problem(
 
     items: list[Item] = []
     unit_item: dict[str, int] = {}
+    # Replicas share profile objects and zone tuples: work each out once.
+    demand_by_profile: dict[int, list[int]] = {}
+    zone_sets: dict[tuple[str, ...], frozenset[int]] = {}
     comp_host: dict[str, int] = {}
     for root, units in components.items():
         fixed: int | None = None
@@ -214,12 +217,21 @@ def build_problem(
         demand = [0, 0, 0, 0]
         zones: frozenset[int] | None = None
         for n in new_nodes:
-            for r, v in enumerate(_demand_tuple(n.demand)):
-                demand[r] += v
+            nd = demand_by_profile.get(id(n.profile))
+            if nd is None:
+                nd = demand_by_profile[id(n.profile)] = _demand_tuple(n.demand)
+            demand[0] += nd[0]
+            demand[1] += nd[1]
+            demand[2] += nd[2]
+            demand[3] += nd[3]
         for u in units:
             for n in unit_nodes[u]:
                 if n.zones:
-                    allowed = frozenset(zone_index[z] for z in n.zones if z in zone_index)
+                    allowed = zone_sets.get(n.zones)
+                    if allowed is None:
+                        allowed = zone_sets[n.zones] = frozenset(
+                            zone_index[z] for z in n.zones if z in zone_index
+                        )
                     zones = allowed if zones is None else zones & allowed
         item = Item(
             index=len(items),

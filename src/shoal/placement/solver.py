@@ -11,8 +11,10 @@ time limit, which places, proves infeasible, or leaves the answer undecided. Wit
 
 from __future__ import annotations
 
+import gc
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 
 from shoal.model.cluster import ClusterSpec
 from shoal.model.enums import Objective
@@ -48,6 +50,19 @@ def configure(*, time_limit_s: float) -> None:
     _limits["time_limit_s"] = time_limit_s
 
 
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """A solve allocates some 100,000 objects that all live until it returns: the cyclic
+    garbage collector, run in the middle, finds nothing and costs a fifth of the time."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
 def solve(
     spec: ClusterSpec,
     inventory: Inventory,
@@ -65,6 +80,19 @@ def solve(
     method reaches within `time_limit_s` on an idle machine may be undecided on a busy one).
     """
     limit = time_limit_s if time_limit_s is not None else _limits["time_limit_s"]
+    with _collector_paused():
+        return _solve(spec, inventory, existing, used, objective, seed, limit)
+
+
+def _solve(
+    spec: ClusterSpec,
+    inventory: Inventory,
+    existing: Mapping[str, str] | None,
+    used: Mapping[str, Demand] | None,
+    objective: Objective | None,
+    seed: int,
+    limit: float,
+) -> PlacementResult:
     started = time.perf_counter()
     existing = dict(existing or {})
     objective = objective or spec.objective
