@@ -9,14 +9,19 @@ so a search can take back a tentative placement exactly.
 from __future__ import annotations
 
 import random
+from bisect import bisect_left, insort
 from collections.abc import Iterator
-
-from sortedcontainers import SortedList
 
 from shoal.model.enums import Rule
 from shoal.placement.problem import RAM, VOL, Constraint, Item, PlacementProblem
 
 _INDEXED = (RAM, VOL)
+_Entry = tuple[int, int, int]
+"""(free amount, tie-break rank, host): one host in a capacity index."""
+
+
+def _remove(index: list[_Entry], entry: _Entry) -> None:
+    del index[bisect_left(index, entry)]
 
 
 class SearchState:
@@ -34,7 +39,7 @@ class SearchState:
         self.rank = [0] * len(self.free)
         for r, h in enumerate(order):
             self.rank[h] = r
-        entries: list[list[list[tuple[int, int, int]]]] = [[[], []] for _ in range(nz)]
+        entries: list[list[list[_Entry]]] = [[[], []] for _ in range(nz)]
         self.zone_free = [[0, 0] for _ in range(nz)]
         self.zone_cap = [[0, 0] for _ in range(nz)]
         for h, f in enumerate(self.free):
@@ -43,12 +48,11 @@ class SearchState:
                 entries[z][k].append((f[r], self.rank[h], h))
                 self.zone_free[z][k] += f[r]
                 self.zone_cap[z][k] += max(f[r], 0)
-        # Built in bulk: one sort per list instead of one insertion per host.
-        self.index: list[list[SortedList]] = [[SortedList(e) for e in zk] for zk in entries]
+        # Plain sorted lists with bisection: a zone holds hundreds to a few thousand hosts,
+        # where moving a slice of pointers beats a balanced structure's bookkeeping.
+        self.index: list[list[list[_Entry]]] = [[sorted(e) for e in zk] for zk in entries]
         # The same, for the hosts this cluster already uses: packing fills those first.
-        self.used_index: list[list[SortedList]] = [
-            [SortedList() for _ in _INDEXED] for _ in range(nz)
-        ]
+        self.used_index: list[list[list[_Entry]]] = [[[] for _ in _INDEXED] for _ in range(nz)]
         self.host_of: list[int] = [-1] * len(problem.items)
         self.block_zone: list[int | None] = list(problem.block_fixed_zone)
         self.counts: list[dict[int, int]] = [{} for _ in problem.constraints]
@@ -121,15 +125,19 @@ class SearchState:
         fit), then unused hosts, largest first (one big host holds what two small ones would).
         """
         k = 0 if item.demand[RAM] > 0 or item.demand[VOL] == 0 else 1
-        need = item.demand[_INDEXED[k]]
-        low = (need, -1, -1)
+        low = (item.demand[_INDEXED[k]], -1, -1)
+        index = self.index[zone][k]
+        # Walks by position; the caller places nothing until it stops asking.
+        first = bisect_left(index, low)
         if not pack:
-            for _, _, h in self.index[zone][k].irange(low, None, reverse=True):
-                yield h
+            for j in range(len(index) - 1, first - 1, -1):
+                yield index[j][2]
             return
-        for _, _, h in self.used_index[zone][k].irange(low, None):
-            yield h
-        for _, _, h in self.index[zone][k].irange(low, None, reverse=True):
+        used = self.used_index[zone][k]
+        for j in range(bisect_left(used, low), len(used)):
+            yield used[j][2]
+        for j in range(len(index) - 1, first - 1, -1):
+            h = index[j][2]
             if h not in self.used_hosts:
                 yield h
 
@@ -141,9 +149,9 @@ class SearchState:
         for k, r in enumerate(_INDEXED):
             entry = (f[r], self.rank[host], host)
             if sign > 0:
-                self.used_index[z][k].add(entry)
+                insort(self.used_index[z][k], entry)
             else:
-                self.used_index[z][k].remove(entry)
+                _remove(self.used_index[z][k], entry)
 
     @staticmethod
     def index_key(item: Item) -> int:
@@ -192,8 +200,8 @@ class SearchState:
         for k, r in enumerate(_INDEXED):
             if item.demand[r]:
                 sl = self.index[z][k]
-                sl.remove((f[r], self.rank[host], host))
-                sl.add((f[r] - sign * item.demand[r], self.rank[host], host))
+                _remove(sl, (f[r], self.rank[host], host))
+                insort(sl, (f[r] - sign * item.demand[r], self.rank[host], host))
                 self.zone_free[z][k] -= sign * item.demand[r]
         for r in range(4):
             f[r] -= sign * item.demand[r]
