@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, NamedTuple
 
 
 class PlacementStatus(StrEnum):
@@ -21,9 +21,12 @@ class PlacementStatus(StrEnum):
     """No placement found and none proven impossible within the time limit."""
 
 
-@dataclass(frozen=True, slots=True)
-class Assignment:
-    """Where one node goes (or already is, when `existing`)."""
+class Assignment(NamedTuple):
+    """Where one node goes (or already is, when `existing`).
+
+    A named tuple, not a frozen dataclass: a solve makes one per node, and a frozen
+    dataclass costs three times as much to build.
+    """
 
     node: str
     kind: str
@@ -36,17 +39,7 @@ class Assignment:
     existing: bool = False
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "node": self.node,
-            "kind": self.kind,
-            "group": self.group,
-            "part": self.part,
-            "role": self.role,
-            "flavor": self.flavor,
-            "zone": self.zone,
-            "host": self.host,
-            "existing": self.existing,
-        }
+        return self._asdict()
 
 
 @dataclass(frozen=True, slots=True)

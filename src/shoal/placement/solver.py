@@ -227,7 +227,7 @@ def _result(
         )
         for n in problem.nodes
     )
-    check = verify_placement(problem.spec, inv, node_host, used)
+    check = verify_placement(problem.spec, inv, node_host, used, problem.nodes)
     stats["seconds"] = round(time.perf_counter() - started, 6)
     if check.hard_violations:
         # A solver bug, never an expected outcome: say so loudly instead of returning it.

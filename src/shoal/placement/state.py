@@ -192,23 +192,36 @@ class SearchState:
             self.host_of[a] = -1
 
     def _move(self, item: Item, host: int, sign: int) -> None:
+        # The hot path of every search: unrolled over the two indexed resources and four
+        # resources, since a loop's bookkeeping costs more than the arithmetic.
         p = self.problem
         z = p.host_zone[host]
         f = self.free[host]
-        if host in self.used_hosts:
+        need = item.demand
+        track = self.track_used
+        if track and host in self.used_hosts:
             self._index_used(host, -1)
-        for k, r in enumerate(_INDEXED):
-            if item.demand[r]:
-                sl = self.index[z][k]
-                _remove(sl, (f[r], self.rank[host], host))
-                insort(sl, (f[r] - sign * item.demand[r], self.rank[host], host))
-                self.zone_free[z][k] -= sign * item.demand[r]
-        for r in range(4):
-            f[r] -= sign * item.demand[r]
+        rank = self.rank[host]
+        zone_free = self.zone_free[z]
+        if need[RAM]:
+            sl = self.index[z][0]
+            _remove(sl, (f[RAM], rank, host))
+            insort(sl, (f[RAM] - sign * need[RAM], rank, host))
+            zone_free[0] -= sign * need[RAM]
+        if need[VOL]:
+            sl = self.index[z][1]
+            _remove(sl, (f[VOL], rank, host))
+            insort(sl, (f[VOL] - sign * need[VOL], rank, host))
+            zone_free[1] -= sign * need[VOL]
+        f[0] -= sign * need[0]
+        f[1] -= sign * need[1]
+        f[2] -= sign * need[2]
+        f[3] -= sign * need[3]
         used = self.used_hosts.get(host, 0) + sign
         if used:
             self.used_hosts[host] = used
-            self._index_used(host, +1)
+            if track:
+                self._index_used(host, +1)
         else:
             del self.used_hosts[host]
         for ci, m in item.memberships:

@@ -7,7 +7,7 @@ benchmarks and `shoal plan`'s summary can trust it to catch a solver bug rather 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from shoal.model.cluster import ClusterSpec, Grouping
@@ -67,9 +67,14 @@ def verify_placement(
     inventory: Inventory,
     hosts: Mapping[str, str],
     used: Mapping[str, Demand] | None = None,
+    nodes: Sequence[NodeSpec] | None = None,
 ) -> Verification:
-    """Check `hosts` (node name to host name, every node of the cluster) against every rule."""
-    nodes = expand(spec)
+    """Check `hosts` (node name to host name, every node of the cluster) against every rule.
+
+    `nodes`: `expand(spec)` when the caller has it already (the model's own expansion, so
+    the check stays independent of the solver; expanding again costs a tenth of a solve).
+    """
+    nodes = expand(spec) if nodes is None else nodes
     inv_hosts = {h.name: h for h in inventory.hosts}
     hard: list[str] = []
     load: dict[str, list[int]] = {
