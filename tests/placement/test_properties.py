@@ -162,3 +162,34 @@ def test_same_answer_under_any_string_hashing() -> None:
         )
         digests.add(out.stdout.strip())
     assert len(digests) == 1
+
+
+EXACT_SAMPLE = range(1_000_000, 1_000_400)
+"""A CI-sized slice of benchmarks/placement_oracle.py's seeds (which runs 20,000 of them)."""
+
+
+def test_exact_method_sample_never_refuses_a_feasible_cluster() -> None:
+    """Each answer is the oracle's: placed when it places, infeasible only when it proves it;
+    never undecided on cases this small. The time limit is generous, so load cannot decide
+    the outcome; the sample must reach the exact method often enough to matter."""
+    by_solver: Counter[str] = Counter()
+    wrong: list[str] = []
+    for seed in EXACT_SAMPLE:
+        case = random_case(seed)
+        result = solve(
+            case.spec,
+            case.inventory,
+            existing=case.existing,
+            used=case.used,
+            seed=case.seed,
+            time_limit_s=600,
+        )
+        assert_sound(case, result)
+        by_solver[result.solver] += 1
+        oracle = cpsat_place(case.spec, case.inventory, existing=case.existing, used=case.used)
+        expected = {"feasible": "placed", "infeasible": "infeasible"}.get(oracle.status)
+        if expected is not None and str(result.status) != expected:
+            wrong.append(f"seed {seed}: {result.status} ({result.solver}), oracle {oracle.status}")
+    assert not wrong, "\n".join(wrong)
+    exact = sum(n for s, n in by_solver.items() if s.startswith("cpsat"))
+    assert exact >= 20, by_solver
