@@ -18,6 +18,7 @@ from shoal.model.inventory import Inventory
 from shoal.providers.base import Provider
 from shoal.providers.registry import make_provider
 from shoal.service.clusters import ClusterService
+from shoal.service.limits import QUOTA_RESOURCES, Limits
 from shoal.service.profiles import ProfileService
 from shoal.service.queries import Queries
 from shoal.settings import Settings
@@ -74,7 +75,7 @@ class Runtime:
             reconcile_s=settings.reconcile_interval_s,
         )
         inventory = await engine.inventory()
-        service = ClusterService(db, engine.inventory_now, clock, engine.wake)
+        service = ClusterService(db, engine.inventory_now, clock, engine.wake, limits_of(settings))
         with db.transaction() as conn:
             token = auth.ensure_admin(conn, clock.now())
         rt = cls(
@@ -103,6 +104,14 @@ class Runtime:
         await self.engine.stop()
         await self.provider.close()
         self.db.dispose()
+
+
+def limits_of(settings: Settings) -> Limits:
+    """The service's bounds: the cluster size limit and the default quotas."""
+    return Limits(
+        max_cluster_nodes=settings.max_cluster_nodes,
+        quotas={r: int(getattr(settings, f"quota_{r}")) for r in QUOTA_RESOURCES},
+    )
 
 
 def _write_secret(path: Path, secret: str) -> None:

@@ -74,6 +74,16 @@ class Settings(BaseSettings):
     keystone_cache_s: float = 60.0
     """How long a validated token is trusted without asking Keystone again."""
 
+    # -- limits and quotas (issue 9) --
+    max_cluster_nodes: int = Field(default=10_000, ge=1)
+    """The most nodes one cluster may declare; checked before any per-node work."""
+    quota_clusters: int = Field(default=-1, ge=-1)
+    """Default per-project quotas (-1: unlimited); an admin overrides them per project."""
+    quota_nodes: int = Field(default=-1, ge=-1)
+    quota_vcpus: int = Field(default=-1, ge=-1)
+    quota_ram_mb: int = Field(default=-1, ge=-1)
+    quota_volume_gb: int = Field(default=-1, ge=-1)
+
     @classmethod
     def settings_customise_sources(
         cls,
