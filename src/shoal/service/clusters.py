@@ -32,7 +32,14 @@ from shoal.placement import PlacementResult, solve
 from shoal.planning import StepKind, choose_replicas, make_plan
 from shoal.service.deletion import dropped, victim_orders
 from shoal.service.errors import Conflict, Invalid, NotFound, Unplaceable
-from shoal.service.limits import QUOTA_RESOURCES, Footprint, Limits, check_quota, check_size
+from shoal.service.limits import (
+    QUOTA_RESOURCES,
+    Footprint,
+    Limits,
+    check_quota,
+    check_size,
+    footprint,
+)
 from shoal.service.resize import Adjustment, new_count
 from shoal.spec import cluster_from_tree
 from shoal.spec.export import to_document
@@ -528,7 +535,7 @@ class ClusterService:
                 spec = self._validated(doc)
                 fp = check_size(spec, inv, self.limits)
                 lock_placement(conn, self.db, "admission", now)
-                self._check_quota(conn, cluster.project_id, cluster.id, fp)
+                self._check_quota(conn, cluster.project_id, cluster.id, fp, self._declared(cluster))
                 chosen, placed = self._dry_run(conn, cluster, spec, nodes, victims or [], inv)
                 victims = victims or chosen
                 cluster_repo.set_document(conn, cluster.id, to_document(spec), now)
@@ -587,18 +594,21 @@ class ClusterService:
         return dropped(desired, observed), (desired, result)
 
     def _check_quota(
-        self, conn: Connection, project_id: str, cluster_id: str | None, fp: Footprint
+        self,
+        conn: Connection,
+        project_id: str,
+        cluster_id: str | None,
+        fp: Footprint,
+        current: Usage | None = None,
     ) -> None:
-        """Refuse growth past the project's quotas (admission holds the placement lock)."""
+        """Refuse growth past the project's quotas (admission holds the placement lock):
+        `fp` is what the cluster would declare, `current` what it declares now."""
+        current = current or Usage()
         overrides = quota_repo.overrides(conn, project_id)
         limits = self.limits
         if all(limits.quota_of(r, overrides) < 0 for r in QUOTA_RESOURCES):
             return
         others = quota_repo.usage(conn, project_id, exclude_cluster=cluster_id)
-        current = Usage()
-        if cluster_id is not None:
-            total = quota_repo.usage(conn, project_id)
-            current = Usage(*(total.of(r) - others.of(r) for r in QUOTA_RESOURCES))
         check_quota(project_id, limits, overrides, others, current, fp.usage())
 
     def admissible(self, who: Principal, cluster: ClusterRecord, doc: dict[str, Any]) -> None:
@@ -608,7 +618,14 @@ class ClusterService:
         spec = self._validated(doc)
         fp = check_size(spec, self.inventory(), self.limits)
         with self.db.reading() as conn:
-            self._check_quota(conn, cluster.project_id, cluster.id, fp)
+            self._check_quota(conn, cluster.project_id, cluster.id, fp, self._declared(cluster))
+
+    def _declared(self, cluster: ClusterRecord) -> Usage:
+        """What the cluster's current document declares (growth is judged against it)."""
+        try:
+            return footprint(self._validated(cluster.document)).usage()
+        except Invalid:
+            return Usage()
 
     def _record_action(
         self,
