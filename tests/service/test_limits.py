@@ -76,7 +76,7 @@ def test_a_count_beyond_the_whole_inventory_is_unplaceable_at_once(db: Database)
 def test_scale_out_of_a_group_without_max_is_bounded(db: Database) -> None:
     rig, _ = created(db)
     e = refused(lambda: rig.service.scale(ADMIN, "shop", out=True, count=10**9, nodegroup=None))
-    assert e.details[0]["path"] in ("/number", "/node_groups/0/count")
+    assert e.details[0]["path"] == "/count"
 
 
 @pytest.mark.parametrize("number", [1e12, 1e308, float("inf")])

@@ -180,6 +180,7 @@ class ClusterService:
         kind: ActionKind = ActionKind.CLUSTER_RESIZE,
         min_size: int | None = None,
         max_size: int | None = None,
+        pointer: str = "/number",
     ) -> Submitted:
         def mutate(doc: dict[str, Any], _nodes: list[NodeRecord]) -> dict[str, Any]:
             group = _pick_group(doc, nodegroup)
@@ -195,6 +196,7 @@ class ClusterService:
                 max_size=group.get("max"),
                 min_step=min_step,
                 strict=strict,
+                pointer=pointer,
             )
             return doc
 
@@ -215,6 +217,7 @@ class ClusterService:
             number=count if out else -count,
             nodegroup=nodegroup,
             kind=ActionKind.CLUSTER_SCALE_OUT if out else ActionKind.CLUSTER_SCALE_IN,
+            pointer="/count",
         )
 
     def add_nodes(self, who: Principal, ref: str, instances: list[dict[str, Any]]) -> Submitted:
