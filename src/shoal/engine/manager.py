@@ -151,6 +151,9 @@ class Manager:
         for d in (self._failures, self._next_check, self._first_seen, self._cluster_of):
             for k in [k for k in d if k not in seen]:
                 del d[k]
+        known = {c.id for c, _ in clusters} | busy
+        for cid in [c for c in self._converging if c not in known]:
+            del self._converging[cid]
         await asyncio.to_thread(self._write, writes, now)
 
     # -- reading -------------------------------------------------------------------------------

@@ -126,12 +126,14 @@ def plan_action(
             conn, action.id, ActionStatus.RUNNING, now, outputs=outputs, owner=owner
         )
         status = busy_status(action.kind)
-        cluster_repo.set_status(conn, cluster.id, status, "", now)
-        text = ", ".join(f"{v} {k}" for k, v in summary.items() if v)
+        text = ", ".join(f"{v} {k}" for k, v in summary.items() if v) or "nothing to do"
+        # The busy status says what replaced the last explanation, rather than wiping it.
+        doing = f"{action.kind}: plan {text}"
+        cluster_repo.set_status(conn, cluster.id, status, doing, now)
         add_events(
             conn,
             [
-                cluster_event(cluster, status, f"{action.kind}: plan {text}", action_id=action.id),
+                cluster_event(cluster, status, doing, action_id=action.id),
                 action_event(action, "RUNNING", f"planned {len(children)} steps: {text}"),
             ],
             now,
