@@ -12,9 +12,12 @@ from collections.abc import Callable
 
 from shoal.clock import ManualClock
 from shoal.engine.nodework import RetryPolicy
+from shoal.engine.profiles import profile_from_row
 from shoal.model.catalogs import default_inventory
 from shoal.model.enums import ActionKind, ActionStatus, ClusterStatus, NodeStatus
 from shoal.model.inventory import Inventory
+from shoal.model.profile import ServerProfile
+from shoal.providers.base import ServerRequest
 from shoal.providers.sim.provider import SimProvider
 from shoal.service.clusters import ClusterService
 from shoal.store import actions as action_repo
@@ -166,5 +169,44 @@ async def test_recover_makes_declared_nodes_that_do_not_exist(db: Database) -> N
             nodes = node_repo.list_nodes(conn, sub.cluster.id)
         assert len(nodes) == 8 and all(n.status is NodeStatus.ACTIVE for n in nodes)
         assert _cluster(rig, "shop").status is ClusterStatus.ACTIVE
+    finally:
+        await rig.engine.stop()
+
+
+async def test_a_duplicate_made_by_a_stalled_engine_is_deleted(db: Database) -> None:
+    """Real-cloud mode: a second server with a node's key (a create that went on after its
+    engine lost the claim) is deleted by the manager; the node keeps its own."""
+    clock = ManualClock()
+    provider = SimProvider(default_inventory(), real_cloud=True, clock_sleep=clock.sleep)
+    rig = _rig(db, provider, clock)
+    await rig.engine.start()
+    try:
+        sub = await asyncio.to_thread(
+            rig.service.create, ADMIN, DOC.replace("count: 6", "count: 1")
+        )
+        assert (await rig.wait(sub.action.id)).status is ActionStatus.SUCCEEDED
+        with rig.db.reading() as conn:
+            node = next(n for n in node_repo.list_nodes(conn, sub.cluster.id) if n.name == "web-1")
+        profile = profile_from_row(node.profile, default_inventory())
+        assert isinstance(profile, ServerProfile)
+        extra = await provider.create_server(
+            ServerRequest(
+                node.id, "dup", sub.cluster.id, str(node.host), "az1", profile, fresh=True
+            )
+        )
+        assert extra.id != node.provider_id
+
+        async def ids() -> set[str]:
+            return {r.id for r in await provider.list_resources(sub.cluster.id)}
+
+        assert extra.id in await ids()
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + 60
+        while extra.id in await ids():
+            assert loop.time() < deadline, "the duplicate was never deleted"
+            clock.advance(0.5)
+            await asyncio.sleep(0.02)
+        assert node.provider_id in await ids()
+        assert len(await ids()) == 3
     finally:
         await rig.engine.stop()

@@ -270,13 +270,16 @@ class Manager:
             log.warning("cannot list %s's resources: %s", cluster.name, e)
             return
         by_key: dict[str, Resource] = {r.key: r for r in resources}
+        by_id: dict[str, Resource] = {r.id: r for r in resources}
         for n in nodes:
             if n.status not in _WATCHED or n.provider_id is None or n.name in trouble:
                 continue  # (a node whose host is gone is already in trouble)
-            r = by_key.get(n.id)
+            r = by_id.get(n.provider_id) or by_key.get(n.id)
             if r is None or r.state in (ResourceState.MISSING, ResourceState.ERROR):
                 state = "gone" if r is None or r.state is ResourceState.MISSING else "broken"
                 trouble[n.name] = _Trouble("recreate", f"its {n.kind} is {state} at the provider")
+        if cluster.lock_action_id is None:
+            await self._drop_duplicates(cluster, nodes, resources, by_id, writes)
         live = {n.id for n in nodes}
         for r in resources:
             if r.key in live or r.id in self._strays_seen:
@@ -297,6 +300,44 @@ class Manager:
                     await self.engine.provider.delete(r.kind, r.id)
                 except ProviderError as e:
                     log.warning("could not delete stray %s: %s", r.id, e)
+
+    async def _drop_duplicates(
+        self,
+        cluster: ClusterRecord,
+        nodes: list[NodeRecord],
+        resources: list[Resource],
+        by_id: dict[str, Resource],
+        writes: _Writes,
+    ) -> None:
+        """Delete a second resource made for a node that already has its own.
+
+        A real cloud makes one per create call; an engine whose claim ran out while its create
+        was in flight (a stall, not a crash) may have made one the node never recorded. It
+        carries the node's key, so it is no stray, and nothing else would ever remove it.
+        """
+        recorded = {
+            n.id: n.provider_id
+            for n in nodes
+            if n.status is NodeStatus.ACTIVE and n.provider_id is not None
+        }
+        for r in resources:
+            mine = recorded.get(r.key)
+            if mine is None or r.id == mine or mine not in by_id:
+                continue
+            if r.state is ResourceState.BUILDING:
+                continue  # settle first; a later pass decides
+            writes.events.append(
+                cluster_event(
+                    cluster,
+                    "DUPLICATE",
+                    f"{r.kind} {r.name} ({r.id}) duplicates the node's own {mine}; deleting it",
+                    level="WARNING",
+                )
+            )
+            try:
+                await self.engine.provider.delete(r.kind, r.id)
+            except ProviderError as e:
+                log.warning("could not delete duplicate %s: %s", r.id, e)
 
     async def _check_health(
         self,
