@@ -19,6 +19,7 @@ from shoal.placement import configure as configure_placement
 from shoal.providers.base import Provider
 from shoal.providers.registry import make_provider
 from shoal.service.clusters import ClusterService
+from shoal.service.limits import QUOTA_RESOURCES, Limits
 from shoal.service.profiles import ProfileService
 from shoal.service.queries import Queries
 from shoal.settings import Settings
@@ -76,7 +77,7 @@ class Runtime:
         )
         inventory = await engine.inventory()
         configure_placement(time_limit_s=settings.placement_time_limit_s)
-        service = ClusterService(db, engine.inventory_now, clock, engine.wake)
+        service = ClusterService(db, engine.inventory_now, clock, engine.wake, limits_of(settings))
         with db.transaction() as conn:
             token = auth.ensure_admin(conn, clock.now())
         rt = cls(
@@ -105,6 +106,14 @@ class Runtime:
         await self.engine.stop()
         await self.provider.close()
         self.db.dispose()
+
+
+def limits_of(settings: Settings) -> Limits:
+    """The service's bounds: the cluster size limit and the default quotas."""
+    return Limits(
+        max_cluster_nodes=settings.max_cluster_nodes,
+        quotas={r: int(getattr(settings, f"quota_{r}")) for r in QUOTA_RESOURCES},
+    )
 
 
 def _write_secret(path: Path, secret: str) -> None:

@@ -77,6 +77,16 @@ class Settings(BaseSettings):
     """How long placement's exact method may look for a placement or a proof that none exists,
     past which the answer is "undecided" (HTTP 409 `undecided`, `shoal plan` exit 1)."""
 
+    # -- limits and quotas (issue 9) --
+    max_cluster_nodes: int = Field(default=10_000, ge=1)
+    """The most nodes one cluster may declare; checked before any per-node work."""
+    quota_clusters: int = Field(default=-1, ge=-1)
+    """Default per-project quotas (-1: unlimited); an admin overrides them per project."""
+    quota_nodes: int = Field(default=-1, ge=-1)
+    quota_vcpus: int = Field(default=-1, ge=-1)
+    quota_ram_mb: int = Field(default=-1, ge=-1)
+    quota_volume_gb: int = Field(default=-1, ge=-1)
+
     @classmethod
     def settings_customise_sources(
         cls,

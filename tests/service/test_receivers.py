@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from shoal.clock import ManualClock
-from shoal.model.enums import ActionKind
+from shoal.model.enums import ActionKind, ClusterStatus
 from shoal.service.errors import Conflict, NotFound
 from shoal.service.receivers import ReceiverService
 from shoal.service.triggers import Cooldown
@@ -92,3 +92,18 @@ def test_the_secret_is_stored_only_as_a_hash(db: Database) -> None:
     assert not receiver_repo.secret_matches(found.secret_hash, secret + "x")
     with pytest.raises(NotFound):
         receivers.trigger(found.id, secret[:-1])
+
+
+def test_receivers_are_deleted_with_their_cluster(db: Database) -> None:
+    """Issue 9, point 8: native and Senlin receivers share the table; the store removes them
+    when the cluster becomes DELETED, so a held URL answers like any unknown receiver."""
+    receivers, clock, cluster_id, secret = setup(db)
+    hook_id = receivers.get(ADMIN, "grow")["id"]
+    with db.transaction() as conn:
+        cluster_repo.set_status(conn, cluster_id, ClusterStatus.DELETED, "", clock.now())
+    with db.reading() as conn:
+        assert receiver_repo.get_receiver(conn, hook_id) is None
+    assert receivers.list(ADMIN) == []
+    with pytest.raises(NotFound) as gone:
+        receivers.trigger(hook_id, secret)
+    assert cluster_id not in gone.value.message

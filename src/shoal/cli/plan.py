@@ -24,6 +24,8 @@ from shoal.cli.runner import run
 from shoal.model import InvalidDocument, Objective
 from shoal.model.catalogs import default_inventory
 from shoal.placement import PlacementResult, PlacementStatus, solve
+from shoal.service.errors import ServiceError
+from shoal.service.limits import Limits, check_size
 from shoal.spec import load_cluster_file, load_inventory_file
 
 EXIT_PLACED, EXIT_INFEASIBLE, EXIT_INVALID = 0, 1, 2
@@ -90,6 +92,17 @@ def plan(
         else:
             emit_data({"feasible": False, "valid": False, "problems": problems}, output)
         raise typer.Exit(EXIT_INVALID) from None
+    try:
+        # O(groups) bounds first: a billion replicas must not reach the per-node solver.
+        check_size(spec, inv, Limits())
+    except ServiceError as refused:
+        invalid = refused.status == 422
+        if output is OutputFormat.TABLE:
+            report_problems(refused.details, refused.message)
+        else:
+            found = {"feasible": False, "valid": not invalid, "problems": refused.details}
+            emit_data(found, output)
+        raise typer.Exit(EXIT_INVALID if invalid else EXIT_INFEASIBLE) from None
     limit = time_limit if time_limit is not None else load_settings().placement_time_limit_s
     result = solve(spec, inv, objective=objective, seed=seed, time_limit_s=limit)
     if output is OutputFormat.TABLE:

@@ -24,8 +24,8 @@ import httpx
 
 from shoal.engine import leases
 from shoal.engine.events import cluster_event, node_record_event
-from shoal.engine.planner import derived_status
 from shoal.engine.probes import probe
+from shoal.engine.settle import current_nodes, declared_nodes, settled_status
 from shoal.engine.submit import submit_recover
 from shoal.model.cluster import ClusterSpec
 from shoal.model.enums import ClusterStatus, Health, NodeKind, NodeStatus
@@ -49,6 +49,10 @@ LEASE = "manager"
 # Backoff between two submissions of the same repair: doubling from 5 s up to 5 minutes.
 REPAIR_BACKOFF_S = 5.0
 REPAIR_BACKOFF_MAX_S = 300.0
+# Converging a cluster that lacks declared nodes (or holds never-made ones): this many
+# attempts, doubling the wait from CONVERGE_BACKOFF_S, then ERROR with the reason.
+CONVERGE_ATTEMPTS = 4
+CONVERGE_BACKOFF_S = 5.0
 _SETTLED = (ClusterStatus.ACTIVE, ClusterStatus.WARNING, ClusterStatus.ERROR)
 _WATCHED = (NodeStatus.ACTIVE, NodeStatus.WARNING, NodeStatus.ERROR)
 _HOW = {Recovery.REBOOT: "reboot", Recovery.REBUILD: "rebuild", Recovery.REPLACE: "replace"}
@@ -66,6 +70,16 @@ class _Writes:
     events: list[NewEvent] = field(default_factory=list)
     statuses: list[tuple[ClusterRecord, ClusterStatus, str]] = field(default_factory=list)
     repairs: list[tuple[ClusterRecord, list[dict[str, Any]]]] = field(default_factory=list)
+    converge: list[tuple[ClusterRecord, list[dict[str, Any]]]] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class _Converging:
+    """Attempts to converge one generation of a cluster's document."""
+
+    generation: int
+    attempts: int = 0
+    not_before: float = 0.0
 
 
 class Manager:
@@ -79,6 +93,8 @@ class Manager:
         reconcile_s: float = 5.0,
         lease_s: float = 15.0,
         probe_concurrency: int = 200,
+        converge_attempts: int = CONVERGE_ATTEMPTS,
+        converge_backoff_s: float = CONVERGE_BACKOFF_S,
     ) -> None:
         self.engine = engine
         self.tick_s = tick_s
@@ -96,6 +112,9 @@ class Manager:
         # The same repair asked again (it failed, e.g. no room to place) waits longer each time.
         self._retry: dict[tuple[str, frozenset[str]], tuple[float, float]] = {}
         self._client: httpx.AsyncClient | None = None
+        self.converge_attempts = converge_attempts
+        self.converge_backoff_s = converge_backoff_s
+        self._converging: dict[str, _Converging] = {}
 
     async def close(self) -> None:
         """Stop managing: close the probe client and hand the lease on at once."""
@@ -132,6 +151,9 @@ class Manager:
         for d in (self._failures, self._next_check, self._first_seen, self._cluster_of):
             for k in [k for k in d if k not in seen]:
                 del d[k]
+        known = {c.id for c, _ in clusters} | busy
+        for cid in [c for c in self._converging if c not in known]:
+            del self._converging[cid]
         await asyncio.to_thread(self._write, writes, now)
 
     # -- reading -------------------------------------------------------------------------------
@@ -168,6 +190,8 @@ class Manager:
         spec = self._spec(cluster, inventory)
         if spec is None:
             return
+        if self._converge(cluster, nodes, now, writes):
+            return
         trouble: dict[str, _Trouble] = {}
         # A lost host is seen every tick (from the inventory, no provider call), so a health
         # check never takes its nodes for sick ones to reboot or rebuild in place.
@@ -180,6 +204,57 @@ class Manager:
             await self._reconcile(cluster, spec, nodes, trouble, writes)
         await self._check_health(spec, nodes, now, trouble, writes)
         self._remediate(cluster, spec, nodes, trouble, now, writes)
+
+    def _converge(
+        self, cluster: ClusterRecord, nodes: list[NodeRecord], now: float, writes: _Writes
+    ) -> bool:
+        """Level triggering for what an action left undone: declared nodes that do not exist,
+        and nodes never made (INIT) or whose creation failed (ERROR with no resource).
+
+        Each attempt is a CLUSTER_RECOVER (its plan creates what is missing); attempts are
+        bounded and spaced on the engine's clock, and then the cluster is ERROR with the
+        reason. True when the cluster differs from its document this way (nothing else is
+        done to it this tick).
+        """
+        live = current_nodes(nodes)
+        declared = declared_nodes(cluster.document)
+        missing = max(0, declared - len(live))
+        unmade = [
+            n
+            for n in live
+            if n.status is NodeStatus.INIT
+            or (n.status is NodeStatus.ERROR and n.provider_id is None)
+        ]
+        if not missing and not unmade:
+            self._converging.pop(cluster.id, None)
+            return False
+        state = self._converging.get(cluster.id)
+        if state is None or state.generation != cluster.generation:
+            state = self._converging[cluster.id] = _Converging(cluster.generation)
+        _, explanation = settled_status(nodes, declared)
+        if state.attempts >= self.converge_attempts:
+            gave_up = f"gave up converging after {state.attempts} attempt(s): {explanation}" + (
+                f"; last: {cluster.status_reason}" if cluster.status_reason else ""
+            )
+            if cluster.lock_action_id is None and not cluster.status_reason.startswith(
+                "gave up converging"
+            ):
+                writes.statuses.append((cluster, ClusterStatus.ERROR, gave_up))
+                writes.events.append(
+                    cluster_event(cluster, ClusterStatus.ERROR, gave_up, level="ERROR")
+                )
+            return True
+        if cluster.lock_action_id is not None or now < state.not_before:
+            return True
+        repairs = [
+            {"node": n.name, "how": "recreate", "why": f"{n.status}, never made"} for n in unmade
+        ]
+        if missing:
+            repairs.append(
+                {"node": f"{missing} missing node(s)", "how": "create", "why": "missing"}
+            )
+        writes.converge.append((cluster, repairs))
+        return True
 
     async def _reconcile(
         self,
@@ -195,13 +270,16 @@ class Manager:
             log.warning("cannot list %s's resources: %s", cluster.name, e)
             return
         by_key: dict[str, Resource] = {r.key: r for r in resources}
+        by_id: dict[str, Resource] = {r.id: r for r in resources}
         for n in nodes:
             if n.status not in _WATCHED or n.provider_id is None or n.name in trouble:
                 continue  # (a node whose host is gone is already in trouble)
-            r = by_key.get(n.id)
+            r = by_id.get(n.provider_id) or by_key.get(n.id)
             if r is None or r.state in (ResourceState.MISSING, ResourceState.ERROR):
                 state = "gone" if r is None or r.state is ResourceState.MISSING else "broken"
                 trouble[n.name] = _Trouble("recreate", f"its {n.kind} is {state} at the provider")
+        if cluster.lock_action_id is None:
+            await self._drop_duplicates(cluster, nodes, resources, by_id, writes)
         live = {n.id for n in nodes}
         for r in resources:
             if r.key in live or r.id in self._strays_seen:
@@ -222,6 +300,44 @@ class Manager:
                     await self.engine.provider.delete(r.kind, r.id)
                 except ProviderError as e:
                     log.warning("could not delete stray %s: %s", r.id, e)
+
+    async def _drop_duplicates(
+        self,
+        cluster: ClusterRecord,
+        nodes: list[NodeRecord],
+        resources: list[Resource],
+        by_id: dict[str, Resource],
+        writes: _Writes,
+    ) -> None:
+        """Delete a second resource made for a node that already has its own.
+
+        A real cloud makes one per create call; an engine whose claim ran out while its create
+        was in flight (a stall, not a crash) may have made one the node never recorded. It
+        carries the node's key, so it is no stray, and nothing else would ever remove it.
+        """
+        recorded = {
+            n.id: n.provider_id
+            for n in nodes
+            if n.status is NodeStatus.ACTIVE and n.provider_id is not None
+        }
+        for r in resources:
+            mine = recorded.get(r.key)
+            if mine is None or r.id == mine or mine not in by_id:
+                continue
+            if r.state is ResourceState.BUILDING:
+                continue  # settle first; a later pass decides
+            writes.events.append(
+                cluster_event(
+                    cluster,
+                    "DUPLICATE",
+                    f"{r.kind} {r.name} ({r.id}) duplicates the node's own {mine}; deleting it",
+                    level="WARNING",
+                )
+            )
+            try:
+                await self.engine.provider.delete(r.kind, r.id)
+            except ProviderError as e:
+                log.warning("could not delete duplicate %s: %s", r.id, e)
 
     async def _check_health(
         self,
@@ -335,10 +451,12 @@ class Manager:
                 self._short.discard(key)
             for rkey in [k for k in self._retry if k[0] == cluster.id]:
                 del self._retry[rkey]
-            settled = derived_status(nodes)
+            settled, why = settled_status(nodes, declared_nodes(cluster.document))
             if cluster.lock_action_id is None and settled is not cluster.status:
-                writes.statuses.append((cluster, settled, ""))
-                writes.events.append(cluster_event(cluster, settled, "all nodes accounted for"))
+                writes.statuses.append((cluster, settled, why))
+                writes.events.append(
+                    cluster_event(cluster, settled, why or "all nodes accounted for")
+                )
             return
         by_name = {n.name: n for n in nodes}
         per_group: dict[str, set[int | str]] = {}
@@ -390,3 +508,11 @@ class Manager:
                 wait = min(wait * 2, REPAIR_BACKOFF_MAX_S)
                 self._retry[key] = (now + wait, wait)
                 self.engine.wake()
+        for cluster, repairs in writes.converge:
+            state = self._converging.get(cluster.id)
+            why = "converging to the declared cluster"
+            if state is None or submit_recover(db, cluster, repairs, now, why) is None:
+                continue
+            state.not_before = now + self.converge_backoff_s * 2**state.attempts
+            state.attempts += 1
+            self.engine.wake()

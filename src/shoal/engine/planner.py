@@ -18,6 +18,7 @@ from sqlalchemy import Connection, select, update
 from shoal.engine.decide import Decision, Unplaceable, decide, node_inputs
 from shoal.engine.events import action_event, cluster_event
 from shoal.engine.profiles import profile_row
+from shoal.engine.settle import declared_nodes, settled_status
 from shoal.engine.stale import start_rolling
 from shoal.model.enums import ActionKind, ActionStatus, ClusterStatus, NodeKind, NodeStatus
 from shoal.model.inventory import Inventory
@@ -26,6 +27,7 @@ from shoal.planning.servergroups import ServerGroups
 from shoal.store import actions as action_repo
 from shoal.store import clusters as cluster_repo
 from shoal.store import nodes as node_repo
+from shoal.store import reservations as reservation_repo
 from shoal.store.actions import NewAction
 from shoal.store.database import Database
 from shoal.store.events import add_events
@@ -60,7 +62,8 @@ class PlanOutcome:
     reasons: tuple[str, ...] = ()
 
 
-def _lock_placement(conn: Connection, db: Database, holder: str, now: float) -> None:
+def lock_placement(conn: Connection, db: Database, holder: str, now: float) -> None:
+    """Hold the placement lock until `conn`'s transaction ends (admission takes it too)."""
     # On SQLite the transaction already holds the write lock (BEGIN IMMEDIATE).
     if not db.is_sqlite:
         conn.execute(select(placement_lock.c.id).where(placement_lock.c.id == 1).with_for_update())
@@ -86,7 +89,7 @@ def plan_action(
     store `outputs` with it.
     """
     with db.transaction() as conn:
-        _lock_placement(conn, db, owner, now)
+        lock_placement(conn, db, owner, now)
         current = action_repo.get_action(conn, action.id)
         if current is None or current.owner != owner:
             return PlanOutcome(planned=False, empty=False)
@@ -107,6 +110,8 @@ def plan_action(
                 return PlanOutcome(planned=False, empty=False, reasons=e.reasons)
             _fail_planning(conn, action, cluster, e.reasons, now)
             return PlanOutcome(planned=False, empty=False, reasons=e.reasons)
+        # From here the node rows hold the claims admission reserved.
+        reservation_repo.release(conn, action.id)
         by_name = _apply_renames(conn, nodes, decision.renames, now)
         children = _record_plan(conn, action, cluster, decision, by_name, now)
         summary = decision.plan.summary()
@@ -121,12 +126,14 @@ def plan_action(
             conn, action.id, ActionStatus.RUNNING, now, outputs=outputs, owner=owner
         )
         status = busy_status(action.kind)
-        cluster_repo.set_status(conn, cluster.id, status, "", now)
-        text = ", ".join(f"{v} {k}" for k, v in summary.items() if v)
+        text = ", ".join(f"{v} {k}" for k, v in summary.items() if v) or "nothing to do"
+        # The busy status says what replaced the last explanation, rather than wiping it.
+        doing = f"{action.kind}: plan {text}"
+        cluster_repo.set_status(conn, cluster.id, status, doing, now)
         add_events(
             conn,
             [
-                cluster_event(cluster, status, f"{action.kind}: plan {text}", action_id=action.id),
+                cluster_event(cluster, status, doing, action_id=action.id),
                 action_event(action, "RUNNING", f"planned {len(children)} steps: {text}"),
             ],
             now,
@@ -167,10 +174,13 @@ def _fail_planning(
 ) -> None:
     reason = "cannot place: " + "; ".join(reasons)
     action_repo.set_status(conn, action.id, ActionStatus.FAILED, now, reason=reason)
+    reservation_repo.release(conn, action.id)
     new_status = (
         ClusterStatus.ERROR
         if action.kind is ActionKind.CLUSTER_CREATE
-        else derived_status(node_repo.list_nodes(conn, cluster.id))
+        else settled_status(
+            node_repo.list_nodes(conn, cluster.id), declared_nodes(cluster.document)
+        )[0]
     )
     cluster_repo.set_status(conn, cluster.id, new_status, reason, now)
     cluster_repo.unlock(conn, cluster.id, action.id, now)
@@ -294,15 +304,6 @@ def _record_plan(
     return children
 
 
-def derived_status(nodes: list[NodeRecord]) -> ClusterStatus:
-    """A cluster's resting status from its nodes: all ACTIVE, some, or none."""
-    if all(n.status is NodeStatus.ACTIVE for n in nodes):
-        return ClusterStatus.ACTIVE
-    if any(n.status is NodeStatus.ACTIVE for n in nodes):
-        return ClusterStatus.WARNING
-    return ClusterStatus.ERROR
-
-
 STAGE_DONE = "stage-done"
 """`finish_action`'s answer when a rolling update's batch is done and the next step is due."""
 
@@ -361,12 +362,17 @@ def close_action(
     cluster = cluster_repo.get_cluster(conn, action.cluster_id, include_deleted=True)
     assert cluster is not None
     nodes = node_repo.list_nodes(conn, cluster.id)
+    if final is not ActionStatus.SUCCEEDED:
+        nodes = _drop_unmade(conn, nodes, reason, now)
+    explanation = ""
     if action.kind is ActionKind.CLUSTER_DELETE and final is ActionStatus.SUCCEEDED and not nodes:
         status = ClusterStatus.DELETED
     else:
-        status = derived_status(nodes)
+        status, explanation = settled_status(nodes, declared_nodes(cluster.document))
     action_repo.set_status(conn, action.id, final, now, reason=reason, owner=owner)
-    cluster_repo.set_status(conn, cluster.id, status, reason, now)
+    # A cluster not ACTIVE always says why: the action's reason, else what its nodes show.
+    cluster_reason = (reason or explanation) if status is not ClusterStatus.ACTIVE else reason
+    cluster_repo.set_status(conn, cluster.id, status, cluster_reason, now)
     cluster_repo.unlock(conn, cluster.id, action.id, now)
     level = "INFO" if final is ActionStatus.SUCCEEDED else "WARNING"
     add_events(
@@ -374,8 +380,42 @@ def close_action(
         [
             action_event(action, str(final), reason or "done", level=level),
             cluster_event(
-                cluster, status, reason or f"{action.kind} done", action_id=action.id, level=level
+                cluster,
+                status,
+                cluster_reason or f"{action.kind} done",
+                action_id=action.id,
+                level=level,
             ),
         ],
         now,
     )
+
+
+def _drop_unmade(
+    conn: Connection, nodes: list[NodeRecord], reason: str, now: float
+) -> list[NodeRecord]:
+    """Forget nodes a failed or cancelled action never started making.
+
+    Their create step was cancelled before any provider call (a node being made is CREATING),
+    so nothing exists behind them; kept, they would hold host capacity forever. The cluster then
+    lacks declared nodes, which the manager converges like any other difference.
+    """
+    unmade = [n for n in nodes if n.status is NodeStatus.INIT and n.provider_id is None]
+    if not unmade:
+        return nodes
+    why = f"never created: {reason}" if reason else "never created"
+    node_repo.update_nodes(
+        conn,
+        [
+            {
+                "node_id": n.id,
+                "status": NodeStatus.DELETED,
+                "status_reason": why[:2000],
+                "deleted_at": now,
+                "updated_at": now,
+            }
+            for n in unmade
+        ],
+    )
+    gone = {n.id for n in unmade}
+    return [n for n in nodes if n.id not in gone]

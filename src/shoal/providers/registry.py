@@ -29,6 +29,7 @@ _SIM_OPTIONS = {
     "hosts": int,
     "zones": int,
     "state_path": str,
+    "real_cloud": bool,
 }
 _OPENSTACK_CONNECTION = {
     "cloud": str,
@@ -106,6 +107,7 @@ def make_provider(
             failure_rate=float(o.get("failure_rate", 0.0)),
             seed=seed,
             state_path=state_path,
+            real_cloud=bool(o.get("real_cloud", False)),
         )
     if name == "openstack":
         return _openstack(_convert(name, opts, _OPENSTACK_OPTIONS))

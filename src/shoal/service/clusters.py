@@ -18,17 +18,28 @@ from sqlalchemy import Connection
 
 from shoal.clock import Clock
 from shoal.engine.decide import observed_of
+from shoal.engine.planner import lock_placement
+from shoal.engine.settle import current_nodes, declared_nodes
 from shoal.engine.stale import stages_for
 from shoal.engine.submit import submit_recover
 from shoal.model.cluster import ClusterSpec
 from shoal.model.enums import ActionKind, ActionStatus, ClusterStatus, Health, NodeKind, NodeStatus
 from shoal.model.inventory import Inventory
+from shoal.model.nodes import Demand, expand
 from shoal.model.policies import Recovery
 from shoal.model.problems import InvalidDocument
-from shoal.placement import solve
+from shoal.placement import PlacementResult, solve
 from shoal.planning import StepKind, choose_replicas, make_plan
 from shoal.service.deletion import dropped, victim_orders
 from shoal.service.errors import Conflict, Invalid, NotFound, placement_refusal
+from shoal.service.limits import (
+    QUOTA_RESOURCES,
+    Footprint,
+    Limits,
+    check_quota,
+    check_size,
+    footprint,
+)
 from shoal.service.resize import Adjustment, new_count
 from shoal.spec import cluster_from_tree
 from shoal.spec.export import to_document
@@ -37,11 +48,15 @@ from shoal.spec.vcluster import is_vcluster
 from shoal.store import actions as action_repo
 from shoal.store import clusters as cluster_repo
 from shoal.store import nodes as node_repo
+from shoal.store import quotas as quota_repo
+from shoal.store import reservations as reservation_repo
 from shoal.store.actions import NewAction
 from shoal.store.database import Database
 from shoal.store.errors import NameTaken
 from shoal.store.events import NewEvent, add_events
+from shoal.store.quotas import Usage
 from shoal.store.records import ActionRecord, ClusterRecord, NodeRecord, Principal
+from shoal.store.reservations import Reserved
 
 RECOVERY_METHODS = ("recreate", "reboot", "rebuild", "replace")
 
@@ -68,11 +83,13 @@ class ClusterService:
         inventory: Callable[[], Inventory],
         clock: Clock,
         wake: Callable[[], None],
+        limits: Limits | None = None,
     ) -> None:
         self.db = db
         self.inventory = inventory
         self.clock = clock
         self.wake = wake
+        self.limits = limits or Limits()
 
     # -- reading -------------------------------------------------------------------------------
 
@@ -91,7 +108,11 @@ class ClusterService:
     def create_spec(self, who: Principal, spec: ClusterSpec, source_format: str) -> Submitted:
         inv = self.inventory()
         now = self.clock.now()
+        fp = check_size(spec, inv, self.limits)
         with self.db.transaction() as conn:
+            # Admission is serialised with planning, so what it counts cannot change under it.
+            lock_placement(conn, self.db, "admission", now)
+            self._check_quota(conn, who.project_id, None, fp)
             used = node_repo.used_capacity(conn)
             result = solve(spec, inv, used=used)
             if not result.feasible:
@@ -117,6 +138,7 @@ class ClusterService:
             action = self._record_action(
                 conn, cluster, ActionKind.CLUSTER_CREATE, {}, action_id, now
             )
+            _reserve(conn, action, spec, result)
         self.wake()
         return Submitted(cluster, action)
 
@@ -158,6 +180,7 @@ class ClusterService:
         kind: ActionKind = ActionKind.CLUSTER_RESIZE,
         min_size: int | None = None,
         max_size: int | None = None,
+        pointer: str = "/number",
     ) -> Submitted:
         def mutate(doc: dict[str, Any], _nodes: list[NodeRecord]) -> dict[str, Any]:
             group = _pick_group(doc, nodegroup)
@@ -173,6 +196,7 @@ class ClusterService:
                 max_size=group.get("max"),
                 min_step=min_step,
                 strict=strict,
+                pointer=pointer,
             )
             return doc
 
@@ -193,6 +217,7 @@ class ClusterService:
             number=count if out else -count,
             nodegroup=nodegroup,
             kind=ActionKind.CLUSTER_SCALE_OUT if out else ActionKind.CLUSTER_SCALE_IN,
+            pointer="/count",
         )
 
     def add_nodes(self, who: Principal, ref: str, instances: list[dict[str, Any]]) -> Submitted:
@@ -353,10 +378,15 @@ class ClusterService:
                 )
             chosen = [by_ref[r] for r in dict.fromkeys(nodes)]
         else:
+            # INIT leftovers (never made) are recovered too, and declared nodes that do not
+            # exist are made by the recovery's plan.
             chosen = [
-                n for n in records if n.status is NodeStatus.ERROR or n.health == Health.UNHEALTHY
+                n
+                for n in records
+                if n.status in (NodeStatus.ERROR, NodeStatus.INIT) or n.health == Health.UNHEALTHY
             ]
-        if not chosen:
+        absent = 0 if nodes else declared_nodes(cluster.document) - len(current_nodes(records))
+        if not chosen and absent <= 0:
             raise Conflict(f"no node of cluster {cluster.name} needs recovering")
         spec = self._validated(cluster.document)
         repairs = []
@@ -369,9 +399,13 @@ class ClusterService:
                     if not nodes and policy is not None and policy.recovery is not Recovery.NONE
                     else "recreate"
                 )
-            if n.kind is NodeKind.VOLUME and method in ("reboot", "rebuild"):
-                method = "recreate"
+            if n.provider_id is None or (
+                n.kind is NodeKind.VOLUME and method in ("reboot", "rebuild")
+            ):
+                method = "recreate"  # nothing to reboot or rebuild: make it
             repairs.append({"node": n.name, "how": method, "why": "requested"})
+        if absent > 0:
+            repairs.append({"node": f"{absent} missing node(s)", "how": "create", "why": "missing"})
         action_id = submit_recover(self.db, cluster, repairs, now, "recovery requested")
         if action_id is None:
             raise Conflict(
@@ -498,10 +532,14 @@ class ClusterService:
             if within is not None:
                 within(conn, cluster, now)
             nodes = node_repo.list_nodes(conn, cluster.id)
+            placed: tuple[ClusterSpec, PlacementResult] | None = None
             if mutate is not None:
                 doc = mutate(copy.deepcopy(cluster.document), nodes)
                 spec = self._validated(doc)
-                chosen = self._dry_run(conn, cluster, spec, nodes, victims or [], inv)
+                fp = check_size(spec, inv, self.limits)
+                lock_placement(conn, self.db, "admission", now)
+                self._check_quota(conn, cluster.project_id, cluster.id, fp, self._declared(cluster))
+                chosen, placed = self._dry_run(conn, cluster, spec, nodes, victims or [], inv)
                 victims = victims or chosen
                 cluster_repo.set_document(conn, cluster.id, to_document(spec), now)
             action_inputs = dict(inputs, victims=victims or [])
@@ -511,6 +549,8 @@ class ClusterService:
             action = self._record_action(conn, cluster, kind, action_inputs, str(uuid.uuid4()), now)
             if not cluster_repo.try_lock(conn, cluster.id, action.id, now):
                 raise Conflict(f"cluster {cluster.name} is busy with another action")
+            if placed is not None:
+                _reserve(conn, action, *placed)
         self.wake()
         return Submitted(cluster, action)
 
@@ -541,8 +581,9 @@ class ClusterService:
         nodes: list[NodeRecord],
         victims: list[str],
         inv: Inventory,
-    ) -> list[str]:
-        """Place the changed cluster; the nodes it leaves out (by the deletion policies)."""
+    ) -> tuple[list[str], tuple[ClusterSpec, PlacementResult]]:
+        """Place the changed cluster: the nodes it leaves out (by the deletion policies), and
+        the desired cluster with its placement."""
         observed = observed_of(nodes)
         orders = victim_orders(spec, observed, seed=cluster.generation)
         desired = choose_replicas(spec, observed, victims, order_victims=orders)
@@ -553,7 +594,41 @@ class ClusterService:
                 f"cluster {cluster.name} cannot be placed after this change",
                 [{"path": "", "message": r} for r in result.reasons],
             )
-        return dropped(desired, observed)
+        return dropped(desired, observed), (desired, result)
+
+    def _check_quota(
+        self,
+        conn: Connection,
+        project_id: str,
+        cluster_id: str | None,
+        fp: Footprint,
+        current: Usage | None = None,
+    ) -> None:
+        """Refuse growth past the project's quotas (admission holds the placement lock):
+        `fp` is what the cluster would declare, `current` what it declares now."""
+        current = current or Usage()
+        overrides = quota_repo.overrides(conn, project_id)
+        limits = self.limits
+        if all(limits.quota_of(r, overrides) < 0 for r in QUOTA_RESOURCES):
+            return
+        others = quota_repo.usage(conn, project_id, exclude_cluster=cluster_id)
+        check_quota(project_id, limits, overrides, others, current, fp.usage())
+
+    def admissible(self, who: Principal, cluster: ClusterRecord, doc: dict[str, Any]) -> None:
+        """Refuse (422/409/403) if `cluster` could never become `doc`: its size, the whole
+        inventory, the project's quotas. No placement, no lock: a check made ahead of time (a
+        receiver's params), repeated when the change is really asked for."""
+        spec = self._validated(doc)
+        fp = check_size(spec, self.inventory(), self.limits)
+        with self.db.reading() as conn:
+            self._check_quota(conn, cluster.project_id, cluster.id, fp, self._declared(cluster))
+
+    def _declared(self, cluster: ClusterRecord) -> Usage:
+        """What the cluster's current document declares (growth is judged against it)."""
+        try:
+            return footprint(self._validated(cluster.document)).usage()
+        except Invalid:
+            return Usage()
 
     def _record_action(
         self,
@@ -595,6 +670,27 @@ class ClusterService:
         found = action_repo.get_action(conn, action_id)
         assert found is not None
         return found
+
+
+def _reserve(
+    conn: Connection, action: ActionRecord, desired: ClusterSpec, result: PlacementResult
+) -> None:
+    """Record what the action's new nodes will take, host by host, until it is planned."""
+    demands = {n.name: n.demand for n in expand(desired)}
+    held: dict[str, tuple[int, Demand]] = {}
+    for a in result.assignments:
+        if a.existing or a.node not in demands:
+            continue
+        count, total = held.get(a.host, (0, Demand()))
+        held[a.host] = (count + 1, total + demands[a.node])
+    assert action.cluster_id is not None
+    reservation_repo.reserve(
+        conn,
+        action.id,
+        action.cluster_id,
+        action.project_id,
+        [Reserved(host, n, d) for host, (n, d) in sorted(held.items())],
+    )
 
 
 def _pick_group(doc: dict[str, Any], name: str | None) -> dict[str, Any]:

@@ -10,6 +10,7 @@ action and the time it scaled the group — all or nothing.
 
 from __future__ import annotations
 
+import copy
 import secrets
 import uuid
 from dataclasses import dataclass
@@ -21,7 +22,7 @@ from sqlalchemy import Connection
 from shoal.model.cluster import ClusterSpec, NodeGroup
 from shoal.model.enums import ActionKind
 from shoal.service.clusters import ClusterService, Submitted
-from shoal.service.errors import Conflict, Invalid, NotFound
+from shoal.service.errors import Conflict, Invalid, NotFound, ServiceError
 from shoal.service.triggers import check_cooldown, check_params, effective_policy, scaled_count
 from shoal.service.views import iso
 from shoal.spec.names import NAME_RULE, is_name
@@ -132,6 +133,10 @@ class ReceiverService:
         """A new receiver, with its webhook URL (the only time the secret is shown)."""
         req = parse_receiver(body)
         secret = secrets.token_urlsafe(32)
+        if req.action is ReceiverAction.SCALE_OUT:
+            with self.db.reading() as conn:
+                cluster = self.clusters.get(conn, who, req.cluster)
+            self._check_growth(who, cluster, req)
         with self.db.transaction() as conn:
             cluster = self.clusters.get(conn, who, req.cluster)
             group = req.nodegroup
@@ -153,6 +158,27 @@ class ReceiverService:
             except NameTaken as e:
                 raise Conflict(str(e), [{"path": "/name", "message": str(e)}]) from None
         return receiver_view(found, secret)
+
+    def _check_growth(self, who: Principal, cluster: ClusterRecord, req: NewReceiver) -> None:
+        """Refuse params whose first trigger could never be admitted (too large for the
+        cluster size limit, the inventory or the quotas); each trigger checks again."""
+        spec = self.clusters.spec_of(cluster.document)
+        group = pick_group(spec, req.nodegroup)
+        policy = effective_policy(group.scaling, req.params)
+        pointer = next((f"/params/{k}" for k in ("count", "number") if k in req.params), "")
+        try:
+            target = scaled_count(group, policy, out=True)
+        except Conflict:
+            return  # at its bound today; not a problem of the params
+        doc = copy.deepcopy(cluster.document)
+        for g in doc.get("node_groups", []):
+            if g["name"] == group.name:
+                g["count"] = target
+        try:
+            self.clusters.admissible(who, cluster, doc)
+        except ServiceError as refused:
+            refused.details = [dict(d, path=pointer) for d in refused.details]
+            raise
 
     def list(self, who: Principal) -> list[dict[str, Any]]:
         with self.db.reading() as conn:

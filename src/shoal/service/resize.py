@@ -11,6 +11,7 @@ import math
 from enum import StrEnum
 
 from shoal.service.errors import Conflict, Invalid
+from shoal.spec.native import MAX_REPLICAS
 
 
 class Adjustment(StrEnum):
@@ -30,7 +31,16 @@ def new_count(
     strict: bool = True,
     pointer: str = "/number",
 ) -> int:
-    """The target count of a resize, or a refusal naming the request field at fault."""
+    """The target count of a resize, or a refusal naming the request field at fault.
+
+    The arithmetic is bounded first: a number that is not finite, or a target above
+    MAX_REPLICAS, is refused here, before any document or node is built from it.
+    """
+    if isinstance(number, bool) or not math.isfinite(number):
+        raise Invalid(
+            "the number must be a finite number",
+            [{"path": pointer, "message": f"{number!r} is not a finite number"}],
+        )
     if adjustment is Adjustment.EXACT_CAPACITY:
         if number != int(number) or number < 0:
             raise Invalid(
@@ -47,9 +57,16 @@ def new_count(
         target = current + int(number)
     else:
         delta = current * number / 100.0
+        if not math.isfinite(delta) or abs(delta) > MAX_REPLICAS:
+            delta = math.copysign(MAX_REPLICAS + 1, delta)
         step = math.ceil(abs(delta)) if delta else 0
         step = max(step, min_step) if number else 0
         target = current + (step if number > 0 else -step)
+    if target > MAX_REPLICAS and (strict or max_size is None):
+        raise Invalid(
+            f"the new size {target} is more than any node group may have ({MAX_REPLICAS})",
+            [{"path": pointer, "message": f"gives {target} nodes, more than {MAX_REPLICAS}"}],
+        )
     low, high = min_size, max_size
     if target < low or (high is not None and target > high):
         bounds = f"{low}..{high if high is not None else 'unbounded'}"

@@ -11,6 +11,7 @@ learns the group is already at its bound.
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Any
 
 from shoal.model.cluster import NodeGroup
@@ -18,6 +19,7 @@ from shoal.model.policies import AdjustmentType, ScalingPolicy
 from shoal.service.errors import Conflict, Invalid
 from shoal.service.resize import Adjustment, new_count
 from shoal.service.views import iso
+from shoal.spec.native import MAX_REPLICAS
 
 PARAMS = ("count", "adjustment_type", "number", "min_step", "strict")
 
@@ -45,12 +47,17 @@ def check_params(params: object) -> dict[str, Any]:
     for key, value in params.items():
         if key not in PARAMS:
             bad(key, f"unknown parameter; use {', '.join(PARAMS)}")
-        elif key == "count" and not (_is_int(value) and value >= 1):
-            bad(key, "a whole number of nodes, 1 or more")
-        elif key == "min_step" and not (_is_int(value) and value >= 1):
-            bad(key, "a whole number, 1 or more")
-        elif key == "number" and (isinstance(value, bool) or not isinstance(value, int | float)):
-            bad(key, "a number")
+        elif key == "count" and not (_is_int(value) and 1 <= value <= MAX_REPLICAS):
+            bad(key, f"a whole number of nodes, 1 to {MAX_REPLICAS}")
+        elif key == "min_step" and not (_is_int(value) and 1 <= value <= MAX_REPLICAS):
+            bad(key, f"a whole number, 1 to {MAX_REPLICAS}")
+        elif key == "number" and (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not math.isfinite(value)
+            or abs(value) > MAX_REPLICAS
+        ):
+            bad(key, f"a number from -{MAX_REPLICAS} to {MAX_REPLICAS}")
         elif key == "strict" and not isinstance(value, bool):
             bad(key, "true or false")
         elif key == "adjustment_type" and value not in set(AdjustmentType):

@@ -26,6 +26,11 @@ _GROUP_ONLY = ("update", "scaling")
 _NOT_PER_INSTANCE = ("health", "deletion", "update", "scaling")
 
 
+MAX_REPLICAS = 1_000_000
+"""The most replicas a node group may declare whatever the settings and inventory say: a
+document's sanity bound, checked while reading, before anything is built per node."""
+
+
 def read_native(data: object, inventory: Inventory, out: ProblemList) -> ClusterDraft | None:
     if not is_mapping(data):
         out.add(
@@ -106,9 +111,11 @@ def _group(
         return GroupDraft(path, None, min_size=None, zones=None, labels=None, depends_on=None)
     draft = GroupDraft(path, label_of(f), name=f.name("name", required="name the node group"))
     draft.parts = _parts(f, inventory, profiles)
-    draft.count = f.integer("count", minimum=0, required="give the number of replicas")
-    draft.min_size = f.integer("min", minimum=0, default=0)
-    draft.max_size = f.integer("max", minimum=0)
+    draft.count = f.integer(
+        "count", minimum=0, maximum=MAX_REPLICAS, required="give the number of replicas"
+    )
+    draft.min_size = f.integer("min", minimum=0, maximum=MAX_REPLICAS, default=0)
+    draft.max_size = f.integer("max", minimum=0, maximum=MAX_REPLICAS)
     draft.zones = _zones(f, inventory)
     draft.labels = f.text_map("labels")
     draft.role = f.text("role", empty_ok=False)

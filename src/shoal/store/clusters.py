@@ -1,16 +1,19 @@
-"""Cluster rows: create, find by id or name within a project, lock, status, document."""
+"""Cluster rows: create, find by id or name within a project, lock, status, document.
+
+A cluster that becomes DELETED takes its receivers with it, in the same statement batch.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Connection, and_, insert, or_, select, update
+from sqlalchemy import Connection, and_, delete, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
 
 from shoal.model.enums import ClusterStatus
 from shoal.store.errors import NameTaken
 from shoal.store.records import ClusterRecord
-from shoal.store.tables import clusters
+from shoal.store.tables import clusters, receivers
 
 
 def insert_cluster(
@@ -105,6 +108,8 @@ def set_status(
     values: dict[str, Any] = {"status": status, "status_reason": reason, "updated_at": now}
     if status is ClusterStatus.DELETED:
         values["deleted_at"] = now
+        # A webhook must not outlive its cluster (nor answer naming the deleted one).
+        conn.execute(delete(receivers).where(receivers.c.cluster_id == cluster_id))
     conn.execute(update(clusters).where(clusters.c.id == cluster_id).values(**values))
 
 

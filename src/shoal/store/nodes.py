@@ -9,6 +9,7 @@ from sqlalchemy import Connection, bindparam, func, insert, select, update
 
 from shoal.model.nodes import Demand
 from shoal.store.records import NodeRecord
+from shoal.store.reservations import reserved_by_host
 from shoal.store.tables import nodes
 
 
@@ -73,7 +74,8 @@ def update_nodes(conn: Connection, updates: list[dict[str, Any]]) -> None:
 
 
 def used_capacity(conn: Connection, exclude_cluster: str | None = None) -> dict[str, Demand]:
-    """Capacity held on each host by live nodes (optionally leaving one cluster out)."""
+    """Capacity held on each host by live nodes and by the reservations of accepted, unplanned
+    actions (optionally leaving one cluster out)."""
     q = (
         select(
             nodes.c.host,
@@ -87,7 +89,11 @@ def used_capacity(conn: Connection, exclude_cluster: str | None = None) -> dict[
     )
     if exclude_cluster is not None:
         q = q.where(nodes.c.cluster_id != exclude_cluster)
-    return {
+    used = {
         row[0]: Demand(int(row[1] or 0), int(row[2] or 0), int(row[3] or 0), int(row[4] or 0))
         for row in conn.execute(q)
     }
+    # Accepted actions not planned yet hold what admission promised them.
+    for host, demand in reserved_by_host(conn, exclude_cluster).items():
+        used[host] = used.get(host, Demand()) + demand
+    return used

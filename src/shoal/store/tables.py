@@ -205,3 +205,32 @@ placement_lock = Table(
     Column("holder", String(64), nullable=True),
     Column("updated_at", Float, nullable=False, default=0.0),
 )
+
+# Per-project quota overrides (Nova's model: a limit per resource; absent means the default
+# from settings; -1 means unlimited).
+quotas = Table(
+    "quotas",
+    metadata,
+    Column("project_id", String(64), primary_key=True),
+    Column("resource", String(32), primary_key=True),
+    Column("hard_limit", Integer, nullable=False),
+    Column("updated_at", Float, nullable=False),
+)
+
+# Capacity an accepted action will take once planned, per host, recorded with the action under
+# the placement lock; it counts as used until the planner records node claims instead (or the
+# action ends), so a 202 means "it fitted when accepted" even under concurrent requests.
+reservations = Table(
+    "reservations",
+    metadata,
+    Column("action_id", String(36), primary_key=True),
+    Column("host", String(255), primary_key=True),
+    Column("cluster_id", String(36), nullable=False),
+    Column("project_id", String(64), nullable=False),
+    Column("nodes", Integer, nullable=False, default=0),
+    Column("vcpus", Integer, nullable=False, default=0),
+    Column("ram_mb", Integer, nullable=False, default=0),
+    Column("disk_gb", Integer, nullable=False, default=0),
+    Column("volume_gb", Integer, nullable=False, default=0),
+    Index("ix_reservations_cluster", "cluster_id"),
+)

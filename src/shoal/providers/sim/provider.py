@@ -11,6 +11,14 @@ A failed host (`fail_host`) leaves the inventory and its resources read MISSING;
 are marked ERROR underneath, which is what they read once the host is recovered, until they are
 rebooted, rebuilt or created again with their key. `kill_node_process` makes a server ERROR.
 
+With `real_cloud`, the simulated cloud behaves like Nova and Cinder rather than like a key-value
+store: a create always makes a new resource (the key is only the client's metadata on it), a
+server whose build fails stays behind in ERROR, and a build interrupted by its client carries on.
+Finding an earlier attempt is the client's job: this provider searches the cluster's resources
+by key before creating (as the OpenStack provider does) unless the request is `fresh`. So a
+Shoal bug that retries a create without looking, or marks a retry fresh, makes a second server
+here, which the default mode (one resource per key, by construction) would hide.
+
 Servers get addresses `10.Z.H.N` (or `fd00::Z:H:N` when an inventory is too big for IPv4
 octets). With `state_path`, the cloud lives in a SQLite file several Shoal processes share;
 without it, in memory.
@@ -43,6 +51,8 @@ from shoal.providers.sim.state import ACTIVE, BUILDING, ERROR, NoCapacityError, 
 
 Sleep = Callable[[float], Awaitable[None]]
 
+_COPY = "#"
+"""Separates the client's key from what makes each real-cloud resource's stored key unique."""
 _SERVER = NodeKind.SERVER.value
 _VOLUME = NodeKind.VOLUME.value
 
@@ -62,6 +72,7 @@ class SimProvider:
         seed: int = 0,
         clock_sleep: Sleep = asyncio.sleep,
         state_path: Path | None = None,
+        real_cloud: bool = False,
     ) -> None:
         if not 0.0 <= failure_rate <= 1.0:
             raise ValueError("failure_rate must be between 0 and 1")
@@ -76,6 +87,7 @@ class SimProvider:
         self._state: SimState = SqliteState(state_path) if state_path else MemoryState()
         self._orphan_after_s = max(2 * create_latency_s, create_latency_s + 2.0)
         """How long another process's build may take before it counts as abandoned."""
+        self.real_cloud = real_cloud
         self._builds: dict[str, asyncio.Event] = {}
         """Ids being built by this process; a create with the same key waits on the event."""
 
@@ -89,7 +101,7 @@ class SimProvider:
         )
 
     async def create_server(self, request: ServerRequest) -> Resource:
-        existing = self._state.by_key(_SERVER, request.key)
+        existing = self._earlier(_SERVER, request.key, request.cluster, request.fresh)
         if existing is not None:
             return await self._settle(existing)
         profile = request.profile
@@ -98,7 +110,7 @@ class SimProvider:
         record = SimRecord(
             id=str(uuid.uuid4()),
             kind=_SERVER,
-            key=request.key,
+            key=self._stored_key(request.key),
             name=profile.name or request.name,
             cluster=request.cluster,
             host=host.name,
@@ -111,14 +123,14 @@ class SimProvider:
         return await self._create(record, host)
 
     async def create_volume(self, request: VolumeRequest) -> Resource:
-        existing = self._state.by_key(_VOLUME, request.key)
+        existing = self._earlier(_VOLUME, request.key, request.cluster, False)
         if existing is not None:
             return await self._settle(existing)
         host = self._host(request.host)
         record = SimRecord(
             id=str(uuid.uuid4()),
             kind=_VOLUME,
-            key=request.key,
+            key=self._stored_key(request.key),
             name=request.profile.name or request.name,
             cluster=request.cluster,
             host=host.name,
@@ -227,6 +239,23 @@ class SimProvider:
 
     # -- internals --------------------------------------------------------------------------
 
+    def _earlier(self, kind: str, key: str, cluster: str, fresh: bool) -> SimRecord | None:
+        """An earlier attempt of this create: by key in the cloud's books, or (real cloud) by
+        the client's search of the cluster's resources, best state first."""
+        if not self.real_cloud:
+            return self._state.by_key(kind, key)
+        if fresh:
+            return None
+        found = [
+            r for r in self._state.records(cluster) if r.kind == kind and client_key(r.key) == key
+        ]
+        rank = {ACTIVE: 0, BUILDING: 1}
+        return min(found, key=lambda r: rank.get(r.state, 2), default=None)
+
+    def _stored_key(self, key: str) -> str:
+        # A real cloud keeps every create apart, whatever metadata the client gave it.
+        return f"{key}{_COPY}{uuid.uuid4().hex[:12]}" if self.real_cloud else key
+
     async def _create(self, record: SimRecord, host: Host) -> Resource:
         fails = self.failure_rate > 0 and self._rng.random() < self.failure_rate
         try:
@@ -252,8 +281,14 @@ class SimProvider:
                 )
             self._state.set_state(record.id, ACTIVE)
             record.state = ACTIVE
-        except BaseException:
-            self._state.remove(record.id)
+        except BaseException as e:
+            if not self.real_cloud:
+                self._state.remove(record.id)
+            elif fails and isinstance(e, TemporaryError) and record.kind == _SERVER:
+                self._state.set_state(record.id, ERROR)  # Nova keeps a failed server
+            elif not isinstance(e, asyncio.CancelledError):
+                self._state.remove(record.id)
+            # (cancelled: the client stopped waiting; the cloud carries on building)
             raise
         finally:
             del self._builds[record.id]
@@ -372,7 +407,7 @@ class SimProvider:
             details["size_gb"] = str(r.demand.volume_gb)
         return Resource(
             id=r.id,
-            key=r.key,
+            key=client_key(r.key),
             kind=NodeKind(r.kind),
             name=r.name,
             state=state,
@@ -382,3 +417,8 @@ class SimProvider:
             attached_to=r.attached_to,
             details=details,
         )
+
+
+def client_key(stored: str) -> str:
+    """The key the client gave, without the real-cloud mode's per-resource suffix."""
+    return stored.split(_COPY, 1)[0]

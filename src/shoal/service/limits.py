@@ -1,0 +1,185 @@
+"""Bounds every request is checked against before any per-node work: the cluster's size, the
+inventory's total capacity, and the project's quotas.
+
+A document can declare a billion replicas in a hundred bytes; everything after validation
+(replica choice, placement, planning) builds something per node. So the checks here work from
+a node group's count times its unit's demand — O(groups), never O(nodes) — and run on every
+path that changes a declared cluster (create, apply, scale, resize, node groups, receivers and
+the Senlin façade, which all pass through `ClusterService`). Quotas follow Nova and Senlin:
+defaults from settings, per-project overrides stored, -1 meaning unlimited; only growth is
+refused, so a project over its quota can always shrink.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from shoal.model.cluster import ClusterSpec
+from shoal.model.inventory import Inventory
+from shoal.model.nodes import Demand, demand_of
+from shoal.service.errors import Forbidden, Invalid, Unplaceable
+from shoal.store.quotas import Usage
+
+QUOTA_RESOURCES = ("clusters", "nodes", "vcpus", "ram_mb", "volume_gb")
+UNLIMITED = -1
+MAX_QUOTA = 2**31 - 1
+
+
+class QuotaExceeded(Forbidden):
+    code = "quota_exceeded"
+    title = "Quota exceeded"
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """The operator's bounds (from settings)."""
+
+    max_cluster_nodes: int = 10_000
+    quotas: dict[str, int] = field(default_factory=lambda: dict.fromkeys(QUOTA_RESOURCES, -1))
+    """Default limit per resource for projects without an override; -1 is unlimited."""
+
+    def quota_of(self, resource: str, overrides: dict[str, int]) -> int:
+        return overrides.get(resource, self.quotas.get(resource, UNLIMITED))
+
+
+@dataclass(frozen=True, slots=True)
+class Footprint:
+    """What a whole declared cluster takes: nodes and capacity."""
+
+    nodes: int
+    demand: Demand
+    per_group: tuple[tuple[str, int], ...]
+    """(JSON pointer of a count, nodes it declares), for naming the field at fault."""
+
+    def usage(self) -> Usage:
+        d = self.demand
+        return Usage(1, self.nodes, d.vcpus, d.ram_mb, d.volume_gb)
+
+
+def footprint(spec: ClusterSpec) -> Footprint:
+    total = Demand()
+    nodes = 0
+    per_group: list[tuple[str, int]] = []
+    for inst in spec.instances:
+        total = total + demand_of(inst.profile)
+        nodes += 1
+    for i, g in enumerate(spec.node_groups):
+        unit = Demand()
+        for p in g.parts:
+            unit = unit + demand_of(p.profile)
+        total = total + Demand(
+            unit.vcpus * g.count,
+            unit.ram_mb * g.count,
+            unit.disk_gb * g.count,
+            unit.volume_gb * g.count,
+        )
+        nodes += g.count * len(g.parts)
+        per_group.append((f"/node_groups/{i}/count", g.count * len(g.parts)))
+    return Footprint(nodes, total, tuple(per_group))
+
+
+def _pointer(fp: Footprint) -> str:
+    """The count that contributes most: the field a user would change."""
+    return max(fp.per_group, key=lambda x: x[1])[0] if fp.per_group else ""
+
+
+def check_size(spec: ClusterSpec, inventory: Inventory, limits: Limits) -> Footprint:
+    """Refuse a cluster larger than the operator allows or than the whole inventory holds."""
+    fp = footprint(spec)
+    if fp.nodes > limits.max_cluster_nodes:
+        raise Invalid(
+            f"cluster {spec.name} declares {fp.nodes} nodes; the most a cluster may have is "
+            f"{limits.max_cluster_nodes}",
+            [
+                {
+                    "path": _pointer(fp),
+                    "message": f"{fp.nodes} nodes > max_cluster_nodes {limits.max_cluster_nodes}",
+                }
+            ],
+        )
+    capacity = Demand()
+    for h in inventory.hosts:
+        capacity = capacity + Demand(h.vcpus, h.ram_mb, h.disk_gb, h.volume_gb)
+    over = [
+        f"{what}: needs {need}, the whole inventory has {have}"
+        for what, need, have in (
+            ("vcpus", fp.demand.vcpus, capacity.vcpus),
+            ("ram_mb", fp.demand.ram_mb, capacity.ram_mb),
+            ("disk_gb", fp.demand.disk_gb, capacity.disk_gb),
+            ("volume_gb", fp.demand.volume_gb, capacity.volume_gb),
+        )
+        if need > have
+    ]
+    if over:
+        raise Unplaceable(
+            f"cluster {spec.name} needs more than the whole inventory: " + "; ".join(over),
+            [{"path": _pointer(fp), "message": m} for m in over],
+        )
+    return fp
+
+
+def check_quota(
+    project_id: str,
+    limits: Limits,
+    overrides: dict[str, int],
+    others: Usage,
+    current: Usage,
+    requested: Usage,
+) -> None:
+    """Refuse growth past a quota: `others` is what the project holds apart from this cluster,
+    `current` what this cluster holds now, `requested` what it would hold."""
+    problems: list[dict[str, Any]] = []
+    for res in QUOTA_RESOURCES:
+        limit = limits.quota_of(res, overrides)
+        want = requested.of(res)
+        if limit < 0 or want <= current.of(res):
+            continue
+        in_use = others.of(res)
+        if in_use + want > limit:
+            problems.append(
+                {
+                    "path": "",
+                    "message": f"{res}: limit {limit}, in use {in_use}, requested {want}",
+                    "resource": res,
+                    "limit": limit,
+                    "in_use": in_use,
+                    "requested": want,
+                }
+            )
+    if problems:
+        raise QuotaExceeded(
+            f"project {project_id} would exceed its quota: "
+            + "; ".join(p["message"] for p in problems),
+            problems,
+        )
+
+
+def check_quota_values(body: object) -> dict[str, int]:
+    """A quota update (`{"quotas": {resource: limit}}` or the map itself), or a 422."""
+    if isinstance(body, dict) and isinstance(body.get("quotas"), dict):
+        body = body["quotas"]
+    if not isinstance(body, dict) or not body:
+        raise Invalid(
+            'give the quotas to set, e.g. {"quotas": {"nodes": 100}}',
+            [{"path": "/quotas", "message": "an object of resource: limit"}],
+        )
+    problems: list[dict[str, Any]] = []
+    out: dict[str, int] = {}
+    for k, v in body.items():
+        if k not in QUOTA_RESOURCES:
+            problems.append(
+                {"path": f"/quotas/{k}", "message": f"one of {', '.join(QUOTA_RESOURCES)}"}
+            )
+        elif isinstance(v, bool) or not isinstance(v, int) or v < -1 or v > MAX_QUOTA:
+            problems.append(
+                {
+                    "path": f"/quotas/{k}",
+                    "message": f"a whole number, -1 (unlimited) to {MAX_QUOTA}",
+                }
+            )
+        else:
+            out[str(k)] = v
+    if problems:
+        raise Invalid(f"the quotas have {len(problems)} problem(s)", problems)
+    return out

@@ -1,0 +1,64 @@
+"""Per-project quotas: what a project may hold, what it holds, and the admin's overrides.
+
+The limits are Nova's and Senlin's idea: a default per resource from settings, an override per
+project stored by an admin, -1 meaning unlimited. A project reads its own; only an admin reads
+another's or changes any. Enforcement is in `ClusterService` (see `service/limits.py`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import Connection
+
+from shoal.clock import Clock
+from shoal.service.errors import Forbidden, NotFound
+from shoal.service.limits import QUOTA_RESOURCES, Limits, check_quota_values
+from shoal.store import auth as auth_repo
+from shoal.store import quotas as quota_repo
+from shoal.store.database import Database
+from shoal.store.records import Principal
+
+
+class QuotaService:
+    def __init__(self, db: Database, clock: Clock, limits: Limits) -> None:
+        self.db = db
+        self.clock = clock
+        self.limits = limits
+
+    def show(self, who: Principal, project: str) -> dict[str, Any]:
+        with self.db.reading() as conn:
+            project_id = self._project(conn, who, project, write=False)
+            return self._view(conn, project_id)
+
+    def set(self, who: Principal, project: str, body: object) -> dict[str, Any]:
+        values = check_quota_values(body)
+        with self.db.transaction() as conn:
+            project_id = self._project(conn, who, project, write=True)
+            quota_repo.set_overrides(conn, project_id, values, self.clock.now())
+            return self._view(conn, project_id)
+
+    def _project(self, conn: Connection, who: Principal, ref: str, *, write: bool) -> str:
+        if write and not who.is_admin:
+            raise Forbidden("only an admin sets quotas")
+        project_id = auth_repo.project_id_by_name(conn, ref)
+        if project_id is None and ref == who.project_id:
+            project_id = ref  # a project known only to Keystone: its defaults apply
+        if project_id is None or (not who.is_admin and project_id != who.project_id):
+            raise NotFound(f"no project {ref!r}")
+        return project_id
+
+    def _view(self, conn: Connection, project_id: str) -> dict[str, Any]:
+        overrides = quota_repo.overrides(conn, project_id)
+        used = quota_repo.usage(conn, project_id)
+        return {
+            "project": project_id,
+            "quotas": {
+                r: {
+                    "limit": self.limits.quota_of(r, overrides),
+                    "in_use": used.of(r),
+                    "default": r not in overrides,
+                }
+                for r in QUOTA_RESOURCES
+            },
+        }
