@@ -1,0 +1,108 @@
+"""Fixtures for the dashboard tests: a real `shoal server` process and a real headless Chromium.
+
+`ui_server(provider=...)` runs the `shoal server` command (the one users run) on a free
+loopback port with its own SHOAL_HOME, and kills its process group (and any local node it left)
+at teardown. `browser` is Debian's Chromium driven by Selenium; with no Chromium installed the
+test fails, naming the packages to install.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Protocol
+
+import httpx
+import pytest
+from selenium.webdriver.remote.webdriver import WebDriver
+
+from tests.api.conftest import Api, api  # noqa: F401  (the in-process API fixture, reused)
+from tests.e2e.flows import MANAGED
+from tests.support.server import ServerProcess, free_port, server_env, sweep_local_nodes
+from tests.ui.browser import BrowserMissing, start_chromium
+
+SHOAL = Path(sys.executable).with_name("shoal")
+
+
+class ShoalServer(ServerProcess):
+    """`shoal server --port N` as a process of its own (the e2e tests run serve.py instead)."""
+
+    def start(self) -> ShoalServer:
+        with open(self.log, "ab") as out:
+            self.proc = subprocess.Popen(
+                [str(SHOAL), "server", "--port", str(self.port), "--log-level", "warning"],
+                env=self.env,
+                cwd=self.home,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        # ServerProcess.start's wait for /healthz, without starting a second process.
+        return self._wait_healthy()
+
+    def _wait_healthy(self) -> ShoalServer:
+        assert self.proc is not None
+        deadline = time.monotonic() + 60.0
+        while True:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"shoal server exited:\n{self.log_tail()}")
+            try:
+                if httpx.get(f"{self.url}/healthz", timeout=1.0).status_code == 200:
+                    return self
+            except httpx.TransportError:
+                pass
+            if time.monotonic() >= deadline:
+                self.kill()
+                raise RuntimeError(f"shoal server did not answer /healthz:\n{self.log_tail()}")
+            time.sleep(0.05)
+
+
+class UiServer(Protocol):
+    def __call__(
+        self, *, provider: str = "local", provider_options: dict[str, Any] | None = None
+    ) -> ShoalServer: ...
+
+
+@pytest.fixture
+def ui_server(tmp_path: Path) -> Iterator[UiServer]:
+    started: list[ShoalServer] = []
+
+    def start(
+        *, provider: str = "local", provider_options: dict[str, Any] | None = None
+    ) -> ShoalServer:
+        home = tmp_path / f"home-{len(started)}"
+        home.mkdir(parents=True)
+        port = free_port()
+        options = dict(provider_options or {})
+        if provider == "local":
+            options.setdefault("port", free_port())
+        env = server_env(
+            home, port=port, provider=provider, provider_options=options, extra=MANAGED
+        )
+        server = ShoalServer(home, env, tmp_path / f"server-{port}.log")
+        started.append(server)
+        return server.start()
+
+    try:
+        yield start
+    finally:
+        for server in started:
+            server.kill()
+        for server in started:
+            sweep_local_nodes(server.home)
+
+
+@pytest.fixture
+def browser() -> Iterator[WebDriver]:
+    try:
+        driver = start_chromium()
+    except BrowserMissing as e:
+        pytest.fail(str(e), pytrace=False)
+    try:
+        yield driver
+    finally:
+        driver.quit()
