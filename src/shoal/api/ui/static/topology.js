@@ -16,7 +16,7 @@
     const row = (label, used, total, unit) => html`<span class="capitem">${label}
       <meter min="0" max="${total}" value="${Math.min(used, total)}" high="${total * 0.85}" optimum="0"
         aria-label="${label} used ${used} of ${total}${unit}"></meter>
-      <span class="num">${used}/${total}${unit} used, ${Math.max(total - used, 0)}${unit} free</span></span>`;
+      <span class="num">${used}/${total}${unit} (${Math.max(total - used, 0)} free)</span></span>`;
     return html`<p class="cap">${row("vCPU", u.vcpus, c.vcpus, "")}${row("RAM", gb(u.ram_mb), gb(c.ram_mb), " GB")}${
       c.volume_gb ? row("Vol", u.volume_gb, c.volume_gb, " GB") : ""}</p>`;
   }
