@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from shoal.model.nodes import Demand
@@ -45,6 +45,18 @@ class NodeDot:
     status: str
     address: str | None
 
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "name": self.name,
+            "cluster": self.cluster,
+            "cluster_id": self.cluster_id,
+            "group": self.group,
+            "kind": self.kind,
+            "status": self.status,
+            "address": self.address,
+        }
+
 
 @dataclass(slots=True)
 class HostView:
@@ -55,11 +67,24 @@ class HostView:
     used: Capacity | None
     nodes: list[NodeDot] = field(default_factory=list)
 
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "zone": self.zone,
+            "failed": self.failed,
+            "capacity": None if self.capacity is None else asdict(self.capacity),
+            "used": None if self.used is None else asdict(self.used),
+            "nodes": [n.as_dict() for n in self.nodes],
+        }
+
 
 @dataclass(slots=True)
 class ZoneView:
     name: str
     hosts: list[HostView] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "hosts": [h.as_dict() for h in self.hosts]}
 
 
 @dataclass(slots=True)
@@ -69,6 +94,15 @@ class Topology:
     unplaced: list[NodeDot]
     """Nodes with no host yet (being created, or lost with theirs)."""
     total_nodes: int
+
+    def as_dict(self) -> dict[str, Any]:
+        """The JSON shape (written out: `dataclasses.asdict` is slow at 1,000 nodes)."""
+        return {
+            "admin": self.admin,
+            "zones": [z.as_dict() for z in self.zones],
+            "unplaced": [n.as_dict() for n in self.unplaced],
+            "total_nodes": self.total_nodes,
+        }
 
 
 def capacity_of(d: Demand) -> Capacity:

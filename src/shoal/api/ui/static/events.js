@@ -85,7 +85,7 @@
       last = 0;
       recent.length = 0;
       setState("connecting");
-      await catchUp();
+      try { await catchUp(); } catch (e) { console.error(e); }
       run();
     },
     stop() {

@@ -54,7 +54,7 @@
         view.querySelector("#login-error").innerHTML = S.errorBox(err, "Not signed in").s;
         return;
       }
-      await S.events.start();
+      S.events.start();  // in the background: the first page need not wait for the history
       location.hash = "#/topology";
     });
   }
@@ -93,7 +93,7 @@
     document.getElementById("logout").addEventListener("click", () => signOut("Signed out."));
     window.addEventListener("hashchange", route);
     if (S.token()) {
-      try { await whoAmI(); await S.events.start(); } catch (_) { S.setToken(null); }
+      try { await whoAmI(); S.events.start(); } catch (_) { S.setToken(null); }
     }
     await route();
   }

@@ -231,7 +231,7 @@
         view.querySelector("#topo-updated").textContent = `updated ${new Date().toLocaleTimeString()}`;
         if (first) {
           first = false;
-          window.shoalTiming = { fetchMs, renderMs, firstRenderMs: performance.now() - t0 };
+          window.shoalTiming = { fetchMs, renderMs, firstRenderMs: performance.now() - t0, sinceNavigationMs: performance.now() };
           document.body.dataset.topologyRendered = String(Date.now());
         }
       };
