@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import yaml
+
 TINY = {"type": "server", "flavor": "m1.tiny", "image": "cirros"}
 
 DEMO: dict[str, Any] = {
@@ -53,3 +55,8 @@ def one_group(name: str, count: int) -> dict[str, Any]:
 
 def text(doc: dict[str, Any]) -> str:
     return json.dumps(doc)
+
+
+def yaml_text(doc: dict[str, Any]) -> str:
+    """The document as a person would write it (for the page, and its screenshot)."""
+    return yaml.safe_dump(doc, sort_keys=False, default_flow_style=None, width=90)

@@ -27,7 +27,7 @@ from tests.ui.browser import (
     visible,
 )
 from tests.ui.conftest import UiServer
-from tests.ui.docs import BROKEN, DEMO, TOO_SPREAD, one_group, text
+from tests.ui.docs import BROKEN, DEMO, TOO_SPREAD, one_group, text, yaml_text
 
 
 def api_nodes(client: httpx.Client, cluster: str) -> list[dict[str, Any]]:
@@ -63,7 +63,7 @@ def test_plan_apply_see_nodes_on_their_hosts_scale_and_fail_a_host(
     sign_in(browser, server.url, server.token)
 
     # Plan before apply: every node drawn on a host, the rules held, nothing created yet.
-    plan(browser, text(DEMO))
+    plan(browser, yaml_text(DEMO))
     ok = visible(browser, "#plan-ok", "the plan's placement")
     assert "ui-demo can be placed" in ok.text
     planned = until(browser, lambda: find(browser, "#plan-topo li.node.planned"), "planned nodes")
@@ -180,7 +180,7 @@ def test_plan_preview_reads_the_reasons_it_cannot_be_placed(
 ) -> None:
     server = ui_server(provider="sim", provider_options={"state_path": "memory"})
     sign_in(browser, server.url, server.token)
-    plan(browser, text(TOO_SPREAD))
+    plan(browser, yaml_text(TOO_SPREAD))
     box = visible(browser, "#plan-error [role='alert']", "the reasons")
     assert box.get_attribute("data-code") == "unplaceable"
     assert "It cannot be placed" in box.text
