@@ -154,9 +154,11 @@ def test_plan_apply_see_nodes_on_their_hosts_scale_and_fail_a_host(
 
     def moved() -> bool:
         now = {c["name"]: c for c in chips(browser)}
-        cache = [now.get("cache-1"), now.get("cache-2")]
-        return all(c and c["status"] == "ACTIVE" and c["host"] != lost for c in cache) and (
-            cache[0]["host"] == cache[1]["host"]  # type-narrowed by all() above
+        pair = [now[n] for n in ("cache-1", "cache-2") if n in now]
+        return (
+            len(pair) == 2
+            and all(c["status"] == "ACTIVE" and c["host"] != lost for c in pair)
+            and pair[0]["host"] == pair[1]["host"]
         )
 
     until(browser, moved, "the cache pair ACTIVE together on another host")

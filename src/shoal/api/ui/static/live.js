@@ -46,7 +46,7 @@
       view.innerHTML = html`<h1 tabindex="-1">Live</h1>
         <section aria-labelledby="h-actions"><h2 id="h-actions">Actions</h2><div id="actions-box"></div></section>
         <section aria-labelledby="h-events"><h2 id="h-events">Events <span class="muted">(newest first, as they happen)</span></h2>
-          <ol id="events" class="events" aria-live="polite" aria-relevant="additions"></ol></section>`.s;
+          <ol id="events" class="events" tabindex="0" aria-label="Events" aria-live="polite" aria-relevant="additions"></ol></section>`.s;
       const box = view.querySelector("#actions-box");
       const list = view.querySelector("#events");
       list.innerHTML = S.events.recent.slice().reverse().map((e) => eventLine(e).s).join("");
