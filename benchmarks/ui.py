@@ -4,10 +4,10 @@ A real `shoal server` process (sim provider, 200 hosts in 4 zones, state in memo
 cluster of 1,000 m1.tiny servers; a real headless Chromium (Debian's `chromium`) signs in and
 opens the Topology page `--loads` times, each a fresh page load. For each load the page itself
 records (`window.shoalTiming`): `since_navigation_ms` (navigation start to the topology drawn:
-HTML, scripts, sign-in check, the event stream's catch-up, the API calls and the drawing),
-`fetch_ms` (GET /ui/api/topology and the cluster list), `render_ms` (building the DOM); `api_topology_ms` is GET /ui/api/topology alone, from Python.
-Prints one JSON line with the medians and maxima, the topology's payload size, and the DOM's
-node count.
+HTML, scripts, sign-in check, the API calls and the drawing), `fetch_ms` (GET
+/ui/api/topology and the cluster list, from the page), `render_ms` (building the DOM).
+`api_topology_ms` is GET /ui/api/topology alone, from Python. Prints one JSON line with the
+medians and maxima, the topology's payload size, and how many nodes the page drew.
 Run: `python benchmarks/ui.py [--nodes 1000] [--hosts 200] [--loads 5]`.
 """
 

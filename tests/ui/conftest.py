@@ -21,6 +21,7 @@ from selenium.webdriver.remote.webdriver import WebDriver
 
 from tests.api.conftest import Api, api  # noqa: F401  (the in-process API fixture, reused)
 from tests.e2e.flows import MANAGED
+from tests.keystone.conftest import Keystone, keystone  # noqa: F401  (a real Keystone, reused)
 from tests.support.server import ServerProcess, free_port, server_env, sweep_local_nodes
 from tests.ui.browser import BrowserMissing, start_chromium
 
@@ -63,7 +64,11 @@ class ShoalServer(ServerProcess):
 
 class UiServer(Protocol):
     def __call__(
-        self, *, provider: str = "local", provider_options: dict[str, Any] | None = None
+        self,
+        *,
+        provider: str = "local",
+        provider_options: dict[str, Any] | None = None,
+        extra: dict[str, str] | None = None,
     ) -> ShoalServer: ...
 
 
@@ -72,7 +77,10 @@ def ui_server(tmp_path: Path) -> Iterator[UiServer]:
     started: list[ShoalServer] = []
 
     def start(
-        *, provider: str = "local", provider_options: dict[str, Any] | None = None
+        *,
+        provider: str = "local",
+        provider_options: dict[str, Any] | None = None,
+        extra: dict[str, str] | None = None,
     ) -> ShoalServer:
         home = tmp_path / f"home-{len(started)}"
         home.mkdir(parents=True)
@@ -81,7 +89,11 @@ def ui_server(tmp_path: Path) -> Iterator[UiServer]:
         if provider == "local":
             options.setdefault("port", free_port())
         env = server_env(
-            home, port=port, provider=provider, provider_options=options, extra=MANAGED
+            home,
+            port=port,
+            provider=provider,
+            provider_options=options,
+            extra={**MANAGED, **(extra or {})},
         )
         server = ShoalServer(home, env, tmp_path / f"server-{port}.log")
         started.append(server)

@@ -165,3 +165,15 @@ async def test_plan_of_an_existing_clusters_document_previews_the_change(api: Ap
     tenant = Api(api.http, api.runtime, api.clock, r.json()["token"])
     theirs = (await tenant.call("POST", "/ui/api/plan", content=text(DEMO))).json()["plan"]
     assert theirs["mode"] == "create" and theirs["cluster_id"] is None
+
+
+async def test_keystone_sign_in_is_not_offered_with_shoal_tokens(api: Api) -> None:
+    assert (await api.http.get("/ui/api/auth")).json() == {"mode": "shoal"}
+    creds = {"username": "u", "password": "p", "project": "x"}
+    r = await api.http.post("/ui/api/login", json=creds)
+    assert r.status_code == 404
+    error_of(r.json())
+    r = await api.http.post("/ui/api/login", json={"username": "", "password": "p"})
+    assert r.status_code == 422
+    paths = {d["path"] for d in error_of(r.json())["details"]}  # a pointer per problem
+    assert {"/username", "/project"} <= paths, paths

@@ -25,38 +25,72 @@
     who.dataset.role = who.textContent;
   }
 
-  function showLogin(view) {
+  async function enter(view, token, errorBox) {
+    S.setToken(token);
+    try {
+      await S.api("GET", "/v1/clusters");
+      await whoAmI();
+    } catch (err) {
+      S.setToken(null);
+      view.querySelector(errorBox).innerHTML = S.errorBox(err, "Not signed in").s;
+      return;
+    }
+    S.events.start();  // in the background: the first page need not wait for the history
+    location.hash = "#/topology";
+  }
+
+  async function showLogin(view) {
     const message = sessionStorage.getItem("shoal.message") || "";
     sessionStorage.removeItem("shoal.message");
     document.getElementById("nav").hidden = true;
     document.getElementById("logout").hidden = true;
     document.getElementById("who").hidden = true;
     document.getElementById("stream-state").hidden = true;
+    let mode = "shoal";
+    try { mode = (await (await fetch("/ui/api/auth")).json()).mode; } catch (_) { /* token only */ }
+    const keystone = mode === "keystone" ? html`
+      <form id="ks-login" class="login" aria-labelledby="ks-h">
+        <h2 id="ks-h">Keystone user</h2>
+        <p><label for="ks-user">User name</label> <input id="ks-user" name="username" autocomplete="username" required></p>
+        <p><label for="ks-password">Password</label> <input id="ks-password" name="password" type="password" autocomplete="current-password" required></p>
+        <p><label for="ks-project">Project</label> <input id="ks-project" name="project" required></p>
+        <p><label for="ks-domain">Domain</label> <input id="ks-domain" name="domain" value="Default" required></p>
+        <p><button type="submit">Sign in with Keystone</button></p>
+        <div id="ks-error"></div>
+      </form><h2>Or a token</h2>` : "";
     view.innerHTML = html`<h1 tabindex="-1">Sign in to Shoal</h1>
+      ${message ? html`<p class="error" role="alert">${message}</p>` : ""}${keystone}
       <form id="login" class="login">
         <p><label for="token">Token</label>
         <input id="token" name="token" type="password" autocomplete="off" required aria-describedby="token-help"></p>
-        <p id="token-help" class="muted">A Shoal project token (the admin's is in <code>$SHOAL_HOME/admin-token</code>),
-          or a Keystone token when the server runs in Keystone mode.</p>
+        <p id="token-help" class="muted">${mode === "keystone"
+          ? "A Keystone token (openstack token issue)."
+          : html`A Shoal project token (the admin's is in <code>$SHOAL_HOME/admin-token</code>).`}</p>
         <p><button type="submit">Sign in</button></p>
-        <div id="login-error">${message ? html`<p class="error" role="alert">${message}</p>` : ""}</div>
+        <div id="login-error"></div>
       </form>`.s;
-    view.querySelector("#token").focus();
+    view.querySelector(mode === "keystone" ? "#ks-user" : "#token").focus();
     view.querySelector("#login").addEventListener("submit", async (e) => {
       e.preventDefault();
-      const t = view.querySelector("#token").value.trim();
-      S.setToken(t);
-      try {
-        await S.api("GET", "/v1/clusters");
-        await whoAmI();
-      } catch (err) {
-        S.setToken(null);
-        view.querySelector("#login-error").innerHTML = S.errorBox(err, "Not signed in").s;
-        return;
-      }
-      S.events.start();  // in the background: the first page need not wait for the history
-      location.hash = "#/topology";
+      await enter(view, view.querySelector("#token").value.trim(), "#login-error");
     });
+    const ks = view.querySelector("#ks-login");
+    if (ks) {
+      ks.addEventListener("submit", async (e) => {
+        e.preventDefault();
+        const body = Object.fromEntries(new FormData(ks).entries());
+        const r = await fetch("/ui/api/login", {
+          method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body),
+        });
+        const data = await r.json().catch(() => null);
+        ks.querySelector("#ks-password").value = "";
+        if (!r.ok) {
+          view.querySelector("#ks-error").innerHTML = S.errorBox(new S.ApiError(r.status, data), "Not signed in").s;
+          return;
+        }
+        await enter(view, data.token, "#ks-error");
+      });
+    }
   }
 
   async function route() {
@@ -67,7 +101,7 @@
     const [page, arg] = path.split("/").map(decodeURIComponent);
     if (!S.token() || page === "login") {
       if (S.token() && page === "login") { location.hash = "#/topology"; return; }
-      showLogin(view);
+      await showLogin(view);
       return;
     }
     document.getElementById("nav").hidden = false;
