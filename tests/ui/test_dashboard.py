@@ -15,7 +15,7 @@ from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.remote.webdriver import WebDriver
 
-from tests.support.server import wait_ok
+from tests.support.server import REPO, wait_ok
 from tests.ui.browser import (
     console_errors,
     find,
@@ -28,6 +28,8 @@ from tests.ui.browser import (
 )
 from tests.ui.conftest import UiServer
 from tests.ui.docs import BROKEN, DEMO, TOO_SPREAD, one_group, text, yaml_text
+
+EXAMPLES = REPO / "examples"
 
 
 def api_nodes(client: httpx.Client, cluster: str) -> list[dict[str, Any]]:
@@ -197,6 +199,18 @@ def test_plan_preview_reads_the_reasons_it_cannot_be_placed(
     assert "The document has problems" in box.text
     assert "/node_groups/0/count" in box.text
     assert len(find(box, "ul.reasons li")) >= 2
+    # Upload a file instead of pasting: the example database pair fits.
+    go(browser, "#/plan")
+    visible(browser, "#plan-file").send_keys(str(EXAMPLES / "db-pair.yaml"))
+    until(
+        browser,
+        lambda: "db-pair" in visible(browser, "#plan-doc").get_attribute("value"),
+        "the file's text in the editor",
+    )
+    visible(browser, "#plan-preview").click()
+    ok = visible(browser, "#plan-ok", "the uploaded document's placement")
+    assert "db-pair can be placed" in ok.text
+    assert len(find(browser, "#plan-topo li.node.planned")) == 4  # two servers, two volumes
 
 
 def test_a_tenant_sees_only_its_own_clusters(ui_server: UiServer, browser: WebDriver) -> None:

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import re
 from importlib import resources
+from pathlib import Path
 
 from tests.api.conftest import Api
 from tests.ui.docs import BROKEN, DEMO, TOO_SPREAD, one_group, text
 
+REPO = Path(__file__).resolve().parents[2]
 ASSET_REF = re.compile(r'(?:src|href)="(/ui/static/[^"]+)"')
 
 
@@ -177,3 +179,12 @@ async def test_keystone_sign_in_is_not_offered_with_shoal_tokens(api: Api) -> No
     assert r.status_code == 422
     paths = {d["path"] for d in error_of(r.json())["details"]}  # a pointer per problem
     assert {"/username", "/project"} <= paths, paths
+
+
+async def test_plan_reads_the_seed_vcluster_format_too(api: Api) -> None:
+    seed = (REPO / "examples" / "vcluster-seed.json").read_bytes()
+    r = await api.call("POST", "/ui/api/plan", content=seed)
+    assert r.status_code == 200, r.text
+    plan = r.json()["plan"]
+    assert plan["format"] == "vcluster" and plan["mode"] == "create"
+    assert plan["placement"] and all(p["host"] and p["zone"] for p in plan["placement"])

@@ -6,19 +6,28 @@
   const TERMINAL = new Set(["SUCCEEDED", "FAILED", "CANCELLED"]);
   const SHOWN = 25;
 
-  // Call `fn` (debounced) when an event `want`s it; the returned function unsubscribes.
+  // Call `fn` when an event `want`s it: debounced, and never more often than twice its own
+  // duration, so a big topology redrawing during a burst of events cannot swamp the server.
+  // The returned function unsubscribes.
   function refresher(fn, want) {
     let timer = null;
     let running = false;
-    const off = S.events.on((ev) => {
-      if (want && !want(ev)) return;
-      clearTimeout(timer);
-      timer = setTimeout(async () => {
-        if (running) return;
-        running = true;
-        try { await fn(); } catch (e) { console.error(e); } finally { running = false; }
-      }, 300);
-    });
+    let again = false;
+    let cost = 0;
+    const fire = async () => {
+      timer = null;
+      if (running) { again = true; return; }
+      running = true;
+      const t0 = performance.now();
+      try { await fn(); } catch (e) { console.error(e); }
+      cost = performance.now() - t0;
+      running = false;
+      if (again) { again = false; schedule(); }
+    };
+    const schedule = () => {
+      if (timer === null) timer = setTimeout(fire, Math.max(300, 2 * cost));
+    };
+    const off = S.events.on((ev) => { if (!want || want(ev)) schedule(); });
     return () => { off(); clearTimeout(timer); };
   }
 
