@@ -282,3 +282,49 @@ def test_crowded_hosts_are_drawn_as_counts_until_opened(
     browser.execute_script("arguments[0].focus()", summary)
     ActionChains(browser).send_keys(Keys.ENTER).perform()
     until(browser, lambda: find(browser, "details.agg[open] li.node"), "the opened host's nodes")
+
+
+def test_live_shows_a_rolling_updates_batch_and_cancels_it(
+    ui_server: UiServer, browser: WebDriver
+) -> None:
+    server = ui_server(provider="sim", provider_options={"state_path": "memory"})
+    # One node per batch, then a long pause: the update stays between batches for the test.
+    group = {
+        "name": "app",
+        "profile": {"type": "server", "flavor": "m1.tiny", "image": "cirros"},
+        "count": 3,
+        "min": 1,
+        "update": {"max_unavailable": 1, "max_surge": 0, "pause_s": 3600, "health_gate": False},
+    }
+    doc: dict[str, Any] = {"name": "rolling", "node_groups": [group]}
+    with server.client() as c:
+        r = c.post("/v1/clusters", content=text(doc))
+        wait_ok(c, r)
+        cluster_id = r.json()["cluster"]["id"]
+        changed = dict(
+            doc, node_groups=[dict(group, profile=dict(group["profile"], flavor="m1.small"))]
+        )
+        r = c.put(f"/v1/clusters/{cluster_id}", content=text(changed))
+        assert r.status_code == 202, r.text
+    sign_in(browser, server.url, server.token)
+    go(browser, "#/live")
+
+    def update_row() -> Any:
+        for row in find(browser, "#actions-table tr[data-action]"):
+            if "CLUSTER_UPDATE" in row.text and "batch 1 of 3 (pause)" in row.text:
+                return row
+        return None
+
+    row = until(browser, update_row, "the update paused after batch 1 of 3")
+    assert row.get_attribute("data-status") == "RUNNING"
+    screenshot(browser, "live-rolling")
+    find(row, "button[data-cancel]")[0].click()
+    until(
+        browser,
+        lambda: [
+            r
+            for r in find(browser, "#actions-table tr[data-action]")
+            if "CLUSTER_UPDATE" in r.text and r.get_attribute("data-status") != "RUNNING"
+        ],
+        "the update ended after its cancel",
+    )
