@@ -282,6 +282,7 @@ def test_crowded_hosts_are_drawn_as_counts_until_opened(
     browser.execute_script("arguments[0].focus()", summary)
     ActionChains(browser).send_keys(Keys.ENTER).perform()
     until(browser, lambda: find(browser, "details.agg[open] li.node"), "the opened host's nodes")
+    screenshot(browser, "topology-crowded")
 
 
 def test_live_shows_a_rolling_updates_batch_and_cancels_it(

@@ -143,6 +143,8 @@
       <ul class="hosts">${z.hosts.map((h) => hostCard(h, ctx))}</ul></section>`);
     const unplaced = data.unplaced && data.unplaced.length
       ? html`<section class="zone" aria-label="nodes without a host"><h3>Without a host</h3><ul class="nodes">${data.unplaced.map((n) => chip(n, ctx.groups, ctx.compact, ctx.showCluster))}</ul></section>` : "";
+    // A redraw (on events) keeps the hosts the user opened open.
+    const opened = new Set([...el.querySelectorAll("details.agg[open]")].map((d) => d.dataset.host));
     el.innerHTML = html`<p class="summary" data-total="${total}">${total} node(s) on ${hosts} host(s) in ${data.zones.length} zone(s)${
       data.admin ? "" : " (only the hosts your nodes are on)"}.</p>
       <p class="legend" aria-label="Legend"><span aria-hidden="true">●</span> active · <span aria-hidden="true">◐</span> in progress · <span aria-hidden="true">◌</span> waiting/deleting · <span aria-hidden="true">▲</span> warning · <span aria-hidden="true">✖</span> error/failed · <span aria-hidden="true">◇</span> planned · <span aria-hidden="true">▭</span> volume · border pattern = node group</p>
@@ -157,6 +159,7 @@
         ul.innerHTML = h.nodes.map((n) => chip(n, ctx.groups, false, ctx.showCluster).s).join("");
         ul.dataset.lazy = "0";
       });
+      if (opened.has(d.dataset.host)) d.open = true;
     });
     el.querySelectorAll("button.hl-btn").forEach((b) => {
       b.addEventListener("click", () => {
