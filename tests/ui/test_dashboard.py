@@ -282,6 +282,15 @@ def test_crowded_hosts_are_drawn_as_counts_until_opened(
     browser.execute_script("arguments[0].focus()", summary)
     ActionChains(browser).send_keys(Keys.ENTER).perform()
     until(browser, lambda: find(browser, "details.agg[open] li.node"), "the opened host's nodes")
+    opened = find(browser, "details.agg[open]")[0].get_attribute("data-host")
+    before = find(browser, "#topo-updated")[0].text
+    browser.execute_script("document.querySelector('#topo-updated').textContent = ''")
+    visible(browser, "#topo-refresh").click()
+    until(browser, lambda: find(browser, "#topo-updated")[0].text, "the redraw")
+    assert before and [
+        d.get_attribute("data-host") for d in find(browser, "details.agg[open]")
+    ] == [opened], "a redraw keeps an opened host open"
+    assert len(find(browser, "details.agg[open] li.node")) == 20
     screenshot(browser, "topology-crowded")
 
 
