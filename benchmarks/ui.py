@@ -15,36 +15,19 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import signal
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-import httpx
-
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from benchmarks.orchestration import _doc as document  # noqa: E402
 from tests.support.server import free_port, server_env, wait_ok  # noqa: E402
 from tests.ui.browser import start_chromium, until  # noqa: E402
-
-
-def document(nodes: int) -> str:
-    groups = max(1, nodes // 500)
-    per = nodes // groups
-    lines = ["name: bench-ui", "node_groups:"]
-    for g in range(groups):
-        count = per if g < groups - 1 else nodes - per * (groups - 1)
-        lines += [
-            f"  - name: g{g + 1}",
-            "    profile: {type: server, flavor: m1.tiny, image: cirros}",
-            f"    count: {count}",
-        ]
-    return "\n".join(lines) + "\n"
+from tests.ui.server import ShoalServer  # noqa: E402
 
 
 def main() -> None:
@@ -63,31 +46,13 @@ def main() -> None:
         provider_options={"state_path": "memory", "hosts": args.hosts, "zones": args.zones},
         extra={"SHOAL_MANAGE": "false"},
     )
-    shoal = Path(sys.executable).with_name("shoal")
-    log = open(home / "server.log", "wb")  # noqa: SIM115  (open for the server's lifetime)
-    proc = subprocess.Popen(
-        [str(shoal), "server", "--port", str(port), "--log-level", "warning"],
-        env=env,
-        cwd=home,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    url = f"http://127.0.0.1:{port}"
+    server = ShoalServer(home, env, home / "server.log")
     driver = None
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if time.monotonic() > deadline or proc.poll() is not None:
-                raise SystemExit("shoal server did not start")
-            time.sleep(0.1)
-        token = (home / "admin-token").read_text().strip()
-        client = httpx.Client(base_url=url, headers={"Authorization": f"Bearer {token}"})
+        server.start()
+        url = server.url
+        token = server.token
+        client = server.client()
         wait_ok(client, client.post("/v1/clusters", content=document(args.nodes)))
         payload = len(client.get("/ui/api/topology").content)
         api_ms = []
@@ -135,9 +100,7 @@ def main() -> None:
     finally:
         if driver is not None:
             driver.quit()
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
-        log.close()
+        server.kill()
 
 
 if __name__ == "__main__":

@@ -8,58 +8,19 @@ test fails, naming the packages to install.
 
 from __future__ import annotations
 
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Protocol
 
-import httpx
 import pytest
 from selenium.webdriver.remote.webdriver import WebDriver
 
 from tests.api.conftest import Api, api  # noqa: F401  (the in-process API fixture, reused)
 from tests.e2e.flows import MANAGED
 from tests.keystone.conftest import Keystone, keystone  # noqa: F401  (a real Keystone, reused)
-from tests.support.server import ServerProcess, free_port, server_env, sweep_local_nodes
+from tests.support.server import free_port, server_env, sweep_local_nodes
 from tests.ui.browser import BrowserMissing, start_chromium
-
-SHOAL = Path(sys.executable).with_name("shoal")
-
-
-class ShoalServer(ServerProcess):
-    """`shoal server --port N` as a process of its own (the e2e tests run serve.py instead)."""
-
-    def start(self) -> ShoalServer:
-        with open(self.log, "ab") as out:
-            self.proc = subprocess.Popen(
-                [str(SHOAL), "server", "--port", str(self.port), "--log-level", "warning"],
-                env=self.env,
-                cwd=self.home,
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-        # ServerProcess.start's wait for /healthz, without starting a second process.
-        return self._wait_healthy()
-
-    def _wait_healthy(self) -> ShoalServer:
-        assert self.proc is not None
-        deadline = time.monotonic() + 60.0
-        while True:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"shoal server exited:\n{self.log_tail()}")
-            try:
-                if httpx.get(f"{self.url}/healthz", timeout=1.0).status_code == 200:
-                    return self
-            except httpx.TransportError:
-                pass
-            if time.monotonic() >= deadline:
-                self.kill()
-                raise RuntimeError(f"shoal server did not answer /healthz:\n{self.log_tail()}")
-            time.sleep(0.05)
+from tests.ui.server import ShoalServer
 
 
 class UiServer(Protocol):
