@@ -19,6 +19,7 @@ from shoal.api.routes_quotas import router as quota_router
 from shoal.api.routes_receivers import router as receiver_router
 from shoal.api.routes_vcluster import router as vcluster_router
 from shoal.api.routes_work import router as work_router
+from shoal.api.ui import install as install_ui
 from shoal.runtime import Runtime
 
 
@@ -56,6 +57,7 @@ def create_app(runtime: Runtime, *, run_engine: bool = False) -> FastAPI:
     clustering = senlin.clustering_app(runtime)
     clustering.state.keystone = keystone
     app.mount(senlin.PREFIX, clustering)  # the Senlin v1 façade
+    install_ui(app)  # the web dashboard at /ui
 
     @app.get("/healthz", tags=["meta"])
     async def healthz() -> dict[str, str]:

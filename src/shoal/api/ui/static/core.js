@@ -1,0 +1,99 @@
+// Shared helpers: the API client (bearer token from the login), HTML escaping, statuses as
+// colour *and* shape *and* text, and the page registry the router in main.js uses.
+"use strict";
+window.Shoal = (function () {
+  const TOKEN_KEY = "shoal.token";
+  const pages = {};
+
+  function esc(value) {
+    return String(value ?? "").replace(/[&<>"']/g, (c) => ({
+      "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;",
+    })[c]);
+  }
+
+  // A tagged template: interpolated values are escaped unless wrapped with raw().
+  class Raw { constructor(s) { this.s = s; } }
+  function raw(s) { return new Raw(s); }
+  function html(strings, ...values) {
+    let out = strings[0];
+    values.forEach((v, i) => {
+      if (v instanceof Raw) out += v.s;
+      else if (Array.isArray(v)) out += v.map((x) => (x instanceof Raw ? x.s : esc(x))).join("");
+      else out += esc(v);
+      out += strings[i + 1];
+    });
+    return raw(out);
+  }
+
+  function token() { return sessionStorage.getItem(TOKEN_KEY); }
+  function setToken(t) {
+    if (t) sessionStorage.setItem(TOKEN_KEY, t); else sessionStorage.removeItem(TOKEN_KEY);
+  }
+
+  class ApiError extends Error {
+    constructor(status, body) {
+      const e = (body && body.error) || {};
+      super(e.message || `HTTP ${status}`);
+      this.status = status;
+      this.code = e.code || "error";
+      this.title = e.title || "Error";
+      this.details = e.details || [];
+    }
+  }
+
+  // One call to the JSON API with the signed-in token. `body` is an object (sent as JSON) or a
+  // string (sent as is: a document).
+  async function api(method, path, body) {
+    const headers = { Authorization: `Bearer ${token()}`, Accept: "application/json" };
+    let payload;
+    if (typeof body === "string") { payload = body; headers["Content-Type"] = "text/plain"; }
+    else if (body !== undefined) { payload = JSON.stringify(body); headers["Content-Type"] = "application/json"; }
+    const r = await fetch(path, { method, headers, body: payload });
+    const text = await r.text();
+    let data = null;
+    try { data = text ? JSON.parse(text) : null; } catch (_) { data = null; }
+    if (r.status === 401 && path !== "/v1/clusters") { Shoal.signOut("Your token is no longer valid."); }
+    if (!r.ok) throw new ApiError(r.status, data);
+    return { data, headers: r.headers, status: r.status };
+  }
+
+  // Status -> [class, shape]. The shape and the word carry the meaning; colour only helps.
+  const STATUS = {
+    ACTIVE: ["ok", "●"], SUCCEEDED: ["ok", "●"], HEALTHY: ["ok", "●"],
+    INIT: ["busy", "◌"], READY: ["busy", "◌"], CREATING: ["busy", "◐"], UPDATING: ["busy", "◐"],
+    RESIZING: ["busy", "◐"], RECOVERING: ["busy", "◐"], RUNNING: ["busy", "◐"],
+    DELETING: ["gone", "◌"], DELETED: ["gone", "○"], CANCELLED: ["gone", "○"],
+    WARNING: ["warn", "▲"], UNHEALTHY: ["warn", "▲"],
+    ERROR: ["bad", "✖"], FAILED: ["bad", "✖"],
+    PLANNED: ["plan", "◇"],
+  };
+  function statusClass(s) { return (STATUS[s] || ["busy", "?"])[0]; }
+  function shape(s) { return (STATUS[s] || ["busy", "?"])[1]; }
+  function badge(s) {
+    return html`<span class="badge s-${statusClass(s)}"><span aria-hidden="true">${shape(s)}</span> ${s}</span>`;
+  }
+
+  function announce(msg) {
+    const el = document.getElementById("announce");
+    el.textContent = "";
+    setTimeout(() => { el.textContent = msg; }, 30);
+  }
+
+  function errorBox(err, heading) {
+    if (!(err instanceof ApiError)) {
+      return html`<div class="error" role="alert"><h3>${heading || "Something went wrong"}</h3><p>${String(err && err.message || err)}</p></div>`;
+    }
+    const items = err.details.map((d) => html`<li>${d.path ? html`<code>${d.path}</code> ` : ""}${d.message}</li>`);
+    return html`<div class="error" role="alert" data-code="${err.code}">
+      <h3>${heading || err.title}</h3><p>${err.message}</p>
+      ${items.length ? html`<ul class="reasons">${items}</ul>` : ""}</div>`;
+  }
+
+  function shortTime(iso) { return iso ? iso.replace("T", " ").replace(/\.\d+Z$|Z$/, "") : ""; }
+
+  return {
+    pages, esc, html, raw, api, token, setToken, ApiError, badge, shape, statusClass,
+    announce, errorBox, shortTime, me: { admin: false },
+    view: () => document.getElementById("view"),
+  };
+})();

@@ -1,0 +1,160 @@
+"""The topology as the dashboard draws it: zones, their hosts, and the nodes on each host.
+
+Pure: it takes hosts (with capacity and use, when the caller may see them) and the caller's
+nodes, and returns typed records. Nodes the caller cannot see never reach it: the route asks
+the service's queries, which scope every read to the caller's project.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from shoal.model.nodes import Demand
+
+
+@dataclass(frozen=True, slots=True)
+class Capacity:
+    vcpus: int
+    ram_mb: int
+    disk_gb: int
+    volume_gb: int
+
+
+@dataclass(frozen=True, slots=True)
+class HostFacts:
+    """What the admin view knows of a host before any node is put on it."""
+
+    name: str
+    zone: str
+    failed: bool
+    capacity: Capacity | None
+    used: Capacity | None
+
+
+@dataclass(frozen=True, slots=True)
+class NodeDot:
+    id: str
+    name: str
+    cluster: str
+    cluster_id: str
+    group: str
+    kind: str
+    status: str
+    address: str | None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "name": self.name,
+            "cluster": self.cluster,
+            "cluster_id": self.cluster_id,
+            "group": self.group,
+            "kind": self.kind,
+            "status": self.status,
+            "address": self.address,
+        }
+
+
+@dataclass(slots=True)
+class HostView:
+    name: str
+    zone: str
+    failed: bool
+    capacity: Capacity | None
+    used: Capacity | None
+    nodes: list[NodeDot] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "zone": self.zone,
+            "failed": self.failed,
+            "capacity": None if self.capacity is None else asdict(self.capacity),
+            "used": None if self.used is None else asdict(self.used),
+            "nodes": [n.as_dict() for n in self.nodes],
+        }
+
+
+@dataclass(slots=True)
+class ZoneView:
+    name: str
+    hosts: list[HostView] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "hosts": [h.as_dict() for h in self.hosts]}
+
+
+@dataclass(slots=True)
+class Topology:
+    admin: bool
+    zones: list[ZoneView]
+    unplaced: list[NodeDot]
+    """Nodes with no host yet (being created, or lost with theirs)."""
+    total_nodes: int
+
+    def as_dict(self) -> dict[str, Any]:
+        """The JSON shape (written out: `dataclasses.asdict` is slow at 1,000 nodes)."""
+        return {
+            "admin": self.admin,
+            "zones": [z.as_dict() for z in self.zones],
+            "unplaced": [n.as_dict() for n in self.unplaced],
+            "total_nodes": self.total_nodes,
+        }
+
+
+def capacity_of(d: Demand) -> Capacity:
+    return Capacity(d.vcpus, d.ram_mb, d.disk_gb, d.volume_gb)
+
+
+def _natural(name: str) -> tuple[Any, ...]:
+    """`host2` before `host10`."""
+    return tuple(int(p) if p.isdigit() else p for p in re.split(r"(\d+)", name))
+
+
+def build(
+    *,
+    admin: bool,
+    hosts: Iterable[HostFacts],
+    nodes: Iterable[Mapping[str, Any]],
+    cluster_names: Mapping[str, str],
+) -> Topology:
+    """Zones -> hosts -> nodes. `hosts` are the known hosts (admin); a node on a host not among
+    them (a tenant's view, or a host the provider no longer lists) brings its host along."""
+    by_host: dict[str, HostView] = {
+        h.name: HostView(h.name, h.zone, h.failed, h.capacity, h.used) for h in hosts
+    }
+    unplaced: list[NodeDot] = []
+    total = 0
+    for n in nodes:
+        total += 1
+        dot = NodeDot(
+            id=str(n["id"]),
+            name=str(n["name"]),
+            cluster=cluster_names.get(str(n["cluster_id"]), str(n["cluster_id"])[:8]),
+            cluster_id=str(n["cluster_id"]),
+            group=str(n.get("group") or ""),
+            kind=str(n["kind"]),
+            status=str(n["status"]),
+            address=n.get("address"),
+        )
+        host = n.get("host")
+        if not host:
+            unplaced.append(dot)
+            continue
+        view = by_host.get(host)
+        if view is None:
+            view = by_host[host] = HostView(host, str(n.get("zone") or "?"), False, None, None)
+        view.nodes.append(dot)
+    zones: dict[str, ZoneView] = {}
+    for view in sorted(by_host.values(), key=lambda v: _natural(v.name)):
+        view.nodes.sort(key=lambda d: (d.cluster, _natural(d.name)))
+        zones.setdefault(view.zone, ZoneView(view.zone)).hosts.append(view)
+    return Topology(
+        admin=admin,
+        zones=[zones[z] for z in sorted(zones, key=_natural)],
+        unplaced=sorted(unplaced, key=lambda d: (d.cluster, _natural(d.name))),
+        total_nodes=total,
+    )

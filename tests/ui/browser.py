@@ -1,0 +1,151 @@
+"""A real headless Chromium for the dashboard tests, the benchmark and the screenshots.
+
+Debian's `chromium` and `chromium-driver` packages provide the browser and its driver
+(`apt-get install -y chromium chromium-driver`; `.ci/run` installs them). When they are missing
+the tests fail saying so: a dashboard nobody tested in a browser is not tested.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from selenium import webdriver
+from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.remote.webdriver import WebDriver
+from selenium.webdriver.remote.webelement import WebElement
+
+REPO = Path(__file__).resolve().parents[2]
+SHOTS = REPO / "docs" / "ui"
+CHROMIUM = os.environ.get("SHOAL_CHROMIUM", "/usr/bin/chromium")
+CHROMEDRIVER = os.environ.get("SHOAL_CHROMEDRIVER", "/usr/bin/chromedriver")
+WAIT_S = 90.0
+"""Bound on any one wait in the browser: generous for a loaded 2-core machine, never asserted."""
+
+
+class BrowserMissing(RuntimeError):
+    pass
+
+
+def chromium_problem() -> str | None:
+    """Why a browser cannot be started here, or None."""
+    for path, package in ((CHROMIUM, "chromium"), (CHROMEDRIVER, "chromium-driver")):
+        if not (Path(path).is_file() or shutil.which(path)):
+            return (
+                f"{path} is missing: install Debian's {package} "
+                "(apt-get install -y chromium chromium-driver), as .ci/run does"
+            )
+    return None
+
+
+def start_chromium(width: int = 1366, height: int = 900) -> WebDriver:
+    problem = chromium_problem()
+    if problem:
+        raise BrowserMissing(problem)
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for arg in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-dev-shm-usage",
+        "--disable-gpu",
+        "--no-first-run",
+        "--disable-extensions",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        f"--window-size={width},{height}",
+        "--force-prefers-reduced-motion",
+    ):
+        options.add_argument(arg)
+    # Loopback only: no proxy from the environment may see (or break) the test's requests.
+    options.add_argument("--no-proxy-server")
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    driver.set_page_load_timeout(60)
+    return driver
+
+
+def until(driver: WebDriver, check: Callable[[], Any], what: str, timeout_s: float = WAIT_S) -> Any:
+    """Call `check` until it returns something truthy; fail naming `what` on timeout."""
+    deadline = time.monotonic() + timeout_s
+    last: Any = None
+    while True:
+        try:
+            last = check()
+        except (StaleElementReferenceException, WebDriverException) as e:
+            last = e
+        if last and not isinstance(last, Exception):
+            return last
+        if time.monotonic() >= deadline:
+            raise AssertionError(f"not seen in the browser within {timeout_s}s: {what} ({last!r})")
+        time.sleep(0.2)
+
+
+def find(driver: WebDriver | WebElement, css: str) -> list[WebElement]:
+    return list(driver.find_elements(By.CSS_SELECTOR, css))
+
+
+def visible(driver: WebDriver, css: str, what: str | None = None) -> WebElement:
+    """The first element matching `css` once it is displayed."""
+
+    def check() -> WebElement | None:
+        for el in find(driver, css):
+            if el.is_displayed():
+                return el
+        return None
+
+    found: WebElement = until(driver, check, what or css)
+    return found
+
+
+def sign_in(driver: WebDriver, url: str, token: str) -> None:
+    """Sign in with the keyboard alone: type the token, press Enter."""
+    driver.get(f"{url}/ui")
+    field = visible(driver, "#token", "the token field")
+    assert driver.switch_to.active_element == field, "the token field should have focus"
+    field.send_keys(token + "\n")
+    visible(driver, "#nav a[aria-current='page']", "the navigation after signing in")
+    until(
+        driver,
+        lambda: driver.execute_script("return document.body.dataset.topologyRendered"),
+        "the topology after signing in",
+    )
+
+
+def go(driver: WebDriver, hash_: str) -> None:
+    driver.execute_script("location.hash = arguments[0]", hash_)
+
+
+def host_of(driver: WebDriver, cluster: str, node: str) -> str | None:
+    """The host whose card draws `cluster`'s `node`, or None."""
+    found: str | None = driver.execute_script(
+        "const n = [...document.querySelectorAll('#topo li.node')].find("
+        "x => x.dataset.node === arguments[1] && x.dataset.cluster === arguments[0]);"
+        "return n ? n.closest('li.host')?.dataset.host ?? null : null;",
+        cluster,
+        node,
+    )
+    return found
+
+
+def screenshot(driver: WebDriver, name: str) -> Path:
+    """The page as it is now, in docs/ui/<name>.png (the docs show what the tests saw)."""
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    path = SHOTS / f"{name}.png"
+    height = int(driver.execute_script("return Math.min(document.body.scrollHeight, 2400)"))
+    width = int(driver.execute_script("return window.innerWidth"))
+    driver.set_window_size(max(width, 1366), max(height + 140, 900))
+    driver.save_screenshot(str(path))
+    return path
+
+
+def console_errors(driver: WebDriver) -> list[str]:
+    """Severe messages the page logged (script errors, failed requests)."""
+    return [str(e["message"]) for e in driver.get_log("browser") if e.get("level") == "SEVERE"]

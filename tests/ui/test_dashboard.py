@@ -1,0 +1,340 @@
+"""The dashboard in a real headless Chromium against a real `shoal server` process.
+
+Each test signs in with a token (typed, then Enter), uses the pages as a person would, and
+checks what the page shows against what the /v1 API says. The main pages' screenshots in
+docs/ui/ are written here, so they show what the tests saw. Waits are bounded; nothing asserts
+on time.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+from selenium.webdriver.common.action_chains import ActionChains
+from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.remote.webdriver import WebDriver
+
+from tests.support.server import REPO, wait_ok
+from tests.ui.browser import (
+    console_errors,
+    find,
+    go,
+    host_of,
+    screenshot,
+    sign_in,
+    until,
+    visible,
+)
+from tests.ui.conftest import UiServer
+from tests.ui.docs import BROKEN, DEMO, TOO_SPREAD, one_group, text, yaml_text
+
+EXAMPLES = REPO / "examples"
+
+
+def api_nodes(client: httpx.Client, cluster: str) -> list[dict[str, Any]]:
+    r = client.get("/v1/nodes", params={"cluster": cluster})
+    assert r.status_code == 200, r.text
+    nodes: list[dict[str, Any]] = r.json()["nodes"]
+    return nodes
+
+
+def chips(driver: WebDriver, status: str | None = None) -> list[dict[str, str]]:
+    """The node chips the topology draws: name, cluster, status, host."""
+    found: list[dict[str, str]] = driver.execute_script(
+        "return [...document.querySelectorAll('#topo li.node')].map(n => ({name: n.dataset.node,"
+        " cluster: n.dataset.cluster, status: n.dataset.status,"
+        " host: n.closest('li.host')?.dataset.host ?? ''}));"
+    )
+    return [c for c in found if status is None or c["status"] == status]
+
+
+def plan(driver: WebDriver, document: str) -> None:
+    go(driver, "#/plan")
+    area = visible(driver, "#plan-doc")
+    area.clear()
+    area.send_keys(document)
+    visible(driver, "#plan-preview").click()
+
+
+def test_plan_apply_see_nodes_on_their_hosts_scale_and_fail_a_host(
+    ui_server: UiServer, browser: WebDriver
+) -> None:
+    server = ui_server(provider="local")
+    client = server.client()
+    sign_in(browser, server.url, server.token)
+
+    # Plan before apply: every node drawn on a host, the rules held, nothing created yet.
+    plan(browser, yaml_text(DEMO))
+    ok = visible(browser, "#plan-ok", "the plan's placement")
+    assert "ui-demo can be placed" in ok.text
+    planned = until(browser, lambda: find(browser, "#plan-topo li.node.planned"), "planned nodes")
+    assert len(planned) == 5
+    assert all("PLANNED" in p.text for p in planned)
+    assert client.get("/v1/clusters").json()["clusters"] == []
+    screenshot(browser, "plan")
+    visible(browser, "#plan-apply").click()
+    visible(browser, "#plan-applied", "the apply's acceptance")
+    cluster = client.get("/v1/clusters").json()["clusters"][0]
+    assert cluster["name"] == "ui-demo"
+
+    # The topology fills in as the nodes come up, through the event stream, with no reload.
+    go(browser, f"#/topology?cluster={cluster['id']}")
+    visible(browser, "#topo .summary")
+    browser.execute_script("window.__sameDocument = true")
+    until(browser, lambda: len(chips(browser, "ACTIVE")) == 5, "five ACTIVE nodes")
+    assert browser.execute_script("return window.__sameDocument") is True
+    nodes = api_nodes(client, cluster["id"])
+    assert {(n["name"], n["host"]) for n in nodes} == {
+        (c["name"], c["host"]) for c in chips(browser)
+    }
+    held = {
+        r.get_attribute("data-grouping"): r.get_attribute("data-ok")
+        for r in find(browser, "table.groupings tr[data-grouping]")
+    }
+    assert held == {"web-apart": "true", "cache-pair": "true"}
+    # Highlighting a grouping marks its members (and only them), operable by keyboard.
+    button = find(browser, "tr[data-grouping='cache-pair'] button.hl-btn")[0]
+    browser.execute_script("arguments[0].focus()", button)
+    ActionChains(browser).send_keys(Keys.ENTER).perform()
+    assert button.get_attribute("aria-pressed") == "true"
+    assert sorted(e.get_attribute("data-node") for e in find(browser, "#topo li.node.hl")) == [
+        "cache-1",
+        "cache-2",
+    ]
+    ActionChains(browser).send_keys(Keys.ENTER).perform()
+    screenshot(browser, "topology")
+
+    # The cluster page: groups with policies, nodes with address, host and health.
+    go(browser, f"#/cluster/{cluster['id']}")
+    visible(browser, "#nodes-table")
+    rows = {
+        r.get_attribute("data-node"): r.text for r in find(browser, "#nodes-table tr[data-node]")
+    }
+    for n in nodes:
+        assert n["address"] and n["address"] in rows[n["name"]]
+        assert n["host"] in rows[n["name"]] and "ACTIVE" in rows[n["name"]]
+    # Scale web to 4: the preview names the new node and its host; then apply it.
+    field = visible(browser, "#scale-web")
+    field.clear()
+    field.send_keys("4")
+    visible(browser, "form.scale[data-group='web'] button[name='preview']").click()
+    preview = visible(browser, "form.scale[data-group='web'] .preview", "the scale preview")
+    assert "create web-4 on" in preview.text
+    screenshot(browser, "cluster")
+    visible(browser, "form.scale[data-group='web'] button[name='apply']").click()
+    visible(browser, "form.scale[data-group='web'] [role='status'] a", "the resize accepted")
+
+    # Live: the actions with their progress, and the events as they came.
+    go(browser, "#/live")
+    until(
+        browser,
+        lambda: [
+            r
+            for r in find(browser, "#actions-table tr[data-status='SUCCEEDED']")
+            if "CLUSTER_RESIZE" in r.text and "1/1 steps" in r.text
+        ],
+        "the resize done, with its progress",
+    )
+    create_row = next(r for r in find(browser, "#actions-table tr") if "CLUSTER_CREATE" in r.text)
+    assert "5/5 steps" in create_row.text
+    assert len(find(browser, "#events li")) > 5
+    screenshot(browser, "live")
+
+    # Fail the host the cache pair shares: it shows FAILED and empty, and the pair comes back
+    # together on another host.
+    go(browser, f"#/topology?cluster={cluster['id']}")
+    until(browser, lambda: len(chips(browser, "ACTIVE")) == 6, "six ACTIVE nodes")
+    lost = host_of(browser, "ui-demo", "cache-1")
+    assert lost and lost == host_of(browser, "ui-demo", "cache-2")
+    visible(browser, f"button[data-fail='{lost}']").click()
+    until(
+        browser,
+        lambda: find(browser, f"li.host[data-host='{lost}'][data-failed='true']"),
+        "the host shown FAILED",
+    )
+
+    def moved() -> bool:
+        now = {c["name"]: c for c in chips(browser)}
+        pair = [now[n] for n in ("cache-1", "cache-2") if n in now]
+        return (
+            len(pair) == 2
+            and all(c["status"] == "ACTIVE" and c["host"] != lost for c in pair)
+            and pair[0]["host"] == pair[1]["host"]
+        )
+
+    until(browser, moved, "the cache pair ACTIVE together on another host")
+    card = find(browser, f"li.host[data-host='{lost}']")[0]
+    assert card.get_attribute("data-count") == "0"
+    assert "FAILED" in card.text and "empty" in card.text
+    after = {n["name"]: n["host"] for n in api_nodes(client, cluster["id"])}
+    assert after["cache-1"] == after["cache-2"] != lost
+    screenshot(browser, "host-failed")
+    visible(browser, f"button[data-recover='{lost}']").click()
+    until(
+        browser,
+        lambda: find(browser, f"li.host[data-host='{lost}'][data-failed='false']"),
+        "the host recovered",
+    )
+    assert not console_errors(browser), console_errors(browser)
+
+
+def test_plan_preview_reads_the_reasons_it_cannot_be_placed(
+    ui_server: UiServer, browser: WebDriver
+) -> None:
+    server = ui_server(provider="sim", provider_options={"state_path": "memory"})
+    sign_in(browser, server.url, server.token)
+    plan(browser, yaml_text(TOO_SPREAD))
+    box = visible(browser, "#plan-error [role='alert']", "the reasons")
+    assert box.get_attribute("data-code") == "unplaceable"
+    assert "It cannot be placed" in box.text
+    reasons = [li.text for li in find(box, "ul.reasons li")]
+    api_error = server.client().post("/v1/clusters", content=text(TOO_SPREAD)).json()["error"]
+    assert reasons == [d["message"] for d in api_error["details"]] and reasons
+    assert visible(browser, "#plan-apply").get_attribute("disabled") is not None
+    screenshot(browser, "plan-infeasible")
+    # A broken document: every problem, with where it is.
+    plan(browser, text(BROKEN))
+    box = visible(browser, "#plan-error [role='alert'][data-code='invalid_document']")
+    assert "The document has problems" in box.text
+    assert "/node_groups/0/count" in box.text
+    assert len(find(box, "ul.reasons li")) >= 2
+    # Upload a file instead of pasting: the example database pair fits.
+    go(browser, "#/plan")
+    visible(browser, "#plan-file").send_keys(str(EXAMPLES / "db-pair.yaml"))
+    until(
+        browser,
+        lambda: "db-pair" in visible(browser, "#plan-doc").get_attribute("value"),
+        "the file's text in the editor",
+    )
+    visible(browser, "#plan-preview").click()
+    ok = visible(browser, "#plan-ok", "the uploaded document's placement")
+    assert "db-pair can be placed" in ok.text
+    assert len(find(browser, "#plan-topo li.node.planned")) == 4  # two servers, two volumes
+
+
+def test_a_tenant_sees_only_its_own_clusters(ui_server: UiServer, browser: WebDriver) -> None:
+    server = ui_server(provider="sim", provider_options={"state_path": "memory"})
+    admin = server.client()
+    tokens = {}
+    for name in ("team-a", "team-b"):
+        r = admin.post("/v1/projects", json={"name": name})
+        assert r.status_code == 201, r.text
+        tokens[name] = r.json()["token"]
+    ids = {}
+    for team, cluster in (("team-a", "a-shop"), ("team-b", "b-secret")):
+        with server.client(tokens[team]) as c:
+            r = c.post("/v1/clusters", content=text(one_group(cluster, 2)))
+            wait_ok(c, r)
+            ids[cluster] = r.json()["cluster"]["id"]
+
+    sign_in(browser, server.url, tokens["team-a"])
+    assert visible(browser, "#who").text == "tenant"
+    until(browser, lambda: len(chips(browser, "ACTIVE")) == 2, "team-a's two nodes")
+    assert {c["cluster"] for c in chips(browser)} == {"a-shop"}
+    assert not find(browser, "button[data-fail]"), "a tenant gets no host drills"
+    assert not find(browser, "meter"), "a tenant sees no host capacity"
+    assert "b-secret" not in browser.page_source
+    screenshot(browser, "tenant")
+    go(browser, "#/clusters")
+    until(browser, lambda: find(browser, "tr[data-cluster]"), "the cluster list")
+    assert [r.get_attribute("data-cluster") for r in find(browser, "tr[data-cluster]")] == [
+        "a-shop"
+    ]
+    go(browser, "#/live")
+    visible(browser, "#events li")
+    assert "b-secret" not in browser.page_source
+    # Another project's cluster by its id: not found, as the API says.
+    go(browser, f"#/cluster/{ids['b-secret']}")
+    box = visible(browser, "[role='alert'][data-code='not_found']")
+    assert "b-secret" not in box.text
+
+    # Keyboard: a page opens with focus on its heading; Tab goes on to its controls, and
+    # Shift+Tab back through the navigation, where Enter opens a page.
+    go(browser, "#/topology")
+    visible(browser, "#topo .summary")
+    until(browser, lambda: browser.switch_to.active_element.tag_name == "h1", "focus on the h1")
+    ActionChains(browser).send_keys(Keys.TAB).perform()
+    assert browser.switch_to.active_element.get_attribute("id") == "topo-cluster"
+    ActionChains(browser).key_down(Keys.SHIFT).send_keys(Keys.TAB).perform()
+    assert browser.switch_to.active_element.get_attribute("id") == "logout"
+    ActionChains(browser).send_keys(Keys.TAB).key_up(Keys.SHIFT).perform()
+    assert browser.switch_to.active_element.get_attribute("data-page") == "plan"
+    ActionChains(browser).send_keys(Keys.ENTER).perform()
+    visible(browser, "#plan-doc", "the plan page, reached by keyboard")
+
+
+def test_crowded_hosts_are_drawn_as_counts_until_opened(
+    ui_server: UiServer, browser: WebDriver
+) -> None:
+    server = ui_server(
+        provider="sim", provider_options={"state_path": "memory", "hosts": 2, "zones": 1}
+    )
+    with server.client() as c:
+        wait_ok(c, c.post("/v1/clusters", content=text(one_group("crowd", 40))))
+    sign_in(browser, server.url, server.token)
+    until(browser, lambda: len(find(browser, "details.agg")) == 2, "two aggregated hosts")
+    summaries = [s.text for s in find(browser, "details.agg summary")]
+    assert sum(int(s.split()[0]) for s in summaries) == 40
+    assert all("ACTIVE" in s for s in summaries)
+    assert not find(browser, "#topo li.node"), "no node drawn before a host is opened"
+    summary = find(browser, "details.agg summary")[0]
+    browser.execute_script("arguments[0].focus()", summary)
+    ActionChains(browser).send_keys(Keys.ENTER).perform()
+    until(browser, lambda: find(browser, "details.agg[open] li.node"), "the opened host's nodes")
+    opened = find(browser, "details.agg[open]")[0].get_attribute("data-host")
+    before = find(browser, "#topo-updated")[0].text
+    browser.execute_script("document.querySelector('#topo-updated').textContent = ''")
+    visible(browser, "#topo-refresh").click()
+    until(browser, lambda: find(browser, "#topo-updated")[0].text, "the redraw")
+    assert before and [
+        d.get_attribute("data-host") for d in find(browser, "details.agg[open]")
+    ] == [opened], "a redraw keeps an opened host open"
+    assert len(find(browser, "details.agg[open] li.node")) == 20
+    screenshot(browser, "topology-crowded")
+
+
+def test_live_shows_a_rolling_updates_batch_and_cancels_it(
+    ui_server: UiServer, browser: WebDriver
+) -> None:
+    server = ui_server(provider="sim", provider_options={"state_path": "memory"})
+    # One node per batch, then a long pause: the update stays between batches for the test.
+    group = {
+        "name": "app",
+        "profile": {"type": "server", "flavor": "m1.tiny", "image": "cirros"},
+        "count": 3,
+        "min": 1,
+        "update": {"max_unavailable": 1, "max_surge": 0, "pause_s": 3600, "health_gate": False},
+    }
+    doc: dict[str, Any] = {"name": "rolling", "node_groups": [group]}
+    with server.client() as c:
+        r = c.post("/v1/clusters", content=text(doc))
+        wait_ok(c, r)
+        cluster_id = r.json()["cluster"]["id"]
+        changed = dict(
+            doc, node_groups=[dict(group, profile=dict(group["profile"], flavor="m1.small"))]
+        )
+        r = c.put(f"/v1/clusters/{cluster_id}", content=text(changed))
+        assert r.status_code == 202, r.text
+    sign_in(browser, server.url, server.token)
+    go(browser, "#/live")
+
+    def update_row() -> Any:
+        for row in find(browser, "#actions-table tr[data-action]"):
+            if "CLUSTER_UPDATE" in row.text and "batch 1 of 3 (pause)" in row.text:
+                return row
+        return None
+
+    row = until(browser, update_row, "the update paused after batch 1 of 3")
+    assert row.get_attribute("data-status") == "RUNNING"
+    screenshot(browser, "live-rolling")
+    find(row, "button[data-cancel]")[0].click()
+    until(
+        browser,
+        lambda: [
+            r
+            for r in find(browser, "#actions-table tr[data-action]")
+            if "CLUSTER_UPDATE" in r.text and r.get_attribute("data-status") != "RUNNING"
+        ],
+        "the update ended after its cancel",
+    )
