@@ -13,6 +13,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
+from shoal.cli.documents import EnvironmentOption, is_hot_file
 from shoal.cli.errors import CliError
 from shoal.cli.options import TokenOption, UrlOption, target
 from shoal.cli.output import OutputFormat, console, emit_data, report_problems
@@ -22,6 +23,7 @@ from shoal.model import InvalidDocument, Objective
 from shoal.model.catalogs import default_inventory
 from shoal.placement import PlacementResult, solve
 from shoal.spec import load_cluster_file, load_inventory_file
+from shoal.spec.hot import read_hot_files
 
 EXIT_PLACED, EXIT_INFEASIBLE, EXIT_INVALID = 0, 1, 2
 
@@ -39,6 +41,7 @@ def plan(
         Objective | None, typer.Option("--objective", help="Override the document's objective.")
     ] = None,
     seed: Annotated[int, typer.Option(help="Tie-break seed; same seed, same placement.")] = 0,
+    environment: EnvironmentOption = None,
     cluster: Annotated[
         str | None,
         typer.Option(
@@ -69,7 +72,14 @@ def plan(
         run(remote)
     try:
         inv = load_inventory_file(inventory) if inventory else default_inventory()
-        spec = load_cluster_file(document, inv)
+        notices: list[dict[str, str]] = []
+        if environment or is_hot_file(str(document)):
+            hot = read_hot_files(document, list(environment or []), inv)
+            if hot.spec is None:
+                raise InvalidDocument(hot.problems)
+            spec, notices = hot.spec, [n.as_dict() for n in hot.notices]
+        else:
+            spec = load_cluster_file(document, inv)
     except InvalidDocument as bad:
         problems = [p.as_dict() for p in bad.problems]
         if output is OutputFormat.TABLE:
@@ -80,8 +90,11 @@ def plan(
     result = solve(spec, inv, objective=objective, seed=seed)
     if output is OutputFormat.TABLE:
         show_result(result, spec.name)
+        for n in notices:
+            console().print(f"  [yellow]ignored:[/] {n['path'] or '/'}: {n['message']}")
     else:
-        emit_data({"cluster": spec.name, "valid": True, **result.as_dict()}, output)
+        extra = {"notices": notices} if notices else {}
+        emit_data({"cluster": spec.name, "valid": True, **result.as_dict(), **extra}, output)
     raise typer.Exit(EXIT_PLACED if result.feasible else EXIT_INFEASIBLE)
 
 

@@ -34,6 +34,8 @@ def random_string(stack: StackView, res: Resource, props: dict[str, object]) -> 
     report = stack.ctx.report
     check_props(res, props, report, RANDOM_PROPS)
     length = props.get("length", 32)
+    if isinstance(length, str) and length.isdigit():
+        length = int(length)
     if not isinstance(length, int) or isinstance(length, bool) or not 1 <= length <= 512:
         report.problem(
             child(res.path, "properties", "length"), "length is a whole number from 1 to 512"

@@ -30,6 +30,8 @@ _DEPLOY_PROPS = frozenset(
 )
 _GROUP_PROPS = (_DEPLOY_PROPS - {"server"}) | {"servers"}
 _STRUCTURED = frozenset({"input_key", "input_values_validate"})
+_CLOUD_PROPS = frozenset({"cloud_config"})
+_MIME_PROPS = frozenset({"parts", "group"})
 _ACTIONS = ("CREATE", "UPDATE", "DELETE", "SUSPEND", "RESUME")
 _TRANSPORTS = ("CFN_SIGNAL", "TEMP_URL_SIGNAL", "HEAT_SIGNAL", "NO_SIGNAL", "ZAQAR_SIGNAL")
 _IO_KEYS = frozenset(
@@ -52,6 +54,13 @@ def config(stack: StackView, res: Resource, props: dict[str, object]) -> None:
         report.problem(child(where, "config"), f"a software config is text, found {describe(body)}")
     for key in ("inputs", "outputs"):
         _io(stack, props.get(key), child(where, key))
+    stack.shape.software.append(SoftwareShape(res.name, res.path, res.type))
+
+
+def boot_config(stack: StackView, res: Resource, props: dict[str, object]) -> None:
+    """OS::Heat::CloudConfig and MultipartMime: user data a server boots with."""
+    known = _CLOUD_PROPS if res.type == "OS::Heat::CloudConfig" else _MIME_PROPS
+    check_props(res, props, stack.ctx.report, known)
     stack.shape.software.append(SoftwareShape(res.name, res.path, res.type))
 
 

@@ -39,6 +39,8 @@ HANDLERS: dict[str, Handler] = {
     "OS::Heat::RandomString": heat.random_string,
     "OS::Heat::SoftwareConfig": software.config,
     "OS::Heat::StructuredConfig": software.config,
+    "OS::Heat::CloudConfig": software.boot_config,
+    "OS::Heat::MultipartMime": software.boot_config,
     "OS::Heat::SoftwareDeployment": software.deployment,
     "OS::Heat::SoftwareDeployments": software.deployment,
     "OS::Heat::SoftwareDeploymentGroup": software.deployment,
