@@ -151,6 +151,13 @@ class Stack:
         return self.shape
 
     def _check_given(self) -> None:
+        if self._top:
+            for name in self.ctx.env.parameters:
+                if name not in self.params:
+                    self.report.problem(
+                        "",
+                        f"an environment gives parameter '{name}', but the template has no parameter '{name}'",
+                    )
         for name in self._given:
             if name not in self.params:
                 self.report.problem(
