@@ -9,6 +9,7 @@ inventory that has the flavors, images and zones the template names. Downloaded 
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import tarfile
@@ -20,10 +21,13 @@ from pathlib import Path
 
 import yaml
 
+from shoal.model import InvalidDocument
 from shoal.model.catalogs import synthetic_inventory
 from shoal.model.inventory import Flavor, Host, Image, Inventory
 from shoal.placement import solve
-from shoal.spec.hot import read_hot_files
+from shoal.spec.hot import HotResult, read_hot
+from shoal.spec.hot.files import Files
+from shoal.spec.syntax import parse
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "hot"
 HEAT_TEMPLATES = DATA / "heat-templates" / "hot"
@@ -44,6 +48,7 @@ class Outcome:
     parsed: bool
     planned: bool
     reason: str | None = None
+    nodes: int = 0
 
 
 @dataclass(slots=True)
@@ -59,6 +64,7 @@ class Summary:
             "templates": len(self.outcomes),
             "parsed": sum(o.parsed for o in self.outcomes),
             "planned": sum(o.planned for o in self.outcomes),
+            "planned_with_nodes": sum(o.planned and o.nodes > 0 for o in self.outcomes),
             "seconds": round(self.seconds, 2),
             "unsupported": dict(reasons.most_common()),
         }
@@ -111,8 +117,7 @@ def template_files(root: Path) -> list[Path]:
         if (
             "heat_template_version" in text
             and text.lstrip().startswith(("heat_template_version", "#", "{%", "description", "---"))
-            or "\nheat_template_version" in text
-        ):
+        ) or "\nheat_template_version" in text:
             out.append(path)
     return out
 
@@ -149,12 +154,27 @@ def _made_up(name: str, decl: object) -> object:
         return "az1"
     if "cidr" in lname:
         return "10.0.0.0/24"
-    text = "x" + "".join(c for c in lname if c.isalnum())[:20]
-    for c in decl.get("constraints") or []:
-        length = c.get("length") if isinstance(c, dict) else None
-        if isinstance(length, dict):
-            text = (text * 8)[: max(length.get("min", 1), min(len(text), length.get("max", 64)))]
-    return text
+    for text in ("x" + "".join(c for c in lname if c.isalnum())[:20], "abcd1234", "Abcd1234", "a"):
+        if _fits(text, decl.get("constraints") or []):
+            return text
+    return "x"
+
+
+def _fits(text: str, constraints: list[object]) -> bool:
+    for c in constraints:
+        if not isinstance(c, dict):
+            continue
+        length = c.get("length")
+        if isinstance(length, dict) and not length.get("min", 0) <= len(text) <= length.get(
+            "max", 10**6
+        ):
+            return False
+        pattern = c.get("allowed_pattern")
+        if isinstance(pattern, str):
+            m = re.match(pattern, text)
+            if m is None or m.end() != len(text):
+                return False
+    return True
 
 
 def _parameters(path: Path) -> dict[str, object]:
@@ -192,46 +212,46 @@ def run_one(path: Path, root: Path, software: str = "refuse") -> Outcome:
     rel = str(path.relative_to(root))
     if ".j2." in path.name:
         return Outcome(rel, False, False, "jinja2 source (rendered by tripleo tools, not Heat)")
-    env_file = path.parent / "_corpus_env.yaml"
-    params = _parameters(path)
-    env = {"parameters": params} if params else None
+    try:
+        tree = parse(path.read_bytes(), str(path))
+    except InvalidDocument as bad:
+        return Outcome(rel, False, False, "not YAML: " + bad.problems[0].message[:40])
     inv = synthetic_inventory(12, 2)
-    envs = [env_file] if False else []
-    for attempt in range(2):
-        result = (
-            read_hot_files(path, envs, inv, software=software, name="corpus")
-            if env is None
-            else _with_env(path, env, inv, software)
-        )
-        w = result.wants
-        if attempt == 0 and (w.flavors or w.images or w.zones):
-            inv = inventory_for(w.flavors, w.images, w.zones)
-            continue
-        break
-    parsed = (
-        not result.problems
-        or all(any(u.path == p.path for u in result.unsupported) for p in result.problems)
-        or bool(result.unsupported)
-        and len(result.problems) == len(result.unsupported)
-    )
+    defaults: dict[str, object] = {}
+    result = _read(tree, path, _parameters(path), defaults, inv, software)
+    w = result.wants
+    nested = {k: v for f in result.files_read for k, v in _parameters(Path(f)).items()}
+    if w.flavors or w.images or w.zones or nested:
+        # Again, as a user would: an inventory with what it names, values for nested templates.
+        inv = inventory_for(w.flavors, w.images, w.zones)
+        result = _read(tree, path, _parameters(path), nested, inv, software)
+    parsed = len(result.problems) == len(result.unsupported)  # nothing wrong but those
     if result.spec is None:
         return Outcome(rel, parsed, False, result.first_reason)
     placed = solve(result.spec, inv)
     if not placed.feasible:
         return Outcome(rel, True, False, "infeasible on the synthetic inventory")
-    return Outcome(rel, True, True)
+    return Outcome(rel, True, True, nodes=len(placed.assignments))
 
 
-def _with_env(path: Path, env: dict[str, object], inv: Inventory, software: str):  # type: ignore[no-untyped-def]
-    import tempfile
-
-    with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
-        yaml.safe_dump(env, f)
-        name = f.name
-    try:
-        return read_hot_files(path, [name], inv, software=software, name="corpus")
-    finally:
-        Path(name).unlink()
+def _read(
+    tree: object,
+    path: Path,
+    params: dict[str, object],
+    defaults: dict[str, object],
+    inv: Inventory,
+    software: str,
+) -> HotResult:
+    env = {"parameters": params, "parameter_defaults": defaults}
+    return read_hot(
+        tree,
+        [(env, "/environments/0", str(path))],
+        Files(disk=True),
+        inv,
+        name="corpus",
+        scope=str(path),
+        software=software,
+    )
 
 
 def run_corpus(corpus: str, root: Path, software: str = "refuse") -> Summary:

@@ -254,7 +254,10 @@ parameters:
   p: {type: string, hidden: true, constraints: [{allowed_pattern: "[a-z]+"}], default: "S3cret!"}
 conditions: {}
 resources:
-  a: {type: OS::Nova::Server, properties: {flavor: {get_param: missing}, image: cirros}, depends_on: [b]}
+  a:
+    type: OS::Nova::Server
+    properties: {flavor: {get_param: missing}, image: cirros}
+    depends_on: [b]
   b: {type: OS::Nova::Server, properties: {flavor: m1.small, image: cirros}, depends_on: [a]}
   c: {properties: {}}
 outputs:
@@ -277,7 +280,12 @@ def test_environment_merge_order_and_registry() -> None:
     template = tpl({"r": {"type": "My::Role", "properties": {"flavor": {"get_param": "f"}}}}, f={})
     template.pop("f")
     template["parameters"] = {"f": {"type": "string", "default": "m1.tiny"}}
-    role = "heat_template_version: 2016-10-14\nparameters: {flavor: {type: string}}\nresources:\n  s: {type: OS::Nova::Server, properties: {flavor: {get_param: flavor}, image: cirros}}\n"
+    role = (
+        "heat_template_version: 2016-10-14\n"
+        "parameters: {flavor: {type: string}}\n"
+        "resources:\n"
+        "  s: {type: OS::Nova::Server, properties: {flavor: {get_param: flavor}, image: cirros}}\n"
+    )
     envs = [
         {
             "parameters": {"f": "m1.small"},

@@ -174,7 +174,8 @@ def _dependencies(out: _Out, shape: Shape) -> None:
         names = sorted({e for d in deps for e in out.made.get(d, []) if e not in elements})
         if not names:
             continue
-        for draft in [*out.draft.instances, *out.draft.groups]:
+        drafts: list[InstanceDraft | GroupDraft] = [*out.draft.instances, *out.draft.groups]
+        for draft in drafts:
             if draft.name in elements and draft.depends_on is not None:
                 have = {n for n, _ in draft.depends_on}
                 draft.depends_on += [

@@ -32,7 +32,9 @@ class Scope(Protocol):
     """What a template offers its functions: parameters, resources, conditions, files."""
 
     version: Version
-    name: str
+
+    @property
+    def name(self) -> str: ...
 
     def param(self, name: str, path: str) -> object: ...
 
@@ -134,6 +136,12 @@ class Evaluator:
     def args_list(
         self, name: str, args: object, path: str, lo: int, hi: int
     ) -> list[object] | None:
+        if call_of(args) is not None:  # the arguments may come from a function (a repeat)
+            args = self.ev(args, path)
+            if args == BROKEN:
+                return None
+        if isinstance(args, list):
+            args = [a for a in args if a is not OMIT]
         if not isinstance(args, list) or not lo <= len(args) <= hi:
             n = str(lo) if lo == hi else f"{lo} to {hi}" if hi < 99 else f"at least {lo}"
             self.fail(path, f"'{name}' takes a list of {n} arguments, found {describe(args)}")
@@ -169,8 +177,27 @@ def _get_param(e: Evaluator, args: object, path: str) -> object:
     value = e.extra[name] if name in e.extra else e.scope.param(name, path)
     for i, raw in enumerate(keys[1:], start=1):
         key = e.ev(raw, child(path, i))
-        value = _select(e, value, key, child(path, i))
+        if value == BROKEN or isinstance(value, Ref | Attr | Unknown):
+            return value
+        if isinstance(value, list) and isinstance(key, str) and key.isdigit():
+            key = int(key)
+        found = step_into(value, key)
+        if found is NOWHERE:
+            return ""  # Heat: a path that leads nowhere gives empty text
+        value = found
     return value
+
+
+NOWHERE = object()
+
+
+def step_into(value: object, key: object) -> object:
+    """`value[key]` for a mapping or a list, or NOWHERE."""
+    if isinstance(value, dict):
+        return value.get(key, NOWHERE)
+    if isinstance(value, list) and isinstance(key, int) and 0 <= key < len(value):
+        return value[key]
+    return NOWHERE
 
 
 def _select(e: Evaluator, value: object, key: object, path: str) -> object:
@@ -214,7 +241,7 @@ def _get_attr(e: Evaluator, args: object, path: str) -> object:
 def _string_of(e: Evaluator, value: object, path: str, fn: str) -> str | None:
     if isinstance(value, str):
         return value
-    if value is None:
+    if value is None or value is OMIT:
         return ""
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -418,7 +445,7 @@ def _repeat(e: Evaluator, args: object, path: str) -> object:
             total *= len(lst) if isinstance(lst, list) else 1
         if total > MAX_ITEMS:
             return e.fail(path, f"'repeat' would make {total} items; the limit is {MAX_ITEMS}")
-        combos = list(itertools.product(*lists))  # type: ignore[arg-type]
+        combos = list(itertools.product(*lists))
     template = args["template"]
     out: list[object] = []
     for combo in combos:
@@ -450,8 +477,8 @@ def _map_merge(e: Evaluator, args: object, path: str) -> object:
     for i, raw in enumerate(items):
         value = e.ev(raw, child(path, i))
         if value == BROKEN or isinstance(value, Ref | Attr | Unknown):
-            return value if value == BROKEN else unknown_from(value, "map_merge")  # type: ignore[arg-type]
-        if value is None:
+            return value if value == BROKEN else unknown_from(value, "map_merge")
+        if value is None or value is OMIT:
             continue
         if not isinstance(value, dict):
             return e.fail(child(path, i), f"'map_merge' merges mappings, found {describe(value)}")
@@ -524,8 +551,8 @@ def _list_concat(unique: bool) -> Handler:
         for i, raw in enumerate(items):
             value = e.ev(raw, child(path, i))
             if value == BROKEN or isinstance(value, Ref | Attr | Unknown):
-                return value if value == BROKEN else unknown_from(value, name)  # type: ignore[arg-type]
-            if value is None:
+                return value if value == BROKEN else unknown_from(value, name)
+            if value is None or value is OMIT:
                 continue
             if not isinstance(value, list):
                 return e.fail(child(path, i), f"'{name}' joins lists, found {describe(value)}")

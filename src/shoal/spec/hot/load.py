@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -36,6 +37,7 @@ from shoal.spec.syntax import parse
 from shoal.spec.tree import describe, is_mapping, pairs_of
 
 DEFAULT_NAME = "stack"
+_QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"|\b\d+\b")
 _BODY_KEYS = {
     "template",
     "environment",
@@ -65,7 +67,7 @@ class HotResult:
         if self.unsupported:
             return self.unsupported[0].reason
         if self.problems:
-            return "invalid: " + self.problems[0].message.split(";")[0][:60]
+            return "invalid: " + _QUOTED.sub("…", self.problems[0].message.split(";")[0])[:70]
         return None
 
 

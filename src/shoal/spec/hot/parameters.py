@@ -223,7 +223,11 @@ def _violation(kind: str, arg: object, value: object) -> str | None:
             return f"{kind} {measure} is above the maximum {hi}"
     if kind == "modulo" and isinstance(arg, dict) and isinstance(value, int | float):
         step, offset = arg.get("step"), arg.get("offset", 0)
-        if isinstance(step, int | float) and isinstance(offset, int | float) and step:
-            if (value - offset) % step:
-                return f"the value is not {offset} plus a multiple of {step}"
+        if (
+            isinstance(step, int | float)
+            and isinstance(offset, int | float)
+            and step
+            and (value - offset) % step
+        ):
+            return f"the value is not {offset} plus a multiple of {step}"
     return None

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from shoal.spec.collect import child
 from shoal.spec.hot.context import Resource, StackView, check_props
-from shoal.spec.hot.shapes import GroupShape
+from shoal.spec.hot.shapes import GroupShape, Shape
 from shoal.spec.hot.values import Ref
 from shoal.spec.tree import describe
 
@@ -75,7 +75,8 @@ def cluster(stack: StackView, res: Resource, props: dict[str, object]) -> None:
         res.name, res.path, count, member, min_size=lo, max_size=None if hi < 0 else hi
     )
     stack.shape.groups.append(group)
-    for i, binding in enumerate(props.get("policies") or []):  # type: ignore[union-attr]
+    bindings = props.get("policies")
+    for i, binding in enumerate(bindings if isinstance(bindings, list) else []):
         ref = binding.get("policy") if isinstance(binding, dict) else None
         if isinstance(ref, Ref) and stack.type_of(ref.name) == "OS::Senlin::Policy":
             stack.bind_policy(ref.name, res.name, child(where, "policies", i))
@@ -96,7 +97,7 @@ def node(stack: StackView, res: Resource, props: dict[str, object]) -> None:
             stack.shape.servers.append(s)
 
 
-def _member(stack: StackView, res: Resource, ref: object, path: str):  # type: ignore[no-untyped-def]
+def _member(stack: StackView, res: Resource, ref: object, path: str) -> Shape | None:
     if not isinstance(ref, Ref) or stack.type_of(ref.name) != "OS::Senlin::Profile":
         stack.ctx.report.problem(
             path, "profile must be {get_resource: ...} of an OS::Senlin::Profile"

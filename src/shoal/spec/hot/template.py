@@ -12,18 +12,18 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from shoal.model.enums import Rule
+from shoal.model.problems import InvalidDocument
 from shoal.spec.collect import child
 from shoal.spec.hot import compute, groups, heat, senlin, software
 from shoal.spec.hot.context import MAX_NESTING, Context, Resource
 from shoal.spec.hot.environment import is_file_ref, lookup
-from shoal.spec.hot.functions import BROKEN, Evaluator, call_of, plain
+from shoal.spec.hot.functions import BROKEN, NOWHERE, Evaluator, call_of, plain, step_into
 from shoal.spec.hot.parameters import MISSING, Parameter, check, convert, read_parameters
 from shoal.spec.hot.report import Report
 from shoal.spec.hot.shapes import ServerGroupShape, Shape
 from shoal.spec.hot.values import Attr, Ref, Unknown, shown
 from shoal.spec.hot.versions import KNOWN_NAMES, Version, version_of
 from shoal.spec.syntax import parse
-from shoal.model.problems import InvalidDocument
 from shoal.spec.tree import describe
 
 Handler = Callable[["Stack", Resource, dict[str, object]], None]
@@ -72,6 +72,7 @@ _RESOURCE_KEYS = {
 }
 _DELETION = ("Delete", "Retain", "Snapshot", "delete", "retain", "snapshot")
 MAX_RESOURCES = 5_000
+_NO_NODES = ("OS::Heat::Value", "OS::Heat::RandomString")
 
 
 class Stack:
@@ -156,7 +157,8 @@ class Stack:
                 if name not in self.params:
                     self.report.problem(
                         "",
-                        f"an environment gives parameter '{name}', but the template has no parameter '{name}'",
+                        f"an environment gives parameter '{name}', "
+                        f"but the template has no parameter '{name}'",
                     )
         for name in self._given:
             if name not in self.params:
@@ -217,7 +219,7 @@ class Stack:
                 continue
             final, _ = lookup(self.ctx.env, written, str(name))
             self._resources[str(name)] = Resource(str(name), final, written, path, body)
-        for name, res in self._resources.items():
+        for res in self._resources.values():
             self._depends_on(res)
 
     def _depends_on(self, res: Resource) -> None:
@@ -289,6 +291,13 @@ class Stack:
         res = self._resources[name]
         if not self.active(name):
             return
+        if res.raw.get("external_id") is not None:
+            self.report.cannot(
+                "external_id (an existing resource)",
+                child(res.path, "external_id"),
+                "a resource adopted by external_id is not supported: Shoal manages what it creates",
+            )
+            return
         props = self.properties_of(name)
         if props is None:
             return
@@ -334,7 +343,7 @@ class Stack:
         inner.version = self.version
         inner._resources = self._resources
         fake = Resource(res.name, final, kind, path, {"properties": props})
-        if final in ("OS::Nova::Server", "OS::Cinder::Volume"):
+        if final in ("OS::Nova::Server", "OS::Cinder::Volume", *_NO_NODES):
             inner.run(fake, final, props, path)
             return inner.shape
         if HANDLERS.get(final) is None and (is_file_ref(final) or final in self.ctx.files.given):
@@ -343,7 +352,8 @@ class Stack:
         self.report.cannot(
             f"type {final} in a group",
             child(path, "type"),
-            f"a group of {final}{via} is not supported; a group's member is a server or a nested template",
+            f"a group of {final}{via} is not supported; "
+            "a group's member is a server or a nested template",
         )
         return None
 
@@ -473,11 +483,8 @@ class Stack:
         if res.type == "OS::Heat::Value" and path and path[0] == "value" and self.active(resource):
             value = (self.properties_of(resource) or {}).get("value", BROKEN)
             for key in path[1:]:
-                if isinstance(value, dict) and key in value:
-                    value = value[key]
-                elif isinstance(value, list) and isinstance(key, int) and 0 <= key < len(value):
-                    value = value[key]
-                else:
+                value = step_into(value, key)
+                if value is NOWHERE:
                     return Attr(resource, self.scope, path)
             return value
         return Attr(resource, self.scope, path)
