@@ -18,7 +18,15 @@ class Files:
     def __init__(self, given: dict[str, str] | None = None, *, disk: bool = False) -> None:
         self.given = dict(given or {})
         self.disk = disk
+        self.root = ""
+        """The top template's directory, on disk."""
         self.read_names: list[str] = []
+
+    def relative(self, name: str) -> str:
+        """A file's name for a message: relative to the top template's directory on disk."""
+        if self.disk and self.root and posixpath.isabs(name):
+            return posixpath.relpath(name, self.root)
+        return name
 
     def read(self, name: str, base: str) -> tuple[str, str] | None:
         """(resolved name, text) of the file `name` as named from the file `base`."""

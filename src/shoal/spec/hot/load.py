@@ -253,6 +253,8 @@ def read_hot_files(
     """Read a template file and environment files from disk, nested files beside them."""
     path = Path(template).resolve()
     tree = parse(read_bytes(path), str(path))
+    files = Files(disk=True)
+    files.root = str(path.parent)
     envs = []
     for i, e in enumerate(environments):
         ep = Path(e).resolve()
@@ -260,7 +262,7 @@ def read_hot_files(
     return read_hot(
         tree,
         envs,
-        Files(disk=True),
+        files,
         inventory,
         name=name or default_name(path),
         scope=str(path),

@@ -192,6 +192,8 @@ def check(param: Parameter, value: object, path: str, report: Report) -> bool:
         return True
     for kind, arg, where in param.constraints:
         message = _violation(kind, arg, value)
+        if message is not None and param.hidden:  # a hidden value is never quoted
+            message = f"the value does not meet its {kind} constraint"
         if message is not None:
             report.problem(path, f"parameter '{param.name}': {message} (constraint at {where})")
             ok = False

@@ -386,7 +386,7 @@ class Stack:
             self.ctx,
             tree,
             scope=name,
-            path=file_pointer(name),
+            path=file_pointer(self.ctx.files.relative(name)),
             given=props,
             given_path=lambda n: child(where, n),
             top=False,
