@@ -35,7 +35,8 @@ def test_plan_lists_what_was_ignored(tmp_path: Path) -> None:
         "heat_template_version: 2016-10-14\nresources:\n"
         "  g:\n    type: OS::Heat::ResourceGroup\n    properties:\n"
         "      count: 2\n      removal_policies: [{resource_list: ['0']}]\n"
-        "      resource_def: {type: OS::Nova::Server, properties: {flavor: m1.tiny, image: cirros}}\n"
+        "      resource_def:\n"
+        "        {type: OS::Nova::Server, properties: {flavor: m1.tiny, image: cirros}}\n"
     )
     env = tmp_path / "e.yaml"
     env.write_text("event_sinks: []\n")
