@@ -58,8 +58,13 @@ def server(stack: StackView, res: Resource, props: dict[str, object]) -> None:
         else:
             report.problem(where, "OS::Nova::Server needs an image (or a boot volume)")
     zone = concrete_text(
-        props.get("availability_zone"), child(where, "availability_zone"), report, "zone"
+        props.get("availability_zone"),
+        child(where, "availability_zone"),
+        report,
+        "zone",
+        empty_ok=True,
     )
+    zone = zone or None  # an empty zone is no zone, as in Nova
     before = len(report.out)
     flavor = image = None
     if flavor_ref is not None:
@@ -170,7 +175,7 @@ def volume(stack: StackView, res: Resource, props: dict[str, object]) -> None:
         size = int(size)
     if isinstance(size, int) and not isinstance(size, bool) and size >= 1:
         vtype = props.get("volume_type")
-        zone = props.get("availability_zone")
+        zone = props.get("availability_zone") or None  # an empty zone is no zone
         ok = True
         if isinstance(zone, str):
             ctx.wants.zones.add(zone)

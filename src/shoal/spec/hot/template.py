@@ -320,9 +320,7 @@ class Stack:
         self.report.cannot(
             f"type {kind}",
             child(path, "type"),
-            f"resource type {kind}{via} is not supported; Shoal reads servers, volumes, "
-            "attachments, server groups, resource groups, Heat's None/Value/RandomString, "
-            "software configs and deployments, and Senlin clusters",
+            f"resource type {kind}{via} is not supported (docs/hot.md lists the types Shoal reads)",
         )
 
     def member(self, res: Resource, kind: str, props: dict[str, object], path: str) -> Shape | None:
