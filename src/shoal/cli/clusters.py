@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 
 from shoal.cli.client import connect, seg
-from shoal.cli.documents import document_name, read_document
+from shoal.cli.documents import EnvironmentOption, document_name, read_document, read_template
 from shoal.cli.errors import ApiError, CliError
 from shoal.cli.options import (
     OutputOption,
@@ -34,6 +34,7 @@ ClusterArg = Annotated[str, typer.Argument(help="Cluster name or id.")]
 
 def up(
     document: DocumentArg,
+    environment: EnvironmentOption = None,
     wait: WaitOption = True,
     timeout: TimeoutOption = None,
     output: OutputOption = OutputFormat.TABLE,
@@ -43,7 +44,7 @@ def up(
     """Create a cluster from a document and wait until it is ACTIVE (exit 0) or not (exit 1)."""
 
     async def body() -> int:
-        content, kind = read_document(document)
+        content, kind = read_template(document, environment) or read_document(document)
         async with connect(target(url, token), engine=True) as client:
             return await submit(
                 client,

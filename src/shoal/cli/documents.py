@@ -1,18 +1,23 @@
 """Reading a cluster document from a file (or `-` for stdin) to send it as it is written.
 
 The API parses and validates it; here only the name is read, for `apply` to choose between
-create and replace.
+create and replace. A HOT template with `-e` environments is sent as Heat's stack-create body,
+its nested files included (docs/hot.md).
 """
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
+import typer
 import yaml
 
 from shoal.cli.errors import EXIT_INVALID, CliError
+from shoal.model import InvalidDocument
+from shoal.model.catalogs import default_inventory
+from shoal.spec.hot import bundle
 
 
 def read_document(source: str) -> tuple[bytes, str]:
@@ -38,3 +43,43 @@ def document_name(content: bytes) -> str | None:
         data = data["vcluster"]
     name = data.get("name") if isinstance(data, dict) else None
     return name if isinstance(name, str) and name else None
+
+
+EnvironmentOption = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--environment",
+        "-e",
+        help="Heat environment file for a HOT template (repeatable; merged in order).",
+    ),
+]
+
+
+def is_hot_file(source: str) -> bool:
+    """True when the file is a Heat template (it has a `heat_template_version` key)."""
+    if source == "-":
+        return False
+    try:
+        data = yaml.safe_load(Path(source).read_bytes())
+    except (OSError, yaml.YAMLError):
+        return False
+    return isinstance(data, dict) and "heat_template_version" in data
+
+
+def read_template(source: str, environments: list[Path] | None) -> tuple[bytes, str] | None:
+    """A HOT template and its environments as Heat's stack-create body, files included.
+
+    None when `source` is not a template and no environment was given (a Shoal document).
+    """
+    if not environments and not is_hot_file(source):
+        return None
+    if source == "-":
+        raise CliError("a HOT template with -e must be read from a file, not stdin", EXIT_INVALID)
+    for env in environments or []:
+        if not env.is_file():
+            raise CliError(f"cannot read {env}: no such file", EXIT_INVALID)
+    try:
+        body = bundle(source, list(environments or []), default_inventory())
+    except InvalidDocument as bad:
+        raise CliError(f"cannot read {source}: {bad}", EXIT_INVALID) from None
+    return body, "application/json"

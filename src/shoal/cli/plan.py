@@ -16,6 +16,7 @@ import typer
 from rich.table import Table
 
 from shoal.cli.client import load_settings
+from shoal.cli.documents import EnvironmentOption, is_hot_file
 from shoal.cli.errors import CliError
 from shoal.cli.options import TokenOption, UrlOption, target
 from shoal.cli.output import OutputFormat, console, emit_data, report_problems
@@ -27,6 +28,7 @@ from shoal.placement import PlacementResult, PlacementStatus, solve
 from shoal.service.errors import ServiceError
 from shoal.service.limits import Limits, check_size
 from shoal.spec import load_cluster_file, load_inventory_file
+from shoal.spec.hot import read_hot_files
 
 EXIT_PLACED, EXIT_INFEASIBLE, EXIT_INVALID = 0, 1, 2
 
@@ -54,6 +56,7 @@ def plan(
             "(default: the placement_time_limit_s setting, 10).",
         ),
     ] = None,
+    environment: EnvironmentOption = None,
     cluster: Annotated[
         str | None,
         typer.Option(
@@ -84,7 +87,14 @@ def plan(
         run(remote)
     try:
         inv = load_inventory_file(inventory) if inventory else default_inventory()
-        spec = load_cluster_file(document, inv)
+        notices: list[dict[str, str]] = []
+        if environment or is_hot_file(str(document)):
+            hot = read_hot_files(document, list(environment or []), inv)
+            if hot.spec is None:
+                raise InvalidDocument(hot.problems)
+            spec, notices = hot.spec, [n.as_dict() for n in hot.notices]
+        else:
+            spec = load_cluster_file(document, inv)
     except InvalidDocument as bad:
         problems = [p.as_dict() for p in bad.problems]
         if output is OutputFormat.TABLE:
@@ -107,8 +117,11 @@ def plan(
     result = solve(spec, inv, objective=objective, seed=seed, time_limit_s=limit)
     if output is OutputFormat.TABLE:
         show_result(result, spec.name)
+        for n in notices:
+            console().print(f"  [yellow]ignored:[/] {n['path'] or '/'}: {n['message']}")
     else:
-        emit_data({"cluster": spec.name, "valid": True, **result.as_dict()}, output)
+        extra = {"notices": notices} if notices else {}
+        emit_data({"cluster": spec.name, "valid": True, **result.as_dict(), **extra}, output)
     raise typer.Exit(EXIT_PLACED if result.feasible else EXIT_INFEASIBLE)
 
 

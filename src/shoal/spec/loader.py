@@ -16,6 +16,7 @@ from shoal.spec.collect import ProblemList
 from shoal.spec.dependencies import check_dependencies
 from shoal.spec.drafts import build
 from shoal.spec.files import read_bytes
+from shoal.spec.hot import hot_from_tree, is_hot
 from shoal.spec.inventory import read_inventory
 from shoal.spec.membership import check_groupings
 from shoal.spec.namespace import check_names
@@ -37,6 +38,8 @@ def load_cluster_file(path: str | Path, inventory: Inventory) -> ClusterSpec:
 
 def cluster_from_tree(data: object, inventory: Inventory) -> ClusterSpec:
     """The cluster of an already parsed document (mappings as `Pairs` or dicts)."""
+    if is_hot(data):  # a Heat template, or Heat's stack-create body (spec/hot/)
+        return hot_from_tree(data, inventory)
     out = ProblemList()
     draft = (
         read_vcluster(data, inventory, out)

@@ -1,0 +1,41 @@
+"""What reading a HOT template found: problems, notices, and what Shoal cannot do yet.
+
+Problems make the template invalid (all of them reported at once, with JSON pointers).
+Notices are things read and deliberately ignored (an `event_sinks` section, a custom
+constraint). Unsupported items are problems too, but each also carries a short reason key
+("type OS::Neutron::Port", "function yaql") so a corpus run can count templates by it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from shoal.model.problems import Problem
+from shoal.spec.collect import ProblemList
+
+
+@dataclass(frozen=True, slots=True)
+class Unsupported:
+    """Something valid in Heat that Shoal does not do: `reason` is the key it is counted by."""
+
+    reason: str
+    path: str
+
+
+@dataclass(slots=True)
+class Report:
+    out: ProblemList = field(default_factory=ProblemList)
+    notices: list[Problem] = field(default_factory=list)
+    unsupported: list[Unsupported] = field(default_factory=list)
+
+    def problem(self, path: str, message: str) -> None:
+        self.out.add(path, message)
+
+    def notice(self, path: str, message: str) -> None:
+        if Problem(path, message) not in self.notices:
+            self.notices.append(Problem(path, message))
+
+    def cannot(self, reason: str, path: str, message: str) -> None:
+        """Valid Heat that Shoal does not support: a problem, counted under `reason`."""
+        self.unsupported.append(Unsupported(reason, path))
+        self.out.add(path, message)

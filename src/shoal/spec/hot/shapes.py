@@ -1,0 +1,97 @@
+"""What one template (or nested template) contributes to a cluster, before naming and nesting.
+
+The resource handlers fill a `Shape`; `assemble.py` turns the top template's shape, with its
+nested shapes, into Shoal's cluster draft. A later module for software deployments adds its own
+list here and its own step in `assemble.py`; nothing else needs to change.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from shoal.model.enums import Rule
+from shoal.model.profile import ServerProfile, VolumeProfile
+from shoal.spec.hot.values import Ref
+
+
+@dataclass(slots=True)
+class ServerShape:
+    name: str
+    path: str
+    profile: ServerProfile | None
+    group: Ref | None = None
+    """The server group its `scheduler_hints` name, if any."""
+    user_data: str | None = None
+
+
+@dataclass(slots=True)
+class VolumeShape:
+    name: str
+    path: str
+    profile: VolumeProfile | None
+
+
+@dataclass(slots=True)
+class AttachmentShape:
+    path: str
+    server: str
+    volume: str
+
+
+@dataclass(slots=True)
+class ServerGroupShape:
+    name: str
+    path: str
+    rule: Rule | None
+    max_per_host: int | None = None
+
+
+@dataclass(slots=True)
+class NestedShape:
+    """A resource whose type is a nested template, used once (not in a group)."""
+
+    name: str
+    path: str
+    shape: Shape
+
+
+@dataclass(slots=True)
+class GroupShape:
+    """`count` copies of one member: a server, or a nested template (ResourceGroup, Senlin)."""
+
+    name: str
+    path: str
+    count: int | None
+    member: Shape
+    min_size: int = 0
+    max_size: int | None = None
+
+
+@dataclass(slots=True)
+class SoftwareShape:
+    """A software config or deployment, validated and kept for when Shoal can run it."""
+
+    name: str
+    path: str
+    kind: str
+    servers: tuple[str, ...] = ()
+
+
+@dataclass(slots=True)
+class Shape:
+    scope: str
+    servers: list[ServerShape] = field(default_factory=list)
+    volumes: list[VolumeShape] = field(default_factory=list)
+    attachments: list[AttachmentShape] = field(default_factory=list)
+    server_groups: list[ServerGroupShape] = field(default_factory=list)
+    nested: list[NestedShape] = field(default_factory=list)
+    groups: list[GroupShape] = field(default_factory=list)
+    software: list[SoftwareShape] = field(default_factory=list)
+    depends: dict[str, set[str]] = field(default_factory=dict)
+    """Resource name -> the resources it depends on (explicit and through functions)."""
+    outputs: dict[str, object] = field(default_factory=dict)
+
+    def node_resources(self) -> set[str]:
+        """Names of resources that make nodes."""
+        names = {s.name for s in self.servers} | {v.name for v in self.volumes}
+        return names | {n.name for n in self.nested} | {g.name for g in self.groups}
