@@ -34,7 +34,9 @@ async def list_profiles(request: Request, who: Caller) -> dict[str, Any]:
     "/profiles",
     status_code=201,
     response_model=schemas.OneProfile,
-    openapi_extra=schemas.raw_body("`name`, `type` (server or volume) and `spec`."),
+    openapi_extra=schemas.raw_body(
+        "`name`, then the profile itself: `type` (server or volume), `flavor`, `image`, …"
+    ),
 )
 async def create_profile(request: Request, who: Caller) -> dict[str, Any]:
     rt = runtime_of(request)
