@@ -14,6 +14,8 @@ import shutil
 from pathlib import Path
 from typing import TypedDict
 
+from shoal.files import write_private
+
 META_NAME = ".shoal-volume.json"
 LINKS_DIR = "volumes"
 
@@ -32,9 +34,7 @@ def make_volume_dir(path: Path, *, volume_id: str, name: str, size_gb: int) -> N
     path.mkdir(parents=True, exist_ok=True)
     meta = path / META_NAME
     if not meta.exists():
-        tmp = path / f"{META_NAME}.tmp"
-        tmp.write_text(json.dumps({"id": volume_id, "name": name, "size_gb": size_gb}))
-        os.replace(tmp, meta)
+        write_private(meta, json.dumps({"id": volume_id, "name": name, "size_gb": size_gb}))
 
 
 def read_size_gb(path: Path) -> int:
