@@ -20,7 +20,10 @@ DIR_MODE = 0o700
 def private_dir(path: Path, *, ours: bool = True) -> Path:
     """Make `path` (and missing parents) a directory only its owner can enter. With `ours`
     False (a directory someone chose to put one file in) an existing one is left as it is."""
-    path.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+    missing = [p for p in (path, *path.parents) if not p.exists()]
+    for folder in reversed(missing):  # mkdir(parents=True) would make the parents 0755
+        folder.mkdir(mode=DIR_MODE, exist_ok=True)
+        _narrow(folder, DIR_MODE)
     if ours:
         _narrow(path, DIR_MODE)
     return path

@@ -28,8 +28,9 @@ router = APIRouter(
 _EVENT_POLL_S = 0.2
 _KEEPALIVE_S = 15.0
 
-# Event ids are 64-bit integers in both stores; a larger `after` would overflow the driver.
-MAX_EVENT_ID = 2**63 - 1
+# Event ids are the events table's INTEGER key (32 bits on PostgreSQL); a larger `after`
+# would overflow the driver or the database instead of matching nothing.
+MAX_EVENT_ID = 2**31 - 1
 EventId = Annotated[int, Query(ge=0, le=MAX_EVENT_ID)]
 
 
@@ -77,6 +78,7 @@ class EventStream(StreamingResponse):
     "/events/stream",
     response_class=EventStream,
     responses={
+        **schemas.JSON_ERRORS,
         200: {
             "description": "Server-sent events, one per Shoal event, until the client leaves.",
             "content": {"text/event-stream": {"schema": {"type": "string"}}},

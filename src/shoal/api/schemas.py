@@ -69,6 +69,15 @@ ERRORS: dict[int | str, dict[str, Any]] = {
 }
 """The error statuses of every native route, declared once for all routers."""
 
+JSON_ERRORS: dict[int | str, dict[str, Any]] = {
+    status: {
+        "description": answer["description"],
+        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}},
+    }
+    for status, answer in ERRORS.items()
+}
+"""The same, for a route whose success is not JSON (the event stream): errors still are."""
+
 
 # -- clusters, node groups, nodes ---------------------------------------------------------------
 

@@ -348,7 +348,7 @@ class LocalProvider:
             health_path=launch.health_path(image),
             created_at=time.time(),
         )
-        (workdir / volumes.LINKS_DIR).mkdir(parents=True, exist_ok=True)
+        private_dir(workdir / volumes.LINKS_DIR)
         self._records.save(record)
         try:
             with self._busy_as(record.id, "building"):
@@ -364,7 +364,7 @@ class LocalProvider:
         """Start the record's process and wait until it answers; on failure, kill it. A host
         that went down meanwhile makes it a `PermanentError` (and the process is killed)."""
         workdir = Path(record.workdir)
-        (workdir / volumes.LINKS_DIR).mkdir(parents=True, exist_ok=True)
+        private_dir(workdir / volumes.LINKS_DIR)
         await self._spawn_and_wait(record, workdir)
         if record.host in self._failed:
             await self._kill(record)
