@@ -82,7 +82,7 @@ class EventStream(StreamingResponse):
         200: {
             "description": "Server-sent events, one per Shoal event, until the client leaves.",
             "content": {"text/event-stream": {"schema": {"type": "string"}}},
-        }
+        },
     },
 )
 async def stream_events(
