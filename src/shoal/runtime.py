@@ -14,6 +14,7 @@ from pathlib import Path
 from shoal.clock import Clock, SystemClock
 from shoal.engine import Engine
 from shoal.engine.nodework import RetryPolicy
+from shoal.files import private_dir
 from shoal.model.inventory import Inventory
 from shoal.placement import configure as configure_placement
 from shoal.providers.base import Provider
@@ -51,7 +52,7 @@ class Runtime:
     async def open(
         cls, settings: Settings, *, clock: Clock | None = None, provider: Provider | None = None
     ) -> Runtime:
-        settings.home.mkdir(parents=True, exist_ok=True)
+        private_dir(settings.home)
         clock = clock or SystemClock()
         db = Database(settings.db_url)
         db.migrate()

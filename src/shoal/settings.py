@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from platformdirs import user_data_dir
 from pydantic import Field
@@ -86,6 +86,10 @@ class Settings(BaseSettings):
     quota_vcpus: int = Field(default=-1, ge=-1)
     quota_ram_mb: int = Field(default=-1, ge=-1)
     quota_volume_gb: int = Field(default=-1, ge=-1)
+    token_ttl_s: Annotated[float, Field(ge=0)] = 90 * 86400.0
+    """How long a new project token lives unless its creator says otherwise; 0: forever."""
+    cors_origins: list[str] = Field(default_factory=list)
+    """Browser origins allowed to call the API (CORS), e.g. ["https://console.example"]."""
 
     @classmethod
     def settings_customise_sources(

@@ -7,9 +7,10 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from fastapi import FastAPI
+from fastapi.middleware.cors import CORSMiddleware
 
 from shoal import __version__
-from shoal.api import errors, senlin
+from shoal.api import errors, redact, schemas, senlin
 from shoal.api.keystone import KeystoneAuth
 from shoal.api.limits import BodyLimit
 from shoal.api.routes_admin import router as admin_router
@@ -17,6 +18,7 @@ from shoal.api.routes_clusters import router as cluster_router
 from shoal.api.routes_hosts import router as host_router
 from shoal.api.routes_quotas import router as quota_router
 from shoal.api.routes_receivers import router as receiver_router
+from shoal.api.routes_tokens import router as token_router
 from shoal.api.routes_vcluster import router as vcluster_router
 from shoal.api.routes_work import router as work_router
 from shoal.api.ui import install as install_ui
@@ -53,21 +55,33 @@ def create_app(runtime: Runtime, *, run_engine: bool = False) -> FastAPI:
     for router in (cluster_router, work_router, admin_router, vcluster_router, host_router):
         app.include_router(router)
     app.include_router(receiver_router)
-    app.include_router(quota_router)  # issue 9: project quotas
+    app.include_router(quota_router)
+    app.include_router(token_router)
     clustering = senlin.clustering_app(runtime)
     clustering.state.keystone = keystone
     app.mount(senlin.PREFIX, clustering)  # the Senlin v1 façade
     install_ui(app)  # the web dashboard at /ui
 
-    @app.get("/healthz", tags=["meta"])
+    @app.get("/healthz", tags=["meta"], response_model=schemas.Health)
     async def healthz() -> dict[str, str]:
         return {"status": "ok"}
 
-    @app.get("/v1", tags=["meta"])
+    @app.get("/v1", tags=["meta"], response_model=schemas.VersionInfo)
     async def version() -> dict[str, Any]:
         return {
             "version": {"id": "v1", "status": "CURRENT", "shoal": __version__},
             "provider": runtime.provider.name,
         }
 
+    # Webhook URLs carry their secret in the query: keep it out of the access log.
+    redact.install()
+    if runtime.settings.cors_origins:
+        # Outermost, so preflights and errors (401, 413) carry the CORS headers too.
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=runtime.settings.cors_origins,
+            allow_methods=["*"],
+            allow_headers=["*"],
+            expose_headers=["Location", "Retry-After"],
+        )
     return app

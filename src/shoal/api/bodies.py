@@ -66,5 +66,22 @@ class NodeGroupPatch(BaseModel):
     model_config = ConfigDict(extra="allow")
 
 
+MAX_TOKEN_TTL_S = 10 * 366 * 86400
+"""No token is issued for longer than ten years."""
+
+_EXPIRES = Field(
+    None,
+    ge=0,
+    le=MAX_TOKEN_TTL_S,
+    description="Seconds until the token expires; 0: never; absent: the server's default.",
+)
+
+
 class ProjectBody(_Strict):
     name: str = Field(min_length=1, max_length=255, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+    expires_in_s: int | None = _EXPIRES
+
+
+class TokenBody(_Strict):
+    name: str = Field("", max_length=255)
+    expires_in_s: int | None = _EXPIRES

@@ -5,16 +5,25 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from fastapi import APIRouter, Request
-from fastapi.responses import JSONResponse
+from fastapi import APIRouter, Request, Response
 from starlette.concurrency import run_in_threadpool
 
+from shoal.api import schemas
 from shoal.api.auth import Caller, runtime_of
 from shoal.api.bodies import ClusterActionBody
 from shoal.api.responses import accepted
 from shoal.service.errors import Invalid
 
-router = APIRouter(prefix="/v1/clusters", tags=["clusters"])
+router = APIRouter(
+    prefix="/v1/clusters",
+    tags=["clusters"],
+    responses=schemas.ERRORS,
+    route_class=schemas.ExactRoute,
+)
+
+_DOCUMENT = schemas.raw_body(
+    "A cluster document: native YAML or JSON, or vcluster JSON.", yaml=True
+)
 
 
 async def json_object(request: Request) -> dict[str, Any]:
@@ -22,44 +31,52 @@ async def json_object(request: Request) -> dict[str, Any]:
     raw = await request.body()
     try:
         data = json.loads(raw or b"null")
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as e:
         raise Invalid("the body is not JSON", [{"path": "", "message": str(e)}]) from None
     if not isinstance(data, dict):
         raise Invalid("the body must be a JSON object", [{"path": "", "message": "not an object"}])
     return data
 
 
-@router.post("", status_code=202)
-async def create_cluster(request: Request, who: Caller) -> JSONResponse:
+@router.post("", status_code=202, response_model=schemas.Accepted, openapi_extra=_DOCUMENT)
+async def create_cluster(request: Request, response: Response, who: Caller) -> dict[str, Any]:
     """Create a cluster from a document: native YAML/JSON, or the seed's vcluster JSON."""
     body = await request.body()
     rt = runtime_of(request)
     sub = await run_in_threadpool(rt.service.create, who, body)
-    return accepted(sub)
+    return accepted(sub, response)
 
 
-@router.get("")
+@router.get("", response_model=schemas.ClusterList)
 async def list_clusters(request: Request, who: Caller) -> dict[str, Any]:
     rt = runtime_of(request)
     return {"clusters": await run_in_threadpool(rt.queries.clusters, who)}
 
 
-@router.get("/{ref}")
+@router.get("/{ref}", response_model=schemas.OneCluster)
 async def get_cluster(ref: str, request: Request, who: Caller) -> dict[str, Any]:
     rt = runtime_of(request)
     return {"cluster": await run_in_threadpool(rt.queries.cluster, who, ref)}
 
 
-@router.put("/{ref}", status_code=202)
-async def apply_cluster(ref: str, request: Request, who: Caller) -> JSONResponse:
+@router.put("/{ref}", status_code=202, response_model=schemas.Accepted, openapi_extra=_DOCUMENT)
+async def apply_cluster(
+    ref: str, request: Request, response: Response, who: Caller
+) -> dict[str, Any]:
     """Replace the cluster's document (apply); Shoal plans the difference."""
     body = await request.body()
     rt = runtime_of(request)
     sub = await run_in_threadpool(rt.service.update, who, ref, body)
-    return accepted(sub)
+    return accepted(sub, response)
 
 
-@router.post("/{ref}/plan")
+@router.post(
+    "/{ref}/plan",
+    response_model=schemas.OnePlan,
+    openapi_extra=schemas.raw_body(
+        "The document to compare with; none: the current one.", yaml=True, required=False
+    ),
+)
 async def plan_cluster(ref: str, request: Request, who: Caller) -> dict[str, Any]:
     """What applying a document (the body; empty: the current one) would do, changing nothing."""
     rt = runtime_of(request)
@@ -67,16 +84,18 @@ async def plan_cluster(ref: str, request: Request, who: Caller) -> dict[str, Any
     return {"plan": await run_in_threadpool(rt.service.preview, who, ref, body or None)}
 
 
-@router.delete("/{ref}", status_code=202)
-async def delete_cluster(ref: str, request: Request, who: Caller) -> JSONResponse:
+@router.delete("/{ref}", status_code=202, response_model=schemas.Accepted)
+async def delete_cluster(
+    ref: str, request: Request, response: Response, who: Caller
+) -> dict[str, Any]:
     rt = runtime_of(request)
-    return accepted(await run_in_threadpool(rt.service.delete, who, ref))
+    return accepted(await run_in_threadpool(rt.service.delete, who, ref), response)
 
 
-@router.post("/{ref}/actions", status_code=202)
+@router.post("/{ref}/actions", status_code=202, response_model=schemas.Accepted)
 async def cluster_action(
-    ref: str, body: ClusterActionBody, request: Request, who: Caller
-) -> JSONResponse:
+    ref: str, body: ClusterActionBody, request: Request, response: Response, who: Caller
+) -> dict[str, Any]:
     """One operation: scale_out, scale_in, resize, add_nodes, del_nodes or recover."""
     rt = runtime_of(request)
     svc = rt.service
@@ -111,36 +130,54 @@ async def cluster_action(
     else:
         assert body.del_nodes is not None
         sub = await run_in_threadpool(svc.del_nodes, who, ref, body.del_nodes.nodes)
-    return accepted(sub)
+    return accepted(sub, response)
 
 
-@router.get("/{ref}/nodegroups")
+@router.get("/{ref}/nodegroups", response_model=schemas.NodeGroupList)
 async def list_nodegroups(ref: str, request: Request, who: Caller) -> dict[str, Any]:
     rt = runtime_of(request)
     return {"nodegroups": await run_in_threadpool(rt.queries.nodegroups, who, ref)}
 
 
-@router.post("/{ref}/nodegroups", status_code=202)
-async def create_nodegroup(ref: str, request: Request, who: Caller) -> JSONResponse:
+@router.post(
+    "/{ref}/nodegroups",
+    status_code=202,
+    response_model=schemas.Accepted,
+    openapi_extra=schemas.raw_body("A node group, as in a cluster document."),
+)
+async def create_nodegroup(
+    ref: str, request: Request, response: Response, who: Caller
+) -> dict[str, Any]:
     rt = runtime_of(request)
     group = rt.profiles.inline(who, await json_object(request))
-    return accepted(await run_in_threadpool(rt.service.nodegroup_create, who, ref, group))
+    return accepted(await run_in_threadpool(rt.service.nodegroup_create, who, ref, group), response)
 
 
-@router.get("/{ref}/nodegroups/{name}")
+@router.get("/{ref}/nodegroups/{name}", response_model=schemas.OneNodeGroup)
 async def get_nodegroup(ref: str, name: str, request: Request, who: Caller) -> dict[str, Any]:
     rt = runtime_of(request)
     return {"nodegroup": await run_in_threadpool(rt.queries.nodegroup, who, ref, name)}
 
 
-@router.patch("/{ref}/nodegroups/{name}", status_code=202)
-async def update_nodegroup(ref: str, name: str, request: Request, who: Caller) -> JSONResponse:
+@router.patch(
+    "/{ref}/nodegroups/{name}",
+    status_code=202,
+    response_model=schemas.Accepted,
+    openapi_extra=schemas.raw_body("The node group's fields to change."),
+)
+async def update_nodegroup(
+    ref: str, name: str, request: Request, response: Response, who: Caller
+) -> dict[str, Any]:
     rt = runtime_of(request)
     changes = await json_object(request)
-    return accepted(await run_in_threadpool(rt.service.nodegroup_update, who, ref, name, changes))
+    return accepted(
+        await run_in_threadpool(rt.service.nodegroup_update, who, ref, name, changes), response
+    )
 
 
-@router.delete("/{ref}/nodegroups/{name}", status_code=202)
-async def delete_nodegroup(ref: str, name: str, request: Request, who: Caller) -> JSONResponse:
+@router.delete("/{ref}/nodegroups/{name}", status_code=202, response_model=schemas.Accepted)
+async def delete_nodegroup(
+    ref: str, name: str, request: Request, response: Response, who: Caller
+) -> dict[str, Any]:
     rt = runtime_of(request)
-    return accepted(await run_in_threadpool(rt.service.nodegroup_delete, who, ref, name))
+    return accepted(await run_in_threadpool(rt.service.nodegroup_delete, who, ref, name), response)

@@ -11,13 +11,16 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 
+from shoal.api import schemas
 from shoal.api.auth import Caller, runtime_of
 from shoal.providers.base import HostAdmin
 from shoal.providers.errors import ProviderError
 from shoal.service.errors import Conflict, Forbidden, NotFound
 from shoal.store.records import Principal
 
-router = APIRouter(prefix="/v1/hosts", tags=["hosts"])
+router = APIRouter(
+    prefix="/v1/hosts", tags=["hosts"], responses=schemas.ERRORS, route_class=schemas.ExactRoute
+)
 
 
 def _require_admin(who: Principal) -> None:
@@ -33,7 +36,7 @@ def _admin(request: Request, who: Principal) -> HostAdmin:
     return provider
 
 
-@router.get("")
+@router.get("", response_model=schemas.HostList)
 async def list_hosts(request: Request, who: Caller) -> dict[str, Any]:
     _require_admin(who)
     rt = runtime_of(request)
@@ -56,7 +59,7 @@ async def _known(admin: HostAdmin, host: str) -> None:
         raise NotFound(f"no host {host!r}")
 
 
-@router.post("/{host}/fail")
+@router.post("/{host}/fail", response_model=schemas.HostState)
 async def fail_host(host: str, request: Request, who: Caller) -> dict[str, Any]:
     admin = _admin(request, who)
     await _known(admin, host)
@@ -69,7 +72,7 @@ async def fail_host(host: str, request: Request, who: Caller) -> dict[str, Any]:
     return {"host": host, "failed": True, "resources": lost}
 
 
-@router.post("/{host}/recover")
+@router.post("/{host}/recover", response_model=schemas.HostState)
 async def recover_host(host: str, request: Request, who: Caller) -> dict[str, Any]:
     admin = _admin(request, who)
     await _known(admin, host)

@@ -13,33 +13,44 @@ from fastapi import APIRouter, Request, Response
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
+from shoal.api import schemas
 from shoal.api.auth import Caller, runtime_of
 from shoal.api.responses import accepted
 from shoal.api.routes_clusters import json_object
 from shoal.service.receivers import ReceiverService
 from shoal.service.triggers import Cooldown
 
-router = APIRouter(prefix="/v1", tags=["receivers"])
+router = APIRouter(
+    prefix="/v1", tags=["receivers"], responses=schemas.ERRORS, route_class=schemas.ExactRoute
+)
 
 
 def receivers_of(request: Request) -> ReceiverService:
     return ReceiverService(runtime_of(request).service)
 
 
-@router.post("/receivers", status_code=201)
-async def create_receiver(request: Request, who: Caller) -> JSONResponse:
+@router.post(
+    "/receivers",
+    status_code=201,
+    response_model=schemas.OneReceiver,
+    openapi_extra=schemas.raw_body(
+        "`name`, `cluster`, `action` (scale_out, scale_in, resize, recover), "
+        "optional `nodegroup` and `params`."
+    ),
+)
+async def create_receiver(request: Request, who: Caller) -> dict[str, Any]:
     """A webhook for a cluster action; the answer holds its URL, shown only this once."""
     body = await json_object(request)
     found = await run_in_threadpool(receivers_of(request).create, who, body)
-    return JSONResponse({"receiver": found}, status_code=201)
+    return {"receiver": found}
 
 
-@router.get("/receivers")
+@router.get("/receivers", response_model=schemas.ReceiverList)
 async def list_receivers(request: Request, who: Caller) -> dict[str, Any]:
     return {"receivers": await run_in_threadpool(receivers_of(request).list, who)}
 
 
-@router.get("/receivers/{ref}")
+@router.get("/receivers/{ref}", response_model=schemas.OneReceiver)
 async def get_receiver(ref: str, request: Request, who: Caller) -> dict[str, Any]:
     return {"receiver": await run_in_threadpool(receivers_of(request).get, who, ref)}
 
@@ -50,8 +61,15 @@ async def delete_receiver(ref: str, request: Request, who: Caller) -> Response:
     return Response(status_code=204)
 
 
-@router.post("/webhooks/{receiver_id}/trigger", status_code=202)
-async def trigger(receiver_id: str, request: Request, token: str | None = None) -> JSONResponse:
+@router.post(
+    "/webhooks/{receiver_id}/trigger",
+    status_code=202,
+    response_model=schemas.Accepted,
+    responses={409: {"model": schemas.ErrorBody, "description": "Cooling down (Retry-After)"}},
+)
+async def trigger(
+    receiver_id: str, request: Request, response: Response, token: str | None = None
+) -> dict[str, Any] | JSONResponse:
     """Run the receiver's action. No bearer token: `token` is the receiver's secret."""
     svc = receivers_of(request)
     try:
@@ -59,4 +77,4 @@ async def trigger(receiver_id: str, request: Request, token: str | None = None) 
     except Cooldown as e:
         wait = max(0, math.ceil(e.ends_at - svc.clock.now()))
         return JSONResponse(e.body(), status_code=e.status, headers={"Retry-After": str(wait)})
-    return accepted(sub)
+    return accepted(sub, response)

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Request
-from fastapi.responses import JSONResponse
+from fastapi import APIRouter, Request, Response
 from starlette.concurrency import run_in_threadpool
 
+from shoal.api import schemas
 from shoal.api.auth import Caller, runtime_of
 from shoal.service.errors import NotFound
 from shoal.service.views import iso
@@ -21,7 +21,12 @@ from shoal.store import clusters as cluster_repo
 from shoal.store import nodes as node_repo
 from shoal.store.records import ClusterRecord, Principal
 
-router = APIRouter(prefix="/v2/{tenant_id}/vclusters", tags=["vcluster (seed blueprint)"])
+router = APIRouter(
+    prefix="/v2/{tenant_id}/vclusters",
+    tags=["vcluster (seed blueprint)"],
+    responses=schemas.ERRORS,
+    route_class=schemas.ExactRoute,
+)
 
 
 def _tenant(request: Request, who: Principal, tenant_id: str) -> Principal:
@@ -71,20 +76,24 @@ def vcluster_view(request: Request, c: ClusterRecord) -> dict[str, Any]:
     }
 
 
-@router.post("", status_code=202)
-async def create_vcluster(tenant_id: str, request: Request, who: Caller) -> JSONResponse:
+@router.post(
+    "",
+    status_code=202,
+    response_model=schemas.VClusterAccepted,
+    openapi_extra=schemas.raw_body("A vcluster document (the seed blueprint's JSON)."),
+)
+async def create_vcluster(
+    tenant_id: str, request: Request, response: Response, who: Caller
+) -> dict[str, Any]:
     rt = runtime_of(request)
     tenant = _tenant(request, who, tenant_id)
     sub = await run_in_threadpool(rt.service.create, tenant, await request.body())
     view = await run_in_threadpool(vcluster_view, request, sub.cluster)
-    return JSONResponse(
-        {"vcluster": view, "action": sub.action.id},
-        status_code=202,
-        headers={"Location": f"/v1/actions/{sub.action.id}"},
-    )
+    response.headers["Location"] = f"/v1/actions/{sub.action.id}"
+    return {"vcluster": view, "action": sub.action.id}
 
 
-@router.get("")
+@router.get("", response_model=schemas.VClusterList)
 async def list_vclusters(tenant_id: str, request: Request, who: Caller) -> dict[str, Any]:
     rt = runtime_of(request)
     tenant = _tenant(request, who, tenant_id)
@@ -93,7 +102,7 @@ async def list_vclusters(tenant_id: str, request: Request, who: Caller) -> dict[
     return {"vclusters": [{"id": c.id, "name": c.name, "status": str(c.status)} for c in found]}
 
 
-@router.get("/{vcluster_id}")
+@router.get("/{vcluster_id}", response_model=schemas.OneVCluster)
 async def get_vcluster(
     tenant_id: str, vcluster_id: str, request: Request, who: Caller
 ) -> dict[str, Any]:
@@ -103,15 +112,16 @@ async def get_vcluster(
     return {"vcluster": await run_in_threadpool(vcluster_view, request, c)}
 
 
-@router.delete("/{vcluster_id}", status_code=202)
+@router.delete(
+    "/{vcluster_id}",
+    status_code=202,
+    response_model=schemas.VClusterAccepted,
+)
 async def delete_vcluster(
-    tenant_id: str, vcluster_id: str, request: Request, who: Caller
-) -> JSONResponse:
+    tenant_id: str, vcluster_id: str, request: Request, response: Response, who: Caller
+) -> dict[str, Any]:
     rt = runtime_of(request)
     tenant = _tenant(request, who, tenant_id)
     sub = await run_in_threadpool(rt.service.delete, tenant, vcluster_id)
-    return JSONResponse(
-        {"action": sub.action.id},
-        status_code=202,
-        headers={"Location": f"/v1/actions/{sub.action.id}"},
-    )
+    response.headers["Location"] = f"/v1/actions/{sub.action.id}"
+    return {"action": sub.action.id}

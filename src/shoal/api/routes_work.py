@@ -7,34 +7,46 @@ import json
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query, Request
-from fastapi.responses import JSONResponse, StreamingResponse
+from fastapi import APIRouter, Header, Query, Request, Response
+from fastapi.responses import StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
+from shoal.api import schemas
 from shoal.api.auth import Caller, runtime_of
+from shoal.service.errors import Invalid
 from shoal.service.views import action_view
 
-router = APIRouter(prefix="/v1", tags=["nodes, actions, events"])
+router = APIRouter(
+    prefix="/v1",
+    tags=["nodes, actions, events"],
+    responses=schemas.ERRORS,
+    route_class=schemas.ExactRoute,
+)
 
 # How often a long poll or a stream looks for new events, and how long a stream may stay
 # silent before a keep-alive comment.
 _EVENT_POLL_S = 0.2
 _KEEPALIVE_S = 15.0
 
+# Event ids are the events table's INTEGER key (32 bits on PostgreSQL); a larger `after`
+# would overflow the driver or the database instead of matching nothing.
+MAX_EVENT_ID = 2**31 - 1
+EventId = Annotated[int, Query(ge=0, le=MAX_EVENT_ID)]
 
-@router.get("/nodes")
+
+@router.get("/nodes", response_model=schemas.NodeList)
 async def list_nodes(request: Request, who: Caller, cluster: str | None = None) -> dict[str, Any]:
     rt = runtime_of(request)
     return {"nodes": await run_in_threadpool(rt.queries.nodes, who, cluster)}
 
 
-@router.get("/nodes/{node_id}")
+@router.get("/nodes/{node_id}", response_model=schemas.OneNode)
 async def get_node(node_id: str, request: Request, who: Caller) -> dict[str, Any]:
     rt = runtime_of(request)
     return {"node": await run_in_threadpool(rt.queries.node, who, node_id)}
 
 
-@router.get("/actions")
+@router.get("/actions", response_model=schemas.ActionList)
 async def list_actions(
     request: Request, who: Caller, cluster: str | None = None, all: bool = False
 ) -> dict[str, Any]:
@@ -42,38 +54,53 @@ async def list_actions(
     return {"actions": await run_in_threadpool(rt.queries.actions, who, cluster, all)}
 
 
-@router.get("/actions/{action_id}")
+@router.get("/actions/{action_id}", response_model=schemas.OneAction)
 async def get_action(action_id: str, request: Request, who: Caller) -> dict[str, Any]:
     rt = runtime_of(request)
     return await run_in_threadpool(rt.queries.action, who, action_id)
 
 
-@router.post("/actions/{action_id}/cancel", status_code=202)
-async def cancel_action(action_id: str, request: Request, who: Caller) -> JSONResponse:
+@router.post("/actions/{action_id}/cancel", status_code=202, response_model=schemas.CancelledAction)
+async def cancel_action(
+    action_id: str, request: Request, response: Response, who: Caller
+) -> dict[str, Any]:
     rt = runtime_of(request)
     action = await run_in_threadpool(rt.service.cancel, who, action_id)
-    return JSONResponse(
-        {"action": action_view(action)},
-        status_code=202,
-        headers={"Location": f"/v1/actions/{action.id}"},
-    )
+    response.headers["Location"] = f"/v1/actions/{action.id}"
+    return {"action": action_view(action)}
 
 
-@router.get("/events/stream")
+class EventStream(StreamingResponse):
+    media_type = "text/event-stream"
+
+
+@router.get(
+    "/events/stream",
+    response_class=EventStream,
+    responses={
+        **schemas.JSON_ERRORS,
+        200: {
+            "description": "Server-sent events, one per Shoal event, until the client leaves.",
+            "content": {"text/event-stream": {"schema": {"type": "string"}}},
+        },
+    },
+)
 async def stream_events(
     request: Request,
     who: Caller,
     cluster: str | None = None,
-    after: Annotated[int, Query(ge=0)] = 0,
-) -> StreamingResponse:
+    after: EventId = 0,
+    last_event_id: Annotated[
+        str | None, Header(max_length=20, description="Resume after this event id (SSE).")
+    ] = None,
+) -> EventStream:
     """Server-sent events: every event after `after`, then new ones as they happen.
 
     Each message has `id` (the event id: reconnect with `after` or `Last-Event-ID`), `event`
     (CLUSTER, NODE or ACTION) and `data` (the event as JSON).
     """
     rt = runtime_of(request)
-    resume = request.headers.get("last-event-id", "")
-    start = int(resume) if resume.isdigit() else after
+    start = after if last_event_id is None else _event_id(last_event_id)
     # Fail before the stream starts when the cluster is unknown (a 404, not a broken stream).
     await run_in_threadpool(rt.queries.events, who, cluster, start, 1)
 
@@ -94,19 +121,29 @@ async def stream_events(
                 quiet = 0.0
                 yield ": keep-alive\n\n"
 
-    return StreamingResponse(
+    return EventStream(
         messages(),
-        media_type="text/event-stream",
         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
     )
 
 
-@router.get("/events")
+def _event_id(raw: str) -> int:
+    """`Last-Event-ID` as an event id, or a 422 naming the header."""
+    value = raw.strip()
+    if not (value.isascii() and value.isdigit()) or int(value) > MAX_EVENT_ID:
+        raise Invalid(
+            "Last-Event-ID must be an event id",
+            [{"path": "header:last-event-id", "message": f"an integer from 0 to {MAX_EVENT_ID}"}],
+        )
+    return int(value)
+
+
+@router.get("/events", response_model=schemas.EventPage)
 async def list_events(
     request: Request,
     who: Caller,
     cluster: str | None = None,
-    after: Annotated[int, Query(ge=0)] = 0,
+    after: EventId = 0,
     limit: Annotated[int, Query(ge=1, le=10_000)] = 500,
     wait: Annotated[float, Query(ge=0, le=60)] = 0.0,
 ) -> dict[str, Any]:

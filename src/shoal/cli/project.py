@@ -1,8 +1,15 @@
-"""`shoal project create NAME` (admin): a new tenant and its token, shown once; and
-`shoal project quota show|set`: a project's quotas (limits per resource, what is in use)."""
+"""`shoal project create NAME` (admin): a new tenant and its token, shown once.
+
+`shoal project quota show|set`: a project's quotas (limits per resource, what is in use).
+
+`shoal project token create|list|revoke`: more tokens for a project, which of them still work,
+and revoking one (it answers 401 from then on). `--expires` takes a duration (`90d`, `12h`,
+`30m`, `3600s`) or `never`; without it the server's `token_ttl_s` applies.
+"""
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any
 from urllib.parse import quote
 
@@ -10,19 +17,56 @@ import typer
 from rich.table import Table
 
 from shoal.cli import screen
-from shoal.cli.client import connect
+from shoal.cli.client import connect, seg
 from shoal.cli.errors import EXIT_INVALID, EXIT_OK, CliError
 from shoal.cli.options import OutputOption, TokenOption, UrlOption, target
 from shoal.cli.output import OutputFormat, emit_data
 from shoal.cli.runner import run
-from shoal.cli.tables import text
+from shoal.cli.tables import table, text, when
 
 app = typer.Typer(help="Projects (tenants): admin only.", no_args_is_help=True)
+token_app = typer.Typer(help="A project's tokens: issue, list, revoke.", no_args_is_help=True)
+app.add_typer(token_app, name="token")
+
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+_DURATION = re.compile(r"^(\d{1,9})([smhd]?)$")
+
+ExpiresOption = Annotated[
+    str | None,
+    typer.Option(
+        "--expires", help="Token lifetime: 90d, 12h, 30m, 3600s or never; default: the server's."
+    ),
+]
+
+
+def expires_in_s(value: str | None) -> int | None:
+    """`--expires` as the API's `expires_in_s` (0: never; None: the server's default)."""
+    if value is None:
+        return None
+    if value.strip().lower() == "never":
+        return 0
+    m = _DURATION.match(value.strip().lower())
+    if m is None or int(m.group(1)) == 0:
+        raise CliError(
+            f"--expires {value!r}: give a duration like 90d, 12h, 30m, 3600s, or never",
+            EXIT_INVALID,
+        )
+    return int(m.group(1)) * _UNITS[m.group(2) or "s"]
+
+
+def _with_expiry(body: dict[str, Any], expires: str | None) -> dict[str, Any]:
+    seconds = expires_in_s(expires)
+    return body if seconds is None else {**body, "expires_in_s": seconds}
+
+
+def _expiry(info: dict[str, Any]) -> str:
+    return when(info.get("expires_at")) or "never"
 
 
 @app.command("create")
 def create(
     name: Annotated[str, typer.Argument(help="Project name.")],
+    expires: ExpiresOption = None,
     output: OutputOption = OutputFormat.TABLE,
     url: UrlOption = None,
     token: TokenOption = None,
@@ -31,15 +75,105 @@ def create(
 
     async def body() -> int:
         async with connect(target(url, token)) as client:
-            found = await client.call("POST", "/v1/projects", json={"name": name})
+            body = _with_expiry({"name": name}, expires)
+            found = await client.call("POST", "/v1/projects", json=body)
         if output is not OutputFormat.TABLE:
             emit_data(found, output)
             return EXIT_OK
         p = found.get("project", {})
         out = screen.out()
         out.print(f"project {text(p.get('name'))} created, id {text(p.get('id'))}")
-        out.print("its token (shown once; give it as --token or SHOAL_TOKEN):")
+        info = found.get("token_info", {})
+        out.print(f"its token {text(info.get('id'))}, expires {text(_expiry(info))}")
+        out.print("(shown once; give it as --token or SHOAL_TOKEN):")
         print(found.get("token"), flush=True)
+        return EXIT_OK
+
+    run(body)
+
+
+@token_app.command("create")
+def token_create(
+    project: Annotated[str, typer.Argument(help="Project name or id.")],
+    name: Annotated[str, typer.Option("--name", help="What the token is for.")] = "",
+    expires: ExpiresOption = None,
+    output: OutputOption = OutputFormat.TABLE,
+    url: UrlOption = None,
+    token: TokenOption = None,
+) -> None:
+    """Issue another token for a project (admin) and print it (it is not shown again)."""
+
+    async def body() -> int:
+        async with connect(target(url, token)) as client:
+            found = await client.call(
+                "POST",
+                f"/v1/projects/{seg(project)}/tokens",
+                json=_with_expiry({"name": name}, expires),
+            )
+        if output is not OutputFormat.TABLE:
+            emit_data(found, output)
+            return EXIT_OK
+        info = found.get("token_info", {})
+        screen.out().print(
+            f"token {text(info.get('id'))} for project {text(info.get('project'))}, "
+            f"expires {text(_expiry(info))} (shown once):"
+        )
+        print(found.get("token"), flush=True)
+        return EXIT_OK
+
+    run(body)
+
+
+@token_app.command("list")
+def token_list(
+    project: Annotated[str, typer.Argument(help="Project name or id.")],
+    output: OutputOption = OutputFormat.TABLE,
+    url: UrlOption = None,
+    token: TokenOption = None,
+) -> None:
+    """A project's tokens (never their secrets): which work, which expired or were revoked."""
+
+    async def body() -> int:
+        async with connect(target(url, token)) as client:
+            found = await client.call("GET", f"/v1/projects/{seg(project)}/tokens")
+        if output is not OutputFormat.TABLE:
+            emit_data(found, output)
+            return EXIT_OK
+        t = table(None, ["ID", "NAME", "STATUS", "CREATED", "EXPIRES", "REVOKED"])
+        for info in found.get("tokens", []):
+            t.add_row(
+                text(info.get("id")),
+                text(info.get("name")),
+                text(info.get("status")),
+                when(info.get("created_at")),
+                _expiry(info),
+                when(info.get("revoked_at")),
+            )
+        screen.out().print(t)
+        return EXIT_OK
+
+    run(body)
+
+
+@token_app.command("revoke")
+def token_revoke(
+    token_id: Annotated[str, typer.Argument(help="The token's id (from create or list).")],
+    output: OutputOption = OutputFormat.TABLE,
+    url: UrlOption = None,
+    token: TokenOption = None,
+) -> None:
+    """Revoke a token: every request with it answers 401 from now on."""
+
+    async def body() -> int:
+        async with connect(target(url, token)) as client:
+            found = await client.call("DELETE", f"/v1/tokens/{seg(token_id)}")
+        if output is not OutputFormat.TABLE:
+            emit_data(found, output)
+            return EXIT_OK
+        info = found.get("token_info", {})
+        screen.out().print(
+            f"token {text(info.get('id'))} revoked at {text(when(info.get('revoked_at')))}"
+        )
         return EXIT_OK
 
     run(body)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import signal
+from pathlib import Path
 from types import FrameType
 from typing import Annotated
 
@@ -23,6 +24,12 @@ def server(
         typer.Option("--bind", help="Address to listen on; default 127.0.0.1 (SHOAL_BIND)."),
     ] = None,
     log_level: Annotated[str, typer.Option("--log-level", help="uvicorn's log level.")] = "info",
+    tls_certfile: Annotated[
+        Path | None, typer.Option("--tls-certfile", help="Serve HTTPS with this certificate (PEM).")
+    ] = None,
+    tls_keyfile: Annotated[
+        Path | None, typer.Option("--tls-keyfile", help="The certificate's private key (PEM).")
+    ] = None,
 ) -> None:
     """Serve Shoal's HTTP API on this machine until Ctrl-C."""
 
@@ -33,6 +40,7 @@ def server(
         from shoal.runtime import Runtime
 
         settings = load_settings()
+        tls = _tls(tls_certfile, tls_keyfile)
         host = bind or settings.bind
         listen = port if port is not None else settings.port
         try:
@@ -48,10 +56,18 @@ def server(
                 err.print(f"admin token: {runtime.token_path}")
             err.print(
                 f"Shoal {settings.provider} provider, data in {settings.home}; "
-                f"serving http://{shown}:{listen} (docs at /docs)"
+                f"serving {'https' if tls else 'http'}://{shown}:{listen} (docs at /docs)"
             )
             app = create_app(runtime, run_engine=True)
-            config = uvicorn.Config(app, host=host, port=listen, lifespan="on", log_level=log_level)
+            config = uvicorn.Config(
+                app,
+                host=host,
+                port=listen,
+                lifespan="on",
+                log_level=log_level,
+                ssl_certfile=tls[0] if tls else None,
+                ssl_keyfile=tls[1] if tls else None,
+            )
             # uvicorn shuts down gracefully on SIGTERM, then re-raises it: make that an
             # interrupt, so the runtime below still closes.
             signal.signal(signal.SIGTERM, _interrupt)
@@ -61,6 +77,18 @@ def server(
         return EXIT_OK
 
     run(body, until_interrupted=True)
+
+
+def _tls(certfile: Path | None, keyfile: Path | None) -> tuple[str, str] | None:
+    """uvicorn's certfile and keyfile, or a clear refusal (exit 2) before anything starts."""
+    if certfile is None and keyfile is None:
+        return None
+    if certfile is None or keyfile is None:
+        raise CliError("give both --tls-certfile and --tls-keyfile", EXIT_INVALID)
+    for flag, path in (("--tls-certfile", certfile), ("--tls-keyfile", keyfile)):
+        if not path.is_file():
+            raise CliError(f"{flag}: no file {path}", EXIT_INVALID)
+    return str(certfile), str(keyfile)
 
 
 def _interrupt(signum: int, frame: FrameType | None) -> None:

@@ -18,6 +18,7 @@ from alembic.config import Config
 from sqlalchemy import Connection, create_engine, event, insert, select
 from sqlalchemy.engine import Engine
 
+from shoal.files import narrow, private_dir, private_file
 from shoal.store.tables import placement_lock
 
 MIGRATIONS = str(Path(__file__).parent / "migrations")
@@ -31,8 +32,8 @@ class Database:
         self.is_sqlite = url.startswith("sqlite")
         if self.is_sqlite:
             path = url.split("///", 1)[1] if "///" in url else ""
-            if path and path != ":memory:":
-                Path(path).parent.mkdir(parents=True, exist_ok=True)
+            if path and path != ":memory:" and not path.startswith("file:"):
+                _private_sqlite(Path(path))
             self.engine: Engine = create_engine(
                 url, connect_args={"timeout": 30, "check_same_thread": False}
             )
@@ -69,6 +70,15 @@ class Database:
 
     def dispose(self) -> None:
         self.engine.dispose()
+
+
+def _private_sqlite(path: Path) -> None:
+    """The database file (and so its WAL and SHM, which SQLite creates with the database's
+    mode) readable by its owner only, made before SQLite would make it 0644."""
+    private_dir(path.parent, ours=False)
+    private_file(path)
+    for suffix in ("-wal", "-shm", "-journal"):
+        narrow(path.with_name(path.name + suffix))
 
 
 def _sqlite_on_connect(dbapi_conn: Any, _record: Any) -> None:

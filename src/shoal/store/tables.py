@@ -39,6 +39,8 @@ tokens = Table(
     Column("is_admin", Boolean, nullable=False, default=False),
     Column("name", String(255), nullable=False, default=""),
     Column("created_at", Float, nullable=False),
+    Column("expires_at", Float, nullable=True),  # None: never
+    Column("revoked_at", Float, nullable=True),
 )
 
 clusters = Table(

@@ -18,6 +18,8 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from shoal.files import open_private_append
+
 KEY_ENV = "SHOAL_NODE_KEY"
 ID_ENV = "SHOAL_NODE_ID"
 
@@ -34,7 +36,7 @@ def spawn(
 ) -> subprocess.Popen[bytes]:
     """Start `argv` detached in its own session, output appended to `log`. Blocking: run it
     in a thread. Raises OSError when the program cannot be started."""
-    with open(log, "ab") as out:
+    with os.fdopen(open_private_append(log), "ab") as out:
         proc = subprocess.Popen(
             list(argv),
             cwd=cwd,

@@ -35,6 +35,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from shoal.files import private_dir
 from shoal.model.catalogs import default_inventory
 from shoal.model.enums import NodeKind
 from shoal.model.inventory import Image, Inventory
@@ -77,7 +78,7 @@ class LocalProvider:
         self.stop_grace_s = stop_grace_s
         self._inventory = inventory if inventory is not None else default_inventory()
         self._coords = host_coordinates(self._inventory)
-        self.home.mkdir(parents=True, exist_ok=True)
+        private_dir(self.home)
         self._records = RecordStore(self.home / "resources")
         self._slots = SlotTable(self.home / "slots")
         self._failed = FailedHosts(self.home / "failed-hosts.json")
@@ -347,7 +348,7 @@ class LocalProvider:
             health_path=launch.health_path(image),
             created_at=time.time(),
         )
-        (workdir / volumes.LINKS_DIR).mkdir(parents=True, exist_ok=True)
+        private_dir(workdir / volumes.LINKS_DIR)
         self._records.save(record)
         try:
             with self._busy_as(record.id, "building"):
@@ -363,7 +364,7 @@ class LocalProvider:
         """Start the record's process and wait until it answers; on failure, kill it. A host
         that went down meanwhile makes it a `PermanentError` (and the process is killed)."""
         workdir = Path(record.workdir)
-        (workdir / volumes.LINKS_DIR).mkdir(parents=True, exist_ok=True)
+        private_dir(workdir / volumes.LINKS_DIR)
         await self._spawn_and_wait(record, workdir)
         if record.host in self._failed:
             await self._kill(record)

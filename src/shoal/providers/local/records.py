@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from shoal.files import private_dir, write_private
 from shoal.model.enums import NodeKind
 
 _SAFE_KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
@@ -73,9 +73,7 @@ def file_name(kind: NodeKind, key: str) -> str:
 
 
 def write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
+    write_private(path, text)
 
 
 class RecordStore:
@@ -83,7 +81,7 @@ class RecordStore:
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        root.mkdir(parents=True, exist_ok=True)
+        private_dir(root)
         self._by_id: dict[str, Path] = {}
 
     def path_for(self, kind: NodeKind, key: str) -> Path:

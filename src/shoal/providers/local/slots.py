@@ -13,6 +13,7 @@ import socket
 from collections.abc import Callable
 from pathlib import Path
 
+from shoal.files import FILE_MODE, private_dir
 from shoal.providers.addressing import FIRST_SLOT, LAST_SLOT
 
 
@@ -23,16 +24,16 @@ class NoFreeSlotError(Exception):
 class SlotTable:
     def __init__(self, root: Path) -> None:
         self.root = root
-        root.mkdir(parents=True, exist_ok=True)
+        private_dir(root)
 
     def take(self, host: str, owner: str, address_of: Callable[[int], str], port: int) -> int:
         """Reserve the lowest free slot of `host` for `owner` whose address can be bound."""
         folder = self.root / host
-        folder.mkdir(parents=True, exist_ok=True)
+        private_dir(folder)
         for slot in range(FIRST_SLOT, LAST_SLOT + 1):
             path = folder / str(slot)
             try:
-                fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+                fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, FILE_MODE)
             except FileExistsError:
                 continue
             with os.fdopen(fd, "w") as f:

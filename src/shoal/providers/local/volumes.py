@@ -14,6 +14,8 @@ import shutil
 from pathlib import Path
 from typing import TypedDict
 
+from shoal.files import private_dir, write_private
+
 META_NAME = ".shoal-volume.json"
 LINKS_DIR = "volumes"
 
@@ -29,12 +31,10 @@ class VolumeView(TypedDict):
 
 def make_volume_dir(path: Path, *, volume_id: str, name: str, size_gb: int) -> None:
     """Create the directory and its metadata file; an existing one is left as it is."""
-    path.mkdir(parents=True, exist_ok=True)
+    private_dir(path)
     meta = path / META_NAME
     if not meta.exists():
-        tmp = path / f"{META_NAME}.tmp"
-        tmp.write_text(json.dumps({"id": volume_id, "name": name, "size_gb": size_gb}))
-        os.replace(tmp, meta)
+        write_private(meta, json.dumps({"id": volume_id, "name": name, "size_gb": size_gb}))
 
 
 def read_size_gb(path: Path) -> int:
@@ -68,7 +68,7 @@ def remove_volume_dir(path: Path) -> None:
 def attach(workdir: Path, link_name: str, target: Path) -> bool:
     """Link `target` as `workdir/volumes/<link_name>`; False if that name links elsewhere."""
     links = workdir / LINKS_DIR
-    links.mkdir(parents=True, exist_ok=True)
+    private_dir(links)
     link = links / link_name
     if link.is_symlink():
         return Path(os.readlink(link)) == target
@@ -112,7 +112,7 @@ def attached_views(workdir: Path) -> list[VolumeView]:
 
 def wipe_except_links(workdir: Path) -> None:
     """Empty a server's workdir (a fresh root disk) but keep its `volumes/` links, unfollowed."""
-    workdir.mkdir(parents=True, exist_ok=True)
+    private_dir(workdir)
     for entry in workdir.iterdir():
         is_dir = entry.is_dir() and not entry.is_symlink()
         if entry.name == LINKS_DIR and is_dir:

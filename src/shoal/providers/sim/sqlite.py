@@ -11,6 +11,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+from shoal.files import narrow, private_dir, private_file
 from shoal.model.inventory import Host
 from shoal.model.nodes import Demand
 from shoal.providers.sim.state import BUILDING, ERROR, NoCapacityError, SimRecord, fits
@@ -52,7 +53,10 @@ _COLUMNS = (
 
 class SqliteState:
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(path.parent, ours=False)
+        private_file(path)  # its WAL and SHM files take the database's mode
+        for suffix in ("-wal", "-shm"):
+            narrow(path.with_name(path.name + suffix))
         self._db = sqlite3.connect(path, isolation_level=None, timeout=30.0)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
