@@ -8,11 +8,17 @@ from typing import Any
 from fastapi import APIRouter, Request
 from starlette.concurrency import run_in_threadpool
 
+from shoal.api import schemas
 from shoal.api.auth import Caller, runtime_of
 from shoal.api.routes_clusters import json_object
 from shoal.service.quotas import QuotaService
 
-router = APIRouter(prefix="/v1", tags=["profiles, projects"])
+router = APIRouter(
+    prefix="/v1",
+    tags=["profiles, projects"],
+    responses=schemas.ERRORS,
+    route_class=schemas.ExactRoute,
+)
 
 
 def _quotas(request: Request) -> QuotaService:
@@ -20,12 +26,12 @@ def _quotas(request: Request) -> QuotaService:
     return QuotaService(rt.db, rt.clock, rt.service.limits)
 
 
-@router.get("/projects/{project}/quotas")
+@router.get("/projects/{project}/quotas", response_model=schemas.QuotaView)
 async def show_quotas(project: str, request: Request, who: Caller) -> dict[str, Any]:
     return await run_in_threadpool(_quotas(request).show, who, project)
 
 
-@router.put("/projects/{project}/quotas")
+@router.put("/projects/{project}/quotas", response_model=schemas.QuotaView)
 async def set_quotas(project: str, request: Request, who: Caller) -> dict[str, Any]:
     body = await json_object(request)
     return await run_in_threadpool(_quotas(request).set, who, project, body)

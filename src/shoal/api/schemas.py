@@ -355,6 +355,19 @@ class OneToken(_Out):
     token_info: TokenView
 
 
+class QuotaLine(_Out):
+    limit: int = Field(description="-1: unlimited.")
+    in_use: int
+    default: bool = Field(description="True: the server's default, not a per-project override.")
+
+
+class QuotaView(_Out):
+    project: str
+    quotas: dict[str, QuotaLine] = Field(
+        description="Per resource: clusters, nodes, vcpus, ram_mb, volume_gb."
+    )
+
+
 class Health(_Out):
     status: str
 
