@@ -128,7 +128,8 @@ class Capacity:
 # Zone rules first: rejecting a zone rejects all its hosts at once.
 ZONE_FILTERS: tuple[Filter, ...] = (AllowedZone(), ZoneAntiAffinity(), ZoneSpread())
 # Pinning is the most selective; capacity is cheap; counted rules touch dictionaries.
-HOST_FILTERS: tuple[Filter, ...] = (PinnedHost(), Capacity(), HostAntiAffinity(), HostSpread())
+CAPACITY = Capacity()
+HOST_FILTERS: tuple[Filter, ...] = (PinnedHost(), CAPACITY, HostAntiAffinity(), HostSpread())
 
 
 def first_rejection(

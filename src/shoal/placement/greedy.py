@@ -11,7 +11,13 @@ import random
 from dataclasses import dataclass, field
 
 from shoal.model.enums import Objective, Rule, Scope
-from shoal.placement.filters import HOST_FILTERS, ZONE_FILTERS, Filter, first_rejection
+from shoal.placement.filters import (
+    CAPACITY,
+    HOST_FILTERS,
+    ZONE_FILTERS,
+    Filter,
+    first_rejection,
+)
 from shoal.placement.problem import RAM, VCPU, VOL, Item, PlacementProblem, rule_key
 from shoal.placement.scorers import (
     ZoneScorer,
@@ -137,6 +143,8 @@ def pick_host(
                 state, item, h
             ):
                 return h
+    if not soft and objective is not Objective.PACK and filters == (CAPACITY,):
+        return _roomiest(state, item, zone)
     fallback: int | None = None
     budget = SOFT_LOOKAHEAD
     for h in state.candidates(zone, item, pack=objective is Objective.PACK):
@@ -150,6 +158,18 @@ def pick_host(
         if budget <= 0:
             break
     return fallback
+
+
+def _roomiest(state: SearchState, item: Item, zone: int) -> int | None:
+    """`pick_host` when capacity is the only rule and the objective is spread (most items of
+    a large cluster): the emptiest host with room, read straight off the index."""
+    free = state.free
+    d0, d1, d2, d3 = item.demand
+    for h in state.candidates(zone, item, pack=False):
+        f = free[h]
+        if f[0] >= d0 and f[1] >= d1 and f[2] >= d2 and f[3] >= d3:
+            return h
+    return None
 
 
 def place_item(state: SearchState, item: Item, objective: Objective, plan: Plan) -> int | None:

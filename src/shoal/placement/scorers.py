@@ -87,9 +87,10 @@ class ObjectiveScore:
         return self.sign * state.zone_free_fraction(zone, item)
 
     def scores(self, state: SearchState, item: Item, zones: Sequence[int]) -> list[float]:
-        k = state.index_key(item)
-        free, cap, sign = state.zone_free, state.zone_cap, self.sign
-        return [sign * free[z][k] / cap[z][k] if cap[z][k] else 0.0 for z in zones]
+        fraction = state.zone_fraction[state.index_key(item)]
+        if self.sign < 0:
+            return [-fraction[z] for z in zones]
+        return [fraction[z] for z in zones]
 
 
 def zone_scorers(objective: Objective) -> tuple[ZoneScorer, ...]:
