@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass
 
 from shoal.model.enums import Objective, Rule
-from shoal.placement.cpsat import ExactVerdict, solve_exact
+from shoal.placement.cpsat import MAX_PAIRS, ExactVerdict, solve_exact
 from shoal.placement.greedy import greedy
 from shoal.placement.problem import Item, PlacementProblem
 from shoal.placement.state import SearchState
@@ -100,6 +100,22 @@ def _keeping(
     return state
 
 
+def _shortlist(base: SearchState, kept: SearchState, released: set[int]) -> set[int] | None:
+    """Hosts a large repair may use: where the released items sat, and per zone the roomiest
+    hosts by RAM and by volume, as many as keep the model within `MAX_PAIRS`. None: all
+    hosts fit in the model anyway."""
+    p = base.problem
+    if len(released) * len(p.host_zone) <= MAX_PAIRS // 2:
+        return None
+    nz = len(p.zone_names)
+    per_list = max(4, MAX_PAIRS // (2 * len(released) * 2 * nz))
+    pool = {kept.host_of[i] for i in released if kept.host_of[i] >= 0}
+    for z in range(nz):
+        for index in base.index[z]:
+            pool.update(h for _, _, h in index[-per_list:])
+    return pool
+
+
 def _describe(problem: PlacementProblem, items: list[int]) -> str:
     groups = list(dict.fromkeys(n.group for i in items for n in problem.items[i].nodes))
     shown = ", ".join(groups[:4]) + (f" and {len(groups) - 4} more" if len(groups) > 4 else "")
@@ -127,7 +143,9 @@ def complete(
     items = [problem.items[i] for i in sorted(released)]
     # The repair gets a quarter of the time, unless it already is the whole proof step.
     whole = in_parts <= released
-    repair = solve_exact(base, items, left() if whole else left() / 4)
+    pool = _shortlist(base, kept.state, released)
+    whole = whole and pool is None
+    repair = solve_exact(base, items, left() if whole else left() / 4, pool=pool)
     if repair.verdict is ExactVerdict.FOUND:
         for i, h in sorted(repair.host_of.items()):
             base.place(problem.items[i], h)

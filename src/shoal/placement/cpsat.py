@@ -49,20 +49,26 @@ class ExactOutcome:
     pairs: int = 0
 
 
-def _candidates(state: SearchState, item: Item) -> list[int]:
-    """Hosts `item` may take given what stays put: zones, pins, spread domains, free room."""
+def _candidates(state: SearchState, item: Item, pool: set[int] | None = None) -> list[int]:
+    """Hosts `item` may take given what stays put: zones, pins, spread domains, free room
+    (and only hosts of `pool`, when given)."""
     p = state.problem
     zones = item.zones
     bz = state.block_zone[item.block] if item.block >= 0 else None
     if bz is not None:
         zones = frozenset((bz,)) if zones is None or bz in zones else frozenset()
-    pool: Iterable[int] = (
-        (item.fixed_host,) if item.fixed_host is not None else range(len(p.host_zone))
+    within = pool
+    hosts: Iterable[int] = (
+        (item.fixed_host,)
+        if item.fixed_host is not None
+        else (sorted(pool) if pool is not None else range(len(p.host_zone)))
     )
     spreads = [c for ci, _ in item.memberships if (c := p.constraints[ci]).rule is Rule.SPREAD]
     d0, d1, d2, d3 = item.demand
     out = []
-    for h in pool:
+    for h in hosts:
+        if within is not None and h not in within:
+            continue
         if zones is not None and p.host_zone[h] not in zones:
             continue
         f = state.free[h]
@@ -114,16 +120,19 @@ def solve_exact(
     min_hosts: bool = False,
     hint: Mapping[int, int] | None = None,
     deterministic_s: float | None = None,
+    pool: set[int] | None = None,
 ) -> ExactOutcome:
     """Place `items` (none of them placed in `state`) around what `state` holds.
 
     `min_hosts`: among valid placements, the fewest hosts busy (hosts `state` already uses
     count as busy). `hint`: a known placement to start from. `deterministic_s`: also stop
     after this much of CP-SAT's deterministic time, so the answer does not depend on load.
+    `pool`: consider only these hosts (a repair's shortlist); NONE_EXISTS then means none
+    within the pool, which proves nothing about the whole problem.
     """
     started = time.perf_counter()
     p = state.problem
-    cands = {it.index: _candidates(state, it) for it in items}
+    cands = {it.index: _candidates(state, it, pool) for it in items}
     if any(not hs for hs in cands.values()):
         return ExactOutcome(ExactVerdict.NONE_EXISTS, seconds=time.perf_counter() - started)
     cands = _prune_lookalikes(state, items, cands)

@@ -48,28 +48,65 @@ def _member_flavors(items: list[Item]) -> str:
     return " or ".join(name for name, _ in looks.most_common(2)) or "its members"
 
 
+class _Room:
+    """The hosts with room (fresh) for one look of item, found lazily: most prechecks are
+    settled by the first few, so the inventory is rarely read whole."""
+
+    def __init__(self, problem: PlacementProblem, item: Item, by_zone: list[list[int]]) -> None:
+        self.problem = problem
+        self.demand = item.demand
+        self.hosts = _allowed_hosts(problem, item)
+        self.by_zone = by_zone
+        self.allowed = item.zones
+        self.pinned = item.fixed_host
+        self.found: list[int] = []
+        self.next = 0
+        self._zones: set[int] | None = None
+
+    def _fits(self, h: int) -> bool:
+        f, d = self.problem.base_free[h], self.demand
+        return f[0] >= d[0] and f[1] >= d[1] and f[2] >= d[2] and f[3] >= d[3]
+
+    def first(self, n: int) -> list[int]:
+        """At least `n` hosts with room, or all there are."""
+        while len(self.found) < n and self.next < len(self.hosts):
+            h = self.hosts[self.next]
+            self.next += 1
+            if self._fits(h):
+                self.found.append(h)
+        return self.found
+
+    def zones(self) -> set[int]:
+        """The zones with at least one host with room."""
+        if self._zones is None:
+            if self.pinned is not None:
+                hosts = self.first(1)
+                self._zones = {self.problem.host_zone[h] for h in hosts}
+            else:
+                zones = range(len(self.by_zone)) if self.allowed is None else self.allowed
+                self._zones = {z for z in zones if any(self._fits(h) for h in self.by_zone[z])}
+        return self._zones
+
+
 def prechecks(problem: PlacementProblem) -> list[str]:
     """Necessary conditions; any reason returned proves the request infeasible."""
     reasons = _precheck_existing(problem)
     if reasons:
         return reasons
     zones = problem.zone_names
-    # Items of one node group look alike: compute "hosts with room" once per look.
-    by_look: dict[tuple[object, ...], frozenset[int]] = {}
-    room: dict[int, frozenset[int]] = {}
-    free = problem.base_free
+    # Items of one node group look alike: one lazy "hosts with room" per look.
+    by_look: dict[tuple[object, ...], _Room] = {}
+    room: dict[int, _Room] = {}
+    by_zone: list[list[int]] = [[] for _ in zones]
+    for h, z in enumerate(problem.host_zone):
+        by_zone[z].append(h)
     for item in problem.items:
         look = (item.demand, item.zones, item.fixed_host)
         hosts = by_look.get(look)
         if hosts is None:
-            d0, d1, d2, d3 = item.demand
-            hosts = by_look[look] = frozenset(
-                h
-                for h in _allowed_hosts(problem, item)
-                if (f := free[h])[0] >= d0 and f[1] >= d1 and f[2] >= d2 and f[3] >= d3
-            )
+            hosts = by_look[look] = _Room(problem, item, by_zone)
         room[item.index] = hosts
-        if not hosts:
+        if not hosts.first(1):
             where = (
                 f" in {', '.join(zones[z] for z in sorted(item.zones))}"
                 if item.zones is not None
@@ -144,30 +181,33 @@ def _precheck_existing(problem: PlacementProblem) -> list[str]:
 
 
 def _precheck_constraint(
-    problem: PlacementProblem, c: Constraint, members: list[Item], room: dict[int, frozenset[int]]
+    problem: PlacementProblem, c: Constraint, members: list[Item], room: dict[int, _Room]
 ) -> list[str]:
     if not members or c.rule not in (Rule.ANTI_AFFINITY, Rule.SPREAD):
         return []
     existing = [problem.existing_units[u] for u in c.units if u in problem.existing_units]
     n = len(existing) + sum(m for it in members for ci, m in it.memberships if ci == c.index)
 
-    looks = {room[it.index] for it in members}
-    with_room: set[int] = set(existing).union(*looks)
-    if not c.by_host:
-        with_room = {problem.host_zone[h] for h in with_room}
+    looks = list({id(room[it.index]): room[it.index] for it in members}.values())
+    needed = math.ceil(n / c.limit)
+    with_room: set[int]
+    if c.by_host:
+        # Each look either has `needed` hosts with room or is exhausted: when the union
+        # falls short, every look was read whole and the count is exact.
+        with_room = set(existing).union(*(look.first(needed) for look in looks))
+    else:
+        with_room = {problem.host_zone[h] for h in existing}.union(*(lk.zones() for lk in looks))
     g = c.grouping
-    if c.rule is Rule.ANTI_AFFINITY:
-        needed = math.ceil(n / c.limit)
-        if len(with_room) < needed:
-            if c.by_host:
-                have = f"only {len(with_room)} {'has' if len(with_room) == 1 else 'have'} room"
-            elif with_room:
-                names = [problem.zone_names[z] for z in sorted(with_room)]
-                have = f"only {and_list(names)} {'has' if len(names) == 1 else 'have'} room"
-            else:
-                have = "none has room"
-            flavors = _member_flavors(members)
-            return [f"{g.describe()} needs {needed} {g.scope}s with room for {flavors}; {have}"]
+    if c.rule is Rule.ANTI_AFFINITY and len(with_room) < needed:
+        if c.by_host:
+            have = f"only {len(with_room)} {'has' if len(with_room) == 1 else 'have'} room"
+        elif with_room:
+            names = [problem.zone_names[z] for z in sorted(with_room)]
+            have = f"only {and_list(names)} {'has' if len(names) == 1 else 'have'} room"
+        else:
+            have = "none has room"
+        flavors = _member_flavors(members)
+        return [f"{g.describe()} needs {needed} {g.scope}s with room for {flavors}; {have}"]
     if c.rule is Rule.SPREAD and not c.by_host and c.domains:
         lowest = math.ceil(n / len(c.domains)) - c.limit
         empty = [problem.zone_names[z] for z in c.domains if z not in with_room]

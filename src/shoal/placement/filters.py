@@ -20,6 +20,10 @@ class Filter(Protocol):
 
     name: str
 
+    def can_reject(self, item: Item) -> bool:
+        """False when this filter passes every domain for `item` (the greedy skips it)."""
+        ...
+
     def __call__(self, state: SearchState, item: Item, domain: int) -> str | None: ...
 
 
@@ -27,6 +31,9 @@ class AllowedZone:
     """The item's own zones, its zone block's zone, and the zone of a host it is pinned to."""
 
     name = "zone"
+
+    def can_reject(self, item: Item) -> bool:
+        return item.zones is not None or item.block >= 0 or item.fixed_host is not None
 
     def __call__(self, state: SearchState, item: Item, domain: int) -> str | None:
         if item.zones is not None and domain not in item.zones:
@@ -44,6 +51,9 @@ class _Counted:
     """Shared shape of the count-per-domain rules (anti-affinity and spread)."""
 
     key: str
+
+    def can_reject(self, item: Item) -> bool:
+        return self.key in item.rules
 
     def __call__(self, state: SearchState, item: Item, domain: int) -> str | None:
         for c, m in item.rules.get(self.key, ()):
@@ -89,6 +99,9 @@ class PinnedHost:
 
     name = "pinned"
 
+    def can_reject(self, item: Item) -> bool:
+        return item.fixed_host is not None
+
     def __call__(self, state: SearchState, item: Item, domain: int) -> str | None:
         if item.fixed_host is not None and item.fixed_host != domain:
             return "host:pinned"
@@ -99,6 +112,9 @@ class Capacity:
     """Free vcpus, RAM, root disk and volume storage all cover the item's demand."""
 
     name = "capacity"
+
+    def can_reject(self, item: Item) -> bool:
+        return True
 
     def __call__(self, state: SearchState, item: Item, domain: int) -> str | None:
         f = state.free[domain]
@@ -112,7 +128,8 @@ class Capacity:
 # Zone rules first: rejecting a zone rejects all its hosts at once.
 ZONE_FILTERS: tuple[Filter, ...] = (AllowedZone(), ZoneAntiAffinity(), ZoneSpread())
 # Pinning is the most selective; capacity is cheap; counted rules touch dictionaries.
-HOST_FILTERS: tuple[Filter, ...] = (PinnedHost(), Capacity(), HostAntiAffinity(), HostSpread())
+CAPACITY = Capacity()
+HOST_FILTERS: tuple[Filter, ...] = (PinnedHost(), CAPACITY, HostAntiAffinity(), HostSpread())
 
 
 def first_rejection(

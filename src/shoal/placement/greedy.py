@@ -11,14 +11,20 @@ import random
 from dataclasses import dataclass, field
 
 from shoal.model.enums import Objective, Rule, Scope
-from shoal.placement.filters import HOST_FILTERS, ZONE_FILTERS, first_rejection
+from shoal.placement.filters import (
+    CAPACITY,
+    HOST_FILTERS,
+    ZONE_FILTERS,
+    Filter,
+    first_rejection,
+)
 from shoal.placement.problem import RAM, VCPU, VOL, Item, PlacementProblem, rule_key
 from shoal.placement.scorers import (
     ZoneScorer,
     affinity_hosts,
     has_soft_host_rules,
+    order_zones,
     soft_host_breaks,
-    zone_order,
     zone_scorers,
 )
 from shoal.placement.state import SearchState
@@ -57,7 +63,10 @@ def work_units(problem: PlacementProblem, rng: random.Random | None = None) -> l
     units.extend([it.index] for it in problem.items if it.block < 0)
     rank = [constrainedness(problem, it) for it in problem.items]
     jitter = [rng.random() if rng else 0.0 for _ in units]
-    keyed = [((*min(rank[i] for i in u), jitter[k], u[0]), u) for k, u in enumerate(units)]
+    keyed = [
+        ((*(rank[u[0]] if len(u) == 1 else min(rank[i] for i in u)), jitter[k], u[0]), u)
+        for k, u in enumerate(units)
+    ]
     keyed.sort(key=lambda ku: ku[0])
     units = [u for _, u in keyed]
     for u in units:
@@ -77,6 +86,36 @@ def has_zone_filters(item: Item) -> bool:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """What can matter when placing one look of item: the filters that can reject it, the
+    zone scorers that can reorder zones for it, whether soft host rules apply. Items of one
+    node group share a plan; filters and scorers that cannot matter are not asked."""
+
+    zone_filters: tuple[Filter, ...]
+    host_filters: tuple[Filter, ...]
+    scorers: tuple[ZoneScorer, ...]
+    soft: bool
+
+
+def plans(problem: PlacementProblem, scorers: tuple[ZoneScorer, ...]) -> list[Plan]:
+    """The plan of every item, by item index."""
+    memo: dict[tuple[object, ...], Plan] = {}
+    out: list[Plan] = []
+    for it in problem.items:
+        key = (it.zones is not None, it.block >= 0, it.fixed_host is not None, *it.rules)
+        plan = memo.get(key)
+        if plan is None:
+            plan = memo[key] = Plan(
+                tuple(f for f in ZONE_FILTERS if f.can_reject(it)),
+                tuple(f for f in HOST_FILTERS if f.can_reject(it)),
+                tuple(s for s in scorers if s.applies(it)),
+                has_soft_host_rules(it),
+            )
+        out.append(plan)
+    return out
+
+
 def feasible_zones(state: SearchState, item: Item) -> list[int]:
     if not has_zone_filters(item):
         return list(range(len(state.problem.zone_names)))
@@ -87,27 +126,29 @@ def feasible_zones(state: SearchState, item: Item) -> list[int]:
     ]
 
 
-def pick_host(state: SearchState, item: Item, zone: int, objective: Objective) -> int | None:
+def pick_host(
+    state: SearchState, item: Item, zone: int, objective: Objective, plan: Plan
+) -> int | None:
     """The preferred host in `zone` that passes every host filter, or None."""
+    filters = plan.host_filters
     if item.fixed_host is not None:
         h = item.fixed_host
-        if (
-            state.problem.host_zone[h] == zone
-            and first_rejection(HOST_FILTERS, state, item, h) is None
-        ):
+        if state.problem.host_zone[h] == zone and first_rejection(filters, state, item, h) is None:
             return h
         return None
-    soft = has_soft_host_rules(item)
+    soft = plan.soft
     if soft:
         for h in affinity_hosts(state, item, zone):
-            if first_rejection(HOST_FILTERS, state, item, h) is None and not soft_host_breaks(
+            if first_rejection(filters, state, item, h) is None and not soft_host_breaks(
                 state, item, h
             ):
                 return h
+    if not soft and objective is not Objective.PACK and filters == (CAPACITY,):
+        return _roomiest(state, item, zone)
     fallback: int | None = None
     budget = SOFT_LOOKAHEAD
     for h in state.candidates(zone, item, pack=objective is Objective.PACK):
-        if first_rejection(HOST_FILTERS, state, item, h) is not None:
+        if first_rejection(filters, state, item, h) is not None:
             continue
         if not soft or not soft_host_breaks(state, item, h):
             return h
@@ -119,22 +160,32 @@ def pick_host(state: SearchState, item: Item, zone: int, objective: Objective) -
     return fallback
 
 
-def place_item(
-    state: SearchState, item: Item, objective: Objective, scorers: tuple[ZoneScorer, ...]
-) -> int | None:
+def _roomiest(state: SearchState, item: Item, zone: int) -> int | None:
+    """`pick_host` when capacity is the only rule and the objective is spread (most items of
+    a large cluster): the emptiest host with room, read straight off the index."""
+    free = state.free
+    d0, d1, d2, d3 = item.demand
+    for h in state.candidates(zone, item, pack=False):
+        f = free[h]
+        if f[0] >= d0 and f[1] >= d1 and f[2] >= d2 and f[3] >= d3:
+            return h
+    return None
+
+
+def place_item(state: SearchState, item: Item, objective: Objective, plan: Plan) -> int | None:
     # Soft host rules win over the zone order: a host that breaks one is kept only as a
     # fallback while a later zone may still offer one that does not (soft affinity with a
     # member in az1 must not settle for the emptier az2).
-    soft = has_soft_host_rules(item)
+    soft = plan.soft
     fallback: int | None = None
     # Zones are ordered first and filtered as they come: the order does not depend on the
     # filters, and the first zone usually has a host, so most zones are never filtered.
-    filtered = has_zone_filters(item)
+    filters = plan.zone_filters
     zones = range(len(state.problem.zone_names)) if item.zones is None else sorted(item.zones)
-    for z in zone_order(scorers, state, item, zones):
-        if filtered and first_rejection(ZONE_FILTERS, state, item, z) is not None:
+    for z in order_zones(plan.scorers, state, item, zones):
+        if filters and first_rejection(filters, state, item, z) is not None:
             continue
-        h = pick_host(state, item, z, objective)
+        h = pick_host(state, item, z, objective, plan)
         if h is None:
             continue
         if soft and soft_host_breaks(state, item, h):
@@ -175,13 +226,13 @@ def greedy(
     `keep_going` it places all it can and lists the rest, so the exact method can re-solve
     just the part around them."""
     state = SearchState(problem, seed, track_used=objective is Objective.PACK)
-    scorers = zone_scorers(objective)
+    plan = plans(problem, zone_scorers(objective))
     rng = random.Random(seed) if shuffle else None
     missed: list[Item] = []
     for unit in work_units(problem, rng):
         first = problem.items[unit[0]]
         if first.block < 0:
-            if place_item(state, first, objective, scorers) is None:
+            if place_item(state, first, objective, plan[first.index]) is None:
                 if not keep_going:
                     return GreedyOutcome(state, first)
                 missed.append(first)
@@ -192,7 +243,7 @@ def greedy(
             state.fix_block_zone(first.block, z)
             failed = None
             for i in unit:
-                if place_item(state, problem.items[i], objective, scorers) is None:
+                if place_item(state, problem.items[i], objective, plan[i]) is None:
                     failed = problem.items[i]
                     break
             if failed is None:

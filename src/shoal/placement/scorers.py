@@ -87,9 +87,10 @@ class ObjectiveScore:
         return self.sign * state.zone_free_fraction(zone, item)
 
     def scores(self, state: SearchState, item: Item, zones: Sequence[int]) -> list[float]:
-        k = state.index_key(item)
-        free, cap, sign = state.zone_free, state.zone_cap, self.sign
-        return [sign * free[z][k] / cap[z][k] if cap[z][k] else 0.0 for z in zones]
+        fraction = state.zone_fraction[state.index_key(item)]
+        if self.sign < 0:
+            return [-fraction[z] for z in zones]
+        return [fraction[z] for z in zones]
 
 
 def zone_scorers(objective: Objective) -> tuple[ZoneScorer, ...]:
@@ -102,10 +103,19 @@ def zone_order(
     scorers: tuple[ZoneScorer, ...], state: SearchState, item: Item, zones: Iterable[int]
 ) -> list[int]:
     # Scorers that score every zone alike cannot change the order; most items have one left.
-    active = [s for s in scorers if s.applies(item)]
+    return order_zones(tuple(s for s in scorers if s.applies(item)), state, item, zones)
+
+
+def order_zones(
+    active: tuple[ZoneScorer, ...], state: SearchState, item: Item, zones: Iterable[int]
+) -> list[int]:
+    """`zone_order` with the scorers that apply to `item` already chosen."""
     zones = list(zones)
-    keys = [s.scores(state, item, zones) for s in active]
-    return [key[-1] for key in sorted(zip(*keys, zones, strict=True))]
+    if len(active) == 1:
+        keys = active[0].scores(state, item, zones)
+        return [z for _, z in sorted(zip(keys, zones, strict=True))]
+    columns = [s.scores(state, item, zones) for s in active]
+    return [key[-1] for key in sorted(zip(*columns, zones, strict=True))]
 
 
 def _soft_breaks(state: SearchState, item: Item, domain: int, anti: str, aff: str) -> int:

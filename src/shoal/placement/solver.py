@@ -213,20 +213,28 @@ def _result(
             node_host[n.name] = host
     zone_of = {h.name: h.zone for h in inv.hosts}
     roles = {g.name: g.role for g in problem.spec.node_groups}
-    assignments = tuple(
-        Assignment(
-            node=n.name,
-            kind=str(n.kind),
-            group=n.group,
-            part=n.part,
-            role=roles.get(n.group),
-            flavor=n.flavor_name,
-            zone=zone_of[node_host[n.name]],
-            host=node_host[n.name],
-            existing=n.name in existing,
+    # Replicas of one part share kind, role and flavor: worked out once per group and profile.
+    looks: dict[tuple[str, int], tuple[str, str | None, str | None]] = {}
+    assignments: list[Assignment] = []
+    for n in problem.nodes:
+        key = (n.group, id(n.profile))
+        look = looks.get(key)
+        if look is None:
+            look = looks[key] = (str(n.kind), roles.get(n.group), n.flavor_name)
+        host = node_host[n.name]
+        assignments.append(
+            Assignment(
+                n.name,
+                look[0],
+                n.group,
+                n.part,
+                look[1],
+                look[2],
+                zone_of[host],
+                host,
+                n.name in existing,
+            )
         )
-        for n in problem.nodes
-    )
     check = verify_placement(problem.spec, inv, node_host, used, problem.nodes)
     stats["seconds"] = round(time.perf_counter() - started, 6)
     if check.hard_violations:
@@ -234,7 +242,7 @@ def _result(
         raise AssertionError(f"solver broke hard rules: {check.hard_violations[:5]}")
     return PlacementResult(
         feasible=True,
-        assignments=assignments,
+        assignments=tuple(assignments),
         soft_violations=check.soft_violations,
         solver=solver,
         objective=str(objective),

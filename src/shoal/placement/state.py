@@ -48,6 +48,15 @@ class SearchState:
                 entries[z][k].append((f[r], self.rank[h], h))
                 self.zone_free[z][k] += f[r]
                 self.zone_cap[z][k] += max(f[r], 0)
+        # Free fraction per index and zone, kept current by `_move`: zone ordering reads it
+        # for every zone of every item.
+        self.zone_fraction = [
+            [
+                self.zone_free[z][k] / self.zone_cap[z][k] if self.zone_cap[z][k] else 0.0
+                for z in range(nz)
+            ]
+            for k in range(2)
+        ]
         # Plain sorted lists with bisection: a zone holds hundreds to a few thousand hosts,
         # where moving a slice of pointers beats a balanced structure's bookkeeping.
         self.index: list[list[list[_Entry]]] = [[sorted(e) for e in zk] for zk in entries]
@@ -159,9 +168,7 @@ class SearchState:
         return 0 if item.demand[RAM] > 0 or item.demand[VOL] == 0 else 1
 
     def zone_free_fraction(self, zone: int, item: Item) -> float:
-        k = self.index_key(item)
-        cap = self.zone_cap[zone][k]
-        return self.zone_free[zone][k] / cap if cap else 0.0
+        return self.zone_fraction[self.index_key(item)][zone]
 
     # -- changes ---------------------------------------------------------------------------
 
@@ -208,11 +215,15 @@ class SearchState:
             _remove(sl, (f[RAM], rank, host))
             insort(sl, (f[RAM] - sign * need[RAM], rank, host))
             zone_free[0] -= sign * need[RAM]
+            cap = self.zone_cap[z][0]
+            self.zone_fraction[0][z] = zone_free[0] / cap if cap else 0.0
         if need[VOL]:
             sl = self.index[z][1]
             _remove(sl, (f[VOL], rank, host))
             insort(sl, (f[VOL] - sign * need[VOL], rank, host))
             zone_free[1] -= sign * need[VOL]
+            cap = self.zone_cap[z][1]
+            self.zone_fraction[1][z] = zone_free[1] / cap if cap else 0.0
         f[0] -= sign * need[0]
         f[1] -= sign * need[1]
         f[2] -= sign * need[2]
