@@ -100,6 +100,8 @@ class Server:
         self.env = env
         self.port = int(env["SHOAL_PORT"])
         self.proc: subprocess.Popen[bytes] | None = None
+        self.ready = False
+        """Answering (started and not killed since): only a ready server is killed."""
 
     @property
     def url(self) -> str:
@@ -123,6 +125,7 @@ class Server:
                 raise RuntimeError(f"server exited: see {self.home / 'server.log'}")
             with contextlib.suppress(httpx.TransportError):
                 if httpx.get(f"{self.url}/healthz", timeout=1.0).status_code == 200:
+                    self.ready = True
                     return
             time.sleep(0.1)
         raise RuntimeError(f"server did not start: see {self.home / 'server.log'}")
@@ -132,6 +135,7 @@ class Server:
         return self.proc is not None and self.proc.poll() is None
 
     def kill(self) -> None:
+        self.ready = False
         if self.proc is not None:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(self.proc.pid, signal.SIGKILL)
@@ -162,6 +166,7 @@ class Chaos:
         self.stop = threading.Event()
         self.db = create_engine(db_url)
         self.counter = 0
+        self.restarts: list[threading.Thread] = []
 
     # -- clients ---------------------------------------------------------------------------
 
@@ -242,15 +247,25 @@ class Chaos:
     def killer(self, every_s: float) -> None:
         while not self.stop.wait(self.rng.uniform(every_s * 0.7, every_s * 1.3)):
             with self.lock:
-                live = [s for s in self.servers if s.alive]
+                live = [s for s in self.servers if s.alive and s.ready]
             if len(live) < 2:
                 continue
             victim = self.rng.choice(live)
             victim.kill()
             with self.lock:
                 self.kills.append(time.monotonic())
-            time.sleep(self.rng.uniform(0.5, 2.5))
-            victim.start()
+            down_s = self.rng.uniform(0.5, 2.5)
+            # Restarting takes seconds; the next kill does not wait for it.
+            restart = threading.Thread(target=self.restart, args=(victim, down_s))
+            restart.start()
+            self.restarts.append(restart)
+
+    def restart(self, server: Server, after_s: float) -> None:
+        time.sleep(after_s)
+        with self.lock:
+            if server.alive:
+                return
+        server.start()
 
     def orphaned_leases(self) -> int:
         now = time.time()
@@ -423,7 +438,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=75.0, help="length of the workload")
     parser.add_argument("--servers", type=int, default=3)
     parser.add_argument("--workers", type=int, default=4, help="concurrent clients")
-    parser.add_argument("--kill-every", type=float, default=10.0, help="mean seconds per kill")
+    parser.add_argument("--kill-every", type=float, default=8.0, help="mean seconds per kill")
     parser.add_argument("--burst", type=int, default=12, help="creates in each burst")
     parser.add_argument("--failure-rate", type=float, default=0.05)
     parser.add_argument("--seed", type=int, default=1)
@@ -485,6 +500,8 @@ def main() -> None:
             time.sleep(min(20.0, max(0.0, end - time.monotonic())))
         chaos.stop.set()
         for t in threads:
+            t.join()
+        for t in chaos.restarts:
             t.join()
         for s in servers:
             if not s.alive:

@@ -522,6 +522,9 @@ class ClusterService:
         inv = self.inventory()
         now = self.clock.now()
         with self.db.transaction() as conn:
+            if mutate is not None:
+                # First, as the planner does: one lock order, so the two never deadlock.
+                lock_placement(conn, self.db, "admission", now)
             cluster = self.get(conn, who, ref)
             if cluster.lock_action_id is not None:
                 raise Conflict(
@@ -537,7 +540,6 @@ class ClusterService:
                 doc = mutate(copy.deepcopy(cluster.document), nodes)
                 spec = self._validated(doc)
                 fp = check_size(spec, inv, self.limits)
-                lock_placement(conn, self.db, "admission", now)
                 self._check_quota(conn, cluster.project_id, cluster.id, fp, self._declared(cluster))
                 chosen, placed = self._dry_run(conn, cluster, spec, nodes, victims or [], inv)
                 victims = victims or chosen
