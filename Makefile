@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: venv demo test lint typecheck layers check bench bench-nova clean
+.PHONY: venv demo test lint typecheck layers check bench bench-nova fuzz clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -38,6 +38,9 @@ bench: $(STAMP)
 
 bench-nova: $(STAMP)
 	$(BIN)/python benchmarks/nova_side_by_side.py
+
+fuzz: $(STAMP)
+	$(BIN)/pytest -m fuzz tests/fuzz
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

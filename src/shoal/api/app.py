@@ -11,6 +11,7 @@ from fastapi.middleware.cors import CORSMiddleware
 
 from shoal import __version__
 from shoal.api import errors, redact, schemas, senlin
+from shoal.api.characters import RefuseUnstorable
 from shoal.api.keystone import KeystoneAuth
 from shoal.api.limits import BodyLimit
 from shoal.api.routes_admin import router as admin_router
@@ -51,6 +52,7 @@ def create_app(runtime: Runtime, *, run_engine: bool = False) -> FastAPI:
     )
     app.state.keystone = keystone
     errors.install(app)
+    app.add_middleware(RefuseUnstorable, skip=(senlin.PREFIX,))  # inside the body limit
     app.add_middleware(BodyLimit, limit=runtime.settings.max_body_bytes)
     for router in (cluster_router, work_router, admin_router, vcluster_router, host_router):
         app.include_router(router)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 from typing import Any
 
@@ -14,6 +15,18 @@ from shoal.model.problems import pointer
 from shoal.service.errors import ServiceError, Unauthorized
 
 log = logging.getLogger("shoal.api")
+
+
+class ErrorJSON(JSONResponse):
+    """An error answer that can always be sent: a message quoting the request's text may hold
+    what UTF-8 cannot encode (a lone surrogate); then every non-ASCII character is escaped."""
+
+    def render(self, content: Any) -> bytes:
+        try:
+            return super().render(content)
+        except UnicodeEncodeError:
+            return json.dumps(content, ensure_ascii=True, separators=(",", ":")).encode()
+
 
 _TITLES = {
     400: ("bad_request", "Bad request"),
@@ -49,7 +62,7 @@ def error_response(
     code: str | None = None,
     headers: dict[str, str] | None = None,
 ) -> JSONResponse:
-    return JSONResponse(
+    return ErrorJSON(
         error_body(status, message, details, code), status_code=status, headers=headers
     )
 
@@ -60,7 +73,7 @@ def install(app: FastAPI) -> None:
         headers = None
         if isinstance(exc, Unauthorized):
             headers = {"WWW-Authenticate": exc.challenge or "Bearer"}
-        return JSONResponse(exc.body(), status_code=exc.status, headers=headers)
+        return ErrorJSON(exc.body(), status_code=exc.status, headers=headers)
 
     @app.exception_handler(RequestValidationError)
     async def _validation(_: Request, exc: RequestValidationError) -> JSONResponse:
