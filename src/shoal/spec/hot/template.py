@@ -23,7 +23,6 @@ from shoal.spec.hot.report import Report
 from shoal.spec.hot.shapes import ServerGroupShape, Shape
 from shoal.spec.hot.values import Attr, Ref, Unknown, shown
 from shoal.spec.hot.versions import KNOWN_NAMES, Version, version_of
-from shoal.spec.syntax import parse
 from shoal.spec.tree import describe
 
 Handler = Callable[["Stack", Resource, dict[str, object]], None]
@@ -377,7 +376,7 @@ class Stack:
             return None
         name, text = found
         try:
-            tree = parse(text, name if name.endswith((".yaml", ".yml")) else name + ".yaml")
+            tree = self.ctx.files.tree(name, text)
         except InvalidDocument as bad:
             for p in bad.problems:
                 self.report.problem(child(path, "type"), f"{name}: {p.message}")
