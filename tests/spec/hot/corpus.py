@@ -9,6 +9,7 @@ inventory that has the flavors, images and zones the template names. Downloaded 
 
 from __future__ import annotations
 
+import functools
 import re
 import subprocess
 import sys
@@ -177,9 +178,15 @@ def _fits(text: str, constraints: list[object]) -> bool:
     return True
 
 
+_TREES: dict[tuple[str, str], object] = {}
+"""Nested files parsed once for a whole corpus run (they are read by many templates)."""
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+@functools.lru_cache(maxsize=4096)
 def _parameters(path: Path) -> dict[str, object]:
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_LOADER)
     except (yaml.YAMLError, OSError, UnicodeDecodeError):
         return {}
     params = data.get("parameters") if isinstance(data, dict) else None
@@ -246,7 +253,7 @@ def _read(
     return read_hot(
         tree,
         [(env, "/environments/0", str(path))],
-        Files(disk=True),
+        Files(disk=True, trees=_TREES),
         inv,
         name="corpus",
         scope=str(path),

@@ -332,3 +332,26 @@ def test_tripleo_style_ha_and_single() -> None:
     }
     assert len(hosts) == 3
     assert ha.outputs["ControllerCount"] == 3
+
+
+PAIR = """heat_template_version: 2016-10-14
+resources:
+  sg: {type: OS::Nova::ServerGroup, properties: {policies: [anti-affinity]}}
+  a:
+    type: OS::Nova::Server
+    properties: {flavor: m1.tiny, image: cirros, scheduler_hints: {group: {get_resource: sg}}}
+  b:
+    type: OS::Nova::Server
+    properties: {flavor: m1.tiny, image: cirros, scheduler_hints: {group: {get_resource: sg}}}
+"""
+
+
+def test_one_nested_file_used_twice_is_two_scopes() -> None:
+    body = {
+        "template": tpl({"x": {"type": "pair.yaml"}, "y": {"type": "pair.yaml"}}),
+        "files": {"pair.yaml": PAIR},
+    }
+    result = read_body(body, default_inventory())
+    assert result.spec is not None, result.problems
+    groupings = {g.name: sorted(str(m) for m in g.members) for g in result.spec.groupings}
+    assert groupings == {"x-sg": ["x-a", "x-b"], "y-sg": ["y-a", "y-b"]}

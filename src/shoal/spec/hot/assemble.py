@@ -148,23 +148,27 @@ def _names(draft: ClusterDraft) -> set[str]:
     return {i.name for i in draft.instances if i.name} | {g.name for g in draft.groups if g.name}
 
 
-def _groupings(out: _Out, shape: Shape) -> None:
+def _groupings(out: _Out, shape: Shape, prefix: str = "") -> None:
+    """Server groups of the template and of nested templates used once (named under them)."""
     for sg in shape.server_groups:
         members = out.members.get((shape.scope, sg.name), [])
         if not members:
             out.report.notice(sg.path, f"server group {sg.name} has no servers: nothing to place")
             continue
-        path = sg.path
-        draft = GroupingDraft(
-            path,
-            sg.name,
-            child(path, "properties", "policies"),
-            name=sg.name,
-            members=[(m, p) for m, p in members],
-            rule=sg.rule,
-            max_per_domain=sg.max_per_host,
+        name = f"{prefix}-{sg.name}" if prefix else sg.name
+        out.draft.groupings.append(
+            GroupingDraft(
+                sg.path,
+                name,
+                child(sg.path, "properties", "policies"),
+                name=name,
+                members=list(members),
+                rule=sg.rule,
+                max_per_domain=sg.max_per_host,
+            )
         )
-        out.draft.groupings.append(draft)
+    for nested in shape.nested:
+        _groupings(out, nested.shape, f"{prefix}-{nested.name}" if prefix else nested.name)
 
 
 def _dependencies(out: _Out, shape: Shape) -> None:

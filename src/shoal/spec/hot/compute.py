@@ -200,7 +200,7 @@ def attachment(stack: StackView, res: Resource, props: dict[str, object]) -> Non
     ends: list[str] = []
     for key, kind in (("instance_uuid", "OS::Nova::Server"), ("volume_id", "OS::Cinder::Volume")):
         ref = props[key]
-        if not isinstance(ref, Ref) or ref.scope != stack.scope:
+        if not isinstance(ref, Ref) or ref.scope != stack.name:
             report.cannot(
                 "attachment of an outside volume or server",
                 child(where, key),

@@ -58,6 +58,11 @@ class StackView(Protocol):
     version: Version
     depth: int
 
+    @property
+    def name(self) -> str:
+        """The scope's unique id (what `Ref.scope` holds)."""
+        ...
+
     def type_of(self, resource: str) -> str | None: ...
 
     def path_of(self, resource: str) -> str: ...

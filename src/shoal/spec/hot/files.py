@@ -11,12 +11,22 @@ from __future__ import annotations
 import posixpath
 from pathlib import Path
 
+from shoal.spec.syntax import parse
+
 MAX_FILE_BYTES = 4 * 1024 * 1024
 
 
 class Files:
-    def __init__(self, given: dict[str, str] | None = None, *, disk: bool = False) -> None:
+    def __init__(
+        self,
+        given: dict[str, str] | None = None,
+        *,
+        disk: bool = False,
+        trees: dict[tuple[str, str], object] | None = None,
+    ) -> None:
         self.given = dict(given or {})
+        self.trees = trees if trees is not None else {}
+        """Parsed files by (name, text): a file nested many times is parsed once (shareable)."""
         self.disk = disk
         self.root = ""
         """The top template's directory, on disk."""
@@ -27,6 +37,14 @@ class Files:
         if self.disk and self.root and posixpath.isabs(name):
             return posixpath.relpath(name, self.root)
         return name
+
+    def tree(self, name: str, text: str) -> object:
+        """The parsed file (InvalidDocument if it cannot be read), parsed once per text."""
+        key = (name, text)
+        if key not in self.trees:
+            source = name if name.endswith((".yaml", ".yml")) else name + ".yaml"
+            self.trees[key] = parse(text, source)
+        return self.trees[key]
 
     def read(self, name: str, base: str) -> tuple[str, str] | None:
         """(resolved name, text) of the file `name` as named from the file `base`."""

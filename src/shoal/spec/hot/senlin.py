@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from shoal.spec.collect import child
 from shoal.spec.hot.context import Resource, StackView, check_props
+from shoal.spec.hot.groups import MAX_COUNT
 from shoal.spec.hot.shapes import GroupShape, Shape
 from shoal.spec.hot.values import Ref
 from shoal.spec.tree import describe
@@ -64,8 +65,11 @@ def cluster(stack: StackView, res: Resource, props: dict[str, object]) -> None:
     lo = props.get("min_size", 0)
     hi = props.get("max_size", -1)
     for key, value in (("desired_capacity", count), ("min_size", lo), ("max_size", hi)):
-        if not isinstance(value, int) or isinstance(value, bool) or value < -1:
-            report.problem(child(where, key), f"{key} is a whole number, found {describe(value)}")
+        if not isinstance(value, int) or isinstance(value, bool) or not -1 <= value <= MAX_COUNT:
+            report.problem(
+                child(where, key),
+                f"{key} is a whole number up to {MAX_COUNT}, found {describe(value)}",
+            )
             return
     assert isinstance(count, int) and isinstance(lo, int) and isinstance(hi, int)
     member = _member(stack, res, props.get("profile"), child(where, "profile"))

@@ -125,7 +125,7 @@ def deployment(stack: StackView, res: Resource, props: dict[str, object]) -> Non
 def _reference(
     stack: StackView, value: object, path: str, types: frozenset[str], what: str
 ) -> list[str]:
-    if isinstance(value, Ref) and value.scope == stack.scope:
+    if isinstance(value, Ref) and value.scope == stack.name:
         kind = stack.type_of(value.name)
         if kind is not None and kind not in types and kind != "OS::Heat::None":
             stack.ctx.report.problem(path, f"'{value.name}' is a {kind}, not a {what}")

@@ -23,7 +23,6 @@ from shoal.spec.hot.report import Report
 from shoal.spec.hot.shapes import ServerGroupShape, Shape
 from shoal.spec.hot.values import Attr, Ref, Unknown, shown
 from shoal.spec.hot.versions import KNOWN_NAMES, Version, version_of
-from shoal.spec.syntax import parse
 from shoal.spec.tree import describe
 
 Handler = Callable[["Stack", Resource, dict[str, object]], None]
@@ -87,13 +86,16 @@ class Stack:
         given_path: Callable[[str], str],
         top: bool,
         depth: int = 0,
+        uid: str | None = None,
     ) -> None:
         self.ctx = ctx
         self.report: Report = ctx.report
         self.scope = scope
         self.path = path
         self.depth = depth
-        self.shape = Shape(scope)
+        self.uid = uid or f"{scope}#{path}"
+        """Unique per use of a template: two uses of one nested file are two scopes."""
+        self.shape = Shape(self.uid)
         self.tree = plain(tree)
         self._given = given
         self._given_path = given_path
@@ -339,6 +341,8 @@ class Stack:
             depth=self.depth,
         )
         inner.version = self.version
+        inner.uid = self.uid
+        inner.shape = Shape(self.uid)
         inner._resources = self._resources
         fake = Resource(res.name, final, kind, path, {"properties": props})
         if final in ("OS::Nova::Server", "OS::Cinder::Volume", *_NO_NODES):
@@ -372,7 +376,7 @@ class Stack:
             return None
         name, text = found
         try:
-            tree = parse(text, name if name.endswith((".yaml", ".yml")) else name + ".yaml")
+            tree = self.ctx.files.tree(name, text)
         except InvalidDocument as bad:
             for p in bad.problems:
                 self.report.problem(child(path, "type"), f"{name}: {p.message}")
@@ -389,6 +393,7 @@ class Stack:
             given_path=lambda n: child(where, n),
             top=False,
             depth=self.depth + 1,
+            uid=f"{self.uid}>{path}",
         )
         return inner.read()
 
@@ -416,13 +421,13 @@ class Stack:
         for g in self.shape.groups:
             if g.name == cluster:
                 for s in g.member.servers:
-                    s.group = Ref(policy, self.scope)
+                    s.group = Ref(policy, self.uid)
 
     # --- Scope, for the functions ---------------------------------------------------------
 
     @property
     def name(self) -> str:
-        return self.scope
+        return self.uid
 
     def param(self, name: str, path: str) -> object:
         if name in self._values:
@@ -483,9 +488,9 @@ class Stack:
             for key in path[1:]:
                 value = step_into(value, key)
                 if value is NOWHERE:
-                    return Attr(resource, self.scope, path)
+                    return Attr(resource, self.uid, path)
             return value
-        return Attr(resource, self.scope, path)
+        return Attr(resource, self.uid, path)
 
     def condition(self, name: str, path: str) -> bool | None:
         if name in self._condition_values:
