@@ -1,11 +1,12 @@
 """One client for both modes, so commands never care where Shoal runs.
 
-- remote: plain `httpx` to `--url`, with a bearer token;
-- embedded: `Runtime.open(Settings())` in this process and the API app behind an
-  `httpx.ASGITransport`, with the admin token. No server runs the engine then, so a command that
-  waits for an action asks for `engine=True` and the engine runs in-process until the command
-  ends; the runtime is closed on the way out. The local provider's node processes are detached
-  and keep running after the command exits.
+- remote: plain `httpx` to `--url` / `SHOAL_URL`, with a bearer token;
+- the default: the background Shoal of `SHOAL_HOME` (started on first use, see background.py),
+  over loopback HTTP with the admin token it wrote into the home. Its engine and manager run
+  in that server, so an action goes on (and the cluster stays managed) whatever happens to the
+  command that asked for it.
+
+httpx and pydantic are imported on first use, not when the command line is parsed.
 """
 
 from __future__ import annotations
@@ -16,18 +17,17 @@ from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import quote
 
-import httpx
-from pydantic import ValidationError
-
+from shoal.cli import background
 from shoal.cli.errors import EXIT_INVALID, ApiError, CliError, Unreachable
 from shoal.cli.options import Target
-from shoal.settings import Settings
+from shoal.cli.where import where as find_where
 
 if TYPE_CHECKING:
-    from shoal.runtime import Runtime
+    import httpx
 
-EMBEDDED_BASE = "http://shoal"
-TIMEOUT = httpx.Timeout(60.0, connect=10.0)
+    from shoal.settings import Settings
+
+READ_TIMEOUT_S, CONNECT_TIMEOUT_S = 60.0, 10.0
 """Generous reads: events long-poll up to `wait` seconds."""
 
 
@@ -38,16 +38,15 @@ class Reply(NamedTuple):
 
 
 class ShoalClient:
-    """Requests to Shoal's HTTP API; `call` raises `ApiError` on an error answer."""
+    """Requests to Shoal's HTTP API; `call` raises `ApiError` on an error answer.
 
-    def __init__(self, http: httpx.AsyncClient, *, where: str, runtime: Runtime | None = None):
+    `embedded`: the server is this home's background Shoal, not one named by `--url`.
+    """
+
+    def __init__(self, http: httpx.AsyncClient, *, where: str, embedded: bool = False):
         self.http = http
         self.where = where
-        self.runtime = runtime
-
-    @property
-    def embedded(self) -> bool:
-        return self.runtime is not None
+        self.embedded = embedded
 
     async def request(
         self,
@@ -58,6 +57,8 @@ class ShoalClient:
         params: dict[str, Any] | None = None,
         headers: dict[str, str] | None = None,
     ) -> Reply:
+        import httpx
+
         clean = {k: v for k, v in (params or {}).items() if v is not None}
         try:
             r = await self.http.request(
@@ -93,6 +94,11 @@ def _body(r: httpx.Response) -> Any:
 
 
 def load_settings() -> Settings:
+    """Every setting, for a server (client commands need only `where.where()`)."""
+    from pydantic import ValidationError
+
+    from shoal.settings import Settings
+
     try:
         return Settings()
     except ValidationError as e:
@@ -103,49 +109,32 @@ def load_settings() -> Settings:
 
 
 @asynccontextmanager
-async def connect(where: Target, *, engine: bool = False) -> AsyncIterator[ShoalClient]:
-    """A client for `where`; embedded, with the engine running while it is open if `engine`."""
-    settings = load_settings()
-    url = where.url or settings.url
-    if url:
-        token = where.token or settings.token or _token_file(settings)
-        headers = {"Authorization": f"Bearer {token}"} if token else {}
-        async with httpx.AsyncClient(
-            base_url=url.rstrip("/"), headers=headers, timeout=TIMEOUT
-        ) as http:
-            yield ShoalClient(http, where=url)
-        return
-    async with _embedded(settings, engine) as client:
-        yield client
+async def connect(where: Target) -> AsyncIterator[ShoalClient]:
+    """A client for `where`: the server it names, or this home's background Shoal."""
+    import httpx
+
+    found = find_where()
+    url = where.url or found.url
+    embedded = not url
+    if not url:
+        url = background.ensure(found.home).url
+        token = where.token or _token_file(found)
+        shown = f"the background Shoal of {found.home} ({url})"
+    else:
+        token = where.token or found.token or _token_file(found)
+        shown = url
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    async with httpx.AsyncClient(
+        base_url=url.rstrip("/"),
+        headers=headers,
+        timeout=httpx.Timeout(READ_TIMEOUT_S, connect=CONNECT_TIMEOUT_S),
+    ) as http:
+        yield ShoalClient(http, where=shown, embedded=embedded)
 
 
-@asynccontextmanager
-async def _embedded(settings: Settings, engine: bool) -> AsyncIterator[ShoalClient]:
-    from shoal.api.app import create_app
-    from shoal.runtime import Runtime
-
-    try:
-        runtime = await Runtime.open(settings)
-    except ValueError as e:  # an unknown provider or provider option, said in the user's words
-        raise CliError(str(e), EXIT_INVALID) from None
-    try:
-        token = runtime.admin_token()
-        app = create_app(runtime)
-        headers = {"Authorization": f"Bearer {token}"} if token else {}
-        transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(
-            transport=transport, base_url=EMBEDDED_BASE, headers=headers, timeout=TIMEOUT
-        ) as http:
-            if engine:
-                await runtime.engine.start()
-            yield ShoalClient(http, where=f"embedded Shoal in {settings.home}", runtime=runtime)
-    finally:
-        await runtime.close()
-
-
-def _token_file(settings: Settings) -> str | None:
+def _token_file(found: Any) -> str | None:
     """The admin token a server on this machine wrote into the same home, if there is one."""
     try:
-        return (settings.home / "admin-token").read_text().strip() or None
+        return str((found.home / "admin-token").read_text().strip()) or None
     except OSError:
         return None

@@ -10,8 +10,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from shoal.cli.errors import EXIT_INVALID, CliError
 
 
@@ -30,6 +28,8 @@ def read_document(source: str) -> tuple[bytes, str]:
 
 def document_name(content: bytes) -> str | None:
     """The cluster's name (native `name` or `vcluster.name`), or None if it cannot be read."""
+    import yaml
+
     try:
         data: Any = yaml.safe_load(content)
     except yaml.YAMLError:

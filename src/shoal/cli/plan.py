@@ -7,28 +7,35 @@ cluster would do (see preview.py); without it, it runs offline and talks to no o
 
 from __future__ import annotations
 
+from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.table import Table
 
+from shoal.cli.documents import read_document
 from shoal.cli.errors import CliError
 from shoal.cli.options import TokenOption, UrlOption, target
 from shoal.cli.output import OutputFormat, console, emit_data, report_problems
 from shoal.cli.preview import preview_at
 from shoal.cli.runner import run
-from shoal.model import InvalidDocument, Objective
-from shoal.model.catalogs import default_inventory
-from shoal.placement import PlacementResult, solve
-from shoal.spec import load_cluster_file, load_inventory_file
+
+if TYPE_CHECKING:
+    from shoal.placement import PlacementResult
 
 EXIT_PLACED, EXIT_INFEASIBLE, EXIT_INVALID = 0, 1, 2
 
 
+class Objective(StrEnum):
+    """The placement objectives, named here so parsing the command line imports no model."""
+
+    SPREAD = "spread"
+    PACK = "pack"
+
+
 def plan(
     document: Annotated[
-        Path, typer.Argument(help="Cluster document (native YAML/JSON or vcluster JSON).")
+        str, typer.Argument(help="Cluster document (native YAML/JSON or vcluster JSON), or -.")
     ],
     inventory: Annotated[
         Path | None,
@@ -67,9 +74,20 @@ def plan(
             return await preview_at(target(url, token), cluster, str(document), output)
 
         run(remote)
+    from shoal.model import InvalidDocument
+    from shoal.model import Objective as ModelObjective
+    from shoal.model.catalogs import default_inventory
+    from shoal.placement import solve
+    from shoal.spec import load_cluster, load_inventory_file
+
+    try:
+        content, _ = read_document(document)
+    except CliError as e:
+        e.report()
+        raise typer.Exit(e.code) from None
     try:
         inv = load_inventory_file(inventory) if inventory else default_inventory()
-        spec = load_cluster_file(document, inv)
+        spec = load_cluster(content, inv, source="<stdin>" if document == "-" else document)
     except InvalidDocument as bad:
         problems = [p.as_dict() for p in bad.problems]
         if output is OutputFormat.TABLE:
@@ -77,7 +95,8 @@ def plan(
         else:
             emit_data({"feasible": False, "valid": False, "problems": problems}, output)
         raise typer.Exit(EXIT_INVALID) from None
-    result = solve(spec, inv, objective=objective, seed=seed)
+    chosen = ModelObjective(objective.value) if objective is not None else None
+    result = solve(spec, inv, objective=chosen, seed=seed)
     if output is OutputFormat.TABLE:
         show_result(result, spec.name)
     else:
@@ -86,6 +105,8 @@ def plan(
 
 
 def show_result(result: PlacementResult, name: str) -> None:
+    from rich.table import Table
+
     out = console()
     if not result.feasible:
         out.print(f"[bold red]cluster {name} cannot be placed[/] (answered by {result.solver}):")
