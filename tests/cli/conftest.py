@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.support import Shoal
 from shoal.cli import background
+from tests.cli.support import Shoal
 from tests.support.server import free_port, sweep_local_nodes
 
 
