@@ -1,12 +1,12 @@
 """One client for both modes, so commands never care where Shoal runs.
 
-- remote: plain `httpx` to `--url` / `SHOAL_URL`, with a bearer token;
+- remote: HTTP (http.py) to `--url` / `SHOAL_URL`, with a bearer token;
 - the default: the background Shoal of `SHOAL_HOME` (started on first use, see background.py),
   over loopback HTTP with the admin token it wrote into the home. Its engine and manager run
   in that server, so an action goes on (and the cluster stays managed) whatever happens to the
   command that asked for it.
 
-httpx and pydantic are imported on first use, not when the command line is parsed.
+pydantic is imported only by a server (`load_settings`); a client command stays light.
 """
 
 from __future__ import annotations
@@ -19,12 +19,11 @@ from urllib.parse import quote
 
 from shoal.cli import background
 from shoal.cli.errors import EXIT_INVALID, ApiError, CliError, Unreachable
+from shoal.cli.http import HttpClient, Response, TransportError
 from shoal.cli.options import Target
 from shoal.cli.where import where as find_where
 
 if TYPE_CHECKING:
-    import httpx
-
     from shoal.settings import Settings
 
 READ_TIMEOUT_S, CONNECT_TIMEOUT_S = 60.0, 10.0
@@ -34,7 +33,7 @@ READ_TIMEOUT_S, CONNECT_TIMEOUT_S = 60.0, 10.0
 class Reply(NamedTuple):
     status: int
     body: Any
-    headers: httpx.Headers
+    headers: dict[str, str]
 
 
 class ShoalClient:
@@ -43,7 +42,7 @@ class ShoalClient:
     `embedded`: the server is this home's background Shoal, not one named by `--url`.
     """
 
-    def __init__(self, http: httpx.AsyncClient, *, where: str, embedded: bool = False):
+    def __init__(self, http: HttpClient, *, where: str, embedded: bool = False):
         self.http = http
         self.where = where
         self.embedded = embedded
@@ -57,16 +56,14 @@ class ShoalClient:
         params: dict[str, Any] | None = None,
         headers: dict[str, str] | None = None,
     ) -> Reply:
-        import httpx
-
         clean = {k: v for k, v in (params or {}).items() if v is not None}
         try:
             r = await self.http.request(
                 method, path, json=json, content=content, params=clean, headers=headers
             )
-        except httpx.TransportError as e:
-            raise Unreachable(self.where, str(e) or type(e).__name__) from None
-        return Reply(r.status_code, _body(r), r.headers)
+        except TransportError as e:
+            raise Unreachable(self.where, str(e)) from None
+        return Reply(r.status, _body(r), r.headers)
 
     async def call(self, method: str, path: str, **kw: Any) -> Any:
         """The answer's body; an error answer raises `ApiError`."""
@@ -84,7 +81,7 @@ def seg(value: str) -> str:
     return quote(value, safe="")
 
 
-def _body(r: httpx.Response) -> Any:
+def _body(r: Response) -> Any:
     if not r.content:
         return None
     try:
@@ -111,8 +108,6 @@ def load_settings() -> Settings:
 @asynccontextmanager
 async def connect(where: Target) -> AsyncIterator[ShoalClient]:
     """A client for `where`: the server it names, or this home's background Shoal."""
-    import httpx
-
     found = find_where()
     url = where.url or found.url
     embedded = not url
@@ -124,12 +119,16 @@ async def connect(where: Target) -> AsyncIterator[ShoalClient]:
         token = where.token or found.token or _token_file(found)
         shown = url
     headers = {"Authorization": f"Bearer {token}"} if token else {}
-    async with httpx.AsyncClient(
-        base_url=url.rstrip("/"),
-        headers=headers,
-        timeout=httpx.Timeout(READ_TIMEOUT_S, connect=CONNECT_TIMEOUT_S),
-    ) as http:
-        yield ShoalClient(http, where=shown, embedded=embedded)
+    try:
+        http = HttpClient(
+            url,
+            headers=headers,
+            read_timeout=READ_TIMEOUT_S,
+            connect_timeout=CONNECT_TIMEOUT_S,
+        )
+    except ValueError as e:
+        raise CliError(f"--url / SHOAL_URL: {e}", EXIT_INVALID) from None
+    yield ShoalClient(http, where=shown, embedded=embedded)
 
 
 def _token_file(found: Any) -> str | None:

@@ -16,6 +16,7 @@ import typer
 from shoal.cli import background, screen
 from shoal.cli.client import CONNECT_TIMEOUT_S, READ_TIMEOUT_S, ShoalClient, connect, seg
 from shoal.cli.errors import EXIT_OK
+from shoal.cli.http import HttpClient
 from shoal.cli.options import OutputOption, TimeoutOption, TokenOption, UrlOption, target
 from shoal.cli.output import OutputFormat, emit_data
 from shoal.cli.runner import run
@@ -70,7 +71,7 @@ def create(
     async def main() -> int:
         async with connect(target(url, token)) as client:
             found = await client.call("POST", "/v1/receivers", json=body)
-            base = str(client.http.base_url).rstrip("/")
+            base = client.http.base_url
         r = found["receiver"]
         hook = base + r["webhook_url"]
         if output is not OutputFormat.TABLE:
@@ -150,26 +151,25 @@ def trigger(
     """Trigger a receiver: POST to its webhook URL."""
     parts = urlsplit(webhook)
     origin = f"{parts.scheme}://{parts.netloc}" if parts.scheme and parts.netloc else None
-    # The query goes as params: httpx would drop a query left in the path.
+    # The query goes as params, encoded once.
     query = dict(parse_qsl(parts.query, keep_blank_values=True))
 
     async def main() -> int:
         if origin is not None and origin != _origin(url or _our_url()):
-            import httpx
-
             # Another server than ours: never send it our bearer token.
-            timeouts = httpx.Timeout(READ_TIMEOUT_S, connect=CONNECT_TIMEOUT_S)
-            async with httpx.AsyncClient(base_url=origin, timeout=timeouts) as http:
-                client = ShoalClient(http, where=origin)
-                return await submit(
-                    client,
-                    "POST",
-                    parts.path,
-                    params=query,
-                    output=output,
-                    wait=wait,
-                    timeout=timeout,
-                )
+            http = HttpClient(
+                origin, read_timeout=READ_TIMEOUT_S, connect_timeout=CONNECT_TIMEOUT_S
+            )
+            client = ShoalClient(http, where=origin)
+            return await submit(
+                client,
+                "POST",
+                parts.path,
+                params=query,
+                output=output,
+                wait=wait,
+                timeout=timeout,
+            )
         async with connect(target(url, token)) as client:
             return await submit(
                 client, "POST", parts.path, params=query, output=output, wait=wait, timeout=timeout
