@@ -1,8 +1,8 @@
 """Fixtures for CLI tests: a `shoal` on a private home, with the sim or the local provider.
 
-The sim provider keeps its cloud in a SQLite file under the home, so the simulated resources
-outlive each command (every embedded command is its own process). Whatever a local-provider
-test leaves running is swept at teardown.
+Without a URL the first command starts the home's background Shoal (a detached server); every
+background server a test started under its tmp_path is stopped at teardown, and whatever a
+local-provider test leaves running is swept.
 """
 
 from __future__ import annotations
@@ -12,8 +12,17 @@ from pathlib import Path
 
 import pytest
 
+from shoal.cli import background
 from tests.cli.support import Shoal
 from tests.support.server import free_port, sweep_local_nodes
+
+
+@pytest.fixture(autouse=True)
+def _stop_background_servers(tmp_path: Path) -> Iterator[None]:
+    """Stop each background Shoal a test's commands started (one per home under tmp_path)."""
+    yield
+    for state in tmp_path.rglob(background.STATE_FILE):
+        background.stop(state.parent)
 
 
 @pytest.fixture

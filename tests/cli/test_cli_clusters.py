@@ -170,7 +170,8 @@ def test_invalid_document_exits_2_with_every_pointer(shoal: Shoal, tmp_path: Pat
     assert shoal.json("get", "clusters")["clusters"] == []
 
 
-def test_unplaceable_document_exits_2_with_reasons(shoal: Shoal, tmp_path: Path) -> None:
+def test_unplaceable_document_exits_1_like_plan(shoal: Shoal, tmp_path: Path) -> None:
+    """Valid but unplaceable: 1 from `up`, `apply` and offline `plan` alike (the README's codes)."""
     doc = tmp_path / "apart.yaml"
     doc.write_text(
         "name: apart\n"
@@ -181,10 +182,19 @@ def test_unplaceable_document_exits_2_with_reasons(shoal: Shoal, tmp_path: Path)
         "groupings:\n"
         "  - {name: db-apart, members: [db], rule: anti-affinity, scope: host}\n"
     )
-    done = shoal("up", str(doc))
-    assert done.returncode == 2, explain(done)
-    assert "cannot be placed" in done.stderr
-    assert "Traceback" not in done.stderr
+    for command in ("up", "apply"):
+        done = shoal(command, str(doc))
+        assert done.returncode == 1, explain(done)
+        assert "cannot be placed" in done.stderr
+        assert "Traceback" not in done.stderr
+    planned = shoal("plan", str(doc))
+    assert planned.returncode == 1, explain(planned)
+    from_stdin = shoal("plan", "-", stdin=doc.read_text())
+    assert from_stdin.returncode == 1, explain(from_stdin)
+    assert "cannot be placed" in from_stdin.stdout
+    invalid = shoal("plan", "-", stdin="name: x\nnode_groups: 3\n")
+    assert invalid.returncode == 2, explain(invalid)
+    assert "/node_groups" in invalid.stderr
 
 
 def test_a_missing_file_and_a_taken_name_exit_2(shoal: Shoal, tmp_path: Path) -> None:

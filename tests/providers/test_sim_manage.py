@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import time
 from pathlib import Path
 
 import pytest
@@ -174,9 +173,10 @@ async def test_fail_host_returns_its_resources_and_hosts_reports_it() -> None:
 
 
 @pytest.mark.parametrize("stored", ["memory", "sqlite"])
-async def test_failing_half_the_hosts_of_five_thousand_resources_is_fast(
+async def test_failing_half_the_hosts_of_five_thousand_resources(
     tmp_path: Path, stored: str
 ) -> None:
+    """What failing ten of twenty busy hosts at once does; how fast is benchmarks/sim_hosts.py."""
     sim = SimProvider(
         big_hosts(20, vcpus=250), state_path=tmp_path / "sim.db" if stored == "sqlite" else None
     )
@@ -187,15 +187,10 @@ async def test_failing_half_the_hosts_of_five_thousand_resources_is_fast(
         failing = [f"h{i}" for i in range(1, 11)]
         expected = {s.id for s in servers if s.host in failing}
 
-        started = time.perf_counter()
         lost = await asyncio.gather(*(sim.fail_host(h) for h in failing))
-        took = time.perf_counter() - started
 
         assert {i for ids in lost for i in ids} == expected and len(expected) == 2500
-        assert took < 0.5, f"failing 10 hosts took {took:.3f}s"
-        started = time.perf_counter()
         states = [r.state for r in await sim.list_resources("c1")]
-        assert time.perf_counter() - started < 1.0
         assert states.count(ResourceState.MISSING) == states.count(ResourceState.ACTIVE) == 2500
         assert [h.name for h in (await sim.inventory()).hosts] == [f"h{i}" for i in range(11, 21)]
         hosts = await sim.hosts()

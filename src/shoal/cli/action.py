@@ -73,7 +73,7 @@ def wait(
     """
 
     async def body() -> int:
-        async with connect(target(url, token), engine=True) as client:
+        async with connect(target(url, token)) as client:
             found = await client.get(f"/v1/actions/{seg(action_id)}")
             a = found.get("action", {})
             final = await wait_for(client, a, cluster=a.get("cluster_id"), timeout=timeout)

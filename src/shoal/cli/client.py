@@ -1,11 +1,12 @@
 """One client for both modes, so commands never care where Shoal runs.
 
-- remote: plain `httpx` to `--url`, with a bearer token;
-- embedded: `Runtime.open(Settings())` in this process and the API app behind an
-  `httpx.ASGITransport`, with the admin token. No server runs the engine then, so a command that
-  waits for an action asks for `engine=True` and the engine runs in-process until the command
-  ends; the runtime is closed on the way out. The local provider's node processes are detached
-  and keep running after the command exits.
+- remote: HTTP (http.py) to `--url` / `SHOAL_URL`, with a bearer token;
+- the default: the background Shoal of `SHOAL_HOME` (started on first use, see background.py),
+  over loopback HTTP with the admin token it wrote into the home. Its engine and manager run
+  in that server, so an action goes on (and the cluster stays managed) whatever happens to the
+  command that asked for it.
+
+pydantic is imported only by a server (`load_settings`); a client command stays light.
 """
 
 from __future__ import annotations
@@ -16,38 +17,35 @@ from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import quote
 
-import httpx
-from pydantic import ValidationError
-
+from shoal.cli import background
 from shoal.cli.errors import EXIT_INVALID, ApiError, CliError, Unreachable
+from shoal.cli.http import HttpClient, Response, TransportError
 from shoal.cli.options import Target
-from shoal.settings import Settings
+from shoal.cli.where import where as find_where
 
 if TYPE_CHECKING:
-    from shoal.runtime import Runtime
+    from shoal.settings import Settings
 
-EMBEDDED_BASE = "http://shoal"
-TIMEOUT = httpx.Timeout(60.0, connect=10.0)
+READ_TIMEOUT_S, CONNECT_TIMEOUT_S = 60.0, 10.0
 """Generous reads: events long-poll up to `wait` seconds."""
 
 
 class Reply(NamedTuple):
     status: int
     body: Any
-    headers: httpx.Headers
+    headers: dict[str, str]
 
 
 class ShoalClient:
-    """Requests to Shoal's HTTP API; `call` raises `ApiError` on an error answer."""
+    """Requests to Shoal's HTTP API; `call` raises `ApiError` on an error answer.
 
-    def __init__(self, http: httpx.AsyncClient, *, where: str, runtime: Runtime | None = None):
+    `embedded`: the server is this home's background Shoal, not one named by `--url`.
+    """
+
+    def __init__(self, http: HttpClient, *, where: str, embedded: bool = False):
         self.http = http
         self.where = where
-        self.runtime = runtime
-
-    @property
-    def embedded(self) -> bool:
-        return self.runtime is not None
+        self.embedded = embedded
 
     async def request(
         self,
@@ -63,9 +61,9 @@ class ShoalClient:
             r = await self.http.request(
                 method, path, json=json, content=content, params=clean, headers=headers
             )
-        except httpx.TransportError as e:
-            raise Unreachable(self.where, str(e) or type(e).__name__) from None
-        return Reply(r.status_code, _body(r), r.headers)
+        except TransportError as e:
+            raise Unreachable(self.where, str(e)) from None
+        return Reply(r.status, _body(r), r.headers)
 
     async def call(self, method: str, path: str, **kw: Any) -> Any:
         """The answer's body; an error answer raises `ApiError`."""
@@ -83,7 +81,7 @@ def seg(value: str) -> str:
     return quote(value, safe="")
 
 
-def _body(r: httpx.Response) -> Any:
+def _body(r: Response) -> Any:
     if not r.content:
         return None
     try:
@@ -93,6 +91,11 @@ def _body(r: httpx.Response) -> Any:
 
 
 def load_settings() -> Settings:
+    """Every setting, for a server (client commands need only `where.where()`)."""
+    from pydantic import ValidationError
+
+    from shoal.settings import Settings
+
     try:
         return Settings()
     except ValidationError as e:
@@ -103,49 +106,34 @@ def load_settings() -> Settings:
 
 
 @asynccontextmanager
-async def connect(where: Target, *, engine: bool = False) -> AsyncIterator[ShoalClient]:
-    """A client for `where`; embedded, with the engine running while it is open if `engine`."""
-    settings = load_settings()
-    url = where.url or settings.url
-    if url:
-        token = where.token or settings.token or _token_file(settings)
-        headers = {"Authorization": f"Bearer {token}"} if token else {}
-        async with httpx.AsyncClient(
-            base_url=url.rstrip("/"), headers=headers, timeout=TIMEOUT
-        ) as http:
-            yield ShoalClient(http, where=url)
-        return
-    async with _embedded(settings, engine) as client:
-        yield client
-
-
-@asynccontextmanager
-async def _embedded(settings: Settings, engine: bool) -> AsyncIterator[ShoalClient]:
-    from shoal.api.app import create_app
-    from shoal.runtime import Runtime
-
+async def connect(where: Target) -> AsyncIterator[ShoalClient]:
+    """A client for `where`: the server it names, or this home's background Shoal."""
+    found = find_where()
+    url = where.url or found.url
+    embedded = not url
+    if not url:
+        url = background.ensure(found.home).url
+        token = where.token or _token_file(found)
+        shown = f"the background Shoal of {found.home} ({url})"
+    else:
+        token = where.token or found.token or _token_file(found)
+        shown = url
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
     try:
-        runtime = await Runtime.open(settings)
-    except ValueError as e:  # an unknown provider or provider option, said in the user's words
-        raise CliError(str(e), EXIT_INVALID) from None
-    try:
-        token = runtime.admin_token()
-        app = create_app(runtime)
-        headers = {"Authorization": f"Bearer {token}"} if token else {}
-        transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(
-            transport=transport, base_url=EMBEDDED_BASE, headers=headers, timeout=TIMEOUT
-        ) as http:
-            if engine:
-                await runtime.engine.start()
-            yield ShoalClient(http, where=f"embedded Shoal in {settings.home}", runtime=runtime)
-    finally:
-        await runtime.close()
+        http = HttpClient(
+            url,
+            headers=headers,
+            read_timeout=READ_TIMEOUT_S,
+            connect_timeout=CONNECT_TIMEOUT_S,
+        )
+    except ValueError as e:
+        raise CliError(f"--url / SHOAL_URL: {e}", EXIT_INVALID) from None
+    yield ShoalClient(http, where=shown, embedded=embedded)
 
 
-def _token_file(settings: Settings) -> str | None:
+def _token_file(found: Any) -> str | None:
     """The admin token a server on this machine wrote into the same home, if there is one."""
     try:
-        return (settings.home / "admin-token").read_text().strip() or None
+        return str((found.home / "admin-token").read_text().strip()) or None
     except OSError:
         return None

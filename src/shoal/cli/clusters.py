@@ -45,7 +45,7 @@ def up(
 
     async def body() -> int:
         content, kind = read_template(document, environment) or read_document(document)
-        async with connect(target(url, token), engine=True) as client:
+        async with connect(target(url, token)) as client:
             return await submit(
                 client,
                 "POST",
@@ -99,7 +99,7 @@ def apply(
     async def body() -> int:
         content, kind = read_document(document)
         name = document_name(content)
-        async with connect(target(url, token), engine=True) as client:
+        async with connect(target(url, token)) as client:
             path = "/v1/clusters"
             if name is not None:
                 try:
@@ -130,7 +130,7 @@ def delete(
         bool | None,
         typer.Option(
             "--wait/--no-wait",
-            help="Return when the cluster is deleted. Default: wait only when embedded.",
+            help="Return when the cluster is deleted. Default: wait, unless --url names a server.",
         ),
     ] = None,
     timeout: TimeoutOption = None,
@@ -141,7 +141,7 @@ def delete(
     """Delete a cluster and all its nodes."""
 
     async def body() -> int:
-        async with connect(target(url, token), engine=True) as client:
+        async with connect(target(url, token)) as client:
             return await submit(
                 client,
                 "DELETE",
@@ -174,7 +174,7 @@ def scale(
         resize["nodegroup"] = nodegroup
 
     async def body() -> int:
-        async with connect(target(url, token), engine=True) as client:
+        async with connect(target(url, token)) as client:
             return await submit(
                 client,
                 "POST",

@@ -12,12 +12,8 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-import yaml
 
 from shoal.cli.errors import EXIT_INVALID, CliError
-from shoal.model import InvalidDocument
-from shoal.model.catalogs import default_inventory
-from shoal.spec.hot import bundle
 
 
 def read_document(source: str) -> tuple[bytes, str]:
@@ -35,6 +31,8 @@ def read_document(source: str) -> tuple[bytes, str]:
 
 def document_name(content: bytes) -> str | None:
     """The cluster's name (native `name` or `vcluster.name`), or None if it cannot be read."""
+    import yaml
+
     try:
         data: Any = yaml.safe_load(content)
     except yaml.YAMLError:
@@ -59,6 +57,8 @@ def is_hot_file(source: str) -> bool:
     """True when the file is a Heat template (it has a `heat_template_version` key)."""
     if source == "-":
         return False
+    import yaml  # lazily: most commands never read a document
+
     try:
         data = yaml.safe_load(Path(source).read_bytes())
     except (OSError, yaml.YAMLError):
@@ -78,6 +78,11 @@ def read_template(source: str, environments: list[Path] | None) -> tuple[bytes, 
     for env in environments or []:
         if not env.is_file():
             raise CliError(f"cannot read {env}: no such file", EXIT_INVALID)
+    # The reader runs here only to bundle nested files; imported lazily, like yaml.
+    from shoal.model import InvalidDocument
+    from shoal.model.catalogs import default_inventory
+    from shoal.spec.hot import bundle
+
     try:
         body = bundle(source, list(environments or []), default_inventory())
     except InvalidDocument as bad:

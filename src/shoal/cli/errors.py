@@ -1,7 +1,9 @@
 """Exit codes, the errors commands raise, and how each is told to the user.
 
-Exit codes are a contract: 0 success, 1 the action failed (or the cluster is not ACTIVE, or
-Shoal could not be reached), 2 invalid input or a refused request. Every refusal prints its
+Exit codes are a contract: 0 success, 1 the action failed (or the cluster is not ACTIVE, the
+cluster cannot be placed, or Shoal could not be reached), 2 invalid input or a refused request.
+An unplaceable document exits 1 from `up`/`apply` as it does from `plan`: it is valid input
+the cloud has no room for. Every refusal prints its
 `error.details` entries as `path: message` on stderr, never a traceback.
 """
 
@@ -13,6 +15,8 @@ from typing import Any
 from shoal.cli.screen import err as console_err
 
 EXIT_OK, EXIT_FAILED, EXIT_INVALID, EXIT_INTERRUPTED = 0, 1, 2, 130
+UNPLACEABLE = "unplaceable"
+"""The API's error code for a valid cluster that does not fit."""
 
 
 class CliError(Exception):
@@ -56,6 +60,8 @@ class ApiError(Exception):
 
     @property
     def exit_code(self) -> int:
+        if self.code == UNPLACEABLE:
+            return EXIT_FAILED
         return EXIT_INVALID if 400 <= self.status < 500 else EXIT_FAILED
 
     def __str__(self) -> str:

@@ -13,7 +13,7 @@ from typing import Annotated, Any
 import typer
 
 from shoal.cli import screen
-from shoal.cli.client import connect, seg
+from shoal.cli.client import ShoalClient, connect, seg
 from shoal.cli.errors import EXIT_OK
 from shoal.cli.options import OutputOption, TokenOption, UrlOption, target
 from shoal.cli.output import OutputFormat, emit_data
@@ -61,14 +61,18 @@ def fail(
     async def body() -> int:
         async with connect(target(url, token)) as client:
             found: dict[str, Any] = await client.call("POST", f"/v1/hosts/{seg(host)}/fail")
+            lost = [str(r) for r in found.get("resources") or []]
+            named = await _node_names(client, lost) if lost else {}
         if output is not OutputFormat.TABLE:
-            emit_data(found, output)
+            emit_data({**found, "nodes": [named[r] for r in lost if r in named]}, output)
             return EXIT_OK
-        lost = found.get("resources") or []
+        shown = [named.get(r, r) for r in lost]
         screen.out().print(
             f"host {text(host)} failed; {len(lost)} resource(s) on it lost"
-            + (f": {text(lost)}" if lost else "")
+            + (f": {text(shown)}" if shown else "")
         )
+        if named and client.embedded:
+            screen.out().print("the background Shoal replaces them on other hosts")
         return EXIT_OK
 
     run(body)
@@ -93,3 +97,15 @@ def recover(
         return EXIT_OK
 
     run(body)
+
+
+async def _node_names(client: ShoalClient, resources: list[str]) -> dict[str, str]:
+    """Provider ids -> `cluster/node` names, for the nodes Shoal knows among `resources`."""
+    wanted = set(resources)
+    nodes: list[dict[str, Any]] = (await client.get("/v1/nodes"))["nodes"]
+    clusters = {c["id"]: c["name"] for c in (await client.get("/v1/clusters"))["clusters"]}
+    return {
+        str(n["physical_id"]): f"{clusters.get(n.get('cluster_id'), '?')}/{n['name']}"
+        for n in nodes
+        if n.get("physical_id") in wanted
+    }

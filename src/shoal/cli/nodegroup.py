@@ -66,7 +66,7 @@ def create(
             group[key] = value
 
     async def body() -> int:
-        async with connect(target(url, token), engine=True) as client:
+        async with connect(target(url, token)) as client:
             group["name"] = name or await free_name(client, cluster, flavor, zones or [])
             return await submit(
                 client,
@@ -102,7 +102,7 @@ def update(
         raise typer.BadParameter("say what to change: --count, --min or --max")
 
     async def body() -> int:
-        async with connect(target(url, token), engine=True) as client:
+        async with connect(target(url, token)) as client:
             return await submit(
                 client,
                 "PATCH",
@@ -129,7 +129,7 @@ def delete(
     """Remove a node group and its nodes."""
 
     async def body() -> int:
-        async with connect(target(url, token), engine=True) as client:
+        async with connect(target(url, token)) as client:
             return await submit(
                 client,
                 "DELETE",

@@ -1,7 +1,7 @@
 """Options every command shares: where Shoal is (`--url`, `--token`) and the output format.
 
-`--url` / `SHOAL_URL` picks remote mode; without it the command runs Shoal embedded, on the
-data directory `SHOAL_HOME` names.
+`--url` / `SHOAL_URL` picks a server; without it the command talks to the background Shoal of
+the data directory `SHOAL_HOME` names, started on first use (see background.py).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ UrlOption = Annotated[
     typer.Option(
         "--url",
         envvar="SHOAL_URL",
-        help="Talk to the Shoal server at this URL; default: run Shoal embedded.",
+        help="Talk to the Shoal server at this URL; default: the background Shoal of SHOAL_HOME.",
         show_envvar=True,
     ),
 ]
@@ -43,7 +43,7 @@ TimeoutOption = Annotated[
 
 @dataclass(frozen=True, slots=True)
 class Target:
-    """Where the command's requests go: a server URL, or None for embedded."""
+    """Where the command's requests go: a server URL, or None for the background Shoal."""
 
     url: str | None = None
     token: str | None = None

@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 import sys
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import yaml
-from rich.console import Console
+if TYPE_CHECKING:
+    from rich.console import Console
 
 
 class OutputFormat(StrEnum):
@@ -18,6 +18,8 @@ class OutputFormat(StrEnum):
 
 
 def console(stderr: bool = False) -> Console:
+    from rich.console import Console
+
     return Console(stderr=stderr, highlight=False, soft_wrap=False)
 
 
@@ -26,6 +28,8 @@ def emit_data(data: Any, fmt: OutputFormat) -> None:
     if fmt is OutputFormat.JSON:
         sys.stdout.write(json.dumps(data, indent=2) + "\n")
     else:
+        import yaml
+
         sys.stdout.write(yaml.safe_dump(data, sort_keys=False))
 
 

@@ -1,41 +1,42 @@
 """`shoal plan DOCUMENT`: place a cluster document on an inventory and show the placement.
 
-Exit codes are a contract: 0 placed, 1 not placed (with reasons), 2 invalid input. "Not placed"
-is either proven infeasible or undecided (the exact method's time limit, `--time-limit` or the
-`placement_time_limit_s` setting, ran out first); `-o json` tells them apart by `status`.
+Exit codes are a contract: 0 placed, 1 infeasible (with reasons), 2 invalid input.
 With `--cluster NAME` it asks Shoal instead what applying the document to that existing
 cluster would do (see preview.py); without it, it runs offline and talks to no one.
 """
 
 from __future__ import annotations
 
+from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.table import Table
 
 from shoal.cli.client import load_settings
-from shoal.cli.documents import EnvironmentOption, is_hot_file
+from shoal.cli.documents import EnvironmentOption, is_hot_file, read_document
 from shoal.cli.errors import CliError
 from shoal.cli.options import TokenOption, UrlOption, target
 from shoal.cli.output import OutputFormat, console, emit_data, report_problems
 from shoal.cli.preview import preview_at
 from shoal.cli.runner import run
-from shoal.model import InvalidDocument, Objective
-from shoal.model.catalogs import default_inventory
-from shoal.placement import PlacementResult, PlacementStatus, solve
-from shoal.service.errors import ServiceError
-from shoal.service.limits import Limits, check_size
-from shoal.spec import load_cluster_file, load_inventory_file
-from shoal.spec.hot import read_hot_files
+
+if TYPE_CHECKING:
+    from shoal.placement import PlacementResult
 
 EXIT_PLACED, EXIT_INFEASIBLE, EXIT_INVALID = 0, 1, 2
 
 
+class Objective(StrEnum):
+    """The placement objectives, named here so parsing the command line imports no model."""
+
+    SPREAD = "spread"
+    PACK = "pack"
+
+
 def plan(
     document: Annotated[
-        Path, typer.Argument(help="Cluster document (native YAML/JSON or vcluster JSON).")
+        str, typer.Argument(help="Cluster document (native YAML/JSON or vcluster JSON), or -.")
     ],
     inventory: Annotated[
         Path | None,
@@ -85,16 +86,30 @@ def plan(
             return await preview_at(target(url, token), cluster, str(document), output)
 
         run(remote)
+    from shoal.model import InvalidDocument
+    from shoal.model import Objective as ModelObjective
+    from shoal.model.catalogs import default_inventory
+    from shoal.placement import solve
+    from shoal.service.errors import ServiceError
+    from shoal.service.limits import Limits, check_size
+    from shoal.spec import load_cluster, load_inventory_file
+    from shoal.spec.hot import read_hot_files
+
+    try:
+        content, _ = read_document(document)
+    except CliError as e:
+        e.report()
+        raise typer.Exit(e.code) from None
     try:
         inv = load_inventory_file(inventory) if inventory else default_inventory()
         notices: list[dict[str, str]] = []
-        if environment or is_hot_file(str(document)):
-            hot = read_hot_files(document, list(environment or []), inv)
+        if environment or is_hot_file(document):
+            hot = read_hot_files(Path(document), list(environment or []), inv)
             if hot.spec is None:
                 raise InvalidDocument(hot.problems)
             spec, notices = hot.spec, [n.as_dict() for n in hot.notices]
         else:
-            spec = load_cluster_file(document, inv)
+            spec = load_cluster(content, inv, source="<stdin>" if document == "-" else document)
     except InvalidDocument as bad:
         problems = [p.as_dict() for p in bad.problems]
         if output is OutputFormat.TABLE:
@@ -113,8 +128,9 @@ def plan(
             found = {"feasible": False, "valid": not invalid, "problems": refused.details}
             emit_data(found, output)
         raise typer.Exit(EXIT_INVALID if invalid else EXIT_INFEASIBLE) from None
+    chosen = ModelObjective(objective.value) if objective is not None else None
     limit = time_limit if time_limit is not None else load_settings().placement_time_limit_s
-    result = solve(spec, inv, objective=objective, seed=seed, time_limit_s=limit)
+    result = solve(spec, inv, objective=chosen, seed=seed, time_limit_s=limit)
     if output is OutputFormat.TABLE:
         show_result(result, spec.name)
         for n in notices:
@@ -126,6 +142,10 @@ def plan(
 
 
 def show_result(result: PlacementResult, name: str) -> None:
+    from rich.table import Table
+
+    from shoal.placement import PlacementStatus
+
     out = console()
     if result.status is PlacementStatus.UNDECIDED:
         out.print(f"[bold yellow]cluster {name}: placement undecided[/] (not proven infeasible):")

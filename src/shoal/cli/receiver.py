@@ -2,8 +2,7 @@
 
 A receiver's URL holds its secret and is shown once, by `create`. `webhook trigger` POSTs to
 such a URL the way a monitoring system would, with no bearer token: an absolute URL goes to
-its own server; a relative one (what `create` prints when embedded) to --url, or to embedded
-Shoal, which then waits for the action since no server would run it. A bearer token goes
+its own server; a relative one to --url, or to the home's background Shoal. A bearer token goes
 only to the server --url names, never to another host a URL points at.
 """
 
@@ -12,17 +11,18 @@ from __future__ import annotations
 from typing import Annotated, Any
 from urllib.parse import parse_qsl, urlsplit
 
-import httpx
 import typer
 
-from shoal.cli import screen
-from shoal.cli.client import TIMEOUT, ShoalClient, connect, load_settings, seg
+from shoal.cli import background, screen
+from shoal.cli.client import CONNECT_TIMEOUT_S, READ_TIMEOUT_S, ShoalClient, connect, seg
 from shoal.cli.errors import EXIT_OK
+from shoal.cli.http import HttpClient
 from shoal.cli.options import OutputOption, TimeoutOption, TokenOption, UrlOption, target
 from shoal.cli.output import OutputFormat, emit_data
 from shoal.cli.runner import run
 from shoal.cli.submit import submit
 from shoal.cli.tables import table, text, when
+from shoal.cli.where import where as find_where
 
 app = typer.Typer(help="Webhooks that scale or recover a cluster.", no_args_is_help=True)
 webhook_app = typer.Typer(help="Call a receiver's webhook.", no_args_is_help=True)
@@ -71,7 +71,7 @@ def create(
     async def main() -> int:
         async with connect(target(url, token)) as client:
             found = await client.call("POST", "/v1/receivers", json=body)
-            base = "" if client.embedded else str(client.http.base_url).rstrip("/")
+            base = client.http.base_url
         r = found["receiver"]
         hook = base + r["webhook_url"]
         if output is not OutputFormat.TABLE:
@@ -139,7 +139,8 @@ def trigger(
         bool | None,
         typer.Option(
             "--wait/--no-wait",
-            help="Wait for the action to end (needs a token). Default: only when embedded.",
+            help="Wait for the action to end (needs a token). "
+            "Default: unless --url names a server.",
         ),
     ] = None,
     timeout: TimeoutOption = None,
@@ -150,29 +151,40 @@ def trigger(
     """Trigger a receiver: POST to its webhook URL."""
     parts = urlsplit(webhook)
     origin = f"{parts.scheme}://{parts.netloc}" if parts.scheme and parts.netloc else None
-    # The query goes as params: httpx would drop a query left in the path.
+    # The query goes as params, encoded once.
     query = dict(parse_qsl(parts.query, keep_blank_values=True))
 
     async def main() -> int:
-        if origin is not None and origin != _origin(url or load_settings().url):
+        if origin is not None and origin != _origin(url or _our_url()):
             # Another server than ours: never send it our bearer token.
-            async with httpx.AsyncClient(base_url=origin, timeout=TIMEOUT) as http:
-                client = ShoalClient(http, where=origin)
-                return await submit(
-                    client,
-                    "POST",
-                    parts.path,
-                    params=query,
-                    output=output,
-                    wait=wait,
-                    timeout=timeout,
-                )
-        async with connect(target(url, token), engine=True) as client:
+            http = HttpClient(
+                origin, read_timeout=READ_TIMEOUT_S, connect_timeout=CONNECT_TIMEOUT_S
+            )
+            client = ShoalClient(http, where=origin)
+            return await submit(
+                client,
+                "POST",
+                parts.path,
+                params=query,
+                output=output,
+                wait=wait,
+                timeout=timeout,
+            )
+        async with connect(target(url, token)) as client:
             return await submit(
                 client, "POST", parts.path, params=query, output=output, wait=wait, timeout=timeout
             )
 
     run(main)
+
+
+def _our_url() -> str | None:
+    """The server commands talk to without --url: SHOAL_URL, or the home's background Shoal."""
+    found = find_where()
+    if found.url:
+        return found.url
+    state = background.running(found.home)
+    return state.url if state is not None else None
 
 
 def _origin(url: str | None) -> str | None:

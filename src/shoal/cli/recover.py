@@ -68,7 +68,7 @@ def recover(
         spec["how"] = str(how)
 
     async def body() -> int:
-        async with connect(target(url, token), engine=True) as client:
+        async with connect(target(url, token)) as client:
             return await submit(
                 client,
                 "POST",

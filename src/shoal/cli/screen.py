@@ -25,4 +25,6 @@ def _console(stderr: bool) -> Console:
     c = Console(stderr=stderr, highlight=False, soft_wrap=False)
     if not c.is_terminal and "COLUMNS" not in os.environ:
         c.width = PIPE_WIDTH
+        # Piped messages stay one line each, however long: a script greps them whole.
+        c.soft_wrap = stderr
     return c

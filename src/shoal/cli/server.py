@@ -1,21 +1,35 @@
-"""`shoal server`: the HTTP API under uvicorn, with the engine running in the app's lifespan."""
+"""`shoal server [stop|status]`: the HTTP API under uvicorn, with the engine in the app's lifespan.
+
+A server records itself in `$SHOAL_HOME/server.json`, so commands without `--url` talk to it;
+`--background` (used by those commands, see background.py) listens on a free loopback port.
+The heavy imports (uvicorn, the app, the runtime) happen only when a server really starts.
+"""
 
 from __future__ import annotations
 
+import os
 import signal
+import socket
 from pathlib import Path
 from types import FrameType
 from typing import Annotated
 
 import typer
 
-from shoal.cli import screen
-from shoal.cli.client import load_settings
-from shoal.cli.errors import EXIT_INVALID, EXIT_OK, CliError
+from shoal.cli import background, screen
+from shoal.cli.errors import EXIT_FAILED, EXIT_INVALID, EXIT_OK, CliError
 from shoal.cli.runner import run
+from shoal.cli.where import home_dir
+
+app = typer.Typer(
+    help="Serve Shoal's HTTP API with the engine and manager; `stop` and `status` for the "
+    "background one.",
+)
 
 
+@app.callback(invoke_without_command=True)
 def server(
+    ctx: typer.Context,
     port: Annotated[
         int | None, typer.Option("--port", "-p", help="TCP port; default 8470 (SHOAL_PORT).")
     ] = None,
@@ -30,39 +44,57 @@ def server(
     tls_keyfile: Annotated[
         Path | None, typer.Option("--tls-keyfile", help="The certificate's private key (PEM).")
     ] = None,
+    in_background: Annotated[
+        bool,
+        typer.Option(
+            "--background",
+            hidden=True,
+            help="Serve on a free loopback port as the home's background Shoal.",
+        ),
+    ] = False,
 ) -> None:
-    """Serve Shoal's HTTP API on this machine until Ctrl-C."""
+    """Serve Shoal's HTTP API on this machine until Ctrl-C (or `shoal server stop`)."""
+    if ctx.invoked_subcommand is not None:
+        return
 
     async def body() -> int:
         import uvicorn
 
         from shoal.api.app import create_app
+        from shoal.cli.client import load_settings
         from shoal.runtime import Runtime
 
         settings = load_settings()
         tls = _tls(tls_certfile, tls_keyfile)
-        host = bind or settings.bind
-        listen = port if port is not None else settings.port
+        host = "127.0.0.1" if in_background else (bind or settings.bind)
+        listen = 0 if in_background else (port if port is not None else settings.port)
+        sock = _listen(host, listen)
+        listen = sock.getsockname()[1]
         try:
             runtime = await Runtime.open(settings)
         except ValueError as e:
+            sock.close()
             raise CliError(str(e), EXIT_INVALID) from None
+        shown = f"[{host}]" if ":" in host else host
+        scheme = "https" if tls else "http"
+        url = f"{scheme}://{_reachable(shown)}:{listen}"
+        recorded = background.running(settings.home) is None
         try:
             err = screen.err()
-            shown = f"[{host}]" if ":" in host else host
             if runtime.new_admin_token is not None:
                 err.print(f"created the admin token: {runtime.token_path}")
             else:
                 err.print(f"admin token: {runtime.token_path}")
             err.print(
                 f"Shoal {settings.provider} provider, data in {settings.home}; "
-                f"serving {'https' if tls else 'http'}://{shown}:{listen} (docs at /docs)"
+                f"serving {scheme}://{shown}:{listen} (docs at /docs)"
             )
+            if recorded:
+                state = background.ServerState(os.getpid(), url, in_background)
+                background.write_state(settings.home, state)
             app = create_app(runtime, run_engine=True)
             config = uvicorn.Config(
                 app,
-                host=host,
-                port=listen,
                 lifespan="on",
                 log_level=log_level,
                 ssl_certfile=tls[0] if tls else None,
@@ -71,8 +103,10 @@ def server(
             # uvicorn shuts down gracefully on SIGTERM, then re-raises it: make that an
             # interrupt, so the runtime below still closes.
             signal.signal(signal.SIGTERM, _interrupt)
-            await uvicorn.Server(config).serve()
+            await uvicorn.Server(config).serve(sockets=[sock])
         finally:
+            if recorded:
+                background.clear_state(settings.home, os.getpid())
             await runtime.close()
         return EXIT_OK
 
@@ -89,6 +123,54 @@ def _tls(certfile: Path | None, keyfile: Path | None) -> tuple[str, str] | None:
         if not path.is_file():
             raise CliError(f"{flag}: no file {path}", EXIT_INVALID)
     return str(certfile), str(keyfile)
+
+
+@app.command("stop")
+def stop() -> None:
+    """Stop the Shoal serving this SHOAL_HOME (the background one commands started)."""
+    home = home_dir()
+    ended = background.stop(home)
+    out = screen.out()
+    if ended is None:
+        out.print(f"no Shoal server runs for {home}")
+    else:
+        out.print(f"stopped the Shoal at {ended.url} (pid {ended.pid})")
+    raise typer.Exit(EXIT_OK)
+
+
+@app.command("status")
+def status() -> None:
+    """Whether a Shoal serves this SHOAL_HOME, and where (exit 1 if none)."""
+    home = home_dir()
+    found = background.running(home)
+    out = screen.out()
+    if found is None:
+        out.print(f"no Shoal server runs for {home}; the next command starts one")
+        raise typer.Exit(EXIT_FAILED)
+    kind = "background" if found.background else "foreground"
+    out.print(f"{kind} Shoal at {found.url} (pid {found.pid}); data in {home}")
+    if found.background:
+        out.print(f"log: {background.log_path(home)}")
+    raise typer.Exit(EXIT_OK)
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """A bound socket (port 0: a free one), so the port is known before uvicorn starts."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as e:
+        sock.close()
+        raise CliError(f"cannot listen on {host}:{port}: {e.strerror or e}", EXIT_FAILED) from None
+    sock.set_inheritable(True)
+    return sock
+
+
+def _reachable(host: str) -> str:
+    """The address a client on this machine uses for a server bound to `host`."""
+    return {"0.0.0.0": "127.0.0.1", "[::]": "[::1]"}.get(host, host)
 
 
 def _interrupt(signum: int, frame: FrameType | None) -> None:

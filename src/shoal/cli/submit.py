@@ -2,8 +2,9 @@
 
 Exit 0 when the action succeeded and the cluster is ACTIVE (or, for a delete, gone); 1 when the
 action failed or left the cluster in another state. A refused request raises `ApiError` (exit
-2) before anything waits. Embedded, a command always waits: no server would run the engine.
-`wait=None` means "wait when embedded" (the default of `delete`).
+2) before anything waits. The action belongs to the server's engine: a command that stops
+waiting (`--no-wait`, `--timeout`, Ctrl-C, a closed pipe) leaves it running there.
+`wait=None` means "wait when talking to the home's background Shoal" (the default of `delete`).
 """
 
 from __future__ import annotations
@@ -42,12 +43,6 @@ async def submit(
     cluster: dict[str, Any] = body.get("cluster") or {}
     if wait is None:
         wait = client.embedded
-    if not wait and client.embedded:
-        screen.err().print(
-            "[dim]embedded Shoal: waiting anyway, since no server runs the engine "
-            "(use --url to leave it to a server)[/]"
-        )
-        wait = True
     if not wait:
         return _accepted(body, output)
     cluster_id = cluster.get("id") or action.get("cluster_id")

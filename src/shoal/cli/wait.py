@@ -27,12 +27,8 @@ LONG_POLL_S = 1
 
 
 class WaitTimeout(CliError):
-    def __init__(self, action: dict[str, Any], timeout: float, embedded: bool) -> None:
-        later = (
-            f"resume it with `shoal action wait {action.get('id')}`"
-            if embedded
-            else f"follow it with `shoal action wait {action.get('id')}`"
-        )
+    def __init__(self, action: dict[str, Any], timeout: float) -> None:
+        later = f"it goes on; follow it with `shoal action wait {action.get('id')}`"
         super().__init__(
             f"gave up waiting after {timeout:g}s: action {action.get('id')} is "
             f"{action.get('status')}; {later}",
@@ -85,7 +81,7 @@ async def wait_for(
             if ended:
                 return current
             if deadline is not None and time.monotonic() > deadline:
-                raise WaitTimeout(current, timeout or 0.0, client.embedded)
+                raise WaitTimeout(current, timeout or 0.0)
 
 
 async def _show_events(
@@ -127,12 +123,10 @@ def _on_interrupt(err: Console, action_id: str, client: ShoalClient) -> Iterator
     try:
         yield
     except asyncio.CancelledError:
-        goes_on = (
-            f"resumes when an engine next runs: `shoal action wait {action_id}`"
-            if client.embedded
-            else "goes on in the server"
+        err.print(
+            f"stopped waiting; action {action_id} goes on in the server "
+            f"(`shoal action wait {action_id}` follows it)"
         )
-        err.print(f"stopped waiting; action {action_id} {goes_on}")
         raise
 
 

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# `make check`: run every check even when one fails, then say which passed and which failed.
+# make would stop at the first failing target and hide the rest (a failing test would keep
+# ruff, mypy and the layer check from ever running); this runs them all and exits non-zero
+# if any failed.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+BIN=${BIN:-.venv/bin}
+
+names=()
+results=()
+check() {
+  local name=$1
+  shift
+  echo "==> $name: $*"
+  local start=$SECONDS
+  if "$@"; then results+=("ok"); else results+=("FAILED"); fi
+  names+=("$name ($((SECONDS - start))s)")
+}
+
+check "tests" "$BIN/pytest" "$@"
+check "ruff check" "$BIN/ruff" check src tests benchmarks
+check "ruff format" "$BIN/ruff" format --check src tests benchmarks
+check "mypy --strict" "$BIN/mypy"
+check "layers (import-linter)" "$BIN/lint-imports"
+
+echo
+echo "==> summary"
+failed=0
+for i in "${!names[@]}"; do
+  printf '  %-8s %s\n' "${results[$i]}" "${names[$i]}"
+  [[ ${results[$i]} == ok ]] || failed=1
+done
+if ((failed)); then echo "make check: FAILED"; else echo "make check: all passed"; fi
+exit "$failed"
