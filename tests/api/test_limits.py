@@ -83,8 +83,8 @@ async def test_quotas_are_read_set_and_enforced(api: Api) -> None:
 async def test_the_senlin_facade_refuses_a_billion_desired_capacity(api: Api) -> None:
     base = "/clustering/v1"
     headers = {"X-Auth-Token": api.token}
-    spec = {"type": "os.nova.server", "version": "1.0", "properties": {"flavor": "m1.tiny"}}
-    spec["properties"]["image"] = "cirros"
+    properties = {"flavor": "m1.tiny", "image": "cirros"}
+    spec = {"type": "os.nova.server", "version": "1.0", "properties": properties}
     r = await api.http.post(
         f"{base}/profiles", json={"profile": {"name": "p", "spec": spec}}, headers=headers
     )

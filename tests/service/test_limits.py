@@ -79,7 +79,7 @@ def test_scale_out_of_a_group_without_max_is_bounded(db: Database) -> None:
     assert e.details[0]["path"] == "/count"
 
 
-@pytest.mark.parametrize("number", [1e12, 1e308, float("inf")])
+@pytest.mark.parametrize("number", [1e12, 1e308, float("inf"), 10**400])
 def test_resize_by_percentage_is_bounded(db: Database, number: float) -> None:
     rig, _ = created(db)
     e = refused(
@@ -104,7 +104,11 @@ def test_exact_capacity_of_a_billion_is_bounded(db: Database) -> None:
 
 @pytest.mark.parametrize(
     ("params", "pointer"),
-    [({"count": 10**9}, "/params/count"), ({"count": 900_000}, "/params/count")],
+    [
+        ({"count": 10**9}, "/params/count"),
+        ({"count": 900_000}, "/params/count"),
+        ({"number": 10**400}, "/params/number"),
+    ],
 )
 def test_a_receiver_with_a_huge_count_is_refused_at_creation(
     db: Database, params: dict[str, Any], pointer: str

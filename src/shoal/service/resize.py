@@ -20,6 +20,14 @@ class Adjustment(StrEnum):
     CHANGE_IN_PERCENTAGE = "CHANGE_IN_PERCENTAGE"
 
 
+def is_finite(number: float) -> bool:
+    """A finite number (an int too large for a float is not: it cannot be worked with)."""
+    try:
+        return math.isfinite(number)
+    except OverflowError:
+        return False
+
+
 def new_count(
     current: int,
     adjustment: Adjustment,
@@ -36,7 +44,7 @@ def new_count(
     The arithmetic is bounded first: a number that is not finite, or a target above
     MAX_REPLICAS, is refused here, before any document or node is built from it.
     """
-    if isinstance(number, bool) or not math.isfinite(number):
+    if isinstance(number, bool) or not is_finite(number):
         raise Invalid(
             "the number must be a finite number",
             [{"path": pointer, "message": f"{number!r} is not a finite number"}],

@@ -11,13 +11,12 @@ learns the group is already at its bound.
 from __future__ import annotations
 
 import dataclasses
-import math
 from typing import Any
 
 from shoal.model.cluster import NodeGroup
 from shoal.model.policies import AdjustmentType, ScalingPolicy
 from shoal.service.errors import Conflict, Invalid
-from shoal.service.resize import Adjustment, new_count
+from shoal.service.resize import Adjustment, is_finite, new_count
 from shoal.service.views import iso
 from shoal.spec.native import MAX_REPLICAS
 
@@ -54,7 +53,7 @@ def check_params(params: object) -> dict[str, Any]:
         elif key == "number" and (
             isinstance(value, bool)
             or not isinstance(value, int | float)
-            or not math.isfinite(value)
+            or not is_finite(value)
             or abs(value) > MAX_REPLICAS
         ):
             bad(key, f"a number from -{MAX_REPLICAS} to {MAX_REPLICAS}")
