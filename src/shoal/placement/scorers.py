@@ -32,8 +32,8 @@ class ZoneScorer(Protocol):
 
     def __call__(self, state: SearchState, item: Item, zone: int) -> float: ...
 
-    def scores(self, state: SearchState, item: Item, zones: Sequence[int]) -> list[float]:
-        """`self(state, item, z)` for every zone of `zones`, in one go (the hot path)."""
+    def scores(self, state: SearchState, item: Item, zones: Sequence[int]) -> Sequence[float]:
+        """`self(state, item, z)` for every zone of `zones` (ascending), in one go."""
         ...
 
 
@@ -48,11 +48,12 @@ class SpreadBalance:
     def __call__(self, state: SearchState, item: Item, zone: int) -> float:
         return sum(state.counts[c.index].get(zone, 0) for c, _ in item.rules.get(_SPREAD, ()))
 
-    def scores(self, state: SearchState, item: Item, zones: Sequence[int]) -> list[float]:
+    def scores(self, state: SearchState, item: Item, zones: Sequence[int]) -> Sequence[float]:
         rules = item.rules.get(_SPREAD, ())
         if len(rules) == 1:
-            counts = state.counts[rules[0][0].index]
-            return [counts.get(z, 0) for z in zones]
+            counts = state.zone_counts[rules[0][0].index]
+            # `zones` is ascending: all of them is the list itself.
+            return counts[:] if len(zones) == len(counts) else [counts[z] for z in zones]
         return [self(state, item, z) for z in zones]
 
 
@@ -68,7 +69,7 @@ class SoftZoneRules:
     def __call__(self, state: SearchState, item: Item, zone: int) -> float:
         return _soft_breaks(state, item, zone, _SOFT_ANTI_ZONE, _SOFT_AFF_ZONE)
 
-    def scores(self, state: SearchState, item: Item, zones: Sequence[int]) -> list[float]:
+    def scores(self, state: SearchState, item: Item, zones: Sequence[int]) -> Sequence[float]:
         return [self(state, item, z) for z in zones]
 
 
@@ -86,8 +87,10 @@ class ObjectiveScore:
     def __call__(self, state: SearchState, item: Item, zone: int) -> float:
         return self.sign * state.zone_free_fraction(zone, item)
 
-    def scores(self, state: SearchState, item: Item, zones: Sequence[int]) -> list[float]:
+    def scores(self, state: SearchState, item: Item, zones: Sequence[int]) -> Sequence[float]:
         fraction = state.zone_fraction[state.index_key(item)]
+        if len(zones) == len(fraction):  # ascending: every zone
+            return [-f for f in fraction] if self.sign < 0 else fraction[:]
         if self.sign < 0:
             return [-fraction[z] for z in zones]
         return [fraction[z] for z in zones]

@@ -65,6 +65,11 @@ class SearchState:
         self.host_of: list[int] = [-1] * len(problem.items)
         self.block_zone: list[int | None] = list(problem.block_fixed_zone)
         self.counts: list[dict[int, int]] = [{} for _ in problem.constraints]
+        # Zone-scope constraints also count in a list by zone: zone ordering reads a count
+        # for every zone of every item, and a list reads faster than a dict with a default.
+        self.zone_counts: list[list[int]] = [
+            [0] * nz if not c.by_host else [] for c in problem.constraints
+        ]
         self.used_hosts: dict[int, int] = {}
         # Spread constraints track a histogram of counts over their domains, and every
         # constraint how many of its member units are still to be placed.
@@ -87,6 +92,8 @@ class SearchState:
                     continue
                 d = h if c.by_host else p.host_zone[h]
                 counts[d] = counts.get(d, 0) + 1
+                if not c.by_host:
+                    self.zone_counts[c.index][d] += 1
             if c.rule is Rule.SPREAD:
                 hist = self.hist[c.index]
                 for d in c.domains:
@@ -242,6 +249,8 @@ class SearchState:
             counts = self.counts[ci]
             old = counts.get(d, 0)
             new = old + sign * m
+            if not c.by_host:
+                self.zone_counts[ci][d] = new
             if new:
                 counts[d] = new
             else:
