@@ -4,7 +4,7 @@ PostgreSQL text cannot hold NUL (U+0000), and a lone UTF-16 surrogate (`"\\ud800
 YAML) is no character at all: UTF-8 cannot encode it, so SQLite's driver, PostgreSQL's driver and
 the JSON encoder of an error echoing it all failed, and the request answered 500. No Shoal name,
 id, token or document has a use for either, so one in the path or the query, or escaped in the
-body (`\u0000`, a `\ud800` without its pair), answers 400 in the error shape, naming where.
+body (`\\u0000`, a `\\ud800` without its pair), answers 400 in the error shape, naming where.
 The body is read whole (the body limit, outside this middleware, bounds it) and handed on
 unchanged. The Senlin façade answers in its own shape and checks its own requests.
 """
