@@ -52,7 +52,7 @@ class Runtime:
     async def open(
         cls, settings: Settings, *, clock: Clock | None = None, provider: Provider | None = None
     ) -> Runtime:
-        private_dir(settings.home)
+        private_dir(settings.home, ours=False)  # a home someone chose is not chmodded
         clock = clock or SystemClock()
         db = Database(settings.db_url)
         db.migrate()

@@ -3,10 +3,10 @@
 PostgreSQL text cannot hold NUL (U+0000), and a lone UTF-16 surrogate (`"\\ud800"` in JSON or
 YAML) is no character at all: UTF-8 cannot encode it, so SQLite's driver, PostgreSQL's driver and
 the JSON encoder of an error echoing it all failed, and the request answered 500. No Shoal name,
-id, token or document has a use for either, so one anywhere in the path, the query or the body
-answers 400 in the error shape, naming where it was. The body is read whole (the body limit,
-outside this middleware, bounds it) and handed on unchanged. The Senlin façade answers in its
-own shape and checks its own requests.
+id, token or document has a use for either, so one in the path or the query, or escaped in the
+body (`\\u0000`, a `\\ud800` without its pair), answers 400 in the error shape, naming where.
+The body is read whole (the body limit, outside this middleware, bounds it) and handed on
+unchanged. The Senlin façade answers in its own shape and checks its own requests.
 """
 
 from __future__ import annotations
@@ -31,9 +31,8 @@ _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
 
 
 def unstorable_body(body: bytes) -> bool:
-    """Whether the body holds a NUL or a lone surrogate, raw or escaped."""
-    if b"\x00" in body:
-        return True
+    """Whether the body holds an escaped NUL or lone surrogate. (A raw NUL is left to the
+    parsers: JSON and YAML both refuse it, as a 422 on the document.)"""
     if b"\\" not in body:
         return False
     if _ESCAPED_NUL.search(body):
