@@ -158,7 +158,7 @@ class Stack:
             for name in self.ctx.env.parameters:
                 if name not in self.params:
                     self.report.problem(
-                        "",
+                        self.ctx.env.given_at.get(name, ""),
                         f"an environment gives parameter '{name}', "
                         f"but the template has no parameter '{name}'",
                     )
@@ -450,12 +450,9 @@ class Stack:
         if name in self._given:
             value, where = self._given[name], self._given_path(name)
         elif self._top and name in env.parameters:
-            value, where = env.parameters[name], f"{p.path} (the environment's parameters)"
+            value, where = env.parameters[name], env.given_at.get(name, p.path)
         elif name in env.parameter_defaults:
-            value, where = (
-                env.parameter_defaults[name],
-                f"{p.path} (the environment's parameter_defaults)",
-            )
+            value, where = env.parameter_defaults[name], env.default_at.get(name, p.path)
         if value is not MISSING and value is not None:
             value = convert(p, value, where, self.report)
             if value is not MISSING and not check(p, value, where, self.report):
