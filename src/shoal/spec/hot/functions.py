@@ -148,6 +148,15 @@ class Evaluator:
             return None
         return args
 
+    def evaluated(
+        self, name: str, args: object, path: str, lo: int, hi: int
+    ) -> list[object] | None:
+        """The arguments of `name`, checked for their number and each evaluated."""
+        items = self.args_list(name, args, path, lo, hi)
+        if items is None:
+            return None
+        return [self.ev(v, child(path, i)) for i, v in enumerate(items)]
+
     def truth(self, value: object, path: str) -> bool | None:
         """A condition: a condition name, a boolean, or a condition function."""
         if isinstance(value, bool):
@@ -329,10 +338,10 @@ def _list_join(e: Evaluator, args: object, path: str) -> object:
 
 
 def _fn_join(e: Evaluator, args: object, path: str) -> object:
-    items = e.args_list("Fn::Join", args, path, 2, 2)
-    if items is None:
+    values = e.evaluated("Fn::Join", args, path, 2, 2)
+    if values is None:
         return BROKEN
-    delim, lst = e.ev(items[0], child(path, 0)), e.ev(items[1], child(path, 1))
+    delim, lst = values
     sym = first_symbolic([delim, lst])
     if sym is not None:
         return unknown_from(sym, "Fn::Join")
@@ -343,10 +352,10 @@ def _fn_join(e: Evaluator, args: object, path: str) -> object:
 
 
 def _fn_select(e: Evaluator, args: object, path: str) -> object:
-    items = e.args_list("Fn::Select", args, path, 2, 2)
-    if items is None:
+    values = e.evaluated("Fn::Select", args, path, 2, 2)
+    if values is None:
         return BROKEN
-    key, value = e.ev(items[0], child(path, 0)), e.ev(items[1], child(path, 1))
+    key, value = values
     if isinstance(value, list) and isinstance(key, str) and key.isdigit():
         key = int(key)
     return _select(e, value, key, path)
@@ -367,10 +376,10 @@ def _if(e: Evaluator, args: object, path: str) -> object:
 
 
 def _equals(e: Evaluator, args: object, path: str) -> object:
-    items = e.args_list("equals", args, path, 2, 2)
-    if items is None:
+    values = e.evaluated("equals", args, path, 2, 2)
+    if values is None:
         return BROKEN
-    a, b = e.ev(items[0], child(path, 0)), e.ev(items[1], child(path, 1))
+    a, b = values
     sym = first_symbolic([a, b])
     if sym is not None:
         if sym == BROKEN:
@@ -398,10 +407,10 @@ def _and_or(name: str) -> Handler:
 
 
 def _contains(e: Evaluator, args: object, path: str) -> object:
-    items = e.args_list("contains", args, path, 2, 2)
-    if items is None:
+    values = e.evaluated("contains", args, path, 2, 2)
+    if values is None:
         return BROKEN
-    value, seq = e.ev(items[0], child(path, 0)), e.ev(items[1], child(path, 1))
+    value, seq = values
     if first_symbolic([value, seq]) is not None:
         return (
             BROKEN
@@ -487,10 +496,10 @@ def _map_merge(e: Evaluator, args: object, path: str) -> object:
 
 
 def _map_replace(e: Evaluator, args: object, path: str) -> object:
-    items = e.args_list("map_replace", args, path, 2, 2)
-    if items is None:
+    evaluated = e.evaluated("map_replace", args, path, 2, 2)
+    if evaluated is None:
         return BROKEN
-    value, spec = e.ev(items[0], child(path, 0)), e.ev(items[1], child(path, 1))
+    value, spec = evaluated
     if not isinstance(value, dict):
         return value if value == BROKEN else e.fail(child(path, 0), "'map_replace' needs a mapping")
     if not isinstance(spec, dict) or not set(spec) <= {"keys", "values"}:
@@ -509,10 +518,10 @@ def _map_replace(e: Evaluator, args: object, path: str) -> object:
 
 
 def _digest(e: Evaluator, args: object, path: str) -> object:
-    items = e.args_list("digest", args, path, 2, 2)
-    if items is None:
+    values = e.evaluated("digest", args, path, 2, 2)
+    if values is None:
         return BROKEN
-    algo, value = e.ev(items[0], child(path, 0)), e.ev(items[1], child(path, 1))
+    algo, value = values
     sym = first_symbolic([algo, value])
     if sym is not None:
         return sym if sym == BROKEN else unknown_from(sym, "digest")
@@ -524,10 +533,9 @@ def _digest(e: Evaluator, args: object, path: str) -> object:
 
 
 def _str_split(e: Evaluator, args: object, path: str) -> object:
-    items = e.args_list("str_split", args, path, 2, 3)
-    if items is None:
+    parts = e.evaluated("str_split", args, path, 2, 3)
+    if parts is None:
         return BROKEN
-    parts = [e.ev(v, child(path, i)) for i, v in enumerate(items)]
     sym = first_symbolic(parts)
     if sym is not None:
         return sym if sym == BROKEN else unknown_from(sym, "str_split")
@@ -569,10 +577,10 @@ def _list_concat(unique: bool) -> Handler:
 
 
 def _filter(e: Evaluator, args: object, path: str) -> object:
-    items = e.args_list("filter", args, path, 2, 2)
-    if items is None:
+    values = e.evaluated("filter", args, path, 2, 2)
+    if values is None:
         return BROKEN
-    drop, value = e.ev(items[0], child(path, 0)), e.ev(items[1], child(path, 1))
+    drop, value = values
     if not isinstance(drop, list) or not isinstance(value, list):
         if BROKEN in (drop, value):
             return BROKEN

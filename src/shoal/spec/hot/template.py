@@ -19,8 +19,9 @@ from shoal.spec.hot.context import MAX_NESTING, Context, Resource
 from shoal.spec.hot.environment import is_file_ref, lookup
 from shoal.spec.hot.functions import BROKEN, NOWHERE, Evaluator, call_of, plain, step_into
 from shoal.spec.hot.parameters import MISSING, Parameter, check, convert, read_parameters
+from shoal.spec.hot.paths import file_pointer
 from shoal.spec.hot.report import Report
-from shoal.spec.hot.shapes import ServerGroupShape, Shape
+from shoal.spec.hot.shapes import NestedShape, ServerGroupShape, Shape
 from shoal.spec.hot.values import Attr, Ref, Unknown, shown
 from shoal.spec.hot.versions import KNOWN_NAMES, Version, version_of
 from shoal.spec.tree import describe
@@ -314,8 +315,6 @@ class Stack:
         if is_file_ref(kind) or kind in self.ctx.files.given:
             shape = self.nested(res, kind, props, path)
             if shape is not None:
-                from shoal.spec.hot.shapes import NestedShape
-
                 self.shape.nested.append(NestedShape(res.name, res.path, shape))
             return
         via = f" (mapped from {res.written} by the environment)" if kind != res.written else ""
@@ -381,8 +380,6 @@ class Stack:
             for p in bad.problems:
                 self.report.problem(child(path, "type"), f"{name}: {p.message}")
             return None
-        from shoal.spec.hot.paths import file_pointer
-
         where = child(path, "properties")
         inner = Stack(
             self.ctx,
