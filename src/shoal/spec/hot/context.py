@@ -13,7 +13,7 @@ from shoal.model.inventory import Inventory
 from shoal.spec.collect import child
 from shoal.spec.hot.environment import Environment
 from shoal.spec.hot.files import Files
-from shoal.spec.hot.functions import BROKEN
+from shoal.spec.hot.functions import BROKEN, Budget
 from shoal.spec.hot.report import Report
 from shoal.spec.hot.shapes import Shape
 from shoal.spec.hot.values import is_symbolic, shown
@@ -39,6 +39,7 @@ class Context:
     inventory: Inventory
     report: Report
     wants: Wants = field(default_factory=Wants)
+    budget: Budget = field(default_factory=Budget)
 
 
 @dataclass(slots=True)

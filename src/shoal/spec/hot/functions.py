@@ -14,6 +14,7 @@ import hashlib
 import itertools
 import json
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Protocol
 from urllib.parse import quote as urlquote
 
@@ -26,6 +27,27 @@ from shoal.spec.tree import describe, is_list, is_mapping, pairs_of
 BROKEN = Unknown("a value with a problem reported above")
 MAX_DEPTH = 64
 MAX_ITEMS = 100_000
+
+
+MAX_STEPS = 2_000_000
+
+
+@dataclass(slots=True)
+class Budget:
+    """The work one reading may do (shared by every template it nests), so no template, however
+    it nests `repeat`s or templates, can keep the reader busy for long."""
+
+    steps: int = MAX_STEPS
+    overrun: bool = False
+
+    def spend(self, n: int) -> bool:
+        self.steps -= n
+        return self.steps >= 0
+
+    def first_overrun(self) -> bool:
+        """True once, the first time the budget is found spent (one problem, not thousands)."""
+        first, self.overrun = not self.overrun, True
+        return first
 
 
 class Scope(Protocol):
@@ -68,10 +90,10 @@ def call_of(value: object) -> tuple[str, object] | None:
 class Evaluator:
     """Evaluates plain trees (see `plain`) in one template scope, reporting into `report`."""
 
-    def __init__(self, scope: Scope, report: Report, *, extra: dict[str, object] | None = None):
+    def __init__(self, scope: Scope, report: Report, budget: Budget | None = None):
         self.scope = scope
         self.report = report
-        self.extra = extra or {}
+        self.budget = budget or Budget()
         self._depth = 0
 
     # --- the walk ---------------------------------------------------------------------
@@ -79,6 +101,12 @@ class Evaluator:
     def ev(self, value: object, path: str) -> object:
         self._depth += 1
         try:
+            if not self.budget.spend(1):
+                if self.budget.first_overrun():
+                    self.report.problem(
+                        path, f"the template takes more than {MAX_STEPS} evaluation steps"
+                    )
+                return BROKEN
             if self._depth > MAX_DEPTH:
                 self.report.problem(path, f"functions are nested deeper than {MAX_DEPTH} levels")
                 return BROKEN
@@ -183,7 +211,7 @@ def _get_param(e: Evaluator, args: object, path: str) -> object:
     name = e.ev(keys[0], child(path, 0)) if isinstance(keys[0], dict) else keys[0]
     if not isinstance(name, str):
         return BROKEN if name == BROKEN else e.fail(path, "the parameter name must be text")
-    value = e.extra[name] if name in e.extra else e.scope.param(name, path)
+    value = e.scope.param(name, path)
     for i, raw in enumerate(keys[1:], start=1):
         key = e.ev(raw, child(path, i))
         if value == BROKEN or isinstance(value, Ref | Attr | Unknown):

@@ -17,7 +17,15 @@ from shoal.spec.collect import child
 from shoal.spec.hot import compute, groups, heat, senlin, software
 from shoal.spec.hot.context import MAX_NESTING, Context, Resource
 from shoal.spec.hot.environment import is_file_ref, lookup
-from shoal.spec.hot.functions import BROKEN, NOWHERE, Evaluator, call_of, plain, step_into
+from shoal.spec.hot.functions import (
+    BROKEN,
+    MAX_STEPS,
+    NOWHERE,
+    Evaluator,
+    call_of,
+    plain,
+    step_into,
+)
 from shoal.spec.hot.parameters import MISSING, Parameter, check, convert, read_parameters
 from shoal.spec.hot.paths import file_pointer
 from shoal.spec.hot.report import Report
@@ -72,6 +80,8 @@ _RESOURCE_KEYS = {
 }
 _DELETION = ("Delete", "Retain", "Snapshot", "delete", "retain", "snapshot")
 MAX_RESOURCES = 5_000
+RESOURCE_STEPS = 100
+"""What reading one resource costs of the shared budget (MAX_STEPS / 100 = 20,000 in all)."""
 _NO_NODES = ("OS::Heat::Value", "OS::Heat::RandomString")
 
 
@@ -203,6 +213,14 @@ class Stack:
         if len(value) > MAX_RESOURCES:
             self.report.problem(where, f"{len(value)} resources; the limit is {MAX_RESOURCES}")
             return
+        if not self.ctx.budget.spend(len(value) * RESOURCE_STEPS):
+            if self.ctx.budget.first_overrun():
+                self.report.problem(
+                    where,
+                    f"the template and its nested templates hold more than "
+                    f"{MAX_STEPS // RESOURCE_STEPS} resources in all",
+                )
+            return
         keys = _RESOURCE_KEYS | (
             {"condition", "external_id"} if self.version.has_conditions else set()
         )
@@ -260,7 +278,9 @@ class Stack:
             cond = res.raw.get("condition")
             ok: bool | None = True
             if cond is not None:
-                ok = Evaluator(self, self.report).truth(plain(cond), child(res.path, "condition"))
+                ok = Evaluator(self, self.report, self.ctx.budget).truth(
+                    plain(cond), child(res.path, "condition")
+                )
             self._active[name] = ok is not False
         return self._active[name]
 
@@ -275,7 +295,9 @@ class Stack:
         res = self._resources[name]
         raw = res.raw.get("properties")
         where = child(res.path, "properties")
-        value = Evaluator(self, self.report).ev(raw, where) if raw is not None else {}
+        value = (
+            Evaluator(self, self.report, self.ctx.budget).ev(raw, where) if raw is not None else {}
+        )
         self._busy.discard(name)
         props: dict[str, object] | None
         if isinstance(value, dict):
@@ -508,7 +530,7 @@ class Stack:
         ):
             self.report.problem(where, f"'{call[0]}' is not a condition function")
             return None
-        value = Evaluator(self, self.report).truth(raw, where)
+        value = Evaluator(self, self.report, self.ctx.budget).truth(raw, where)
         self._condition_values[name] = value
         return value
 
@@ -564,11 +586,16 @@ class Stack:
             cond = body.get("condition")
             if (
                 cond is not None
-                and Evaluator(self, self.report).truth(cond, child(path, "condition")) is False
+                and Evaluator(self, self.report, self.ctx.budget).truth(
+                    cond, child(path, "condition")
+                )
+                is False
             ):
                 continue
             self.shape.outputs[str(name)] = shown(
-                Evaluator(self, self.report).ev(body["value"], child(path, "value"))
+                Evaluator(self, self.report, self.ctx.budget).ev(
+                    body["value"], child(path, "value")
+                )
             )
 
 
