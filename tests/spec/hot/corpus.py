@@ -115,10 +115,7 @@ def template_files(root: Path) -> list[Path]:
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
             continue
-        if (
-            "heat_template_version" in text
-            and text.lstrip().startswith(("heat_template_version", "#", "{%", "description", "---"))
-        ) or "\nheat_template_version" in text:
+        if re.search(r"(?m)^heat_template_version\s*:", text):
             out.append(path)
     return out
 

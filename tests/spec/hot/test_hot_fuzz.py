@@ -72,3 +72,53 @@ def test_random_templates_never_raise(
     }
     result = read_body(body, default_inventory())
     assert result.spec is not None or result.problems
+
+
+def test_work_is_bounded_nested_repeats() -> None:
+    inner = {
+        "repeat": {
+            "for_each": {"%j%": list(range(300))},
+            "template": {"list_join": ["-", ["%i%", "%j%"]]},
+        }
+    }
+    outer = {
+        "repeat": {
+            "for_each": {"%i%": list(range(300))},
+            "template": {"repeat": {"for_each": {"%k%": list(range(300))}, "template": inner}},
+        }
+    }
+    body = {"heat_template_version": "2016-10-14", "outputs": {"o": {"value": outer}}}
+    problems = read_body(body, default_inventory()).problems
+    assert [p.message for p in problems if "evaluation steps" in p.message]
+    assert len(problems) < 5
+
+
+def test_nested_template_that_nests_itself_stops_at_the_depth_limit() -> None:
+    loop = "heat_template_version: 2016-10-14\nresources:\n  again: {type: loop.yaml}\n"
+    body = {
+        "template": {
+            "heat_template_version": "2016-10-14",
+            "resources": {"r": {"type": "loop.yaml"}},
+        },
+        "files": {"loop.yaml": loop},
+    }
+    problems = read_body(body, default_inventory()).problems
+    assert any("nest deeper than" in p.message for p in problems)
+
+
+def test_resources_in_all_nested_templates_are_bounded() -> None:
+    wide = "heat_template_version: 2016-10-14\nresources:\n" + "".join(
+        f"  n{i}: {{type: wide{1 if i < 150 else 2}.yaml}}\n" for i in range(300)
+    )
+    leaf = "heat_template_version: 2016-10-14\nresources:\n" + "".join(
+        f"  v{i}: {{type: OS::Heat::None}}\n" for i in range(300)
+    )
+    body = {
+        "template": {
+            "heat_template_version": "2016-10-14",
+            "resources": {"r": {"type": "wide.yaml"}},
+        },
+        "files": {"wide.yaml": wide, "wide1.yaml": leaf, "wide2.yaml": leaf},
+    }
+    problems = read_body(body, default_inventory()).problems
+    assert any("resources in all" in p.message for p in problems)

@@ -13,9 +13,10 @@ from shoal.model.inventory import Inventory
 from shoal.spec.collect import child
 from shoal.spec.hot.environment import Environment
 from shoal.spec.hot.files import Files
+from shoal.spec.hot.functions import BROKEN, Budget
 from shoal.spec.hot.report import Report
 from shoal.spec.hot.shapes import Shape
-from shoal.spec.hot.values import is_symbolic
+from shoal.spec.hot.values import is_symbolic, shown
 from shoal.spec.hot.versions import Version
 from shoal.spec.tree import describe
 
@@ -38,6 +39,7 @@ class Context:
     inventory: Inventory
     report: Report
     wants: Wants = field(default_factory=Wants)
+    budget: Budget = field(default_factory=Budget)
 
 
 @dataclass(slots=True)
@@ -108,8 +110,6 @@ def concrete_text(
     if value is None:
         return None
     if is_symbolic(value):
-        from shoal.spec.hot.functions import BROKEN
-
         if value != BROKEN:
             report.cannot(
                 f"{what} known only at run time",
@@ -127,6 +127,4 @@ def concrete_text(
 
 
 def describe_symbolic(value: object) -> str:
-    from shoal.spec.hot.values import shown
-
     return str(shown(value))

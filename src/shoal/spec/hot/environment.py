@@ -26,6 +26,9 @@ class Environment:
     parameter_defaults: dict[str, object] = field(default_factory=dict)
     registry: dict[str, str] = field(default_factory=dict)
     per_resource: dict[str, dict[str, str]] = field(default_factory=dict)
+    given_at: dict[str, str] = field(default_factory=dict)
+    """Parameter name -> the pointer of the value in effect (parameters, then defaults)."""
+    default_at: dict[str, str] = field(default_factory=dict)
     origin: dict[str, str] = field(default_factory=dict)
     """For a registry entry naming a file: the file that named it (paths are relative to it)."""
 
@@ -52,7 +55,10 @@ def read_environment(
                 report.problem(where, f"'{key}' must be a mapping, found {describe(value)}")
                 continue
             target = env.parameters if key == "parameters" else env.parameter_defaults
-            target.update({str(k): v for k, v in value.items()})
+            at = env.given_at if key == "parameters" else env.default_at
+            for k, v in value.items():
+                target[str(k)] = v
+                at[str(k)] = child(where, str(k))
         elif key == "resource_registry":
             _registry(value, where, source, env, report)
         elif key in _IGNORED:

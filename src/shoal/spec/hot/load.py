@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from shoal.model.catalogs import default_inventory
 from shoal.model.cluster import ClusterSpec
 from shoal.model.inventory import Inventory
 from shoal.model.problems import InvalidDocument, Problem, pointer
@@ -225,8 +226,6 @@ def load_hot(
     name: str | None = None,
 ) -> ClusterSpec:
     """The cluster of a template (text or parsed) and its environments; InvalidDocument."""
-    from shoal.model.catalogs import default_inventory
-
     tree = parse(template, "template.yaml") if isinstance(template, str | bytes) else template
     envs = [
         (

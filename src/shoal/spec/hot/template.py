@@ -17,10 +17,19 @@ from shoal.spec.collect import child
 from shoal.spec.hot import compute, groups, heat, senlin, software
 from shoal.spec.hot.context import MAX_NESTING, Context, Resource
 from shoal.spec.hot.environment import is_file_ref, lookup
-from shoal.spec.hot.functions import BROKEN, NOWHERE, Evaluator, call_of, plain, step_into
+from shoal.spec.hot.functions import (
+    BROKEN,
+    MAX_STEPS,
+    NOWHERE,
+    Evaluator,
+    call_of,
+    plain,
+    step_into,
+)
 from shoal.spec.hot.parameters import MISSING, Parameter, check, convert, read_parameters
+from shoal.spec.hot.paths import file_pointer
 from shoal.spec.hot.report import Report
-from shoal.spec.hot.shapes import ServerGroupShape, Shape
+from shoal.spec.hot.shapes import NestedShape, ServerGroupShape, Shape
 from shoal.spec.hot.values import Attr, Ref, Unknown, shown
 from shoal.spec.hot.versions import KNOWN_NAMES, Version, version_of
 from shoal.spec.tree import describe
@@ -71,6 +80,8 @@ _RESOURCE_KEYS = {
 }
 _DELETION = ("Delete", "Retain", "Snapshot", "delete", "retain", "snapshot")
 MAX_RESOURCES = 5_000
+RESOURCE_STEPS = 100
+"""What reading one resource costs of the shared budget (MAX_STEPS / 100 = 20,000 in all)."""
 _NO_NODES = ("OS::Heat::Value", "OS::Heat::RandomString")
 
 
@@ -158,7 +169,7 @@ class Stack:
             for name in self.ctx.env.parameters:
                 if name not in self.params:
                     self.report.problem(
-                        "",
+                        self.ctx.env.given_at.get(name, ""),
                         f"an environment gives parameter '{name}', "
                         f"but the template has no parameter '{name}'",
                     )
@@ -201,6 +212,14 @@ class Stack:
             return
         if len(value) > MAX_RESOURCES:
             self.report.problem(where, f"{len(value)} resources; the limit is {MAX_RESOURCES}")
+            return
+        if not self.ctx.budget.spend(len(value) * RESOURCE_STEPS):
+            if self.ctx.budget.first_overrun():
+                self.report.problem(
+                    where,
+                    f"the template and its nested templates hold more than "
+                    f"{MAX_STEPS // RESOURCE_STEPS} resources in all",
+                )
             return
         keys = _RESOURCE_KEYS | (
             {"condition", "external_id"} if self.version.has_conditions else set()
@@ -259,7 +278,9 @@ class Stack:
             cond = res.raw.get("condition")
             ok: bool | None = True
             if cond is not None:
-                ok = Evaluator(self, self.report).truth(plain(cond), child(res.path, "condition"))
+                ok = Evaluator(self, self.report, self.ctx.budget).truth(
+                    plain(cond), child(res.path, "condition")
+                )
             self._active[name] = ok is not False
         return self._active[name]
 
@@ -274,7 +295,9 @@ class Stack:
         res = self._resources[name]
         raw = res.raw.get("properties")
         where = child(res.path, "properties")
-        value = Evaluator(self, self.report).ev(raw, where) if raw is not None else {}
+        value = (
+            Evaluator(self, self.report, self.ctx.budget).ev(raw, where) if raw is not None else {}
+        )
         self._busy.discard(name)
         props: dict[str, object] | None
         if isinstance(value, dict):
@@ -314,8 +337,6 @@ class Stack:
         if is_file_ref(kind) or kind in self.ctx.files.given:
             shape = self.nested(res, kind, props, path)
             if shape is not None:
-                from shoal.spec.hot.shapes import NestedShape
-
                 self.shape.nested.append(NestedShape(res.name, res.path, shape))
             return
         via = f" (mapped from {res.written} by the environment)" if kind != res.written else ""
@@ -381,8 +402,6 @@ class Stack:
             for p in bad.problems:
                 self.report.problem(child(path, "type"), f"{name}: {p.message}")
             return None
-        from shoal.spec.hot.paths import file_pointer
-
         where = child(path, "properties")
         inner = Stack(
             self.ctx,
@@ -450,12 +469,9 @@ class Stack:
         if name in self._given:
             value, where = self._given[name], self._given_path(name)
         elif self._top and name in env.parameters:
-            value, where = env.parameters[name], f"{p.path} (the environment's parameters)"
+            value, where = env.parameters[name], env.given_at.get(name, p.path)
         elif name in env.parameter_defaults:
-            value, where = (
-                env.parameter_defaults[name],
-                f"{p.path} (the environment's parameter_defaults)",
-            )
+            value, where = env.parameter_defaults[name], env.default_at.get(name, p.path)
         if value is not MISSING and value is not None:
             value = convert(p, value, where, self.report)
             if value is not MISSING and not check(p, value, where, self.report):
@@ -514,7 +530,7 @@ class Stack:
         ):
             self.report.problem(where, f"'{call[0]}' is not a condition function")
             return None
-        value = Evaluator(self, self.report).truth(raw, where)
+        value = Evaluator(self, self.report, self.ctx.budget).truth(raw, where)
         self._condition_values[name] = value
         return value
 
@@ -570,11 +586,16 @@ class Stack:
             cond = body.get("condition")
             if (
                 cond is not None
-                and Evaluator(self, self.report).truth(cond, child(path, "condition")) is False
+                and Evaluator(self, self.report, self.ctx.budget).truth(
+                    cond, child(path, "condition")
+                )
+                is False
             ):
                 continue
             self.shape.outputs[str(name)] = shown(
-                Evaluator(self, self.report).ev(body["value"], child(path, "value"))
+                Evaluator(self, self.report, self.ctx.budget).ev(
+                    body["value"], child(path, "value")
+                )
             )
 
 

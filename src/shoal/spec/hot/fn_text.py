@@ -1,0 +1,202 @@
+"""Functions that make text: str_replace (and its strict forms), list_join, Fn::Join, digest,
+str_split, make_url.
+
+Heat's str_replace replaces the longest keys first and never scans replaced text again; from
+2015-10-15 lists and mappings are joined or replaced as JSON.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from urllib.parse import quote as urlquote
+
+from shoal.spec.collect import child
+from shoal.spec.hot.evaluator import BROKEN, Evaluator, Handler
+from shoal.spec.hot.fn_lookup import select
+from shoal.spec.hot.values import OMIT, first_symbolic, unknown_from
+from shoal.spec.tree import describe
+
+
+def _string_of(e: Evaluator, value: object, path: str, fn: str) -> str | None:
+    if isinstance(value, str):
+        return value
+    if value is None or value is OMIT:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return str(value)
+    if isinstance(value, dict | list) and e.scope.version.at_least("2015-10-15"):
+        return json.dumps(value)
+    e.fail(path, f"'{fn}' needs text or numbers, found {describe(value)}")
+    return None
+
+
+def replace_all(template: str, params: dict[str, str]) -> str:
+    """Heat's str_replace: longest keys first, and replaced text is never scanned again."""
+    keys = sorted(params, key=lambda k: (-len(k), k))
+
+    def go(text: str, rest: list[str]) -> str:
+        if not rest:
+            return text
+        key, *more = rest
+        return params[key].join(go(part, more) for part in text.split(key))
+
+    return go(template, [k for k in keys if k])
+
+
+def _str_replace(mode: str) -> Handler:
+    def handler(e: Evaluator, args: object, path: str) -> object:
+        if not isinstance(args, dict) or set(args) != {"template", "params"}:
+            return e.fail(
+                path,
+                f"'{mode}' takes a mapping with 'template' and 'params', found {describe(args)}",
+            )
+        template = e.ev(args["template"], child(path, "template"))
+        params = e.ev(args["params"], child(path, "params"))
+        sym = first_symbolic([template, params])
+        if sym is not None:
+            return sym if sym == BROKEN else unknown_from(sym, mode)
+        if not isinstance(template, str):
+            return e.fail(
+                child(path, "template"), f"the template must be text, found {describe(template)}"
+            )
+        if not isinstance(params, dict):
+            return e.fail(
+                child(path, "params"), f"params must be a mapping, found {describe(params)}"
+            )
+        texts: dict[str, str] = {}
+        for k, v in params.items():
+            text = _string_of(e, v, child(path, "params", str(k)), mode)
+            if text is None:
+                return BROKEN
+            texts[str(k)] = text
+            if mode != "str_replace" and str(k) not in template:
+                return e.fail(
+                    child(path, "params", str(k)),
+                    f"'{mode}': the param '{k}' is not in the template",
+                )
+            if mode == "str_replace_vstrict" and text == "":
+                return e.fail(child(path, "params", str(k)), f"'{mode}': the param '{k}' is empty")
+        return replace_all(template, texts)
+
+    return handler
+
+
+def _list_join(e: Evaluator, args: object, path: str) -> object:
+    multi = e.scope.version.at_least("2015-10-15")
+    items = e.args_list("list_join", args, path, 2, 99 if multi else 2)
+    if items is None:
+        return BROKEN
+    delim = e.ev(items[0], child(path, 0))
+    lists = [e.ev(v, child(path, i + 1)) for i, v in enumerate(items[1:])]
+    sym = first_symbolic([delim, *lists])
+    if sym is not None:
+        return sym if sym == BROKEN else unknown_from(sym, "list_join")
+    if not isinstance(delim, str):
+        return e.fail(child(path, 0), f"the delimiter must be text, found {describe(delim)}")
+    texts: list[str] = []
+    for i, lst in enumerate(lists, start=1):
+        if not isinstance(lst, list):
+            return e.fail(child(path, i), f"'list_join' joins lists, found {describe(lst)}")
+        for j, item in enumerate(lst):
+            text = _string_of(e, item, child(path, i, j), "list_join")
+            if text is None:
+                return BROKEN
+            texts.append(text)
+    return delim.join(texts)
+
+
+def _fn_join(e: Evaluator, args: object, path: str) -> object:
+    values = e.evaluated("Fn::Join", args, path, 2, 2)
+    if values is None:
+        return BROKEN
+    delim, lst = values
+    sym = first_symbolic([delim, lst])
+    if sym is not None:
+        return unknown_from(sym, "Fn::Join")
+    if not isinstance(delim, str) or not isinstance(lst, list):
+        return e.fail(path, "'Fn::Join' takes [delimiter, [list of text]]")
+    texts = [_string_of(e, v, child(path, 1, i), "Fn::Join") for i, v in enumerate(lst)]
+    return BROKEN if None in texts else delim.join(t for t in texts if t is not None)
+
+
+def _digest(e: Evaluator, args: object, path: str) -> object:
+    values = e.evaluated("digest", args, path, 2, 2)
+    if values is None:
+        return BROKEN
+    algo, value = values
+    sym = first_symbolic([algo, value])
+    if sym is not None:
+        return sym if sym == BROKEN else unknown_from(sym, "digest")
+    if not isinstance(algo, str) or algo not in hashlib.algorithms_available:
+        return e.fail(child(path, 0), f"unknown digest algorithm {describe(algo)}")
+    if not isinstance(value, str):
+        return e.fail(child(path, 1), f"'digest' needs text, found {describe(value)}")
+    return hashlib.new(algo, value.encode()).hexdigest()
+
+
+def _str_split(e: Evaluator, args: object, path: str) -> object:
+    parts = e.evaluated("str_split", args, path, 2, 3)
+    if parts is None:
+        return BROKEN
+    sym = first_symbolic(parts)
+    if sym is not None:
+        return sym if sym == BROKEN else unknown_from(sym, "str_split")
+    delim, text = parts[0], parts[1]
+    if not isinstance(delim, str) or not delim or not isinstance(text, str):
+        return e.fail(path, "'str_split' takes [delimiter, text, optional index]")
+    pieces: list[object] = list(text.split(delim))
+    if len(parts) == 3:
+        return select(e, pieces, parts[2], child(path, 2))
+    return pieces
+
+
+_URL_KEYS = ("scheme", "username", "password", "host", "port", "path", "query", "fragment")
+
+
+def _make_url(e: Evaluator, args: object, path: str) -> object:
+    value = e.ev(args, path)
+    if not isinstance(value, dict):
+        return value if value == BROKEN else e.fail(path, "'make_url' takes a mapping")
+    bad = [str(k) for k in value if k not in _URL_KEYS]
+    if bad:
+        return e.fail(path, f"'make_url' does not take {', '.join(bad)}")
+    sym = first_symbolic(value)
+    if sym is not None:
+        return unknown_from(sym, "make_url")
+    if "host" not in value:
+        return e.fail(path, "'make_url' needs a host")
+    host = str(value["host"])
+    if ":" in host and not host.startswith("["):
+        host = f"[{host}]"
+    user = ""
+    if value.get("username"):
+        user = urlquote(str(value["username"]), safe="")
+        if value.get("password"):
+            user += ":" + urlquote(str(value["password"]), safe="")
+        user += "@"
+    port = f":{value['port']}" if value.get("port") not in (None, "") else ""
+    url = f"{value.get('scheme') or 'http'}://{user}{host}{port}"
+    url += "/" + urlquote(str(value.get("path") or "").lstrip("/"), safe="/")
+    query = value.get("query")
+    if isinstance(query, dict) and query:
+        url += "?" + "&".join(
+            f"{urlquote(str(k), safe='')}={urlquote(str(v), safe='')}" for k, v in query.items()
+        )
+    if value.get("fragment"):
+        url += "#" + urlquote(str(value["fragment"]), safe="")
+    return url
+
+
+FUNCTIONS: dict[str, Handler] = {
+    "str_replace": _str_replace("str_replace"),
+    "str_replace_strict": _str_replace("str_replace_strict"),
+    "str_replace_vstrict": _str_replace("str_replace_vstrict"),
+    "list_join": _list_join,
+    "Fn::Join": _fn_join,
+    "digest": _digest,
+    "str_split": _str_split,
+    "make_url": _make_url,
+}
