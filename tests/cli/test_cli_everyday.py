@@ -60,6 +60,9 @@ def test_describe_get_and_events(shoal: Shoal, tmp_path: Path) -> None:
     assert described["action"]["status"] == "SUCCEEDED"
     assert "steps" in shoal.ok("describe", "action", action_id).stdout
 
+    no_logs = shoal("logs", "web-1")  # the sim provider's servers write no logs
+    assert no_logs.returncode == 2 and "keeps no node logs" in no_logs.stderr, explain(no_logs)
+
     host = shoal.json("describe", "host", node["host"])
     assert "web-1" in [n["name"] for n in host["nodes"]]
 

@@ -16,6 +16,7 @@ from shoal.api.routes_admin import router as admin_router
 from shoal.api.routes_clusters import router as cluster_router
 from shoal.api.routes_hosts import router as host_router
 from shoal.api.routes_index import router as index_router
+from shoal.api.routes_logs import router as logs_router
 from shoal.api.routes_receivers import router as receiver_router
 from shoal.api.routes_vcluster import router as vcluster_router
 from shoal.api.routes_work import router as work_router
@@ -53,6 +54,7 @@ def create_app(runtime: Runtime, *, run_engine: bool = False) -> FastAPI:
         app.include_router(router)
     app.include_router(receiver_router)
     app.include_router(index_router)  # GET /: links to everything else
+    app.include_router(logs_router)  # GET /v1/nodes/{id}/log: `shoal logs`
     clustering = senlin.clustering_app(runtime)
     clustering.state.keystone = keystone
     app.mount(senlin.PREFIX, clustering)  # the Senlin v1 façade
