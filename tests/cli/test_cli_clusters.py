@@ -135,6 +135,10 @@ def test_apply_creates_then_changes(shoal: Shoal, tmp_path: Path) -> None:
     doc.write_text(WEB)
     shoal.ok("apply", str(doc))
     assert len(shoal.json("describe", "cluster", "web")["nodes"]) == 2
+    actions = len(shoal.json("get", "actions")["actions"])
+    same = shoal.ok("apply", str(doc))  # unchanged: nothing recorded
+    assert "cluster web: no change" in same.stdout, explain(same)
+    assert len(shoal.json("get", "actions")["actions"]) == actions
     doc.write_text(WEB.replace("count: 2", "count: 4"))
     shoal.ok("apply", str(doc))
     cluster = shoal.json("describe", "cluster", "web")

@@ -38,3 +38,25 @@ def document_name(content: bytes) -> str | None:
         data = data["vcluster"]
     name = data.get("name") if isinstance(data, dict) else None
     return name if isinstance(name, str) and name else None
+
+
+def same_document(content: bytes, stored: Any) -> bool:
+    """Whether `content` says exactly what the cluster's stored (native) document says.
+
+    Only an exact match counts, so `apply` of an unchanged file records no action; any
+    difference, even one the server would find meaningless, is left to the server to judge.
+    """
+    import json
+
+    import yaml
+
+    try:
+        data: Any = yaml.safe_load(content)
+    except yaml.YAMLError:
+        return False
+    if not isinstance(data, dict) or not isinstance(stored, dict):
+        return False
+    try:
+        return bool(json.loads(json.dumps(data)) == stored)
+    except (TypeError, ValueError):
+        return False
