@@ -121,6 +121,13 @@ def test_nodegroup_create_with_an_unknown_flavor_exits_2(shoal: Shoal, tmp_path:
     done = shoal("nodegroup", "create", "--cluster", "web", "--flavor", "m1.huge", "--count", "1")
     assert done.returncode == 2, explain(done)
     assert "flavor" in done.stderr and "m1.huge" in done.stderr
+    assert "--flavor" in done.stderr and "/node_groups/" not in done.stderr, explain(done)
+    nowhere = shoal(
+        "nodegroup", "create", "-c", "web", "--flavor", "m1.small", "--availability-zone", "az9"
+    )
+    assert nowhere.returncode == 2, explain(nowhere)
+    assert "--availability-zone" in nowhere.stderr and "az9" in nowhere.stderr, explain(nowhere)
+    assert "/node_groups/" not in nowhere.stderr, explain(nowhere)
 
 
 def test_apply_creates_then_changes(shoal: Shoal, tmp_path: Path) -> None:
@@ -128,6 +135,10 @@ def test_apply_creates_then_changes(shoal: Shoal, tmp_path: Path) -> None:
     doc.write_text(WEB)
     shoal.ok("apply", str(doc))
     assert len(shoal.json("describe", "cluster", "web")["nodes"]) == 2
+    actions = len(shoal.json("get", "actions")["actions"])
+    same = shoal.ok("apply", str(doc))  # unchanged: nothing recorded
+    assert "cluster web: no change" in same.stdout, explain(same)
+    assert len(shoal.json("get", "actions")["actions"]) == actions
     doc.write_text(WEB.replace("count: 2", "count: 4"))
     shoal.ok("apply", str(doc))
     cluster = shoal.json("describe", "cluster", "web")

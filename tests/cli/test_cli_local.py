@@ -10,7 +10,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from tests.cli.support import EXAMPLES, Shoal
+from tests.cli.support import EXAMPLES, Shoal, explain
 from tests.support.server import eventually, pid_gone
 
 
@@ -80,6 +80,10 @@ def test_the_background_shoal_heals_without_another_command(
     local_shoal.ok("up", str(doc))
     status = local_shoal.ok("server", "status")
     assert "background Shoal at http://127.0.0.1:" in status.stdout
+
+    # the node's own log, served by the API
+    log = local_shoal.ok("logs", "web-1")
+    assert log.stdout.strip(), explain(log)
 
     # a node process killed behind Shoal's back comes back, with no command run
     nodes = servers_of(local_shoal)

@@ -134,8 +134,20 @@ def test_host_fail_and_recover_then_recover_the_node(calm: Shoal, tmp_path: Path
     assert ghost.returncode == 2, explain(ghost)
     assert "no node web-99" in ghost.stderr and "/nodes/0" in ghost.stderr, explain(ghost)
 
-    back = calm.ok("host", "recover", lost_host)
-    assert f"host {lost_host} recovered" in back.stdout
+    # with nothing named, `recover` sees nodes on a lost host too (the manager is off here)
+    other = calm.json("describe", "cluster", "shop")["nodes"][1]
+    second_host = other["host"]
+    failed = calm.ok("host", "fail", second_host)
+    assert f"shop/{other['name']}" in failed.stdout, explain(failed)  # named, not an id
+    healed = calm.ok("recover", "shop")
+    assert "cluster shop: ACTIVE" in healed.stdout, explain(healed)
+    after = hosts_of(calm.json("describe", "cluster", "shop"))
+    assert after[other["name"]] not in (lost_host, second_host)
+    assert len(set(after.values())) == 4
+
+    for h in (lost_host, second_host):
+        back = calm.ok("host", "recover", h)
+        assert f"host {h} recovered" in back.stdout
     hosts = {h["name"]: h for h in calm.json("host", "list")["hosts"]}
     assert not any(h["failed"] for h in hosts.values())
 

@@ -17,6 +17,8 @@ from shoal.api.limits import BodyLimit
 from shoal.api.routes_admin import router as admin_router
 from shoal.api.routes_clusters import router as cluster_router
 from shoal.api.routes_hosts import router as host_router
+from shoal.api.routes_index import router as index_router
+from shoal.api.routes_logs import router as logs_router
 from shoal.api.routes_quotas import router as quota_router
 from shoal.api.routes_receivers import router as receiver_router
 from shoal.api.routes_tokens import router as token_router
@@ -59,6 +61,8 @@ def create_app(runtime: Runtime, *, run_engine: bool = False) -> FastAPI:
     app.include_router(receiver_router)
     app.include_router(quota_router)
     app.include_router(token_router)
+    app.include_router(index_router)  # GET /: links to everything else
+    app.include_router(logs_router)  # GET /v1/nodes/{id}/log: `shoal logs`
     clustering = senlin.clustering_app(runtime)
     clustering.state.keystone = keystone
     app.mount(senlin.PREFIX, clustering)  # the Senlin v1 façade

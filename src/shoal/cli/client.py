@@ -84,6 +84,8 @@ def seg(value: str) -> str:
 def _body(r: Response) -> Any:
     if not r.content:
         return None
+    if r.headers.get("content-type", "").startswith("text/plain"):
+        return r.text  # a node's log: text, even when a line of it looks like JSON
     try:
         return jsonlib.loads(r.content)
     except ValueError:

@@ -10,9 +10,16 @@ from typing import Annotated
 
 import typer
 
+from shoal.cli import screen
 from shoal.cli.client import connect, seg
-from shoal.cli.documents import EnvironmentOption, document_name, read_document, read_template
-from shoal.cli.errors import ApiError, CliError
+from shoal.cli.documents import (
+    EnvironmentOption,
+    document_name,
+    read_document,
+    read_template,
+    same_document,
+)
+from shoal.cli.errors import EXIT_OK, ApiError, CliError
 from shoal.cli.options import (
     OutputOption,
     TimeoutOption,
@@ -21,7 +28,7 @@ from shoal.cli.options import (
     WaitOption,
     target,
 )
-from shoal.cli.output import OutputFormat
+from shoal.cli.output import OutputFormat, emit_data
 from shoal.cli.preview import preview
 from shoal.cli.runner import run
 from shoal.cli.submit import Goal, submit
@@ -103,11 +110,18 @@ def apply(
             path = "/v1/clusters"
             if name is not None:
                 try:
-                    await client.get(f"/v1/clusters/{seg(name)}")
+                    current = (await client.get(f"/v1/clusters/{seg(name)}"))["cluster"]
                     path = f"/v1/clusters/{seg(name)}"
                 except ApiError as e:
                     if e.status != 404:
                         raise
+                else:
+                    if same_document(content, current.get("document")):
+                        if output is OutputFormat.TABLE:
+                            screen.out().print(f"cluster {name}: no change")
+                        else:
+                            emit_data({"action": None, "cluster": current}, output)
+                        return EXIT_OK
             exists = path != "/v1/clusters"
             return await submit(
                 client,

@@ -1,4 +1,4 @@
-"""`shoal describe cluster NAME`: one cluster's fields, node groups and nodes.
+"""`shoal describe cluster|node|action|host NAME`: one object in detail.
 
 `-o json` prints the API's `cluster` object as it is, a contract scripts rely on.
 """
@@ -11,7 +11,7 @@ import typer
 
 from shoal.cli import screen
 from shoal.cli.client import connect, seg
-from shoal.cli.errors import EXIT_OK
+from shoal.cli.errors import EXIT_OK, CliError
 from shoal.cli.options import OutputOption, TokenOption, UrlOption, target
 from shoal.cli.output import OutputFormat, emit_data
 from shoal.cli.runner import run
@@ -68,3 +68,107 @@ def show_cluster(c: dict[str, Any]) -> None:
     if groups:
         out.print(nodegroups_table(groups, title="node groups"))
     out.print(nodes_table(c.get("nodes") or [], title="nodes"))
+
+
+@app.command("node")
+def node(
+    name: Annotated[str, typer.Argument(help="Node name or id.")],
+    cluster: Annotated[
+        str | None,
+        typer.Option("--cluster", "-c", help="The node's cluster, when names repeat."),
+    ] = None,
+    output: OutputOption = OutputFormat.TABLE,
+    url: UrlOption = None,
+    token: TokenOption = None,
+) -> None:
+    """A node: status and reason, where it runs, its ids and profile."""
+
+    async def body() -> int:
+        async with connect(target(url, token)) as client:
+            nodes: list[dict[str, Any]] = (await client.get("/v1/nodes", cluster=cluster))["nodes"]
+        found = [n for n in nodes if name in (n.get("name"), n.get("id"))]
+        if not found:
+            where = f" in cluster {cluster}" if cluster else ""
+            raise CliError(f"no node {name}{where}")
+        if len(found) > 1:
+            raise CliError(f"{len(found)} nodes are named {name}; say which with --cluster")
+        if output is not OutputFormat.TABLE:
+            emit_data(found[0], output)
+        else:
+            n = found[0]
+            rows = [(k, n.get(k)) for k in NODE_FIELDS]
+            screen.out().print(fields_table(rows, f"node {text(n.get('name'))}"))
+        return EXIT_OK
+
+    run(body)
+
+
+@app.command("action")
+def action(
+    action_id: Annotated[str, typer.Argument(help="Action id.")],
+    output: OutputOption = OutputFormat.TABLE,
+    url: UrlOption = None,
+    token: TokenOption = None,
+) -> None:
+    """An action: its kind, status and reason, times, and its steps by status."""
+
+    async def body() -> int:
+        async with connect(target(url, token)) as client:
+            found: dict[str, Any] = await client.get(f"/v1/actions/{seg(action_id)}")
+        if output is not OutputFormat.TABLE:
+            emit_data(found, output)
+            return EXIT_OK
+        a = found.get("action", found)
+        rows = [(k, a.get(k)) for k in a if k not in ("inputs", "outputs")]
+        rows.append(("steps", found.get("children") or {}))
+        screen.out().print(fields_table(rows, f"action {text(a.get('id'))}"))
+        return EXIT_OK
+
+    run(body)
+
+
+@app.command("host")
+def host(
+    name: Annotated[str, typer.Argument(help="Host name, as `shoal host list` shows it.")],
+    output: OutputOption = OutputFormat.TABLE,
+    url: UrlOption = None,
+    token: TokenOption = None,
+) -> None:
+    """A host (admin): its zone, failed or not, and the nodes Shoal placed on it."""
+
+    async def body() -> int:
+        async with connect(target(url, token)) as client:
+            hosts: list[dict[str, Any]] = (await client.get("/v1/hosts"))["hosts"]
+            nodes: list[dict[str, Any]] = (await client.get("/v1/nodes"))["nodes"]
+        found = next((h for h in hosts if h.get("name") == name), None)
+        if found is None:
+            raise CliError(f"no host {name}; `shoal host list` names them")
+        on_it = [n for n in nodes if n.get("host") == name]
+        if output is not OutputFormat.TABLE:
+            emit_data({**found, "nodes": on_it}, output)
+            return EXIT_OK
+        out = screen.out()
+        out.print(fields_table(list(found.items()), f"host {text(name)}"))
+        out.print(nodes_table(on_it, title="nodes on it"))
+        return EXIT_OK
+
+    run(body)
+
+
+NODE_FIELDS = (
+    "name",
+    "id",
+    "status",
+    "status_reason",
+    "kind",
+    "group",
+    "cluster_id",
+    "zone",
+    "host",
+    "address",
+    "physical_id",
+    "attached_to",
+    "profile",
+    "created_at",
+    "updated_at",
+)

@@ -88,3 +88,25 @@ def read_template(source: str, environments: list[Path] | None) -> tuple[bytes, 
     except InvalidDocument as bad:
         raise CliError(f"cannot read {source}: {bad}", EXIT_INVALID) from None
     return body, "application/json"
+
+
+def same_document(content: bytes, stored: Any) -> bool:
+    """Whether `content` says exactly what the cluster's stored (native) document says.
+
+    Only an exact match counts, so `apply` of an unchanged file records no action; any
+    difference, even one the server would find meaningless, is left to the server to judge.
+    """
+    import json
+
+    import yaml
+
+    try:
+        data: Any = yaml.safe_load(content)
+    except yaml.YAMLError:
+        return False
+    if not isinstance(data, dict) or not isinstance(stored, dict):
+        return False
+    try:
+        return bool(json.loads(json.dumps(data)) == stored)
+    except (TypeError, ValueError):
+        return False

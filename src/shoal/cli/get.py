@@ -1,7 +1,13 @@
-"""`shoal get clusters|nodes|actions|events|nodegroups [--cluster X]`: lists, as tables or data."""
+"""`shoal get clusters|nodes|actions|events|nodegroups [--cluster X]`: lists, as tables or data.
+
+`-o wide` adds ids and reasons in full, `-o name` prints one name (an id for actions and events)
+per line for scripts, `-w` watches: the table again every `--interval` seconds until Ctrl-C.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import sys
 from enum import StrEnum
 from typing import Annotated, Any
 
@@ -11,7 +17,7 @@ from rich.table import Table
 from shoal.cli import screen
 from shoal.cli.client import ShoalClient, connect, seg
 from shoal.cli.errors import EXIT_INVALID, EXIT_OK, CliError
-from shoal.cli.options import OutputOption, TokenOption, UrlOption, target
+from shoal.cli.options import TokenOption, UrlOption, target
 from shoal.cli.output import OutputFormat, emit_data
 from shoal.cli.runner import run
 from shoal.cli.tables import (
@@ -32,6 +38,14 @@ class Kind(StrEnum):
     NODEGROUPS = "nodegroups"
 
 
+class GetFormat(StrEnum):
+    TABLE = "table"
+    WIDE = "wide"
+    NAME = "name"
+    JSON = "json"
+    YAML = "yaml"
+
+
 ClusterOption = Annotated[
     str | None, typer.Option("--cluster", "-c", help="Only this cluster's (name or id).")
 ]
@@ -43,7 +57,15 @@ def get(
     all_actions: Annotated[
         bool, typer.Option("--all", help="actions: node-level steps too, not only top-level.")
     ] = False,
-    output: OutputOption = OutputFormat.TABLE,
+    output: Annotated[
+        GetFormat, typer.Option("--output", "-o", help="table, wide, name, json or yaml.")
+    ] = GetFormat.TABLE,
+    watch: Annotated[
+        bool, typer.Option("--watch", "-w", help="Show the list again as it changes, until Ctrl-C.")
+    ] = False,
+    interval: Annotated[
+        float, typer.Option("--interval", min=0.2, help="Seconds between two looks with -w.")
+    ] = 2.0,
     url: UrlOption = None,
     token: TokenOption = None,
 ) -> None:
@@ -55,13 +77,28 @@ def get(
     async def body() -> int:
         async with connect(target(url, token)) as client:
             items = await fetch(client, kind, cluster, all_actions)
-        if output is not OutputFormat.TABLE:
-            emit_data({str(kind): items}, output)
-        else:
-            screen.out().print(render(kind, items))
+            show(kind, items, output)
+            shown = items
+            while watch:
+                await asyncio.sleep(interval)
+                items = await fetch(client, kind, cluster, all_actions)
+                if items != shown:
+                    show(kind, items, output)
+                    shown = items
         return EXIT_OK
 
-    run(body)
+    run(body, until_interrupted=watch)
+
+
+def show(kind: Kind, items: list[dict[str, Any]], output: GetFormat) -> None:
+    if output is GetFormat.NAME:
+        key = "id" if kind in (Kind.ACTIONS, Kind.EVENTS) else "name"
+        sys.stdout.write("".join(f"{i.get(key)}\n" for i in items))
+        sys.stdout.flush()
+    elif output in (GetFormat.JSON, GetFormat.YAML):
+        emit_data({str(kind): items}, OutputFormat(output.value))
+    else:
+        screen.out().print(render(kind, items, wide=output is GetFormat.WIDE))
 
 
 async def fetch(
@@ -95,14 +132,14 @@ async def all_events(client: ShoalClient, cluster: str | None) -> list[dict[str,
         after = max(int(body.get("next") or 0), int(events[-1]["id"]))
 
 
-def render(kind: Kind, items: list[dict[str, Any]]) -> Table:
+def render(kind: Kind, items: list[dict[str, Any]], *, wide: bool = False) -> Table:
     match kind:
         case Kind.CLUSTERS:
             return clusters_table(items)
         case Kind.NODES:
-            return nodes_table(items)
+            return nodes_table(items, wide=wide)
         case Kind.ACTIONS:
-            return actions_table(items)
+            return actions_table(items, wide=wide)
         case Kind.NODEGROUPS:
             return nodegroups_table(items)
         case _:

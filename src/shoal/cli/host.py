@@ -31,18 +31,32 @@ def list_hosts(
     url: UrlOption = None,
     token: TokenOption = None,
 ) -> None:
-    """List the provider's hosts: zone, failed or not, resources on each."""
+    """List the provider's hosts: zone, failed or not, resources on each, Shoal's nodes on each."""
 
     async def body() -> int:
         async with connect(target(url, token)) as client:
             hosts: list[dict[str, Any]] = (await client.get("/v1/hosts"))["hosts"]
+            nodes: list[dict[str, Any]] = (await client.get("/v1/nodes"))["nodes"]
+        placed: dict[str, list[str]] = {}
+        for n in nodes:
+            if n.get("host"):
+                placed.setdefault(str(n["host"]), []).append(str(n.get("name")))
         if output is not OutputFormat.TABLE:
+            for h in hosts:
+                h["nodes"] = sorted(placed.get(str(h.get("name")), []))
             emit_data({"hosts": hosts}, output)
             return EXIT_OK
-        t = table(None, ("name", "zone", "failed", "resources"))
+        t = table(None, ("name", "zone", "failed", "resources", "nodes"))
         for h in hosts:
             failed = "[red]yes[/]" if h.get("failed") else "no"
-            t.add_row(text(h.get("name")), text(h.get("zone")), failed, text(h.get("resources")))
+            on_it = sorted(placed.get(str(h.get("name")), []))
+            t.add_row(
+                text(h.get("name")),
+                text(h.get("zone")),
+                failed,
+                text(h.get("resources")),
+                text(on_it),
+            )
         screen.out().print(t)
         return EXIT_OK
 

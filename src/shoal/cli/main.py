@@ -15,6 +15,7 @@ from shoal.cli import (
     get,
     host,
     keystone,
+    logs,
     nodegroup,
     plan,
     project,
@@ -44,6 +45,7 @@ app.command("scale")(clusters.scale)
 app.command("recover")(recover.recover)
 app.add_typer(nodegroup.app, name="nodegroup")
 app.command("events")(events.events)
+app.command("logs")(logs.logs)
 app.add_typer(action.app, name="action")
 app.add_typer(project.app, name="project")
 app.add_typer(host.app, name="host")

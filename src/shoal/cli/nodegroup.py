@@ -12,6 +12,7 @@ from typing import Annotated, Any
 import typer
 
 from shoal.cli.client import ShoalClient, connect, seg
+from shoal.cli.errors import ApiError
 from shoal.cli.options import (
     OutputOption,
     TimeoutOption,
@@ -68,15 +69,19 @@ def create(
     async def body() -> int:
         async with connect(target(url, token)) as client:
             group["name"] = name or await free_name(client, cluster, flavor, zones or [])
-            return await submit(
-                client,
-                "POST",
-                f"/v1/clusters/{seg(cluster)}/nodegroups",
-                json=group,
-                output=output,
-                wait=wait,
-                timeout=timeout,
-            )
+            try:
+                return await submit(
+                    client,
+                    "POST",
+                    f"/v1/clusters/{seg(cluster)}/nodegroups",
+                    json=group,
+                    output=output,
+                    wait=wait,
+                    timeout=timeout,
+                )
+            except ApiError as e:
+                in_flags(e)
+                raise
 
     run(body)
 
@@ -158,3 +163,34 @@ async def free_name(client: ShoalClient, cluster: str, flavor: str, zones: list[
         i += 1
         name = f"{base}-{i}"
     return name
+
+
+_IN_GROUP = re.compile(r"^/node_groups/\d+(?P<rest>/.*)?$")
+_FLAGS = {
+    "/profile/flavor": "--flavor",
+    "/profile/image": "--image",
+    "/profile": "--flavor/--image",
+    "/count": "--count",
+    "/min": "--min",
+    "/max": "--max",
+    "/role": "--role",
+    "/name": "--name",
+    "": "--name",
+}
+
+
+def in_flags(e: ApiError) -> None:
+    """Name the flags the user typed in a refusal, not the pointers of a document they never
+    wrote (`/node_groups/4/zones/0` is `--availability-zone` here)."""
+    for d in e.details:
+        found = _IN_GROUP.match(str(d.get("path") or ""))
+        if found is None:
+            continue
+        rest = found.group("rest") or ""
+        zone = re.match(r"^/zones(?:/(\d+))?", rest)
+        if zone:
+            d["path"] = "--availability-zone" + (
+                f" (#{int(zone.group(1)) + 1})" if zone.group(1) else ""
+            )
+        else:
+            d["path"] = _FLAGS.get(rest, _FLAGS.get(rest.rsplit("/", 1)[0], rest or "--name"))

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import sys
 from collections.abc import Callable, Coroutine
 from typing import Any, NoReturn
 
@@ -10,6 +12,9 @@ import typer
 
 from shoal.cli.errors import EXIT_INTERRUPTED, EXIT_OK, ApiError, CliError
 from shoal.cli.screen import err
+
+EXIT_BROKEN_PIPE = 141
+"""128 + SIGPIPE, what a shell reports for a tool whose reader closed the pipe."""
 
 
 def run(
@@ -33,4 +38,10 @@ def run(
         else:
             err().print("interrupted")
             code = EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # The reader went away (`shoal get nodes | head -1`): stop quietly, as a shell tool
+        # killed by SIGPIPE would. Any action goes on in the server that runs it.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        code = EXIT_BROKEN_PIPE
     raise typer.Exit(code)

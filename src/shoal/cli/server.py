@@ -16,9 +16,10 @@ from typing import Annotated
 
 import typer
 
-from shoal.cli import background, screen
+from shoal.cli import background, screen, serverlog
 from shoal.cli.errors import EXIT_FAILED, EXIT_INVALID, EXIT_OK, CliError
 from shoal.cli.runner import run
+from shoal.cli.serverlog import LogFormat
 from shoal.cli.where import home_dir
 
 app = typer.Typer(
@@ -37,7 +38,13 @@ def server(
         str | None,
         typer.Option("--bind", help="Address to listen on; default 127.0.0.1 (SHOAL_BIND)."),
     ] = None,
-    log_level: Annotated[str, typer.Option("--log-level", help="uvicorn's log level.")] = "info",
+    log_level: Annotated[
+        str, typer.Option("--log-level", help="Log level of uvicorn and the engine.")
+    ] = "info",
+    log_format: Annotated[
+        LogFormat,
+        typer.Option("--log-format", help="The engine's log lines: text or json."),
+    ] = LogFormat.TEXT,
     tls_certfile: Annotated[
         Path | None, typer.Option("--tls-certfile", help="Serve HTTPS with this certificate (PEM).")
     ] = None,
@@ -66,6 +73,7 @@ def server(
 
         settings = load_settings()
         tls = _tls(tls_certfile, tls_keyfile)
+        serverlog.configure(log_level, log_format)
         host = "127.0.0.1" if in_background else (bind or settings.bind)
         listen = 0 if in_background else (port if port is not None else settings.port)
         sock = _listen(host, listen)

@@ -51,14 +51,16 @@ def when(value: Any) -> str:
 
 
 def table(title: str | None, columns: Iterable[str]) -> Table:
+    """A table whose cells fold onto more lines in a narrow terminal, never cut with `…`."""
     t = Table(title=title, title_justify="left")
     for c in columns:
-        t.add_column(c)
+        t.add_column(c, overflow="fold")
     return t
 
 
 def clusters_table(clusters: list[dict[str, Any]]) -> Table:
-    t = table(None, ("name", "status", "nodes", "action", "created", "id"))
+    # "desired": the declared server count; `describe` lists every node, volumes too.
+    t = table(None, ("name", "status", "desired", "action", "created", "id"))
     for c in clusters:
         t.add_row(
             text(c.get("name")),
@@ -71,10 +73,15 @@ def clusters_table(clusters: list[dict[str, Any]]) -> Table:
     return t
 
 
-def nodes_table(nodes: list[dict[str, Any]], title: str | None = None) -> Table:
-    t = table(title, ("name", "kind", "group", "status", "zone", "host", "address"))
+def nodes_table(
+    nodes: list[dict[str, Any]], title: str | None = None, *, wide: bool = False
+) -> Table:
+    columns = ["name", "kind", "group", "status", "zone", "host", "address"]
+    if wide:
+        columns += ["id", "physical id", "reason"]
+    t = table(title, columns)
     for n in nodes:
-        t.add_row(
+        row = [
             text(n.get("name")),
             text(n.get("kind")),
             text(n.get("group")),
@@ -82,7 +89,10 @@ def nodes_table(nodes: list[dict[str, Any]], title: str | None = None) -> Table:
             text(n.get("zone")),
             text(n.get("host")),
             text(n.get("address")),
-        )
+        ]
+        if wide:
+            row += [text(n.get("id")), text(n.get("physical_id")), text(n.get("status_reason"))]
+        t.add_row(*row)
     return t
 
 
@@ -113,18 +123,24 @@ def nodegroups_table(groups: list[dict[str, Any]], title: str | None = None) -> 
     return t
 
 
-def actions_table(actions: list[dict[str, Any]]) -> Table:
-    t = table(None, ("id", "action", "status", "target", "created", "ended", "reason"))
+def actions_table(actions: list[dict[str, Any]], *, wide: bool = False) -> Table:
+    """Near 80 columns by default (ids whole, folded if need be); `-o wide` adds target and
+    created time."""
+    columns = ["id", "action", "status", "ended", "reason"]
+    if wide:
+        columns[3:3] = ["target", "created"]
+    t = table(None, columns)
     for a in actions:
-        t.add_row(
+        row = [
             text(a.get("id")),
             text(a.get("action")),
             status(a.get("status")),
-            text(a.get("target")),
-            when(a.get("created_at")),
             when(a.get("end_time")),
             text(a.get("status_reason")),
-        )
+        ]
+        if wide:
+            row[3:3] = [text(a.get("target")), when(a.get("created_at"))]
+        t.add_row(*row)
     return t
 
 

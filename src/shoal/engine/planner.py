@@ -9,6 +9,7 @@ engine dying here leaves the action to be planned again by whoever claims it nex
 from __future__ import annotations
 
 import dataclasses
+import logging
 import uuid
 from dataclasses import dataclass
 from typing import Any
@@ -33,6 +34,8 @@ from shoal.store.database import Database
 from shoal.store.events import add_events
 from shoal.store.records import ActionRecord, ClusterRecord, NodeRecord
 from shoal.store.tables import placement_lock
+
+log = logging.getLogger("shoal.engine")
 
 _BUSY_STATUS = {
     ActionKind.CLUSTER_CREATE: ClusterStatus.CREATING,
@@ -375,6 +378,16 @@ def close_action(
     cluster_repo.set_status(conn, cluster.id, status, cluster_reason, now)
     cluster_repo.unlock(conn, cluster.id, action.id, now)
     level = "INFO" if final is ActionStatus.SUCCEEDED else "WARNING"
+    # The server's log tells the engine's work, not only HTTP access lines.
+    log.log(
+        logging.INFO if final is ActionStatus.SUCCEEDED else logging.WARNING,
+        "%s of cluster %s %s; cluster %s%s",
+        action.kind,
+        cluster.name,
+        final,
+        status,
+        f": {reason}" if reason else "",
+    )
     add_events(
         conn,
         [

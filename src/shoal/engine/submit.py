@@ -6,6 +6,7 @@ when another action holds the cluster, nothing is recorded and the manager tries
 
 from __future__ import annotations
 
+import logging
 import uuid
 from typing import Any
 
@@ -17,6 +18,8 @@ from shoal.store.actions import NewAction
 from shoal.store.database import Database
 from shoal.store.events import add_events
 from shoal.store.records import ClusterRecord
+
+log = logging.getLogger("shoal.manager")
 
 
 def submit_recover(
@@ -42,6 +45,7 @@ def submit_recover(
         )
         names = ", ".join(f"{r['node']} ({r['how']})" for r in repairs[:10])
         more = f" and {len(repairs) - 10} more" if len(repairs) > 10 else ""
+        log.info("cluster %s: %s: repairing %s%s", cluster.name, why, names, more)
         add_events(
             conn,
             [

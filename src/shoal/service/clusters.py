@@ -351,10 +351,12 @@ class ClusterService:
     def recover(
         self, who: Principal, ref: str, nodes: list[str] | None = None, how: str | None = None
     ) -> Submitted:
-        """Repair nodes: named ones, or every node in ERROR or unhealthy.
+        """Repair nodes: named ones, or every node in ERROR, unhealthy or on a lost host.
 
         `how`: recreate (in place), reboot, rebuild, or replace (placed again elsewhere);
-        default: recreate for named nodes, each node's health policy for the rest.
+        default: recreate for named nodes, each node's health policy for the rest. A node whose
+        host has left the inventory is always replaced, named or not: no other repair can
+        work, and placing the named nodes again needs every node on a host that exists.
         """
         if how is not None and how not in RECOVERY_METHODS:
             raise Invalid(
@@ -366,6 +368,7 @@ class ClusterService:
             cluster = self.get(conn, who, ref)
             records = node_repo.list_nodes(conn, cluster.id)
         by_ref = {n.id: n for n in records} | {n.name: n for n in records}
+        lost = _on_lost_hosts(records, {h.name for h in self.inventory().hosts})
         if nodes:
             missing = [r for r in nodes if r not in by_ref]
             if missing:
@@ -385,6 +388,7 @@ class ClusterService:
                 for n in records
                 if n.status in (NodeStatus.ERROR, NodeStatus.INIT) or n.health == Health.UNHEALTHY
             ]
+        chosen += [n for n in lost if n not in chosen]
         absent = 0 if nodes else declared_nodes(cluster.document) - len(current_nodes(records))
         if not chosen and absent <= 0:
             raise Conflict(f"no node of cluster {cluster.name} needs recovering")
@@ -403,7 +407,10 @@ class ClusterService:
                 n.kind is NodeKind.VOLUME and method in ("reboot", "rebuild")
             ):
                 method = "recreate"  # nothing to reboot or rebuild: make it
-            repairs.append({"node": n.name, "how": method, "why": "requested"})
+            if n in lost:
+                method = "replace"
+            why = f"host {n.host} lost" if n in lost else "requested"
+            repairs.append({"node": n.name, "how": method, "why": why})
         if absent > 0:
             repairs.append({"node": f"{absent} missing node(s)", "how": "create", "why": "missing"})
         action_id = submit_recover(self.db, cluster, repairs, now, "recovery requested")
@@ -730,3 +737,8 @@ def _drop_members(doc: dict[str, Any], names: set[str]) -> None:
         if members:
             kept.append(dict(g, members=members))
     doc["groupings"] = kept
+
+
+def _on_lost_hosts(records: list[NodeRecord], hosts: set[str]) -> list[NodeRecord]:
+    """The nodes placed on a host the inventory no longer has (failed, or gone)."""
+    return [n for n in records if n.host and n.host not in hosts]

@@ -139,7 +139,43 @@ def _yaml_message(text: str, err: yaml.MarkedYAMLError) -> str:
         message += f" ({err.context} at line {err.context_mark.line + 1})"
     if "\\t" in problem or "\t" in problem:
         message += "; YAML indentation must use spaces, not tabs"
+    else:
+        message += next((f"; {hint}" for known, hint in _YAML_HINTS if known in problem), "")
     return message + _quote_line(text, mark.line + 1)
+
+
+_YAML_HINTS = (
+    (
+        "mapping values are not allowed",
+        "a `key: value` cannot start here: indent this line like the keys above it, or put "
+        "a value holding ': ' in quotes",
+    ),
+    (
+        "expected <block end>",
+        "this line is indented differently from the lines above it at the same level; line "
+        "up the keys of one mapping (and the `-` items of one list) in the same column",
+    ),
+    (
+        "did not find expected key",
+        "this line is not indented like the other keys of its mapping; line them up",
+    ),
+    (
+        "did not find expected '-' indicator",
+        "this line breaks a list: line up its `-` items in one column",
+    ),
+    (
+        "could not find expected ':'",
+        "a key needs a `:` after it; a text that spans lines needs quotes",
+    ),
+    (
+        "found undefined alias",
+        "`*name` must refer to an anchor `&name` defined above it",
+    ),
+    (
+        "found unexpected end of stream",
+        "a quote or bracket opened here is never closed",
+    ),
+)
 
 
 # --- JSON -----------------------------------------------------------------------------------

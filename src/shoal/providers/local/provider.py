@@ -566,3 +566,17 @@ class LocalProvider:
         if image is None:
             raise PermanentError(f"no image {wanted.name} ({wanted.id}) in the local catalog")
         return image
+
+
+def node_log(provider: LocalProvider, server_id: str, max_bytes: int) -> str | None:
+    """The end of a local server's log (`shoal logs`); None if Shoal made no such server here.
+
+    The id is a provider id Shoal recorded, never a path a caller chose: only `srv-<hex>` ids
+    are looked up, so no request can read outside the nodes directory.
+    """
+    if not server_id.startswith("srv-") or not server_id[4:].isalnum():
+        return None
+    log = provider.home / "nodes" / server_id / LOG_NAME
+    if not log.is_file():
+        return None
+    return processes.log_tail(log, max_bytes)
