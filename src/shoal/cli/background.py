@@ -130,7 +130,7 @@ def _start(home: Path) -> ServerState:
     with open(log, "ab") as out:
         proc = subprocess.Popen(
             [sys.executable, "-m", "shoal", "server", "--background"],
-            cwd=home,
+            cwd=_here(home),  # relative SHOAL_CONFIG / SHOAL_INVENTORY mean what they meant here
             stdin=subprocess.DEVNULL,
             stdout=out,
             stderr=subprocess.STDOUT,
@@ -157,6 +157,13 @@ def _start(home: Path) -> ServerState:
         f"(pid {proc.pid}); see {log}",
         EXIT_FAILED,
     )
+
+
+def _here(home: Path) -> Path:
+    try:
+        return Path.cwd()
+    except OSError:  # the command runs in a directory that was deleted
+        return home
 
 
 def stop(home: Path, timeout: float = STOP_TIMEOUT_S) -> ServerState | None:
