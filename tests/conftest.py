@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from shoal.cli import background
 from shoal.store.database import Database
 from tests.databases import database_url
 
@@ -21,3 +22,12 @@ def db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Database]:
             yield database
         finally:
             database.dispose()
+
+
+@pytest.fixture(autouse=True)
+def _stop_background_servers(tmp_path: Path) -> Iterator[None]:
+    """Stop each background Shoal a test's commands started (one per home under tmp_path):
+    any test that runs `shoal` without `--url` starts one, and it must not outlive the test."""
+    yield
+    for state in tmp_path.rglob(background.STATE_FILE):
+        background.stop(state.parent)

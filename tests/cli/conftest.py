@@ -17,14 +17,6 @@ from tests.cli.support import Shoal
 from tests.support.server import free_port, sweep_local_nodes
 
 
-@pytest.fixture(autouse=True)
-def _stop_background_servers(tmp_path: Path) -> Iterator[None]:
-    """Stop each background Shoal a test's commands started (one per home under tmp_path)."""
-    yield
-    for state in tmp_path.rglob(background.STATE_FILE):
-        background.stop(state.parent)
-
-
 @pytest.fixture
 def home(tmp_path: Path) -> Path:
     path = tmp_path / "home"
@@ -44,4 +36,5 @@ def local_shoal(home: Path) -> Iterator[Shoal]:
     try:
         yield Shoal(home, provider="local", provider_options={"port": free_port()})
     finally:
+        background.stop(home)  # first: its manager would bring swept nodes back
         sweep_local_nodes(home)
