@@ -15,8 +15,10 @@ from shoal.service.senlin.clusters import SenlinClusters
 from shoal.service.senlin.errors import BadRequest
 from shoal.service.senlin.policy_store import SenlinPolicies
 from shoal.service.senlin.profiles import SenlinProfiles
-from shoal.service.senlin.reads import Paging, SenlinReads
-from shoal.service.senlin.requests import as_bool, as_int
+from shoal.service.senlin.queries import Collection, parse_query
+from shoal.service.senlin.reads import Filters, Paging, SenlinReads
+from shoal.service.senlin.requests import as_bool
+from shoal.store.records import Principal
 
 
 def profiles_of(request: Request) -> SenlinProfiles:
@@ -59,17 +61,14 @@ def accepted(request: Request, body: dict[str, Any], action_id: str) -> JSONResp
     return JSONResponse(body, status_code=202, headers={"Location": location(request, action_id)})
 
 
-def paging(request: Request) -> Paging:
-    q = request.query_params
-    limit = as_int("limit", q["limit"]) if "limit" in q else None
-    return Paging(limit=limit, marker=q.get("marker"), sort=q.get("sort"))
+def listing(request: Request, what: Collection, who: Principal) -> tuple[Filters, Paging]:
+    """The checked query string of a list request: its filters and its page."""
+    q = parse_query(what, request.query_params.multi_items(), who)
+    sort = ",".join(f"{k.key}:{'desc' if k.descending else 'asc'}" for k in q.sort) or None
+    paging = Paging(limit=q.limit, marker=q.marker, sort=sort, everyone=q.global_project)
+    return dict(q.filters), paging
 
 
 def flag(request: Request, name: str) -> bool:
     value = request.query_params.get(name)
     return False if value is None else as_bool(name, value)
-
-
-def filters(request: Request, *names: str) -> dict[str, Any]:
-    q = request.query_params
-    return {n: q[n] for n in names if n in q}

@@ -9,24 +9,24 @@ from fastapi.responses import JSONResponse, Response
 from starlette.concurrency import run_in_threadpool
 
 from shoal.api.auth import Caller
-from shoal.api.senlin.common import accepted, body_of, clusters_of, filters, paging, reads_of
-from shoal.service.senlin.requests import envelope
+from shoal.api.senlin.common import accepted, body_of, clusters_of, listing, reads_of
+from shoal.service.senlin.action_bodies import parse_action
+from shoal.service.senlin.bodies import CLUSTER_CREATE, CLUSTER_UPDATE, request_body
+from shoal.service.senlin.queries import CLUSTERS
 
 router = APIRouter(prefix="/v1/clusters")
 
 
 @router.get("")
 async def list_clusters(request: Request, who: Caller) -> dict[str, Any]:
-    reads = reads_of(request)
-    found = await run_in_threadpool(
-        reads.clusters, who, filters(request, "name", "status"), paging(request)
-    )
+    wanted, paged = listing(request, CLUSTERS, who)
+    found = await run_in_threadpool(reads_of(request).clusters, who, wanted, paged)
     return {"clusters": found}
 
 
 @router.post("", status_code=202)
 async def create_cluster(request: Request, who: Caller) -> JSONResponse:
-    data = envelope(await body_of(request), "cluster")
+    data = request_body(await body_of(request), CLUSTER_CREATE)
     sub = await run_in_threadpool(clusters_of(request).create, who, data)
     view = await run_in_threadpool(reads_of(request).cluster, who, sub.cluster.id)
     return accepted(request, {"cluster": view}, sub.action.id)
@@ -39,7 +39,7 @@ async def get_cluster(ref: str, request: Request, who: Caller) -> dict[str, Any]
 
 @router.patch("/{ref}", status_code=202)
 async def update_cluster(ref: str, request: Request, who: Caller) -> JSONResponse:
-    data = envelope(await body_of(request), "cluster")
+    data = request_body(await body_of(request), CLUSTER_UPDATE)
     reads = reads_of(request)
     cluster_id = await run_in_threadpool(reads.cluster_id, who, ref)
     sub = await run_in_threadpool(clusters_of(request).update, who, cluster_id, data)
@@ -58,8 +58,8 @@ async def delete_cluster(ref: str, request: Request, who: Caller) -> Response:
 @router.post("/{ref}/actions", status_code=202)
 async def cluster_action(ref: str, request: Request, who: Caller) -> JSONResponse:
     """One of scale_out, scale_in, resize, add_nodes, del_nodes, check, recover."""
-    body = await body_of(request)
+    action = parse_action(await body_of(request))
     reads = reads_of(request)
     cluster_id = await run_in_threadpool(reads.cluster_id, who, ref)
-    sub = await run_in_threadpool(clusters_of(request).act, who, cluster_id, body)
+    sub = await run_in_threadpool(clusters_of(request).act, who, cluster_id, action)
     return accepted(request, {"action": sub.action.id}, sub.action.id)

@@ -10,9 +10,10 @@ from starlette.concurrency import run_in_threadpool
 
 from shoal import __version__
 from shoal.api.auth import Caller
-from shoal.api.senlin.common import accepted, clusters_of, filters, flag, paging, reads_of
+from shoal.api.senlin.common import accepted, clusters_of, flag, listing, reads_of
 from shoal.api.senlin.versions import version_of
 from shoal.service.senlin.errors import FeatureNotSupported
+from shoal.service.senlin.queries import ACTIONS, EVENTS, NODES
 
 router = APIRouter(prefix="/v1")
 
@@ -26,14 +27,16 @@ async def build_info(who: Caller) -> dict[str, Any]:
 @router.get("/nodes")
 async def list_nodes(request: Request, who: Caller) -> dict[str, Any]:
     reads = reads_of(request)
-    cluster = request.query_params.get("cluster_id")
+    wanted, paged = listing(request, NODES, who)
+    cluster = wanted.pop("cluster_id", (None,))[0]
+    details = wanted.pop("show_details", ("false",))[0] == "true"
     found = await run_in_threadpool(
         lambda: reads.nodes(
             who,
             cluster,
-            filters(request, "name", "status"),
-            paging(request),
-            details=flag(request, "show_details"),
+            wanted,
+            paged,
+            details=details or flag(request, "show_details"),
             tainted=version_of(request) >= (1, 13),
         )
     )
@@ -70,8 +73,8 @@ async def delete_node(ref: str, request: Request, who: Caller) -> JSONResponse:
 @router.get("/actions")
 async def list_actions(request: Request, who: Caller) -> dict[str, Any]:
     reads = reads_of(request)
-    wanted = filters(request, "name", "action", "status", "target", "cluster_id")
-    return {"actions": await run_in_threadpool(reads.actions, who, wanted, paging(request))}
+    wanted, paged = listing(request, ACTIONS, who)
+    return {"actions": await run_in_threadpool(reads.actions, who, wanted, paged)}
 
 
 @router.get("/actions/{ref}")
@@ -82,8 +85,8 @@ async def get_action(ref: str, request: Request, who: Caller) -> dict[str, Any]:
 @router.get("/events")
 async def list_events(request: Request, who: Caller) -> dict[str, Any]:
     reads = reads_of(request)
-    wanted = filters(request, "cluster_id", "oid", "oname", "otype", "action", "level")
-    return {"events": await run_in_threadpool(reads.events, who, wanted, paging(request))}
+    wanted, paged = listing(request, EVENTS, who)
+    return {"events": await run_in_threadpool(reads.events, who, wanted, paged)}
 
 
 @router.get("/events/{ref}")

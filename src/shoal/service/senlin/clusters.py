@@ -17,14 +17,15 @@ from shoal.service.clusters import RECOVERY_METHODS, ClusterService, Submitted
 from shoal.service.errors import Conflict, NotFound
 from shoal.service.resize import Adjustment, new_count
 from shoal.service.senlin import meta
+from shoal.service.senlin.action_bodies import ClusterAction
 from shoal.service.senlin.attach import SenlinAttach
 from shoal.service.senlin.errors import BadRequest, FeatureNotSupported, NodeNotOrphan
 from shoal.service.senlin.nodes import find_node
 from shoal.service.senlin.policies import effect, scaling_event
 from shoal.service.senlin.policy_store import SenlinPolicies, checked_of
 from shoal.service.senlin.profiles import SenlinProfiles, native_of
-from shoal.service.senlin.requests import as_bool, as_int, as_map, as_number
-from shoal.service.senlin.sizes import bounds_message, target_of
+from shoal.service.senlin.requests import as_int, as_map
+from shoal.service.senlin.sizes import Bounds, bounds_message, check_size_params, target_of
 from shoal.service.senlin.views import SENLIN_ACTION
 from shoal.spec.names import NAME_RULE, is_name
 from shoal.store import nodes as node_repo
@@ -197,18 +198,9 @@ class SenlinClusters:
 
     # -- cluster actions ----------------------------------------------------------------------
 
-    def act(self, who: Principal, ref: str, body: object) -> Submitted:
-        if not isinstance(body, dict) or not body:
-            raise BadRequest("No action specified")
-        if len(body) > 1:
-            raise BadRequest("Multiple actions specified")
-        name, params = next(iter(body.items()))
-        if name not in ACTIONS:
-            raise BadRequest(f"Unrecognized action '{name}' specified")
-        if params is None:
-            params = {}
-        if not isinstance(params, dict):
-            raise BadRequest(f"The parameters of action '{name}' must be a map.")
+    def act(self, who: Principal, ref: str, action: ClusterAction) -> Submitted:
+        """Run a checked cluster action (`parse_action`) on the cluster `ref`."""
+        name, params = action.name, action.params
         if name in ("scale_out", "scale_in"):
             return self.scale(who, ref, name == "scale_out", params)
         if name == "resize":
@@ -216,19 +208,15 @@ class SenlinClusters:
         if name == "add_nodes":
             return self.add_nodes(who, ref, params)
         if name == "del_nodes":
-            nodes = params.get("nodes")
-            if not isinstance(nodes, list) or not nodes:
-                raise BadRequest("No node to delete")
-            return self.svc.del_nodes(who, ref, [str(n) for n in nodes])
+            return self.del_nodes(who, ref, params["nodes"])
         if name == "check":
             return self.noop(who, ref, "CLUSTER_CHECK")
         if name == "recover":
             return self.recover(who, ref, params)
         if name == "replace_nodes":
-            raise FeatureNotSupported(
-                "replace_nodes needs orphan nodes, which Shoal does not have; "
-                "use recover with operation REPLACE"
-            )
+            return self.replace_nodes(who, ref, params["nodes"])
+        if name == "complete_lifecycle":
+            return self.noop(who, ref, "CLUSTER_COMPLETE_LIFECYCLE")
         attach = SenlinAttach(self.svc, self.policies)
         if name == "policy_attach":
             return attach.attach(who, ref, params)
@@ -258,7 +246,10 @@ class SenlinClusters:
                 nodegroup=params.get("nodegroup"),
                 inputs={"policy": policy},
             )
-        count = 1 if raw is None else as_int("count", raw, allow_zero=False)
+        count = 1 if raw is None else int(raw)
+        if count == 0:
+            verb = "scale-out" if out else "scale-in"
+            raise BadRequest(f"Count for {verb} request cannot be 0.")
         return self._resize(
             who,
             ref,
@@ -285,41 +276,11 @@ class SenlinClusters:
         return None
 
     def resize(self, who: Principal, ref: str, params: dict[str, Any]) -> Submitted:
-        raw_type, raw_number = params.get("adjustment_type"), params.get("number")
-        adjustment: Adjustment | None = None
-        number = 0.0
-        if raw_type is not None:
-            if raw_type not in set(Adjustment):
-                raise BadRequest(f"Invalid value '{raw_type}' specified for 'adjustment_type'")
-            adjustment = Adjustment(str(raw_type))
-            if raw_number is None:
-                raise BadRequest("Missing number value for resize operation.")
-        if raw_number is not None:
-            if adjustment is None:
-                raise BadRequest("Missing adjustment_type value for resize operation.")
-            if adjustment is Adjustment.CHANGE_IN_PERCENTAGE:
-                number = as_number("number", raw_number)
-            else:
-                number = as_int("number", raw_number, allow_negative=True)
-        min_size = (
-            as_int("min_size", params["min_size"]) if params.get("min_size") is not None else None
-        )
-        max_size = (
-            as_int("max_size", params["max_size"], allow_negative=True)
-            if params.get("max_size") is not None
-            else None
-        )
-        if min_size is not None and max_size is not None and 0 <= max_size < min_size:
-            raise BadRequest(
-                f"The specified min_size ({min_size}) is greater than the specified "
-                f"max_size ({max_size})."
-            )
-        min_step = (
-            as_int("min_step", params["min_step"], allow_zero=False)
-            if params.get("min_step") is not None
-            else 1
-        )
-        strict = as_bool("strict", params["strict"]) if params.get("strict") is not None else True
+        adjustment: Adjustment | None = params.get("adjustment_type")
+        number = float(params.get("number", 0))
+        min_size, max_size = params.get("min_size"), params.get("max_size")
+        min_step = int(params.get("min_step", 1)) or 1
+        strict = bool(params.get("strict", True))
         return self._resize(
             who,
             ref,
@@ -360,6 +321,17 @@ class SenlinClusters:
 
         def mutate(doc: dict[str, Any], _nodes: list[NodeRecord]) -> dict[str, Any]:
             group = _group(doc, group_name)
+            current = int(group.get("count", 0))
+            was = Bounds(int(group.get("min", 0)), int(group.get("max", -1)), current)
+            adj = adjustment or Adjustment.CHANGE_IN_CAPACITY
+            desired = target_of(current, adj, number) if adjustment else None
+            if adjustment is Adjustment.CHANGE_IN_PERCENTAGE and desired is not None:
+                step = abs(desired - current)
+                if number and step < min_step:
+                    desired = current + (min_step if number > 0 else -min_step)
+            problem = check_size_params(was, desired, min_size, max_size, strict)
+            if problem:
+                raise BadRequest(problem)
             if min_size is not None:
                 group["min"] = min_size
             if max_size is not None:
@@ -368,13 +340,6 @@ class SenlinClusters:
                 else:
                     group["max"] = max_size
             low, high = int(group.get("min", 0)), group.get("max")
-            if high is not None and low > int(high):
-                raise BadRequest(
-                    f"The specified min_size ({low}) is greater than the current max_size "
-                    f"({high}) of the cluster."
-                )
-            current = int(group.get("count", 0))
-            adj = adjustment or Adjustment.CHANGE_IN_CAPACITY
             try:
                 group["count"] = new_count(
                     current,
@@ -450,6 +415,61 @@ class SenlinClusters:
 
         inputs = {"repairs": [], SENLIN_ACTION: senlin_action}
         return self.svc.submit(who, ref, ActionKind.CLUSTER_RECOVER, same, inputs)
+
+    def _members(
+        self, conn: Connection, who: Principal, cluster: ClusterRecord, refs: list[str]
+    ) -> list[NodeRecord]:
+        """The nodes `refs` name, all members of `cluster`; Senlin's 400s otherwise."""
+        found: dict[str, NodeRecord] = {}
+        missing: list[str] = []
+        for ref in refs:
+            try:
+                found[ref] = find_node(conn, who, ref)
+            except NotFound:
+                missing.append(ref)
+        if missing:
+            raise BadRequest(f"Nodes not found: {missing}.")
+        strangers = [r for r, n in found.items() if n.cluster_id != cluster.id]
+        if strangers:
+            raise BadRequest(f"Nodes not members of specified cluster: {strangers}.")
+        return list(found.values())
+
+    def del_nodes(self, who: Principal, ref: str, refs: list[str]) -> Submitted:
+        with self.db.reading() as conn:
+            cluster = self.svc.get(conn, who, ref)
+            nodes = self._members(conn, who, cluster, refs)
+            group = _group(cluster.document)
+            count = int(group.get("count", 0))
+            was = Bounds(int(group.get("min", 0)), int(group.get("max", -1)), count)
+            problem = check_size_params(was, count - len(nodes), None, None, True)
+            if problem:
+                raise BadRequest(problem)
+        return self.svc.del_nodes(who, cluster.id, [n.id for n in nodes])
+
+    def replace_nodes(self, who: Principal, ref: str, pairs: dict[str, str]) -> Submitted:
+        with self.db.reading() as conn:
+            cluster = self.svc.get(conn, who, ref)
+            missing = []
+            for old in pairs:
+                try:
+                    find_node(conn, who, old)
+                except NotFound:
+                    missing.append(old)
+            if missing:
+                raise BadRequest(f"Original nodes not found: {missing}.")
+            missing = []
+            for new in pairs.values():
+                try:
+                    find_node(conn, who, new)
+                except NotFound:
+                    missing.append(new)
+            if missing:
+                raise BadRequest(f"Replacement nodes not found: {missing}.")
+            self._members(conn, who, cluster, list(pairs))
+        raise FeatureNotSupported(
+            "replace_nodes with existing standalone nodes is not supported; "
+            "use recover with operation REPLACE"
+        )
 
     # -- nodes --------------------------------------------------------------------------------
 

@@ -19,7 +19,7 @@ from shoal.clock import Clock
 from shoal.model.inventory import Inventory
 from shoal.service.errors import Conflict, NotFound
 from shoal.service.senlin import meta
-from shoal.service.senlin.errors import BadRequest, ResourceInUse
+from shoal.service.senlin.errors import BadRequest, InvalidSpec, ResourceInUse
 from shoal.service.senlin.policy_store import is_policy_row
 from shoal.service.senlin.shortid import by_short_id
 from shoal.service.senlin.specs import PROFILE_TYPES, parse_spec, spec_of_native, to_native
@@ -86,15 +86,10 @@ class SenlinProfiles:
             raise NotFound(f"The profile '{ref}' could not be found.")
         return found
 
-    def list(self, who: Principal, name: str | None, type_name: str | None) -> list[dict[str, Any]]:
+    def list(self, who: Principal) -> list[dict[str, Any]]:
         with self.db.reading() as conn:
             rows = repo.list_profiles(conn, who.project_id)
-        out = [profile_view(r, *senlin_parts(r)) for r in rows if not is_policy_row(r)]
-        if name is not None:
-            out = [p for p in out if p["name"] == name]
-        if type_name is not None:
-            out = [p for p in out if p["type"] == type_name]
-        return out
+        return [profile_view(r, *senlin_parts(r)) for r in rows if not is_policy_row(r)]
 
     def get(self, who: Principal, ref: str) -> dict[str, Any]:
         with self.db.reading() as conn:
@@ -102,7 +97,7 @@ class SenlinProfiles:
         return profile_view(r, *senlin_parts(r))
 
     def validate(self, who: Principal, body: dict[str, Any]) -> dict[str, Any]:
-        checked = parse_spec(body.get("spec"), self.inventory())
+        checked = parse_spec(body.get("spec"))
         row = {
             "id": None,
             "name": "validated_profile",
@@ -114,7 +109,10 @@ class SenlinProfiles:
     def create(self, who: Principal, body: dict[str, Any]) -> dict[str, Any]:
         name = _name(body.get("name"))
         metadata = _metadata(body.get("metadata"))
-        checked = parse_spec(body.get("spec"), self.inventory())
+        try:
+            checked = parse_spec(body.get("spec"))
+        except InvalidSpec as bad:
+            raise BadRequest(f"Failed in creating profile {name}: {bad.message}") from None
         stored = {ENVELOPE: {"spec": checked.spec, "metadata": metadata, "updated_at": None}}
         with self.db.transaction() as conn:
             try:

@@ -31,12 +31,17 @@ from shoal.store.database import Database
 from shoal.store.records import ClusterRecord, Principal
 from shoal.store.tables import actions as actions_table
 
+Filters = dict[str, tuple[str, ...]]
+"""A list's filters: field -> the values it may have (any of them)."""
+
 
 @dataclass(frozen=True, slots=True)
 class Paging:
     limit: int | None = None
     marker: str | None = None
     sort: str | None = None
+    everyone: bool = False
+    """Senlin's `global_project`: an admin's list spans every project."""
 
 
 def page(items: list[dict[str, Any]], paging: Paging, default_sort: str) -> list[dict[str, Any]]:
@@ -62,8 +67,8 @@ def page(items: list[dict[str, Any]], paging: Paging, default_sort: str) -> list
     return items
 
 
-def _matches(item: dict[str, Any], filters: dict[str, Any]) -> bool:
-    return all(v is None or str(item.get(k)) == str(v) for k, v in filters.items())
+def matches(item: dict[str, Any], filters: Filters) -> bool:
+    return all(str(item.get(k)) in values for k, values in filters.items())
 
 
 class SenlinReads:
@@ -73,6 +78,11 @@ class SenlinReads:
     @staticmethod
     def _scope(who: Principal) -> str | None:
         return None if who.is_admin else who.project_id
+
+    @staticmethod
+    def _list_scope(who: Principal, paging: Paging) -> str | None:
+        """Lists show the caller's project; an admin's spans all with `global_project`."""
+        return None if who.is_admin and paging.everyone else who.project_id
 
     def _cluster(self, conn: Connection, who: Principal, ref: str) -> ClusterRecord:
         found = cluster_repo.get_cluster(conn, ref, self._scope(who))
@@ -94,13 +104,13 @@ class SenlinReads:
     def _cluster_view(self, conn: Connection, c: ClusterRecord) -> dict[str, Any]:
         return cluster_view(c, node_repo.list_nodes(conn, c.id), self._profile_of(conn, c)[1])
 
-    def clusters(self, who: Principal, filters: dict[str, Any], paging: Paging) -> list[Any]:
+    def clusters(self, who: Principal, filters: Filters, paging: Paging) -> list[Any]:
         with self.db.reading() as conn:
             found = [
                 self._cluster_view(conn, c)
-                for c in cluster_repo.list_clusters(conn, self._scope(who))
+                for c in cluster_repo.list_clusters(conn, self._list_scope(who, paging))
             ]
-        return page([c for c in found if _matches(c, filters)], paging, "created_at")
+        return page([c for c in found if matches(c, filters)], paging, "created_at")
 
     def cluster(self, who: Principal, ref: str) -> dict[str, Any]:
         with self.db.reading() as conn:
@@ -114,7 +124,7 @@ class SenlinReads:
         self,
         who: Principal,
         cluster: str | None,
-        filters: dict[str, Any],
+        filters: Filters,
         paging: Paging,
         *,
         details: bool = False,
@@ -122,15 +132,19 @@ class SenlinReads:
     ) -> list[dict[str, Any]]:
         with self.db.reading() as conn:
             if cluster is not None:
-                found = node_repo.list_nodes(conn, self._cluster(conn, who, cluster).id)
+                try:
+                    cluster_id = self._cluster(conn, who, cluster).id
+                except NotFound:
+                    raise BadRequest(f"Cannot find the given cluster: {cluster}.") from None
+                found = node_repo.list_nodes(conn, cluster_id)
             else:
-                found = node_repo.list_project_nodes(conn, self._scope(who))
+                found = node_repo.list_project_nodes(conn, self._list_scope(who, paging))
             profiles = self._profiles_by_cluster(conn, {n.cluster_id for n in found})
             views = [
                 node_view(n, *profiles[n.cluster_id], details=details, tainted=tainted)
                 for n in found
             ]
-        return page([v for v in views if _matches(v, filters)], paging, "init_at")
+        return page([v for v in views if matches(v, filters)], paging, "init_at")
 
     def _profiles_by_cluster(
         self, conn: Connection, ids: Iterable[str]
@@ -149,19 +163,17 @@ class SenlinReads:
             pid, pname = self._profiles_by_cluster(conn, [n.cluster_id])[n.cluster_id]
             return node_view(n, pid, pname, details=details, tainted=tainted)
 
-    def actions(
-        self, who: Principal, filters: dict[str, Any], paging: Paging
-    ) -> list[dict[str, Any]]:
+    def actions(self, who: Principal, filters: Filters, paging: Paging) -> list[dict[str, Any]]:
         with self.db.reading() as conn:
             cluster_id = None
             if filters.get("cluster_id"):
-                cluster_id = self._cluster(conn, who, str(filters["cluster_id"])).id
+                cluster_id = self._cluster(conn, who, filters["cluster_id"][0]).id
             found = action_repo.list_actions(
-                conn, self._scope(who), cluster_id=cluster_id, limit=1_000_000
+                conn, self._list_scope(who, paging), cluster_id=cluster_id, limit=1_000_000
             )
         views = [action_view(a) for a in found if not is_internal(a)]
         wanted = {k: v for k, v in filters.items() if k != "cluster_id"}
-        return page([v for v in views if _matches(v, wanted)], paging, "created_at")
+        return page([v for v in views if matches(v, wanted)], paging, "created_at")
 
     def action(self, who: Principal, ref: str) -> dict[str, Any]:
         scope = self._scope(who)
@@ -178,28 +190,25 @@ class SenlinReads:
             raise NotFound(f"The action '{ref}' could not be found.")
         return action_view(a)
 
-    def events(
-        self, who: Principal, filters: dict[str, Any], paging: Paging
-    ) -> list[dict[str, Any]]:
+    def events(self, who: Principal, filters: Filters, paging: Paging) -> list[dict[str, Any]]:
         with self.db.reading() as conn:
             cluster_id = None
             if filters.get("cluster_id"):
-                c = cluster_repo.get_cluster(
-                    conn, str(filters["cluster_id"]), self._scope(who), include_deleted=True
-                )
+                ref = filters["cluster_id"][0]
+                c = cluster_repo.get_cluster(conn, ref, self._scope(who), include_deleted=True)
                 if c is None:
-                    raise NotFound(f"The cluster '{filters['cluster_id']}' could not be found.")
+                    raise NotFound(f"The cluster '{ref}' could not be found.")
                 cluster_id = c.id
             found = event_repo.list_events(
-                conn, self._scope(who), cluster_id=cluster_id, limit=1_000_000
+                conn, self._list_scope(who, paging), cluster_id=cluster_id, limit=1_000_000
             )
             names = _action_names(conn, {e.action_id for e in found if e.action_id})
         views = [event_view(e, names) for e in found]
         wanted = {k: v for k, v in filters.items() if k != "cluster_id"}
-        return page([v for v in views if _matches(v, wanted)], paging, "timestamp")
+        return page([v for v in views if matches(v, wanted)], paging, "timestamp")
 
     def event(self, who: Principal, ref: str) -> dict[str, Any]:
-        for e in self.events(who, {"id": ref}, Paging()):
+        for e in self.events(who, {"id": (ref,)}, Paging(everyone=True)):
             return e
         raise NotFound(f"The event '{ref}' could not be found.")
 
