@@ -205,3 +205,18 @@ placement_lock = Table(
     Column("holder", String(64), nullable=True),
     Column("updated_at", Float, nullable=False, default=0.0),
 )
+
+# Senlin policy objects (the façade at /clustering): created, renamed and deleted on their own,
+# then attached to clusters. Unlike profiles, Senlin lets names repeat.
+senlin_policies = Table(
+    "senlin_policies",
+    metadata,
+    Column("id", String(36), primary_key=True),
+    Column("project_id", String(64), nullable=False),
+    Column("name", String(255), nullable=False),
+    Column("type", String(64), nullable=False),
+    Column("spec", JSON, nullable=False),
+    Column("created_at", Float, nullable=False),
+    Column("updated_at", Float, nullable=True),
+    Index("ix_senlin_policies_project", "project_id", "created_at"),
+)

@@ -477,4 +477,6 @@ class SenlinClusters:
         """A member node deleted: the cluster shrinks by it (Senlin lowers desired capacity)."""
         with self.db.reading() as conn:
             node = find_node(conn, who, ref)
+        if node.cluster_id is None:
+            raise FeatureNotSupported("standalone nodes are deleted through the node API")
         return self.svc.del_nodes(who, node.cluster_id, [node.id])

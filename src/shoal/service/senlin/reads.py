@@ -147,11 +147,11 @@ class SenlinReads:
         return page([v for v in views if matches(v, filters)], paging, "init_at")
 
     def _profiles_by_cluster(
-        self, conn: Connection, ids: Iterable[str]
-    ) -> dict[str, tuple[str | None, str | None]]:
-        out: dict[str, tuple[str | None, str | None]] = {}
+        self, conn: Connection, ids: Iterable[str | None]
+    ) -> dict[str | None, tuple[str | None, str | None]]:
+        out: dict[str | None, tuple[str | None, str | None]] = {}
         for cid in ids:
-            c = cluster_repo.get_cluster(conn, cid, include_deleted=True)
+            c = cluster_repo.get_cluster(conn, cid, include_deleted=True) if cid else None
             out[cid] = self._profile_of(conn, c) if c is not None else (None, None)
         return out
 
