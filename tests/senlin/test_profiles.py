@@ -49,8 +49,9 @@ async def test_create_show_list_update_delete(senlin: Senlin) -> None:
     refused = await senlin.call(
         "PATCH", f"/profiles/{created['id']}", json={"profile": {"spec": NOVA_SPEC}}
     )
-    assert "Additional properties are not allowed ('spec' was unexpected)" in (
-        senlin_error(refused, 400)["message"]
+    assert (
+        "Additional properties are not allowed ('spec' was unexpected)"
+        in (senlin_error(refused, 400)["message"])
     )
 
     await senlin.ok("DELETE", f"/profiles/{created['id']}", 204)

@@ -72,7 +72,8 @@ nodes = Table(
     "nodes",
     metadata,
     Column("id", String(36), primary_key=True),
-    Column("cluster_id", String(36), ForeignKey("clusters.id"), nullable=False),
+    # NULL for a Senlin standalone node (created through /clustering/v1/nodes, no cluster).
+    Column("cluster_id", String(36), ForeignKey("clusters.id"), nullable=True),
     Column("project_id", String(64), nullable=False),
     Column("name", String(255), nullable=False),
     Column("kind", String(16), nullable=False),
@@ -219,4 +220,17 @@ senlin_policies = Table(
     Column("created_at", Float, nullable=False),
     Column("updated_at", Float, nullable=True),
     Index("ix_senlin_policies_project", "project_id", "created_at"),
+)
+
+# What a Senlin node keeps beyond Shoal's node row: the Senlin profile it was made from, its
+# metadata, role and tainted flag (standalone nodes and nodes created through the façade).
+senlin_nodes = Table(
+    "senlin_nodes",
+    metadata,
+    Column("node_id", String(36), primary_key=True),
+    Column("project_id", String(64), nullable=False),
+    Column("profile_id", String(36), nullable=True),
+    Column("metadata", JSON, nullable=False),
+    Column("role", String(255), nullable=False, default=""),
+    Column("tainted", Boolean, nullable=False, default=False),
 )

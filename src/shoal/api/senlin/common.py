@@ -10,6 +10,7 @@ from fastapi import Request
 from fastapi.responses import JSONResponse
 
 from shoal.api.auth import runtime_of
+from shoal.api.senlin.versions import version_of
 from shoal.service.senlin.attach import SenlinAttach
 from shoal.service.senlin.clusters import SenlinClusters
 from shoal.service.senlin.errors import BadRequest
@@ -18,6 +19,7 @@ from shoal.service.senlin.profiles import SenlinProfiles
 from shoal.service.senlin.queries import Collection, parse_query
 from shoal.service.senlin.reads import Filters, Paging, SenlinReads
 from shoal.service.senlin.requests import as_bool
+from shoal.service.senlin.standalone import SenlinNodes
 from shoal.store.records import Principal
 
 
@@ -37,6 +39,18 @@ def attach_of(request: Request) -> SenlinAttach:
 
 def clusters_of(request: Request) -> SenlinClusters:
     return SenlinClusters(runtime_of(request).service, profiles_of(request), policies_of(request))
+
+
+def nodes_of(request: Request) -> SenlinNodes:
+    rt = runtime_of(request)
+    return SenlinNodes(rt.db, profiles_of(request), rt.service.inventory, rt.clock)
+
+
+def needs(request: Request, version: tuple[int, int]) -> None:
+    """Senlin's 400 for a method newer than the request's microversion."""
+    asked = version_of(request)
+    if asked < version:
+        raise BadRequest(f"API version '{asked[0]}.{asked[1]}' is not supported on this method.")
 
 
 def reads_of(request: Request) -> SenlinReads:

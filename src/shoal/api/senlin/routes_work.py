@@ -10,10 +10,20 @@ from starlette.concurrency import run_in_threadpool
 
 from shoal import __version__
 from shoal.api.auth import Caller
-from shoal.api.senlin.common import accepted, clusters_of, flag, listing, reads_of
+from shoal.api.senlin.common import (
+    accepted,
+    body_of,
+    clusters_of,
+    flag,
+    listing,
+    needs,
+    nodes_of,
+    reads_of,
+)
 from shoal.api.senlin.versions import version_of
-from shoal.service.senlin.errors import FeatureNotSupported
+from shoal.service.senlin.bodies import NODE_CREATE, NODE_UPDATE, request_body
 from shoal.service.senlin.queries import ACTIONS, EVENTS, NODES
+from shoal.store.records import Principal
 
 router = APIRouter(prefix="/v1")
 
@@ -43,11 +53,41 @@ async def list_nodes(request: Request, who: Caller) -> dict[str, Any]:
     return {"nodes": found}
 
 
-@router.post("/nodes")
-async def create_node(who: Caller) -> JSONResponse:
-    raise FeatureNotSupported(
-        "Shoal has no orphan nodes: grow a cluster with scale_out, or add_nodes with new names"
+@router.post("/nodes", status_code=202)
+async def create_node(request: Request, who: Caller) -> JSONResponse:
+    data = request_body(await body_of(request), NODE_CREATE)
+    node_id, action_id = await run_in_threadpool(nodes_of(request).create, who, data)
+    view = await run_in_threadpool(_node_view, request, who, node_id)
+    return accepted(request, {"node": view}, action_id)
+
+
+def _node_view(request: Request, who: Principal, ref: str) -> dict[str, Any]:
+    return reads_of(request).node(
+        who, ref, details=flag(request, "show_details"), tainted=version_of(request) >= (1, 13)
     )
+
+
+@router.patch("/nodes/{ref}", status_code=202)
+async def update_node(ref: str, request: Request, who: Caller) -> JSONResponse:
+    data = request_body(await body_of(request), NODE_UPDATE)
+    node, action_id = await run_in_threadpool(nodes_of(request).update, who, ref, data)
+    view = await run_in_threadpool(_node_view, request, who, node.id)
+    return accepted(request, {"node": view}, action_id)
+
+
+@router.post("/nodes/{ref}/actions", status_code=202)
+async def node_action(ref: str, request: Request, who: Caller) -> JSONResponse:
+    body = await body_of(request)
+    action_id = await run_in_threadpool(nodes_of(request).act, who, ref, body)
+    return accepted(request, {"action": action_id}, action_id)
+
+
+@router.post("/nodes/{ref}/ops", status_code=202)
+async def node_operation(ref: str, request: Request, who: Caller) -> JSONResponse:
+    needs(request, (1, 4))
+    body = await body_of(request)
+    action_id = await run_in_threadpool(nodes_of(request).operate, who, ref, body)
+    return accepted(request, {"action": action_id}, action_id)
 
 
 @router.get("/nodes/{ref}")
@@ -66,8 +106,13 @@ async def get_node(ref: str, request: Request, who: Caller) -> dict[str, Any]:
 
 @router.delete("/nodes/{ref}", status_code=202)
 async def delete_node(ref: str, request: Request, who: Caller) -> JSONResponse:
-    sub = await run_in_threadpool(clusters_of(request).delete_node, who, ref)
-    return accepted(request, {}, sub.action.id)
+    node = await run_in_threadpool(_node_view, request, who, ref)
+    if node["cluster_id"]:
+        sub = await run_in_threadpool(clusters_of(request).delete_node, who, node["id"])
+        action_id = sub.action.id
+    else:
+        action_id = await run_in_threadpool(nodes_of(request).delete, who, node["id"])
+    return accepted(request, {"action": action_id}, action_id)
 
 
 @router.get("/actions")

@@ -13,6 +13,7 @@ from shoal.service.errors import NotFound
 from shoal.service.senlin import meta
 from shoal.service.senlin.errors import BadRequest
 from shoal.service.senlin.nodes import find_node
+from shoal.service.senlin.profiles import senlin_name
 from shoal.service.senlin.shortid import by_short_id
 from shoal.service.senlin.views import (
     SENLIN_ACTION,
@@ -27,8 +28,9 @@ from shoal.store import clusters as cluster_repo
 from shoal.store import events as event_repo
 from shoal.store import nodes as node_repo
 from shoal.store import profiles as profile_repo
+from shoal.store import senlin_nodes as senlin_node_repo
 from shoal.store.database import Database
-from shoal.store.records import ClusterRecord, Principal
+from shoal.store.records import ClusterRecord, NodeRecord, Principal
 from shoal.store.tables import actions as actions_table
 
 Filters = dict[str, tuple[str, ...]]
@@ -139,12 +141,34 @@ class SenlinReads:
                 found = node_repo.list_nodes(conn, cluster_id)
             else:
                 found = node_repo.list_project_nodes(conn, self._list_scope(who, paging))
-            profiles = self._profiles_by_cluster(conn, {n.cluster_id for n in found})
-            views = [
-                node_view(n, *profiles[n.cluster_id], details=details, tainted=tainted)
-                for n in found
-            ]
+            views = self._node_views(conn, found, details=details, tainted=tainted)
         return page([v for v in views if matches(v, filters)], paging, "init_at")
+
+    def _node_views(
+        self, conn: Connection, found: list[NodeRecord], *, details: bool, tainted: bool
+    ) -> list[dict[str, Any]]:
+        """Senlin's node views: the cluster's profile, or the node's own (standalone nodes and
+        nodes made through the façade), with its metadata, role and tainted flag."""
+        profiles = self._profiles_by_cluster(conn, {n.cluster_id for n in found})
+        extras = senlin_node_repo.get_extras(conn, [n.id for n in found])
+        names: dict[str, str | None] = {}
+        views = []
+        for n in found:
+            view = node_view(n, *profiles[n.cluster_id], details=details, tainted=tainted)
+            e = extras.get(n.id)
+            if e is not None:
+                if e.profile_id is not None and e.profile_id not in names:
+                    row = profile_repo.get_profile(conn, n.project_id, e.profile_id)
+                    names[e.profile_id] = senlin_name(row) if row else None
+                view.update(metadata=e.metadata, role=e.role or view["role"])
+                if e.profile_id is not None:
+                    view.update(profile_id=e.profile_id, profile_name=names[e.profile_id])
+                if tainted:
+                    view["tainted"] = e.tainted
+            if view["cluster_id"] is None:
+                view["cluster_id"] = ""
+            views.append(view)
+        return views
 
     def _profiles_by_cluster(
         self, conn: Connection, ids: Iterable[str | None]
@@ -160,8 +184,7 @@ class SenlinReads:
     ) -> dict[str, Any]:
         with self.db.reading() as conn:
             n = find_node(conn, who, ref)
-            pid, pname = self._profiles_by_cluster(conn, [n.cluster_id])[n.cluster_id]
-            return node_view(n, pid, pname, details=details, tainted=tainted)
+            return self._node_views(conn, [n], details=details, tainted=tainted)[0]
 
     def actions(self, who: Principal, filters: Filters, paging: Paging) -> list[dict[str, Any]]:
         with self.db.reading() as conn:

@@ -195,4 +195,4 @@ def event_view(e: EventRecord, action_names: dict[str, str]) -> dict[str, Any]:
 
 def is_internal(a: ActionRecord) -> bool:
     """Steps Senlin has no word for (ordering barriers)."""
-    return a.kind is ActionKind.BARRIER
+    return a.kind is ActionKind.BARRIER and SENLIN_ACTION not in a.inputs

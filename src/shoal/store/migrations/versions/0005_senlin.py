@@ -1,7 +1,9 @@
-"""senlin policies in their own table
+"""senlin policies in their own table; standalone nodes
 
 Senlin policies used to be kept among a project's profiles (named `senlin-policy:<name>`), so
 the native profile list showed them. They move to `senlin_policies`, names without the prefix.
+A node may have no cluster (a Senlin standalone node); `senlin_nodes` keeps what a Senlin node
+has beyond Shoal's node row.
 
 Revision ID: 0005
 Revises: 0002
@@ -33,6 +35,18 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("id"),
     )
     op.create_index("ix_senlin_policies_project", "senlin_policies", ["project_id", "created_at"])
+    with op.batch_alter_table("nodes") as batch:
+        batch.alter_column("cluster_id", existing_type=sa.String(length=36), nullable=True)
+    op.create_table(
+        "senlin_nodes",
+        sa.Column("node_id", sa.String(length=36), nullable=False),
+        sa.Column("project_id", sa.String(length=64), nullable=False),
+        sa.Column("profile_id", sa.String(length=36), nullable=True),
+        sa.Column("metadata", sa.JSON(), nullable=False),
+        sa.Column("role", sa.String(length=255), nullable=False),
+        sa.Column("tainted", sa.Boolean(), nullable=False),
+        sa.PrimaryKeyConstraint("node_id"),
+    )
     profiles = sa.table(
         "profiles",
         sa.column("id", sa.String),
@@ -76,5 +90,8 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
+    op.drop_table("senlin_nodes")
+    with op.batch_alter_table("nodes") as batch:
+        batch.alter_column("cluster_id", existing_type=sa.String(length=36), nullable=False)
     op.drop_index("ix_senlin_policies_project", table_name="senlin_policies")
     op.drop_table("senlin_policies")
