@@ -70,7 +70,7 @@ U=$(id -un) G=$(id -gn)
     --bootstrap-public-url "http://127.0.0.1:$KS_PORT/v3" --bootstrap-region-id RegionOne
 } > "$STATE/setup.log" 2>&1 || { tail -20 "$STATE/setup.log" >&2; exit 2; }
 OS_KEYSTONE_CONFIG_DIR=$STATE "$KS_VENV/bin/uwsgi" --http11-socket "127.0.0.1:$KS_PORT" \
-  --wsgi keystone.wsgi.api:application --master --processes 1 --threads 4 --enable-threads \
+  --wsgi keystone.wsgi.api:application --master --processes 2 --threads 4 --enable-threads \
   --lazy-apps --die-on-term --need-app --buffer-size 65535 \
   --env "OS_KEYSTONE_CONFIG_DIR=$STATE" > "$STATE/uwsgi.log" 2>&1 &
 KS_PID=$!
@@ -94,7 +94,7 @@ images:
 INV
 SHOAL_HOME=$ROOT/shoal SHOAL_PROVIDER=sim SHOAL_INVENTORY=$ROOT/shoal/inventory.yaml \
   SHOAL_AUTH=keystone SHOAL_KEYSTONE_URL="http://127.0.0.1:$KS_PORT/v3" \
-  SHOAL_KEYSTONE_PASSWORD=$SERVICE_PW SHOAL_RETRY_BACKOFF_S=0.05 \
+  SHOAL_KEYSTONE_PASSWORD=$SERVICE_PW SHOAL_KEYSTONE_CACHE_S=3600 SHOAL_RETRY_BACKOFF_S=0.05 \
   "$SHOAL_BIN" server --port "$SVC_PORT" --log-level warning > "$ROOT/shoal/server.log" 2>&1 &
 SHOAL_PID=$!
 for _ in $(seq 1 300); do

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 from fastapi import APIRouter, Request
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from starlette.concurrency import run_in_threadpool
 
 from shoal import __version__
-from shoal.api.auth import Caller
+from shoal.api.auth import Caller, runtime_of
 from shoal.api.senlin.common import (
     accepted,
     body_of,
@@ -21,8 +22,11 @@ from shoal.api.senlin.common import (
     reads_of,
 )
 from shoal.api.senlin.versions import version_of
-from shoal.service.senlin.bodies import NODE_CREATE, NODE_UPDATE, request_body
+from shoal.service.errors import Conflict
+from shoal.service.senlin.bodies import ACTION_UPDATE, NODE_CREATE, NODE_UPDATE, request_body
+from shoal.service.senlin.errors import BadRequest
 from shoal.service.senlin.queries import ACTIONS, EVENTS, NODES
+from shoal.service.senlin.requests import as_bool
 from shoal.store.records import Principal
 
 router = APIRouter(prefix="/v1")
@@ -125,6 +129,24 @@ async def list_actions(request: Request, who: Caller) -> dict[str, Any]:
 @router.get("/actions/{ref}")
 async def get_action(ref: str, request: Request, who: Caller) -> dict[str, Any]:
     return {"action": await run_in_threadpool(reads_of(request).action, who, ref)}
+
+
+@router.patch("/actions/{ref}", status_code=202)
+async def update_action(ref: str, request: Request, who: Caller) -> Response:
+    """Cancel an action (1.12); Senlin knows no other change of an action."""
+    needs(request, (1, 12))
+    data = request_body(await body_of(request), ACTION_UPDATE)
+    if "force" in request.query_params:
+        as_bool("force", request.query_params["force"])
+    status = data.get("status")
+    if status != "CANCELLED":
+        raise BadRequest(f"Unknown status {status} for action {ref}")
+    action_id = (await run_in_threadpool(reads_of(request).action, who, ref))["id"]
+    service = runtime_of(request).service
+    # An action already ended, or a step of a larger one: Senlin's signal changes nothing.
+    with contextlib.suppress(Conflict):
+        await run_in_threadpool(service.cancel, who, action_id)
+    return Response(status_code=202)
 
 
 @router.get("/events")

@@ -43,7 +43,7 @@ class ClusterAction:
     params: dict[str, Any] = field(default_factory=dict)
 
 
-def _bounded(name: str, value: int) -> int:
+def bounded(name: str, value: int) -> int:
     if abs(value) > MAX_COUNT:
         raise BadRequest(f"Value must be <= {MAX_COUNT} for field '{name}'.")
     return value
@@ -131,14 +131,14 @@ def _resize(data: dict[str, Any]) -> dict[str, Any]:
         out["number"] = int(out["number"])
     for key, minimum in (("min_size", 0), ("max_size", -1)):
         if data.get(key) is not None:
-            out[key] = _bounded(key, integer(key, data[key], minimum=minimum))
+            out[key] = bounded(key, integer(key, data[key], minimum=minimum))
     low, high = out.get("min_size"), out.get("max_size")
     if low is not None and high is not None and high > 0 and low > high:
         raise BadRequest(
             f"The specified min_size ({low}) is greater than the specified max_size ({high})."
         )
     if data.get("min_step") is not None:
-        out["min_step"] = _bounded("min_step", integer("min_step", data["min_step"], minimum=0))
+        out["min_step"] = bounded("min_step", integer("min_step", data["min_step"], minimum=0))
     if data.get("strict") is not None:
         out["strict"] = flag("strict", data["strict"])
     if data.get("nodegroup") is not None:
@@ -150,7 +150,7 @@ def _scale(data: dict[str, Any]) -> dict[str, Any]:
     check_fields(data, optional=("count", "nodegroup"))
     out: dict[str, Any] = {}
     if data.get("count") is not None:
-        out["count"] = _bounded("count", integer("count", data["count"], minimum=0))
+        out["count"] = bounded("count", integer("count", data["count"], minimum=0))
     if data.get("nodegroup") is not None:
         out["nodegroup"] = str(data["nodegroup"])
     return out

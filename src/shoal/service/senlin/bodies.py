@@ -122,6 +122,7 @@ NODE_UPDATE = BodySchema("node", (), ("name", "profile_id", "role", "metadata", 
 RECEIVER_CREATE = BodySchema(
     "receiver", ("name", "type"), ("cluster_id", "action", "actor", "params")
 )
+ACTION_UPDATE = BodySchema("action", ("status",), (), True)
 RECEIVER_UPDATE = BodySchema("receiver", (), ("name", "action", "params"), True)
 
 

@@ -7,6 +7,7 @@ checks answer 400 with Senlin's wording; a cluster busy with another action answ
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 from typing import Any
 
@@ -17,18 +18,20 @@ from shoal.service.clusters import RECOVERY_METHODS, ClusterService, Submitted
 from shoal.service.errors import Conflict, NotFound
 from shoal.service.resize import Adjustment, new_count
 from shoal.service.senlin import meta
-from shoal.service.senlin.action_bodies import ClusterAction
+from shoal.service.senlin.action_bodies import ClusterAction, bounded
 from shoal.service.senlin.attach import SenlinAttach
-from shoal.service.senlin.errors import BadRequest, FeatureNotSupported, NodeNotOrphan
+from shoal.service.senlin.bodies import integer
+from shoal.service.senlin.errors import BadRequest, FeatureNotSupported
 from shoal.service.senlin.nodes import find_node
 from shoal.service.senlin.policies import effect, scaling_event
 from shoal.service.senlin.policy_store import SenlinPolicies, checked_of
 from shoal.service.senlin.profiles import SenlinProfiles, native_of
 from shoal.service.senlin.requests import as_int, as_map
 from shoal.service.senlin.sizes import Bounds, bounds_message, check_size_params, target_of
-from shoal.service.senlin.views import SENLIN_ACTION
+from shoal.service.senlin.views import SENLIN_ACTION, cluster_view
 from shoal.spec.names import NAME_RULE, is_name
 from shoal.store import nodes as node_repo
+from shoal.store import senlin_nodes as senlin_node_repo
 from shoal.store.records import ClusterRecord, NodeRecord, Principal
 from shoal.store.tables import clusters as clusters_table
 
@@ -80,38 +83,24 @@ class SenlinClusters:
     # -- create, update, delete ---------------------------------------------------------------
 
     def create(self, who: Principal, data: dict[str, Any]) -> Submitted:
-        if data.get("name") is None:
-            raise BadRequest("No cluster name specified.")
         name = _name(data["name"])
-        profile_ref = data.get("profile_id")
-        if not isinstance(profile_ref, str) or not profile_ref:
-            raise BadRequest("No cluster profile provided.")
-        min_size = as_int("min_size", data["min_size"]) if data.get("min_size") is not None else 0
-        max_size = (
-            as_int("max_size", data["max_size"], allow_negative=True)
-            if data.get("max_size") is not None
-            else -1
-        )
-        desired = (
-            as_int("desired_capacity", data["desired_capacity"])
-            if data.get("desired_capacity") is not None
-            else min_size
-        )
-        timeout = (
-            as_int("timeout", data["timeout"])
-            if data.get("timeout") is not None
-            else meta.DEFAULT_TIMEOUT
-        )
-        if min_size > desired:
-            raise BadRequest(
-                "Cluster min_size, if specified, must be less than or equal to its desired "
-                "capacity."
-            )
-        if 0 <= max_size < desired:
-            raise BadRequest(
-                "Cluster max_size, if specified, must be greater than or equal to its desired "
-                "capacity. Setting max_size to -1 means no upper limit on cluster size."
-            )
+        profile_ref = str(data["profile_id"])
+
+        def sized(key: str, minimum: int) -> int | None:
+            if data.get(key) is None:
+                return None
+            return bounded(key, integer(key, data[key], minimum=minimum))
+
+        min_size, max_size = sized("min_size", 0), sized("max_size", -1)
+        desired = sized("desired_capacity", 0)
+        timeout = sized("timeout", 0)
+        problem = check_size_params(None, desired, min_size, max_size, True)
+        if problem:
+            raise BadRequest(problem)
+        min_size = min_size or 0
+        max_size = -1 if max_size is None else max_size
+        desired = min_size if desired is None else desired
+        timeout = meta.DEFAULT_TIMEOUT if timeout is None else timeout
         with self.db.reading() as conn:
             try:
                 row = self.profiles.row(conn, who, profile_ref)
@@ -145,7 +134,18 @@ class SenlinClusters:
             cluster = self.svc.get(conn, who, ref)
             new_profile = None
             if data.get("profile_id") is not None:
-                new_profile = self.profiles.row(conn, who, str(data["profile_id"]))
+                pref = str(data["profile_id"])
+                try:
+                    new_profile = self.profiles.row(conn, who, pref)
+                except NotFound:
+                    raise BadRequest(
+                        f"The specified profile '{pref}' could not be found."
+                    ) from None
+                mine = meta.decode(cluster.document.get("metadata", {})).profile_id
+                if new_profile["type"] != self._profile_type(conn, who, mine):
+                    raise BadRequest(
+                        "Cannot update a cluster to a different profile type, operation aborted."
+                    )
         current = meta.decode(cluster.document.get("metadata", {}))
         new_name = _name(data["name"]) if data.get("name") not in (None, cluster.name) else None
         changes: dict[str, Any] = {}
@@ -358,36 +358,78 @@ class SenlinClusters:
         return self.svc.submit(who, ref, kind, mutate, dict(inputs, nodegroup=group_name))
 
     def add_nodes(self, who: Principal, ref: str, params: dict[str, Any]) -> Submitted:
-        """Senlin adopts orphan nodes; Shoal has none, so each name is a new node of the
-        cluster's profile (an instance in the document). A mapping may name a profile."""
-        items = params.get("nodes")
-        if not isinstance(items, list) or not items:
-            raise BadRequest("No node to add")
+        """Senlin adopts standalone nodes: each becomes an instance of the cluster's document
+        and its row joins the cluster in the same transaction, so planning finds it made."""
+        refs: list[str] = params["nodes"]
         with self.db.reading() as conn:
             cluster = self.svc.get(conn, who, ref)
+            found: dict[str, NodeRecord] = {}
+            missing: list[str] = []
+            for r in refs:
+                try:
+                    found[r] = find_node(conn, who, r)
+                except NotFound:
+                    missing.append(r)
+            if missing:
+                raise BadRequest(f"Nodes not found: {missing}.")
+            owned = [r for r, n in found.items() if n.cluster_id is not None]
+            if owned:
+                raise BadRequest(f"Nodes {owned} already owned by some cluster.")
+            extras = senlin_node_repo.get_extras(conn, [n.id for n in found.values()])
+            mine = meta.decode(cluster.document.get("metadata", {})).profile_id
+            cluster_type = self._profile_type(conn, who, mine)
+            odd = [
+                r
+                for r, n in found.items()
+                if self._profile_type(
+                    conn, who, extras[n.id].profile_id if n.id in extras else None
+                )
+                != cluster_type
+            ]
+            if odd:
+                raise BadRequest(f"Profile type of nodes {odd} does not match that of the cluster.")
+            idle = [r for r, n in found.items() if n.status is not NodeStatus.ACTIVE]
+            if idle:
+                raise BadRequest(f"Nodes are not ACTIVE: {idle}.")
             taken = {n.name for n in node_repo.list_nodes(conn, cluster.id)}
-            base = _group(cluster.document).get("profile")
-            instances: list[dict[str, Any]] = []
-            for item in items:
-                if isinstance(item, str):
-                    item = {"name": item}
-                if not isinstance(item, dict):
-                    raise BadRequest("Each node to add is a name or a map with a name.")
-                name = item.get("name")
-                if not isinstance(name, str) or not is_name(name):
-                    raise BadRequest(f"Invalid node name '{name}': {NAME_RULE}.")
-                if name in taken:
-                    raise NodeNotOrphan(f"Nodes ['{name}'] already owned by some cluster.")
-                profile: object = item.get("profile") or item.get("profile_id") or base
-                if isinstance(profile, str):
-                    profile = native_of(self.profiles.row(conn, who, profile))
-                if not isinstance(profile, dict):
-                    raise BadRequest(f"Node '{name}' needs a profile.")
-                instance: dict[str, Any] = {"name": name, "profile": profile}
-                if item.get("zone"):
-                    instance["zone"] = item["zone"]
-                instances.append(instance)
-        return self.svc.add_nodes(who, cluster.id, instances)
+            clash = [n.name for n in found.values() if n.name in taken]
+            if clash:
+                raise BadRequest(f"The cluster already has nodes named {clash}.")
+            desired = cluster_view(cluster, node_repo.list_nodes(conn, cluster.id), None)
+            was = Bounds(desired["min_size"], desired["max_size"], desired["desired_capacity"])
+            problem = check_size_params(
+                was, desired["desired_capacity"] + len(found), None, None, True
+            )
+            if problem:
+                raise BadRequest(problem)
+        nodes = list(found.values())
+        instances = [{"name": n.name, "profile": copy.deepcopy(n.profile)} for n in nodes]
+
+        def mutate(doc: dict[str, Any], _nodes: list[NodeRecord]) -> dict[str, Any]:
+            doc.setdefault("instances", []).extend(copy.deepcopy(instances))
+            return doc
+
+        def adopt(conn: Connection, c: ClusterRecord, now: float) -> None:
+            node_repo.update_nodes(
+                conn,
+                [
+                    {"node_id": n.id, "cluster_id": c.id, "group_name": n.name, "updated_at": now}
+                    for n in nodes
+                ],
+            )
+
+        inputs = {"nodes": [n.name for n in nodes], SENLIN_ACTION: "CLUSTER_ADD_NODES"}
+        return self.svc.submit(
+            who, cluster.id, ActionKind.CLUSTER_ADD_NODES, mutate, inputs, within=adopt
+        )
+
+    def _profile_type(self, conn: Connection, who: Principal, profile_id: str | None) -> str:
+        if profile_id is None:
+            return "os.nova.server-1.0"
+        try:
+            return str(self.profiles.row(conn, who, profile_id)["type"])
+        except (NotFound, BadRequest):
+            return "os.nova.server-1.0"
 
     def recover(self, who: Principal, ref: str, params: dict[str, Any]) -> Submitted:
         operation = params.get("operation")
