@@ -58,3 +58,21 @@ async def test_node_requests_are_checked_first(senlin: Senlin) -> None:
     assert (
         "Multiple results found matching the query criteria 'n1'" in senlin_error(r, 400)["message"]
     )
+
+
+async def test_repeated_cluster_names_and_collect(senlin: Senlin) -> None:
+    first = await senlin.cluster("c-01", size=1)
+    profile = first["profile_id"]
+    body = {"cluster": {"name": "c-01", "profile_id": profile, "desired_capacity": 1}}
+    created, _ = await senlin.accepted("POST", "/clusters", json=body)
+    assert created["cluster"]["name"] == "c-01"
+    r = await senlin.call("GET", "/clusters/c-01")
+    assert senlin_error(r, 400)["message"] == (
+        "Multiple results found matching the query criteria 'c-01'. Please be more specific."
+    )
+    got = await senlin.ok("GET", f"/clusters/{first['id']}/attrs/details.status", version="1.2")
+    assert got["cluster_attributes"] == [{"id": first["nodes"][0], "value": "ACTIVE"}]
+    r = await senlin.call("GET", f"/clusters/{first['id']}/attrs/name", version="1.1")
+    assert senlin_error(r, 400)["message"] == "API version '1.1' is not supported on this method."
+    services = await senlin.ok("GET", "/services", version="1.7")
+    assert services["services"][0]["binary"] == "shoal-engine"

@@ -9,10 +9,12 @@ from fastapi.responses import JSONResponse, Response
 from starlette.concurrency import run_in_threadpool
 
 from shoal.api.auth import Caller
-from shoal.api.senlin.common import accepted, body_of, clusters_of, listing, reads_of
+from shoal.api.senlin.common import accepted, body_of, clusters_of, listing, needs, reads_of
 from shoal.service.senlin.action_bodies import parse_action
 from shoal.service.senlin.bodies import CLUSTER_CREATE, CLUSTER_UPDATE, request_body
+from shoal.service.senlin.errors import BadRequest
 from shoal.service.senlin.queries import CLUSTERS
+from shoal.service.senlin.reads import Paging
 
 router = APIRouter(prefix="/v1/clusters")
 
@@ -63,3 +65,25 @@ async def cluster_action(ref: str, request: Request, who: Caller) -> JSONRespons
     cluster_id = await run_in_threadpool(reads.cluster_id, who, ref)
     sub = await run_in_threadpool(clusters_of(request).act, who, cluster_id, action)
     return accepted(request, {"action": sub.action.id}, sub.action.id)
+
+
+@router.get("/{ref}/attrs/{path:path}")
+async def collect(ref: str, path: str, request: Request, who: Caller) -> dict[str, Any]:
+    """An attribute of every node of a cluster (1.2), by a dotted path into the node's
+    detailed view: `name`, `details.status`."""
+    needs(request, (1, 2))
+    if not path or path == "None":
+        raise BadRequest("Required path attribute is missing.")
+    reads = reads_of(request)
+    cluster_id = await run_in_threadpool(reads.cluster_id, who, ref)
+    nodes = await run_in_threadpool(
+        lambda: reads.nodes(who, cluster_id, {}, Paging(everyone=True), details=True)
+    )
+    out = []
+    for node in nodes:
+        value: Any = node
+        for part in path.split("."):
+            value = value.get(part) if isinstance(value, dict) else None
+        if value is not None:
+            out.append({"id": node["id"], "value": value})
+    return {"cluster_attributes": out}

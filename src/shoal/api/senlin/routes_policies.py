@@ -21,7 +21,8 @@ router = APIRouter(prefix="/v1")
 
 
 def _type_view(t: PolicyType, version: tuple[int, int], schema: bool) -> dict[str, Any]:
-    out: dict[str, Any] = {"name": t.name}
+    bare = version >= (1, 5) and not schema
+    out: dict[str, Any] = {"name": t.name.rsplit("-", 1)[0] if bare else t.name}
     if version >= (1, 5):
         out["version"] = t.name.rsplit("-", 1)[1]
         out["support_status"] = t.support_status()

@@ -9,7 +9,7 @@ from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
 from shoal.api.auth import Caller
-from shoal.api.senlin.common import body_of, listing, profiles_of
+from shoal.api.senlin.common import body_of, listing, needs, profiles_of
 from shoal.api.senlin.versions import version_of
 from shoal.service.errors import NotFound
 from shoal.service.senlin.bodies import (
@@ -20,7 +20,7 @@ from shoal.service.senlin.bodies import (
 )
 from shoal.service.senlin.queries import PROFILES
 from shoal.service.senlin.reads import matches, page
-from shoal.service.senlin.specs import PROFILE_TYPES, ProfileType
+from shoal.service.senlin.specs import NOVA_OPERATIONS, NOVA_SERVER, PROFILE_TYPES, ProfileType
 
 router = APIRouter(prefix="/v1")
 
@@ -55,9 +55,10 @@ async def get_profile_type(name: str, request: Request, who: Caller) -> dict[str
 
 
 @router.get("/profile-types/{name}/ops")
-async def profile_type_ops(name: str, who: Caller) -> dict[str, Any]:
-    _profile_type(name)
-    return {"operations": {}}
+async def profile_type_ops(name: str, request: Request, who: Caller) -> dict[str, Any]:
+    needs(request, (1, 4))
+    found = _profile_type(name)
+    return {"operations": NOVA_OPERATIONS if found.name == NOVA_SERVER else {}}
 
 
 @router.get("/profiles")

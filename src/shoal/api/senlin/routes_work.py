@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import contextlib
+import socket
+import uuid
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -22,7 +24,7 @@ from shoal.api.senlin.common import (
     reads_of,
 )
 from shoal.api.senlin.versions import version_of
-from shoal.service.errors import Conflict
+from shoal.service.errors import Conflict, Forbidden
 from shoal.service.senlin.bodies import ACTION_UPDATE, NODE_CREATE, NODE_UPDATE, request_body
 from shoal.service.senlin.errors import BadRequest
 from shoal.service.senlin.queries import ACTIONS, EVENTS, NODES
@@ -36,6 +38,26 @@ router = APIRouter(prefix="/v1")
 async def build_info(who: Caller) -> dict[str, Any]:
     revision = f"shoal-{__version__}"
     return {"build_info": {"api": {"revision": revision}, "engine": {"revision": revision}}}
+
+
+@router.get("/services")
+async def list_services(request: Request, who: Caller) -> dict[str, Any]:
+    """The engine serving this API (1.7, admins), in Senlin's shape."""
+    needs(request, (1, 7))
+    if not who.is_admin:
+        raise Forbidden("You are not authorized to complete this operation.")
+    host = socket.gethostname()
+    service = {
+        "id": str(uuid.uuid5(uuid.NAMESPACE_DNS, f"shoal-engine.{host}")),
+        "binary": "shoal-engine",
+        "host": host,
+        "topic": "senlin-engine",
+        "status": "enabled",
+        "state": "up",
+        "disabled_reason": None,
+        "updated_at": None,
+    }
+    return {"services": [service]}
 
 
 @router.get("/nodes")

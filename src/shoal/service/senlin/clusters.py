@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import uuid
 from typing import Any
 
 from sqlalchemy import Connection, select, update
@@ -30,6 +31,7 @@ from shoal.service.senlin.requests import as_int, as_map
 from shoal.service.senlin.sizes import Bounds, bounds_message, check_size_params, target_of
 from shoal.service.senlin.views import SENLIN_ACTION, cluster_view
 from shoal.spec.names import NAME_RULE, is_name
+from shoal.store import clusters as cluster_repo
 from shoal.store import nodes as node_repo
 from shoal.store import senlin_nodes as senlin_node_repo
 from shoal.store.records import ClusterRecord, NodeRecord, Principal
@@ -122,6 +124,12 @@ class SenlinClusters:
             timeout=timeout,
             config=as_map("config", data.get("config")),
         )
+        with self.db.reading() as conn:
+            if cluster_repo.get_cluster(conn, name, who.project_id) is not None:
+                # Senlin lets names repeat; Shoal's are unique, so this one gets a suffix.
+                extra = dataclasses.replace(extra, name=name)
+                name = f"{name[:54]}-{uuid.uuid4().hex[:8]}"
+                group["name"] = name
         doc = {"name": name, "metadata": meta.encode(extra), "node_groups": [group]}
         return self.svc.create_spec(who, self.svc.spec_of(doc), "senlin")
 

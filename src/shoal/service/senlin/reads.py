@@ -69,6 +69,10 @@ def page(items: list[dict[str, Any]], paging: Paging, default_sort: str) -> list
     return items
 
 
+def senlin_cluster_name(c: ClusterRecord) -> str:
+    return meta.decode(c.document.get("metadata", {})).name or c.name
+
+
 def matches(item: dict[str, Any], filters: Filters) -> bool:
     return all(str(item.get(k)) in values for k, values in filters.items())
 
@@ -87,14 +91,24 @@ class SenlinReads:
         return None if who.is_admin and paging.everyone else who.project_id
 
     def _cluster(self, conn: Connection, who: Principal, ref: str) -> ClusterRecord:
+        """By id, else by the name Senlin clients know (two matches are Senlin's 400), else by
+        a unique short id."""
         found = cluster_repo.get_cluster(conn, ref, self._scope(who))
-        if found is None:
-            mine = {c.id: c for c in cluster_repo.list_clusters(conn, self._scope(who))}
-            short = by_short_id(mine, ref)
-            found = mine[short] if short is not None else None
-        if found is None:
+        if found is not None and found.id == ref:
+            return found
+        mine = cluster_repo.list_clusters(conn, self._scope(who))
+        named = [c for c in mine if senlin_cluster_name(c) == ref]
+        if len(named) > 1:
+            raise BadRequest(
+                f"Multiple results found matching the query criteria '{ref}'. "
+                "Please be more specific."
+            )
+        if named:
+            return named[0]
+        short = by_short_id({c.id: c for c in mine}, ref)
+        if short is None:
             raise NotFound(f"The cluster '{ref}' could not be found.")
-        return found
+        return next(c for c in mine if c.id == short)
 
     def _profile_of(self, conn: Connection, c: ClusterRecord) -> tuple[str | None, str | None]:
         pid = meta.decode(c.document.get("metadata", {})).profile_id

@@ -246,3 +246,37 @@ def spec_of_native(native: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     ptype = PROFILE_TYPES[type_name]
     props = {k: v for k, v in native.items() if k != "type"}
     return type_name, {"type": ptype.type_name, "version": ptype.version, "properties": props}
+
+
+def _op(description: str, **params: str) -> dict[str, Any]:
+    return {
+        "description": description,
+        "parameters": {
+            k: {"type": "String", "description": v, "required": False} for k, v in params.items()
+        },
+    }
+
+
+_REFUSED = " (listed as Senlin lists it; Shoal's providers cannot do it and refuse it)"
+
+NOVA_OPERATIONS: dict[str, Any] = {
+    "reboot": _op("Reboot the nova server.", type="Type of reboot which can be 'SOFT' or 'HARD'."),
+    "rebuild": _op("Rebuild the server using current image and admin password."),
+    "change_password": _op(
+        "Change the administrator password." + _REFUSED,
+        admin_pass="New password for the administrator.",
+    ),
+    "pause": _op("Pause the server from running." + _REFUSED),
+    "unpause": _op("Unpause the server to running state." + _REFUSED),
+    "suspend": _op("Suspend the running of the server." + _REFUSED),
+    "resume": _op("Resume the running of the server." + _REFUSED),
+    "lock": _op("Lock the server." + _REFUSED),
+    "unlock": _op("Unlock the server." + _REFUSED),
+    "start": _op("Start the server." + _REFUSED),
+    "stop": _op("Stop the server." + _REFUSED),
+    "rescue": _op("Rescue the server." + _REFUSED, image="The image to use."),
+    "unrescue": _op("Unrescue the server." + _REFUSED),
+    "evacuate": _op("Evacuate the server to a different host." + _REFUSED, host="Target host."),
+}
+"""The operations of `os.nova.server-1.0`, as Senlin described them; Shoal does reboot and
+rebuild (`POST /v1/nodes/{id}/ops`)."""
