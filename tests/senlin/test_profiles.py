@@ -16,7 +16,7 @@ async def test_profile_types_list_and_show(senlin: Senlin) -> None:
         "container.dockerinc.docker-1.0",
     ], "Shoal's own types are found by name but not listed (Senlin's suite lists only its own)"
     bare = (await senlin.ok("GET", "/profile-types", version="1.5"))["profile_types"]
-    assert [(t["name"], t["version"]) for t in bare][0] == ("os.nova.server", "1.0")
+    assert (bare[0]["name"], bare[0]["version"]) == ("os.nova.server", "1.0")
     assert (await senlin.ok("GET", "/profile-types/shoal.server-1.0"))["profile_type"]
     shown = (await senlin.ok("GET", "/profile-types/os.nova.server-1.0"))["profile_type"]
     assert shown["schema"]["flavor"]["required"] is True

@@ -46,7 +46,7 @@ async def test_node_requests_are_checked_first(senlin: Senlin) -> None:
     assert senlin_error(r, 400)["message"] == "API version '1.3' is not supported on this method."
     profile = await senlin.profile("p")
     body = {"node": {"name": "n1", "profile_id": profile}}
-    created, _ = await senlin.accepted("POST", "/nodes", json=body)
+    await senlin.accepted("POST", "/nodes", json=body)
     r = await senlin.call(
         "POST", "/nodes/n1/ops", json={"reboot": {"type": "Unknown"}}, version="1.4"
     )
