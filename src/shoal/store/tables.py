@@ -234,3 +234,12 @@ senlin_nodes = Table(
     Column("role", String(255), nullable=False, default=""),
     Column("tainted", Boolean, nullable=False, default=False),
 )
+
+# The Senlin action a receiver was created for, when Shoal's receivers have no such action
+# (CLUSTER_RESIZE runs as a scale by the receiver's params).
+senlin_receivers = Table(
+    "senlin_receivers",
+    metadata,
+    Column("receiver_id", String(36), primary_key=True),
+    Column("action", String(32), nullable=False),
+)

@@ -12,6 +12,7 @@ from fastapi.responses import JSONResponse
 from shoal.api.auth import runtime_of
 from shoal.api.senlin.versions import version_of
 from shoal.service.senlin.attach import SenlinAttach
+from shoal.service.senlin.bodies import check_depth
 from shoal.service.senlin.clusters import SenlinClusters
 from shoal.service.senlin.errors import BadRequest
 from shoal.service.senlin.policy_store import SenlinPolicies
@@ -61,6 +62,7 @@ async def body_of(request: Request) -> Any:
     raw = await request.body()
     if not raw:
         return {}
+    check_depth(raw)
     try:
         return json.loads(raw)
     except (json.JSONDecodeError, UnicodeDecodeError):

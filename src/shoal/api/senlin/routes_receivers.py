@@ -11,11 +11,10 @@ from starlette.concurrency import run_in_threadpool
 from shoal.api.auth import Caller, runtime_of
 from shoal.api.senlin.common import accepted, body_of, listing
 from shoal.service.receivers import ReceiverService
-from shoal.service.senlin.bodies import RECEIVER_CREATE, request_body
-from shoal.service.senlin.errors import FeatureNotSupported
+from shoal.service.senlin.bodies import RECEIVER_CREATE, RECEIVER_UPDATE, request_body
 from shoal.service.senlin.queries import RECEIVERS
 from shoal.service.senlin.reads import matches, page
-from shoal.service.senlin.receivers import SenlinReceivers, receiver_view
+from shoal.service.senlin.receivers import SenlinReceivers
 
 router = APIRouter(prefix="/v1")
 
@@ -38,7 +37,7 @@ def alarm_url(request: Request, receiver_id: str, secret: str) -> str:
 async def create_receiver(request: Request, who: Caller) -> JSONResponse:
     data = request_body(await body_of(request), RECEIVER_CREATE)
     native, secret = await run_in_threadpool(_receivers(request).create, who, data)
-    view = receiver_view(native, alarm_url(request, native["id"], secret))
+    view = dict(native, channel={"alarm_url": alarm_url(request, native["id"], secret)})
     return JSONResponse({"receiver": view}, status_code=201)
 
 
@@ -55,8 +54,9 @@ async def get_receiver(ref: str, request: Request, who: Caller) -> dict[str, Any
 
 
 @router.patch("/receivers/{ref}")
-async def update_receiver(ref: str, who: Caller) -> dict[str, Any]:
-    raise FeatureNotSupported("Receivers cannot be changed here; delete and create it again.")
+async def update_receiver(ref: str, request: Request, who: Caller) -> dict[str, Any]:
+    data = request_body(await body_of(request), RECEIVER_UPDATE)
+    return {"receiver": await run_in_threadpool(_receivers(request).update, who, ref, data)}
 
 
 @router.delete("/receivers/{ref}", status_code=204)

@@ -8,6 +8,7 @@ body sent to a cluster that does not exist is still a 400 about the body, as in 
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -130,3 +131,45 @@ def request_body(body: object, schema: BodySchema) -> dict[str, Any]:
     """The checked inner body of a request (`{"cluster": {...}}` -> `{...}`)."""
     inner = malformed(body, schema.key) if schema.update else missing_key(body, schema.key)
     return check_fields(inner, schema.required, schema.optional)
+
+
+MAX_DEPTH = 32
+"""How deeply a request body may nest (metadata, user_data, specs): Shoal stores and serialises
+these values, so a 10,000-deep body must be refused before it is parsed."""
+MAX_NAME = 255
+
+
+def check_depth(raw: bytes, limit: int = MAX_DEPTH) -> None:
+    """400 if the JSON text nests deeper than `limit`; one pass over the bytes, strings
+    skipped, so nothing deep is ever built."""
+    depth = 0
+    in_string = escaped = False
+    for byte in raw:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif byte == 0x5C:  # backslash
+                escaped = True
+            elif byte == 0x22:  # quote
+                in_string = False
+        elif byte == 0x22:
+            in_string = True
+        elif byte in (0x5B, 0x7B):  # [ {
+            depth += 1
+            if depth > limit:
+                raise BadRequest(f"The request body nests deeper than {limit} levels.")
+        elif byte in (0x5D, 0x7D):
+            depth -= 1
+
+
+def check_name(kind: str, value: object) -> str:
+    """A Senlin object's name: text of 1 to 255 characters, without control or format
+    characters (NUL, bidi overrides) and without '/' (no '../' path tricks)."""
+    if not isinstance(value, str) or not value.strip():
+        raise BadRequest(f"The {kind} name must be a non-empty string.")
+    if len(value) > MAX_NAME:
+        raise BadRequest(f"The {kind} name is longer than {MAX_NAME} characters.")
+    bad = [c for c in value if unicodedata.category(c) in ("Cc", "Cf", "Cs") or c == "/"]
+    if bad:
+        raise BadRequest(f"The {kind} name holds a character that is not allowed: {bad[0]!a}.")
+    return value

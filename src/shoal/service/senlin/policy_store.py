@@ -11,6 +11,7 @@ from sqlalchemy import Connection
 from shoal.clock import Clock
 from shoal.service.errors import NotFound
 from shoal.service.senlin import meta
+from shoal.service.senlin.bodies import check_name
 from shoal.service.senlin.errors import BadRequest, InvalidSpec, ResourceInUse
 from shoal.service.senlin.policies import CheckedPolicy, parse_policy_spec
 from shoal.service.senlin.views import isotime
@@ -56,9 +57,7 @@ def policy_view(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def _name(value: object) -> str:
-    if not isinstance(value, str) or not value.strip() or len(value) > 255:
-        raise BadRequest("A policy needs a name: a non-empty string of at most 255 characters.")
-    return value
+    return check_name("policy", value)
 
 
 def one(found: list[Any], ref: str, kind: str) -> Any:

@@ -19,6 +19,7 @@ from sqlalchemy import Connection, update
 from shoal.clock import Clock
 from shoal.model.inventory import Inventory
 from shoal.service.senlin import meta
+from shoal.service.senlin.bodies import check_name
 from shoal.service.senlin.errors import BadRequest, InvalidSpec, ResourceInUse
 from shoal.service.senlin.policy_store import one
 from shoal.service.senlin.specs import PROFILE_TYPES, parse_spec, spec_of_native, to_native
@@ -69,9 +70,7 @@ def native_of(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def _name(value: object) -> str:
-    if not isinstance(value, str) or not value.strip() or len(value) > 255:
-        raise BadRequest("A profile needs a name: a non-empty string of at most 255 characters.")
-    return value
+    return check_name("profile", value)
 
 
 def _metadata(value: object) -> dict[str, Any]:

@@ -47,6 +47,12 @@ def upgrade() -> None:
         sa.Column("tainted", sa.Boolean(), nullable=False),
         sa.PrimaryKeyConstraint("node_id"),
     )
+    op.create_table(
+        "senlin_receivers",
+        sa.Column("receiver_id", sa.String(length=36), nullable=False),
+        sa.Column("action", sa.String(length=32), nullable=False),
+        sa.PrimaryKeyConstraint("receiver_id"),
+    )
     profiles = sa.table(
         "profiles",
         sa.column("id", sa.String),
@@ -90,6 +96,7 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
+    op.drop_table("senlin_receivers")
     op.drop_table("senlin_nodes")
     with op.batch_alter_table("nodes") as batch:
         batch.alter_column("cluster_id", existing_type=sa.String(length=36), nullable=False)
