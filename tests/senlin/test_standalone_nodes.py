@@ -76,3 +76,27 @@ async def test_repeated_cluster_names_and_collect(senlin: Senlin) -> None:
     assert senlin_error(r, 400)["message"] == "API version '1.1' is not supported on this method."
     services = await senlin.ok("GET", "/services", version="1.7")
     assert services["services"][0]["binary"] == "shoal-engine"
+
+
+async def test_node_created_into_a_cluster(senlin: Senlin) -> None:
+    cluster = await senlin.cluster("c", size=0)
+    body = {
+        "node": {
+            "name": "N01",
+            "profile_id": cluster["profile_id"],
+            "cluster_id": cluster["id"],
+            "metadata": {"k1": "v1"},
+            "role": "member",
+        }
+    }
+    created, _ = await senlin.accepted("POST", "/nodes", json=body)
+    node = created["node"]
+    assert (node["name"], node["cluster_id"], node["role"]) == ("N01", cluster["id"], "member")
+    assert node["metadata"] == {"k1": "v1"}
+    got = await senlin.ok("GET", f"/clusters/{cluster['id']}/attrs/name", version="1.2")
+    assert got["cluster_attributes"] == [{"id": node["id"], "value": "N01"}]
+    r = await senlin.call("DELETE", f"/nodes/{node['id']}")
+    assert r.status_code == 202 and not r.content
+    other = dict(body["node"], cluster_id="nope", name="N02")
+    r = await senlin.call("POST", "/nodes", json={"node": other})
+    assert senlin_error(r, 400)["message"] == "The specified cluster 'nope' could not be found."

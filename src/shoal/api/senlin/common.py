@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 from fastapi import Request
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 
 from shoal.api.auth import runtime_of
 from shoal.api.senlin.versions import version_of
@@ -75,6 +75,11 @@ def location(request: Request, action_id: str) -> str:
 
 def accepted(request: Request, body: dict[str, Any], action_id: str) -> JSONResponse:
     return JSONResponse(body, status_code=202, headers={"Location": location(request, action_id)})
+
+
+def accepted_empty(request: Request, action_id: str) -> Response:
+    """Senlin's answer to a DELETE: 202, the action in Location, no body."""
+    return Response(status_code=202, headers={"Location": location(request, action_id)})
 
 
 def listing(request: Request, what: Collection, who: Principal) -> tuple[Filters, Paging]:

@@ -9,7 +9,15 @@ from fastapi.responses import JSONResponse, Response
 from starlette.concurrency import run_in_threadpool
 
 from shoal.api.auth import Caller
-from shoal.api.senlin.common import accepted, body_of, clusters_of, listing, needs, reads_of
+from shoal.api.senlin.common import (
+    accepted,
+    accepted_empty,
+    body_of,
+    clusters_of,
+    listing,
+    needs,
+    reads_of,
+)
 from shoal.service.senlin.action_bodies import parse_action
 from shoal.service.senlin.bodies import CLUSTER_CREATE, CLUSTER_UPDATE, request_body
 from shoal.service.senlin.errors import BadRequest
@@ -54,7 +62,7 @@ async def delete_cluster(ref: str, request: Request, who: Caller) -> Response:
     reads = reads_of(request)
     cluster_id = await run_in_threadpool(reads.cluster_id, who, ref)
     sub = await run_in_threadpool(clusters_of(request).delete, who, cluster_id)
-    return accepted(request, {}, sub.action.id)
+    return accepted_empty(request, sub.action.id)
 
 
 @router.post("/{ref}/actions", status_code=202)

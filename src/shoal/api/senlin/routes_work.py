@@ -15,12 +15,14 @@ from shoal import __version__
 from shoal.api.auth import Caller, runtime_of
 from shoal.api.senlin.common import (
     accepted,
+    accepted_empty,
     body_of,
     clusters_of,
     flag,
     listing,
     needs,
     nodes_of,
+    profiles_of,
     reads_of,
 )
 from shoal.api.senlin.versions import version_of
@@ -30,6 +32,7 @@ from shoal.service.senlin.errors import BadRequest
 from shoal.service.senlin.queries import ACTIONS, EVENTS, NODES
 from shoal.service.senlin.requests import as_bool
 from shoal.store.records import Principal
+from shoal.store.senlin_nodes import NodeExtras
 
 router = APIRouter(prefix="/v1")
 
@@ -82,9 +85,45 @@ async def list_nodes(request: Request, who: Caller) -> dict[str, Any]:
 @router.post("/nodes", status_code=202)
 async def create_node(request: Request, who: Caller) -> JSONResponse:
     data = request_body(await body_of(request), NODE_CREATE)
+    if data.get("cluster_id") is not None:
+        return await _create_member(request, who, data)
     node_id, action_id = await run_in_threadpool(nodes_of(request).create, who, data)
     view = await run_in_threadpool(_node_view, request, who, node_id)
     return accepted(request, {"node": view}, action_id)
+
+
+PLAN_WAIT_S = 30.0
+"""How long `POST /v1/nodes` into a cluster waits for the engine to plan the node, whose id
+the answer must carry (planning normally takes milliseconds)."""
+
+
+async def _create_member(request: Request, who: Principal, data: dict[str, Any]) -> JSONResponse:
+    """A node created into a cluster: the cluster grows by an instance; the answer waits until
+    the engine has planned it, so it can name the node's id."""
+    cluster_id, sub = await run_in_threadpool(clusters_of(request).create_member, who, data)
+    reads, clock = reads_of(request), runtime_of(request).clock
+    deadline = clock.now() + PLAN_WAIT_S
+    node_id = None
+    while node_id is None:
+        node_id = await run_in_threadpool(reads.member_id, cluster_id, str(data["name"]))
+        if node_id is None:
+            if clock.now() > deadline:
+                return accepted(request, {"node": None}, sub.action.id)
+            await clock.sleep(0.05)
+    extras = NodeExtras(
+        node_id,
+        who.project_id,
+        await run_in_threadpool(lambda: _profile_id(request, who, str(data["profile_id"]))),
+        dict(data.get("metadata") or {}),
+        str(data.get("role") or ""),
+    )
+    await run_in_threadpool(nodes_of(request).put_extras, extras)
+    view = await run_in_threadpool(_node_view, request, who, node_id)
+    return accepted(request, {"node": view}, sub.action.id)
+
+
+def _profile_id(request: Request, who: Principal, ref: str) -> str:
+    return str(profiles_of(request).get(who, ref)["id"])
 
 
 def _node_view(request: Request, who: Principal, ref: str) -> dict[str, Any]:
@@ -131,14 +170,14 @@ async def get_node(ref: str, request: Request, who: Caller) -> dict[str, Any]:
 
 
 @router.delete("/nodes/{ref}", status_code=202)
-async def delete_node(ref: str, request: Request, who: Caller) -> JSONResponse:
+async def delete_node(ref: str, request: Request, who: Caller) -> Response:
     node = await run_in_threadpool(_node_view, request, who, ref)
     if node["cluster_id"]:
         sub = await run_in_threadpool(clusters_of(request).delete_node, who, node["id"])
         action_id = sub.action.id
     else:
         action_id = await run_in_threadpool(nodes_of(request).delete, who, node["id"])
-    return accepted(request, {"action": action_id}, action_id)
+    return accepted_empty(request, action_id)
 
 
 @router.get("/actions")

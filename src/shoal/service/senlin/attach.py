@@ -43,7 +43,10 @@ class SenlinAttach:
     ) -> tuple[ClusterRecord, dict[str, Any], list[dict[str, Any]], dict[str, dict[str, Any]]]:
         with self.db.reading() as conn:
             cluster = self.svc.get(conn, who, ref)
-            policy = self.policies.row(conn, who, pid)
+            try:
+                policy = self.policies.row(conn, who, pid)
+            except NotFound:
+                raise BadRequest(f"The specified policy '{pid}' could not be found.") from None
             bound = meta.decode(cluster.document.get("metadata", {})).policies
             rows = {b["policy_id"]: self.policies.row(conn, who, b["policy_id"]) for b in bound}
         rows[policy["id"]] = policy

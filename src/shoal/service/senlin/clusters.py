@@ -431,6 +431,33 @@ class SenlinClusters:
             who, cluster.id, ActionKind.CLUSTER_ADD_NODES, mutate, inputs, within=adopt
         )
 
+    def create_member(self, who: Principal, data: dict[str, Any]) -> tuple[str, Submitted]:
+        """`POST /v1/nodes` with a cluster: a new instance of the cluster's document (the
+        engine plans and makes it); the cluster's id and the submitted action."""
+        name = str(data["name"])
+        if not is_name(name):
+            raise BadRequest(f"Invalid node name '{name}': {NAME_RULE}.")
+        ref, pref = str(data["cluster_id"]), str(data["profile_id"])
+        with self.db.reading() as conn:
+            try:
+                row = self.profiles.row(conn, who, pref)
+            except NotFound:
+                raise BadRequest(f"The specified profile '{pref}' could not be found.") from None
+            try:
+                cluster = self.svc.get(conn, who, ref)
+            except NotFound:
+                raise BadRequest(f"The specified cluster '{ref}' could not be found.") from None
+            mine = meta.decode(cluster.document.get("metadata", {})).profile_id
+            if row["type"] != self._profile_type(conn, who, mine):
+                raise BadRequest("Node and cluster have different profile type, operation aborted.")
+            view = cluster_view(cluster, node_repo.list_nodes(conn, cluster.id), None)
+            was = Bounds(view["min_size"], view["max_size"], view["desired_capacity"])
+            problem = check_size_params(was, view["desired_capacity"] + 1, None, None, True)
+            if problem:
+                raise BadRequest(problem)
+        instance = {"name": name, "profile": native_of(row)}
+        return cluster.id, self.svc.add_nodes(who, cluster.id, [instance])
+
     def _profile_type(self, conn: Connection, who: Principal, profile_id: str | None) -> str:
         if profile_id is None:
             return "os.nova.server-1.0"
@@ -515,7 +542,30 @@ class SenlinClusters:
                     missing.append(new)
             if missing:
                 raise BadRequest(f"Replacement nodes not found: {missing}.")
-            self._members(conn, who, cluster, list(pairs))
+            olds = {o: find_node(conn, who, o) for o in pairs}
+            strangers = [o for o, n in olds.items() if n.cluster_id != cluster.id]
+            if strangers:
+                raise BadRequest(
+                    f"Nodes {strangers} to be replaced are not members of the cluster {ref}."
+                )
+            news = {v: find_node(conn, who, v) for v in pairs.values()}
+            owned = [v for v, n in news.items() if n.cluster_id is not None]
+            if owned:
+                raise BadRequest(f"Nodes {owned} already member of a cluster.")
+            mine = self._profile_type(
+                conn, who, meta.decode(cluster.document.get("metadata", {})).profile_id
+            )
+            extras = senlin_node_repo.get_extras(conn, [n.id for n in news.values()])
+            odd = [
+                v
+                for v, n in news.items()
+                if self._profile_type(
+                    conn, who, extras[n.id].profile_id if n.id in extras else None
+                )
+                != mine
+            ]
+            if odd:
+                raise BadRequest(f"Profile type of nodes {odd} do not match that of the cluster.")
         raise FeatureNotSupported(
             "replace_nodes with existing standalone nodes is not supported; "
             "use recover with operation REPLACE"

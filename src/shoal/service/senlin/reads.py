@@ -193,6 +193,14 @@ class SenlinReads:
             out[cid] = self._profile_of(conn, c) if c is not None else (None, None)
         return out
 
+    def member_id(self, cluster_id: str, name: str) -> str | None:
+        """The id of the node `name` of a cluster, once the engine has planned it."""
+        with self.db.reading() as conn:
+            for n in node_repo.list_nodes(conn, cluster_id):
+                if n.name == name:
+                    return n.id
+        return None
+
     def node(
         self, who: Principal, ref: str, *, details: bool = False, tainted: bool = False
     ) -> dict[str, Any]:

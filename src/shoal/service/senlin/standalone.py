@@ -163,6 +163,10 @@ class SenlinNodes:
             repo.create_standalone(conn, node_row, extras, action, now)
         return node_id, action_id
 
+    def put_extras(self, extras: repo.NodeExtras) -> None:
+        with self.db.transaction() as conn:
+            repo.put_extras(conn, extras)
+
     def _node_action(
         self, who: Principal, ref: str, kind: ActionKind, senlin_action: str, **extra: Any
     ) -> tuple[NodeRecord, str]:
