@@ -34,7 +34,9 @@ for t in tests:
         fixtures[m.group(1)] = (t["status"], reason(t["details"]))
     elif t["status"] != "exists":
         per_test[re.sub(r"\[.*\]$", "", t["id"])] = (t["status"], reason(t["details"]))
-for line in open(list_path):
+with open(list_path) as listed:
+    ids = listed.read().splitlines()
+for line in ids:
     tid = re.sub(r"\[.*\]$", "", line.strip())
     if not tid:
         continue
