@@ -100,3 +100,14 @@ async def test_node_created_into_a_cluster(senlin: Senlin) -> None:
     other = dict(body["node"], cluster_id="nope", name="N02")
     r = await senlin.call("POST", "/nodes", json={"node": other})
     assert senlin_error(r, 400)["message"] == "The specified cluster 'nope' could not be found."
+
+
+async def test_actions_show_their_dependencies(senlin: Senlin) -> None:
+    await senlin.cluster("deps", size=2)
+    actions = (await senlin.ok("GET", "/actions"))["actions"]
+    create = next(a for a in actions if a["action"] == "CLUSTER_CREATE")
+    steps = [a for a in actions if a["id"] in create["depends_on"]]
+    assert len(steps) == 2 and all(a["action"] == "NODE_CREATE" for a in steps)
+    assert all(create["id"] in a["depended_by"] for a in steps)
+    shown = (await senlin.ok("GET", f"/actions/{create['id']}"))["action"]
+    assert shown["depends_on"] == create["depends_on"]

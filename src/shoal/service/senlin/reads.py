@@ -28,6 +28,7 @@ from shoal.store import clusters as cluster_repo
 from shoal.store import events as event_repo
 from shoal.store import nodes as node_repo
 from shoal.store import profiles as profile_repo
+from shoal.store import senlin_actions as senlin_action_repo
 from shoal.store import senlin_nodes as senlin_node_repo
 from shoal.store.database import Database
 from shoal.store.records import ClusterRecord, NodeRecord, Principal
@@ -216,9 +217,18 @@ class SenlinReads:
             found = action_repo.list_actions(
                 conn, self._list_scope(who, paging), cluster_id=cluster_id, limit=1_000_000
             )
-        views = [action_view(a) for a in found if not is_internal(a)]
+            shown = [a for a in found if not is_internal(a)]
+            views = self._with_deps(conn, [action_view(a) for a in shown])
         wanted = {k: v for k, v in filters.items() if k != "cluster_id"}
         return page([v for v in views if matches(v, wanted)], paging, "created_at")
+
+    @staticmethod
+    def _with_deps(conn: Connection, views: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        on, by = senlin_action_repo.dependencies(conn, [str(v["id"]) for v in views])
+        for v in views:
+            v["depends_on"] = sorted(set(on.get(v["id"], [])))
+            v["depended_by"] = sorted(set(by.get(v["id"], [])))
+        return views
 
     def action(self, who: Principal, ref: str) -> dict[str, Any]:
         scope = self._scope(who)
@@ -231,9 +241,9 @@ class SenlinReads:
                     q = q.where(t.c.project_id == scope)
                 short = by_short_id(conn.execute(q).scalars(), ref)
                 a = action_repo.get_action(conn, short, scope) if short is not None else None
-        if a is None:
-            raise NotFound(f"The action '{ref}' could not be found.")
-        return action_view(a)
+            if a is None:
+                raise NotFound(f"The action '{ref}' could not be found.")
+            return self._with_deps(conn, [action_view(a)])[0]
 
     def events(self, who: Principal, filters: Filters, paging: Paging) -> list[dict[str, Any]]:
         with self.db.reading() as conn:
