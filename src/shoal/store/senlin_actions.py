@@ -4,6 +4,7 @@ waits for its steps, and a step for the steps before it."""
 from __future__ import annotations
 
 from collections import defaultdict
+from typing import Any
 
 from sqlalchemy import Connection, select
 
@@ -34,3 +35,21 @@ def dependencies(
                 on[row.parent_id].append(row.id)
                 by[row.id].append(row.parent_id)
     return dict(on), dict(by)
+
+
+def ids_with_prefix(conn: Connection, prefix: str, project_id: str | None) -> list[str]:
+    """At most two action ids starting with `prefix` (a Senlin short id)."""
+    q = select(actions.c.id).where(actions.c.id.startswith(prefix, autoescape=True)).limit(2)
+    if project_id is not None:
+        q = q.where(actions.c.project_id == project_id)
+    return [str(i) for i in conn.execute(q).scalars()]
+
+
+def kinds_and_inputs(conn: Connection, ids: list[str]) -> dict[str, tuple[str, dict[str, Any]]]:
+    out: dict[str, tuple[str, dict[str, Any]]] = {}
+    for start in range(0, len(ids), 500):
+        chunk = ids[start : start + 500]
+        q = select(actions.c.id, actions.c.kind, actions.c.inputs).where(actions.c.id.in_(chunk))
+        for row in conn.execute(q):
+            out[row.id] = (str(row.kind), dict(row.inputs or {}))
+    return out

@@ -12,7 +12,7 @@ import dataclasses
 import uuid
 from typing import Any
 
-from sqlalchemy import Connection, select, update
+from sqlalchemy import Connection
 
 from shoal.model.enums import ActionKind, Health, NodeStatus
 from shoal.service.clusters import RECOVERY_METHODS, ClusterService, Submitted
@@ -33,9 +33,9 @@ from shoal.service.senlin.views import SENLIN_ACTION, cluster_view
 from shoal.spec.names import NAME_RULE, is_name
 from shoal.store import clusters as cluster_repo
 from shoal.store import nodes as node_repo
+from shoal.store import senlin_clusters as senlin_cluster_repo
 from shoal.store import senlin_nodes as senlin_node_repo
 from shoal.store.records import ClusterRecord, NodeRecord, Principal
-from shoal.store.tables import clusters as clusters_table
 
 ACTIONS = (
     "scale_out",
@@ -183,18 +183,9 @@ class SenlinClusters:
         def rename(conn: Connection, c: ClusterRecord, _now: float) -> None:
             if new_name is None:
                 return
-            t = clusters_table
-            taken = conn.execute(
-                select(t.c.id).where(
-                    t.c.project_id == c.project_id,
-                    t.c.name == new_name,
-                    t.c.deleted_at.is_(None),
-                    t.c.id != c.id,
-                )
-            ).first()
-            if taken is not None:
+            if senlin_cluster_repo.name_taken(conn, c.project_id, new_name, c.id):
                 raise Conflict(f"A cluster named '{new_name}' already exists.")
-            conn.execute(update(t).where(t.c.id == c.id).values(name=new_name))
+            senlin_cluster_repo.rename(conn, c.id, new_name)
 
         inputs = {"name": new_name, **{k: v for k, v in changes.items() if k != "metadata"}}
         return self.svc.submit(

@@ -14,7 +14,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from sqlalchemy import Connection, update
+from sqlalchemy import Connection
 
 from shoal.clock import Clock
 from shoal.model.inventory import Inventory
@@ -28,7 +28,6 @@ from shoal.store import clusters as cluster_repo
 from shoal.store import profiles as repo
 from shoal.store.database import Database
 from shoal.store.records import Principal
-from shoal.store.tables import profiles as profiles_table
 
 ENVELOPE = "senlin"
 
@@ -171,9 +170,7 @@ class SenlinProfiles:
                 )
             if not values:
                 return self.view(row)
-            conn.execute(
-                update(profiles_table).where(profiles_table.c.id == row["id"]).values(**values)
-            )
+            repo.update_profile(conn, row["id"], values)
             fresh = self.row(conn, who, row["id"])
         return self.view(fresh)
 

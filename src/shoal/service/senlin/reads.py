@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, select
+from sqlalchemy import Connection
 
 from shoal.service.errors import NotFound
 from shoal.service.senlin import meta
@@ -32,7 +32,6 @@ from shoal.store import senlin_actions as senlin_action_repo
 from shoal.store import senlin_nodes as senlin_node_repo
 from shoal.store.database import Database
 from shoal.store.records import ClusterRecord, NodeRecord, Principal
-from shoal.store.tables import actions as actions_table
 
 Filters = dict[str, tuple[str, ...]]
 """A list's filters: field -> the values it may have (any of them)."""
@@ -235,11 +234,8 @@ class SenlinReads:
         with self.db.reading() as conn:
             a = action_repo.get_action(conn, ref, scope)
             if a is None:
-                t = actions_table
-                q = select(t.c.id).where(t.c.id.startswith(ref, autoescape=True)).limit(2)
-                if scope is not None:
-                    q = q.where(t.c.project_id == scope)
-                short = by_short_id(conn.execute(q).scalars(), ref)
+                prefixed = senlin_action_repo.ids_with_prefix(conn, ref, scope)
+                short = by_short_id(prefixed, ref)
                 a = action_repo.get_action(conn, short, scope) if short is not None else None
             if a is None:
                 raise NotFound(f"The action '{ref}' could not be found.")
@@ -270,12 +266,5 @@ class SenlinReads:
 
 def _action_names(conn: Connection, ids: set[str]) -> dict[str, str]:
     """Action id -> the name Senlin would show (its kind, or the Senlin action it stands for)."""
-    out: dict[str, str] = {}
-    wanted = sorted(ids)
-    t = actions_table
-    for start in range(0, len(wanted), 500):
-        chunk = wanted[start : start + 500]
-        for row in conn.execute(select(t.c.id, t.c.kind, t.c.inputs).where(t.c.id.in_(chunk))):
-            inputs = row.inputs or {}
-            out[row.id] = str(inputs.get(SENLIN_ACTION) or row.kind)
-    return out
+    found = senlin_action_repo.kinds_and_inputs(conn, sorted(ids))
+    return {i: str(inputs.get(SENLIN_ACTION) or kind) for i, (kind, inputs) in found.items()}
