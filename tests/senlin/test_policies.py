@@ -105,7 +105,7 @@ async def test_attach_and_detach_write_the_document(senlin: Senlin) -> None:
     r = await senlin.call(
         "POST", "/clusters/web/actions", json={"policy_detach": {"policy_id": zones}}
     )
-    senlin_error(r, 404)
+    assert "is not attached to the specified cluster" in senlin_error(r, 400)["message"]
 
 
 async def test_a_scaling_policy_sizes_scale_out_without_a_count(senlin: Senlin) -> None:
