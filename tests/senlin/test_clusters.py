@@ -194,15 +194,23 @@ async def test_check_and_recover_answer_with_actions(senlin: Senlin) -> None:
 
 
 async def test_add_and_delete_nodes(senlin: Senlin) -> None:
+    """add_nodes adopts standalone nodes (Senlin's semantics): the node keeps its id and its
+    server; the cluster's document gains it as an instance."""
     await senlin.cluster(size=1)
+    r = await senlin.call("POST", "/clusters/web/actions", json={"add_nodes": {"nodes": ["x"]}})
+    assert senlin_error(r, 400)["message"] == "Nodes not found: ['x']."
+    profile = (await senlin.ok("GET", "/clusters/web"))["cluster"]["profile_id"]
+    body = {"node": {"name": "bastion", "profile_id": profile}}
+    created, _ = await senlin.accepted("POST", "/nodes", json=body)
+    before = (await senlin.ok("GET", "/nodes/bastion"))["node"]["physical_id"]
     c = await act(senlin, "web", {"add_nodes": {"nodes": ["bastion"]}})
     assert c["desired_capacity"] == 2
     nodes = (await senlin.ok("GET", "/nodes?cluster_id=web&name=bastion"))["nodes"]
-    assert len(nodes) == 1
+    assert [(n["id"], n["physical_id"]) for n in nodes] == [(created["node"]["id"], before)]
     r = await senlin.call(
         "POST", "/clusters/web/actions", json={"add_nodes": {"nodes": ["bastion"]}}
     )
-    senlin_error(r, 409, "NodeNotOrphan")
+    assert "already owned by some cluster" in senlin_error(r, 400)["message"]
 
     c = await act(senlin, "web", {"del_nodes": {"nodes": [nodes[0]["id"]]}})
     assert c["desired_capacity"] == 1 and len(c["nodes"]) == 1

@@ -42,7 +42,7 @@ async def test_unknown_things_are_404(senlin: Senlin) -> None:
     senlin_error(await senlin.call("GET", "/profiles/nope"), 404, "ResourceNotFound")
     senlin_error(await senlin.call("GET", "/nodes/nope"), 404, "ResourceNotFound")
     senlin_error(await senlin.call("GET", "/actions/nope"), 404, "ResourceNotFound")
-    senlin_error(await senlin.call("GET", "/profile-types/os.heat.stack-1.0"), 404)
+    senlin_error(await senlin.call("GET", "/profile-types/os.bogus.thing-1.0"), 404)
     senlin_error(await senlin.call("GET", "/no-such-collection"), 404, "HTTPNotFound")
 
 

@@ -114,7 +114,7 @@ def wait_action(conn: Connection, answer: dict[str, Any]) -> Any:
 
 def test_openstacksdk_drives_a_cluster_end_to_end(conn: Connection) -> None:
     c = conn.clustering
-    assert {t.name for t in c.profile_types()} >= {"os.nova.server-1.0", "shoal.server-1.0"}
+    assert {t.name for t in c.profile_types()} >= {"os.nova.server-1.0", "os.heat.stack-1.0"}
     assert c.get_build_info().api["revision"].startswith("shoal-")
 
     validated = c.validate_profile(spec=NOVA_SPEC)

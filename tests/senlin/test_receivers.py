@@ -62,3 +62,36 @@ async def test_unsupported_receivers_are_refused(senlin: Senlin) -> None:
         "POST", "/receivers", json={"receiver": {**base, "action": "CLUSTER_DELETE"}}
     )
     senlin_error(r, 400, "BadRequest")
+
+
+async def test_resize_receivers_rename_and_refusals(senlin: Senlin) -> None:
+    cluster = await senlin.cluster(size=1)
+    body = {
+        "receiver": {
+            "name": "r1",
+            "type": "webhook",
+            "cluster_id": cluster["id"],
+            "action": "CLUSTER_RESIZE",
+            "params": {"adjustment_type": "CHANGE_IN_CAPACITY", "number": 1},
+        }
+    }
+    created = (await senlin.ok("POST", "/receivers", 201, json=body))["receiver"]
+    assert created["action"] == "CLUSTER_RESIZE" and created["channel"]["alarm_url"]
+    listed = await senlin.ok("GET", "/receivers?action=CLUSTER_RESIZE")
+    assert [r["id"] for r in listed["receivers"]] == [created["id"]]
+    renamed = await senlin.ok(
+        "PATCH", f"/receivers/{created['id']}", json={"receiver": {"name": "r2"}}
+    )
+    assert renamed["receiver"]["name"] == "r2"
+    r = await senlin.call("PATCH", "/receivers/nope", json={"receiver": {"name": "x"}})
+    senlin_error(r, 404)
+    r = await senlin.call("PATCH", f"/receivers/{created['id']}", json={"receiver": {}})
+    assert senlin_error(r, 400)["message"] == "No property needs an update."
+    other = dict(body["receiver"], cluster_id="nope")
+    r = await senlin.call("POST", "/receivers", json={"receiver": other})
+    assert senlin_error(r, 400)["message"] == "The specified cluster 'nope' could not be found."
+    long = dict(body["receiver"], name="x" * 256)
+    senlin_error(await senlin.call("POST", "/receivers", json={"receiver": long}), 400)
+    raw = '{"receiver": ' + '{"k": ' * 10_000 + "1" + "}" * 10_000 + "}"
+    r = await senlin.call("POST", "/receivers", content=raw.encode())
+    assert "nests deeper than" in senlin_error(r, 400)["message"]

@@ -15,6 +15,7 @@ from shoal.cli import (
     get,
     host,
     keystone,
+    login,
     logs,
     nodegroup,
     plan,
@@ -50,6 +51,7 @@ app.add_typer(action.app, name="action")
 app.add_typer(project.app, name="project")
 app.add_typer(host.app, name="host")
 app.add_typer(keystone.app, name="keystone")
+app.command("login")(login.login)
 app.add_typer(receiver.app, name="receiver")
 app.add_typer(receiver.webhook_app, name="webhook")
 

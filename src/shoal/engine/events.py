@@ -45,7 +45,7 @@ def action_event(
 def node_event(
     *,
     project_id: str,
-    cluster_id: str,
+    cluster_id: str | None,
     node_id: str,
     name: str,
     status: str,

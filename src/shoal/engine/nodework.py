@@ -104,15 +104,17 @@ async def _create(
     clock: Clock,
 ) -> NodeOutcome:
     i = action.inputs
-    assert action.node_id is not None and action.cluster_id is not None
+    assert action.node_id is not None
+    # A node without a cluster (a Senlin standalone node) is grouped under its project.
+    owner = action.cluster_id or f"standalone-{action.project_id}"
     profile = profile_from_row(i["profile"], inventory)
-    name = f"{i['cluster_name']}-{i['node']}"
+    name = f"{i['cluster_name']}-{i['node']}" if i.get("cluster_name") else str(i["node"])
     resource: Resource
     if isinstance(profile, ServerProfile):
         req = ServerRequest(
             action.node_id,
             name,
-            action.cluster_id,
+            owner,
             i["host"],
             i["zone"],
             profile,
@@ -128,7 +130,7 @@ async def _create(
         resource = await _with_retries(create, policy, clock)
     else:
         assert isinstance(profile, VolumeProfile)
-        vreq = VolumeRequest(action.node_id, name, action.cluster_id, i["host"], i["zone"], profile)
+        vreq = VolumeRequest(action.node_id, name, owner, i["host"], i["zone"], profile)
         resource = await _with_retries(lambda: provider.create_volume(vreq), policy, clock)
     where = f" at {resource.address}" if resource.address else ""
     return NodeOutcome(

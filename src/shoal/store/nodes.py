@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from sqlalchemy import Connection, bindparam, func, insert, select, update
+from sqlalchemy import Connection, bindparam, func, insert, or_, select, update
 
 from shoal.model.nodes import Demand
 from shoal.store.records import NodeRecord
@@ -88,7 +88,8 @@ def used_capacity(conn: Connection, exclude_cluster: str | None = None) -> dict[
         .group_by(nodes.c.host)
     )
     if exclude_cluster is not None:
-        q = q.where(nodes.c.cluster_id != exclude_cluster)
+        # A node without a cluster (a Senlin standalone node) still holds its capacity.
+        q = q.where(or_(nodes.c.cluster_id.is_(None), nodes.c.cluster_id != exclude_cluster))
     used = {
         row[0]: Demand(int(row[1] or 0), int(row[2] or 0), int(row[3] or 0), int(row[4] or 0))
         for row in conn.execute(q)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from sqlalchemy import Connection, delete, insert, select
+from sqlalchemy import Connection, delete, insert, select, update
 
 from shoal.store.errors import NameTaken
 from shoal.store.tables import profiles
@@ -55,3 +55,7 @@ def delete_profile(conn: Connection, project_id: str, ref: str) -> bool:
         )
     )
     return res.rowcount > 0
+
+
+def update_profile(conn: Connection, profile_id: str, values: dict[str, Any]) -> None:
+    conn.execute(update(profiles).where(profiles.c.id == profile_id).values(**values))

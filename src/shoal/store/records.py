@@ -48,7 +48,7 @@ class ClusterRecord:
 @dataclass(frozen=True, slots=True)
 class NodeRecord:
     id: str
-    cluster_id: str
+    cluster_id: str | None
     project_id: str
     name: str
     kind: NodeKind

@@ -74,7 +74,8 @@ nodes = Table(
     "nodes",
     metadata,
     Column("id", String(36), primary_key=True),
-    Column("cluster_id", String(36), ForeignKey("clusters.id"), nullable=False),
+    # NULL for a Senlin standalone node (created through /clustering/v1/nodes, no cluster).
+    Column("cluster_id", String(36), ForeignKey("clusters.id"), nullable=True),
     Column("project_id", String(64), nullable=False),
     Column("name", String(255), nullable=False),
     Column("kind", String(16), nullable=False),
@@ -235,4 +236,41 @@ reservations = Table(
     Column("disk_gb", Integer, nullable=False, default=0),
     Column("volume_gb", Integer, nullable=False, default=0),
     Index("ix_reservations_cluster", "cluster_id"),
+)
+
+# Senlin policy objects (the façade at /clustering): created, renamed and deleted on their own,
+# then attached to clusters. Unlike profiles, Senlin lets names repeat.
+senlin_policies = Table(
+    "senlin_policies",
+    metadata,
+    Column("id", String(36), primary_key=True),
+    Column("project_id", String(64), nullable=False),
+    Column("name", String(255), nullable=False),
+    Column("type", String(64), nullable=False),
+    Column("spec", JSON, nullable=False),
+    Column("created_at", Float, nullable=False),
+    Column("updated_at", Float, nullable=True),
+    Index("ix_senlin_policies_project", "project_id", "created_at"),
+)
+
+# What a Senlin node keeps beyond Shoal's node row: the Senlin profile it was made from, its
+# metadata, role and tainted flag (standalone nodes and nodes created through the façade).
+senlin_nodes = Table(
+    "senlin_nodes",
+    metadata,
+    Column("node_id", String(36), primary_key=True),
+    Column("project_id", String(64), nullable=False),
+    Column("profile_id", String(36), nullable=True),
+    Column("metadata", JSON, nullable=False),
+    Column("role", String(255), nullable=False, default=""),
+    Column("tainted", Boolean, nullable=False, default=False),
+)
+
+# The Senlin action a receiver was created for, when Shoal's receivers have no such action
+# (CLUSTER_RESIZE runs as a scale by the receiver's params).
+senlin_receivers = Table(
+    "senlin_receivers",
+    metadata,
+    Column("receiver_id", String(36), primary_key=True),
+    Column("action", String(32), nullable=False),
 )

@@ -7,16 +7,21 @@ import json
 from typing import Any
 
 from fastapi import Request
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 
 from shoal.api.auth import runtime_of
+from shoal.api.senlin.versions import version_of
 from shoal.service.senlin.attach import SenlinAttach
+from shoal.service.senlin.bodies import check_depth
 from shoal.service.senlin.clusters import SenlinClusters
 from shoal.service.senlin.errors import BadRequest
 from shoal.service.senlin.policy_store import SenlinPolicies
 from shoal.service.senlin.profiles import SenlinProfiles
-from shoal.service.senlin.reads import Paging, SenlinReads
-from shoal.service.senlin.requests import as_bool, as_int
+from shoal.service.senlin.queries import Collection, parse_query
+from shoal.service.senlin.reads import Filters, Paging, SenlinReads
+from shoal.service.senlin.requests import as_bool
+from shoal.service.senlin.standalone import SenlinNodes
+from shoal.store.records import Principal
 
 
 def profiles_of(request: Request) -> SenlinProfiles:
@@ -37,6 +42,18 @@ def clusters_of(request: Request) -> SenlinClusters:
     return SenlinClusters(runtime_of(request).service, profiles_of(request), policies_of(request))
 
 
+def nodes_of(request: Request) -> SenlinNodes:
+    rt = runtime_of(request)
+    return SenlinNodes(rt.db, profiles_of(request), rt.service.inventory, rt.clock)
+
+
+def needs(request: Request, version: tuple[int, int]) -> None:
+    """Senlin's 400 for a method newer than the request's microversion."""
+    asked = version_of(request)
+    if asked < version:
+        raise BadRequest(f"API version '{asked[0]}.{asked[1]}' is not supported on this method.")
+
+
 def reads_of(request: Request) -> SenlinReads:
     return SenlinReads(runtime_of(request).db)
 
@@ -45,6 +62,7 @@ async def body_of(request: Request) -> Any:
     raw = await request.body()
     if not raw:
         return {}
+    check_depth(raw)
     try:
         return json.loads(raw)
     except (json.JSONDecodeError, UnicodeDecodeError):
@@ -59,17 +77,19 @@ def accepted(request: Request, body: dict[str, Any], action_id: str) -> JSONResp
     return JSONResponse(body, status_code=202, headers={"Location": location(request, action_id)})
 
 
-def paging(request: Request) -> Paging:
-    q = request.query_params
-    limit = as_int("limit", q["limit"]) if "limit" in q else None
-    return Paging(limit=limit, marker=q.get("marker"), sort=q.get("sort"))
+def accepted_empty(request: Request, action_id: str) -> Response:
+    """Senlin's answer to a DELETE: 202, the action in Location, no body."""
+    return Response(status_code=202, headers={"Location": location(request, action_id)})
+
+
+def listing(request: Request, what: Collection, who: Principal) -> tuple[Filters, Paging]:
+    """The checked query string of a list request: its filters and its page."""
+    q = parse_query(what, request.query_params.multi_items(), who)
+    sort = ",".join(f"{k.key}:{'desc' if k.descending else 'asc'}" for k in q.sort) or None
+    paging = Paging(limit=q.limit, marker=q.marker, sort=sort, everyone=q.global_project)
+    return dict(q.filters), paging
 
 
 def flag(request: Request, name: str) -> bool:
     value = request.query_params.get(name)
     return False if value is None else as_bool(name, value)
-
-
-def filters(request: Request, *names: str) -> dict[str, Any]:
-    q = request.query_params
-    return {n: q[n] for n in names if n in q}

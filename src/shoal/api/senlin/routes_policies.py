@@ -9,18 +9,20 @@ from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
 from shoal.api.auth import Caller
-from shoal.api.senlin.common import attach_of, body_of, filters, paging, policies_of, reads_of
+from shoal.api.senlin.common import attach_of, body_of, listing, policies_of, reads_of
 from shoal.api.senlin.versions import version_of
 from shoal.service.errors import NotFound
+from shoal.service.senlin.bodies import POLICY_CREATE, POLICY_UPDATE, POLICY_VALIDATE, request_body
 from shoal.service.senlin.policies import POLICY_TYPES, PolicyType
-from shoal.service.senlin.reads import page
-from shoal.service.senlin.requests import envelope
+from shoal.service.senlin.queries import CLUSTER_POLICIES, POLICIES
+from shoal.service.senlin.reads import matches, page
 
 router = APIRouter(prefix="/v1")
 
 
 def _type_view(t: PolicyType, version: tuple[int, int], schema: bool) -> dict[str, Any]:
-    out: dict[str, Any] = {"name": t.name}
+    bare = version >= (1, 5) and not schema
+    out: dict[str, Any] = {"name": t.name.rsplit("-", 1)[0] if bare else t.name}
     if version >= (1, 5):
         out["version"] = t.name.rsplit("-", 1)[1]
         out["support_status"] = t.support_status()
@@ -45,22 +47,21 @@ async def get_policy_type(name: str, request: Request, who: Caller) -> dict[str,
 
 @router.get("/policies")
 async def list_policies(request: Request, who: Caller) -> dict[str, Any]:
+    wanted, paged = listing(request, POLICIES, who)
     found = await run_in_threadpool(policies_of(request).list, who)
-    wanted = filters(request, "name", "type")
-    found = [p for p in found if all(str(p.get(k)) == v for k, v in wanted.items())]
-    return {"policies": page(found, paging(request), "created_at")}
+    return {"policies": page([p for p in found if matches(p, wanted)], paged, "created_at")}
 
 
 @router.post("/policies", status_code=201)
 async def create_policy(request: Request, who: Caller) -> JSONResponse:
-    data = envelope(await body_of(request), "policy")
+    data = request_body(await body_of(request), POLICY_CREATE)
     policy = await run_in_threadpool(policies_of(request).create, who, data)
     return JSONResponse({"policy": policy}, status_code=201)
 
 
 @router.post("/policies/validate")
 async def validate_policy(request: Request, who: Caller) -> dict[str, Any]:
-    data = envelope(await body_of(request), "policy")
+    data = request_body(await body_of(request), POLICY_VALIDATE)
     return {"policy": await run_in_threadpool(policies_of(request).validate, who, data)}
 
 
@@ -71,7 +72,7 @@ async def get_policy(ref: str, request: Request, who: Caller) -> dict[str, Any]:
 
 @router.patch("/policies/{ref}")
 async def update_policy(ref: str, request: Request, who: Caller) -> dict[str, Any]:
-    data = envelope(await body_of(request), "policy")
+    data = request_body(await body_of(request), POLICY_UPDATE)
     return {"policy": await run_in_threadpool(policies_of(request).update, who, ref, data)}
 
 
@@ -83,11 +84,11 @@ async def delete_policy(ref: str, request: Request, who: Caller) -> Response:
 
 @router.get("/clusters/{ref}/policies")
 async def list_cluster_policies(ref: str, request: Request, who: Caller) -> dict[str, Any]:
+    wanted, paged = listing(request, CLUSTER_POLICIES, who)
     cluster_id = await run_in_threadpool(reads_of(request).cluster_id, who, ref)
     found = await run_in_threadpool(attach_of(request).bindings, who, cluster_id)
-    wanted = filters(request, "policy_name", "policy_type", "enabled")
-    found = [b for b in found if all(str(b.get(k)).lower() == v.lower() for k, v in wanted.items())]
-    return {"cluster_policies": page(found, paging(request), "policy_name")}
+    shown = [b for b in found if matches({**b, "enabled": str(b.get("enabled")).lower()}, wanted)]
+    return {"cluster_policies": page(shown, paged, "policy_name")}
 
 
 @router.get("/clusters/{ref}/policies/{policy}")

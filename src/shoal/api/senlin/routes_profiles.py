@@ -9,18 +9,24 @@ from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
 from shoal.api.auth import Caller
-from shoal.api.senlin.common import body_of, filters, paging, profiles_of
+from shoal.api.senlin.common import body_of, listing, needs, profiles_of
 from shoal.api.senlin.versions import version_of
 from shoal.service.errors import NotFound
-from shoal.service.senlin.reads import page
-from shoal.service.senlin.requests import envelope
-from shoal.service.senlin.specs import PROFILE_TYPES, ProfileType
+from shoal.service.senlin.bodies import (
+    PROFILE_CREATE,
+    PROFILE_UPDATE,
+    PROFILE_VALIDATE,
+    request_body,
+)
+from shoal.service.senlin.queries import PROFILES
+from shoal.service.senlin.reads import matches, page
+from shoal.service.senlin.specs import NOVA_OPERATIONS, NOVA_SERVER, PROFILE_TYPES, ProfileType
 
 router = APIRouter(prefix="/v1")
 
 
 def _type_view(t: ProfileType, version: tuple[int, int], schema: bool) -> dict[str, Any]:
-    out: dict[str, Any] = {"name": t.name}
+    out: dict[str, Any] = {"name": t.type_name if version >= (1, 5) and not schema else t.name}
     if version >= (1, 5):
         out["version"] = t.version
         out["support_status"] = t.support_status()
@@ -39,7 +45,8 @@ def _profile_type(name: str) -> ProfileType:
 @router.get("/profile-types")
 async def list_profile_types(request: Request, who: Caller) -> dict[str, Any]:
     v = version_of(request)
-    return {"profile_types": [_type_view(t, v, False) for t in PROFILE_TYPES.values()]}
+    listed = [t for t in PROFILE_TYPES.values() if t.listed]
+    return {"profile_types": [_type_view(t, v, False) for t in listed]}
 
 
 @router.get("/profile-types/{name}")
@@ -48,29 +55,29 @@ async def get_profile_type(name: str, request: Request, who: Caller) -> dict[str
 
 
 @router.get("/profile-types/{name}/ops")
-async def profile_type_ops(name: str, who: Caller) -> dict[str, Any]:
-    _profile_type(name)
-    return {"operations": {}}
+async def profile_type_ops(name: str, request: Request, who: Caller) -> dict[str, Any]:
+    needs(request, (1, 4))
+    found = _profile_type(name)
+    return {"operations": NOVA_OPERATIONS if found.name == NOVA_SERVER else {}}
 
 
 @router.get("/profiles")
 async def list_profiles(request: Request, who: Caller) -> dict[str, Any]:
-    svc = profiles_of(request)
-    f = filters(request, "name", "type")
-    found = await run_in_threadpool(svc.list, who, f.get("name"), f.get("type"))
-    return {"profiles": page(found, paging(request), "created_at")}
+    wanted, paged = listing(request, PROFILES, who)
+    found = await run_in_threadpool(profiles_of(request).list, who)
+    return {"profiles": page([p for p in found if matches(p, wanted)], paged, "created_at")}
 
 
 @router.post("/profiles", status_code=201)
 async def create_profile(request: Request, who: Caller) -> JSONResponse:
-    data = envelope(await body_of(request), "profile")
+    data = request_body(await body_of(request), PROFILE_CREATE)
     profile = await run_in_threadpool(profiles_of(request).create, who, data)
     return JSONResponse({"profile": profile}, status_code=201)
 
 
 @router.post("/profiles/validate")
 async def validate_profile(request: Request, who: Caller) -> dict[str, Any]:
-    data = envelope(await body_of(request), "profile")
+    data = request_body(await body_of(request), PROFILE_VALIDATE)
     return {"profile": await run_in_threadpool(profiles_of(request).validate, who, data)}
 
 
@@ -81,7 +88,7 @@ async def get_profile(ref: str, request: Request, who: Caller) -> dict[str, Any]
 
 @router.patch("/profiles/{ref}")
 async def update_profile(ref: str, request: Request, who: Caller) -> dict[str, Any]:
-    data = envelope(await body_of(request), "profile")
+    data = request_body(await body_of(request), PROFILE_UPDATE)
     return {"profile": await run_in_threadpool(profiles_of(request).update, who, ref, data)}
 
 

@@ -9,12 +9,12 @@ from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
 from shoal.api.auth import Caller, runtime_of
-from shoal.api.senlin.common import accepted, body_of, filters, paging
+from shoal.api.senlin.common import accepted, body_of, listing
 from shoal.service.receivers import ReceiverService
-from shoal.service.senlin.errors import FeatureNotSupported
-from shoal.service.senlin.reads import page
-from shoal.service.senlin.receivers import SenlinReceivers, receiver_view
-from shoal.service.senlin.requests import envelope
+from shoal.service.senlin.bodies import RECEIVER_CREATE, RECEIVER_UPDATE, request_body
+from shoal.service.senlin.queries import RECEIVERS
+from shoal.service.senlin.reads import matches, page
+from shoal.service.senlin.receivers import SenlinReceivers
 
 router = APIRouter(prefix="/v1")
 
@@ -35,18 +35,17 @@ def alarm_url(request: Request, receiver_id: str, secret: str) -> str:
 
 @router.post("/receivers", status_code=201)
 async def create_receiver(request: Request, who: Caller) -> JSONResponse:
-    data = envelope(await body_of(request), "receiver")
+    data = request_body(await body_of(request), RECEIVER_CREATE)
     native, secret = await run_in_threadpool(_receivers(request).create, who, data)
-    view = receiver_view(native, alarm_url(request, native["id"], secret))
+    view = dict(native, channel={"alarm_url": alarm_url(request, native["id"], secret)})
     return JSONResponse({"receiver": view}, status_code=201)
 
 
 @router.get("/receivers")
 async def list_receivers(request: Request, who: Caller) -> dict[str, Any]:
+    wanted, paged = listing(request, RECEIVERS, who)
     found = await run_in_threadpool(_receivers(request).list, who)
-    wanted = filters(request, "name", "type", "cluster_id", "action")
-    found = [r for r in found if all(str(r.get(k)) == v for k, v in wanted.items())]
-    return {"receivers": page(found, paging(request), "created_at")}
+    return {"receivers": page([r for r in found if matches(r, wanted)], paged, "created_at")}
 
 
 @router.get("/receivers/{ref}")
@@ -55,8 +54,9 @@ async def get_receiver(ref: str, request: Request, who: Caller) -> dict[str, Any
 
 
 @router.patch("/receivers/{ref}")
-async def update_receiver(ref: str, who: Caller) -> dict[str, Any]:
-    raise FeatureNotSupported("Receivers cannot be changed here; delete and create it again.")
+async def update_receiver(ref: str, request: Request, who: Caller) -> dict[str, Any]:
+    data = request_body(await body_of(request), RECEIVER_UPDATE)
+    return {"receiver": await run_in_threadpool(_receivers(request).update, who, ref, data)}
 
 
 @router.delete("/receivers/{ref}", status_code=204)

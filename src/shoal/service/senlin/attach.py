@@ -43,7 +43,10 @@ class SenlinAttach:
     ) -> tuple[ClusterRecord, dict[str, Any], list[dict[str, Any]], dict[str, dict[str, Any]]]:
         with self.db.reading() as conn:
             cluster = self.svc.get(conn, who, ref)
-            policy = self.policies.row(conn, who, pid)
+            try:
+                policy = self.policies.row(conn, who, pid)
+            except NotFound:
+                raise BadRequest(f"The specified policy '{pid}' could not be found.") from None
             bound = meta.decode(cluster.document.get("metadata", {})).policies
             rows = {b["policy_id"]: self.policies.row(conn, who, b["policy_id"]) for b in bound}
         rows[policy["id"]] = policy
@@ -74,9 +77,9 @@ class SenlinAttach:
     def detach(self, who: Principal, ref: str, params: dict[str, Any]) -> Submitted:
         cluster, policy, bound, rows = self._load(who, ref, _policy_id(params))
         if not any(b["policy_id"] == policy["id"] for b in bound):
-            raise NotFound(
-                f"The policy '{params['policy_id']}' is not found attached to the specified "
-                f"cluster '{cluster.name}'."
+            raise BadRequest(
+                f"The policy '{params['policy_id']}' is not attached to the specified "
+                f"cluster '{ref}'."
             )
         after = [b for b in bound if b["policy_id"] != policy["id"]]
         return self._apply(who, cluster, bound, after, rows, "CLUSTER_DETACH_POLICY", policy)
@@ -84,9 +87,9 @@ class SenlinAttach:
     def update(self, who: Principal, ref: str, params: dict[str, Any]) -> Submitted:
         cluster, policy, bound, rows = self._load(who, ref, _policy_id(params))
         if not any(b["policy_id"] == policy["id"] for b in bound):
-            raise NotFound(
-                f"The policy '{params['policy_id']}' is not found attached to the specified "
-                f"cluster '{cluster.name}'."
+            raise BadRequest(
+                f"The policy '{params['policy_id']}' is not attached to the specified "
+                f"cluster '{ref}'."
             )
         after = [
             dict(b, enabled=as_bool("enabled", params["enabled"]))

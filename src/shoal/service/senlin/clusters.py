@@ -7,29 +7,35 @@ checks answer 400 with Senlin's wording; a cluster busy with another action answ
 
 from __future__ import annotations
 
+import copy
 import dataclasses
+import uuid
 from typing import Any
 
-from sqlalchemy import Connection, select, update
+from sqlalchemy import Connection
 
 from shoal.model.enums import ActionKind, Health, NodeStatus
 from shoal.service.clusters import RECOVERY_METHODS, ClusterService, Submitted
 from shoal.service.errors import Conflict, NotFound
 from shoal.service.resize import Adjustment, new_count
 from shoal.service.senlin import meta
+from shoal.service.senlin.action_bodies import ClusterAction, bounded
 from shoal.service.senlin.attach import SenlinAttach
-from shoal.service.senlin.errors import BadRequest, FeatureNotSupported, NodeNotOrphan
+from shoal.service.senlin.bodies import integer
+from shoal.service.senlin.errors import BadRequest, FeatureNotSupported
 from shoal.service.senlin.nodes import find_node
 from shoal.service.senlin.policies import effect, scaling_event
 from shoal.service.senlin.policy_store import SenlinPolicies, checked_of
 from shoal.service.senlin.profiles import SenlinProfiles, native_of
-from shoal.service.senlin.requests import as_bool, as_int, as_map, as_number
-from shoal.service.senlin.sizes import bounds_message, target_of
-from shoal.service.senlin.views import SENLIN_ACTION
+from shoal.service.senlin.requests import as_int, as_map
+from shoal.service.senlin.sizes import Bounds, bounds_message, check_size_params, target_of
+from shoal.service.senlin.views import SENLIN_ACTION, cluster_view
 from shoal.spec.names import NAME_RULE, is_name
+from shoal.store import clusters as cluster_repo
 from shoal.store import nodes as node_repo
+from shoal.store import senlin_clusters as senlin_cluster_repo
+from shoal.store import senlin_nodes as senlin_node_repo
 from shoal.store.records import ClusterRecord, NodeRecord, Principal
-from shoal.store.tables import clusters as clusters_table
 
 ACTIONS = (
     "scale_out",
@@ -79,38 +85,24 @@ class SenlinClusters:
     # -- create, update, delete ---------------------------------------------------------------
 
     def create(self, who: Principal, data: dict[str, Any]) -> Submitted:
-        if data.get("name") is None:
-            raise BadRequest("No cluster name specified.")
         name = _name(data["name"])
-        profile_ref = data.get("profile_id")
-        if not isinstance(profile_ref, str) or not profile_ref:
-            raise BadRequest("No cluster profile provided.")
-        min_size = as_int("min_size", data["min_size"]) if data.get("min_size") is not None else 0
-        max_size = (
-            as_int("max_size", data["max_size"], allow_negative=True)
-            if data.get("max_size") is not None
-            else -1
-        )
-        desired = (
-            as_int("desired_capacity", data["desired_capacity"])
-            if data.get("desired_capacity") is not None
-            else min_size
-        )
-        timeout = (
-            as_int("timeout", data["timeout"])
-            if data.get("timeout") is not None
-            else meta.DEFAULT_TIMEOUT
-        )
-        if min_size > desired:
-            raise BadRequest(
-                "Cluster min_size, if specified, must be less than or equal to its desired "
-                "capacity."
-            )
-        if 0 <= max_size < desired:
-            raise BadRequest(
-                "Cluster max_size, if specified, must be greater than or equal to its desired "
-                "capacity. Setting max_size to -1 means no upper limit on cluster size."
-            )
+        profile_ref = str(data["profile_id"])
+
+        def sized(key: str, minimum: int) -> int | None:
+            if data.get(key) is None:
+                return None
+            return bounded(key, integer(key, data[key], minimum=minimum))
+
+        min_size, max_size = sized("min_size", 0), sized("max_size", -1)
+        desired = sized("desired_capacity", 0)
+        timeout = sized("timeout", 0)
+        problem = check_size_params(None, desired, min_size, max_size, True)
+        if problem:
+            raise BadRequest(problem)
+        min_size = min_size or 0
+        max_size = -1 if max_size is None else max_size
+        desired = min_size if desired is None else desired
+        timeout = meta.DEFAULT_TIMEOUT if timeout is None else timeout
         with self.db.reading() as conn:
             try:
                 row = self.profiles.row(conn, who, profile_ref)
@@ -132,6 +124,12 @@ class SenlinClusters:
             timeout=timeout,
             config=as_map("config", data.get("config")),
         )
+        with self.db.reading() as conn:
+            if cluster_repo.get_cluster(conn, name, who.project_id) is not None:
+                # Senlin lets names repeat; Shoal's are unique, so this one gets a suffix.
+                extra = dataclasses.replace(extra, name=name)
+                name = f"{name[:54]}-{uuid.uuid4().hex[:8]}"
+                group["name"] = name
         doc = {"name": name, "metadata": meta.encode(extra), "node_groups": [group]}
         return self.svc.create_spec(who, self.svc.spec_of(doc), "senlin")
 
@@ -144,7 +142,18 @@ class SenlinClusters:
             cluster = self.svc.get(conn, who, ref)
             new_profile = None
             if data.get("profile_id") is not None:
-                new_profile = self.profiles.row(conn, who, str(data["profile_id"]))
+                pref = str(data["profile_id"])
+                try:
+                    new_profile = self.profiles.row(conn, who, pref)
+                except NotFound:
+                    raise BadRequest(
+                        f"The specified profile '{pref}' could not be found."
+                    ) from None
+                mine = meta.decode(cluster.document.get("metadata", {})).profile_id
+                if new_profile["type"] != self._profile_type(conn, who, mine):
+                    raise BadRequest(
+                        "Cannot update a cluster to a different profile type, operation aborted."
+                    )
         current = meta.decode(cluster.document.get("metadata", {}))
         new_name = _name(data["name"]) if data.get("name") not in (None, cluster.name) else None
         changes: dict[str, Any] = {}
@@ -174,18 +183,9 @@ class SenlinClusters:
         def rename(conn: Connection, c: ClusterRecord, _now: float) -> None:
             if new_name is None:
                 return
-            t = clusters_table
-            taken = conn.execute(
-                select(t.c.id).where(
-                    t.c.project_id == c.project_id,
-                    t.c.name == new_name,
-                    t.c.deleted_at.is_(None),
-                    t.c.id != c.id,
-                )
-            ).first()
-            if taken is not None:
+            if senlin_cluster_repo.name_taken(conn, c.project_id, new_name, c.id):
                 raise Conflict(f"A cluster named '{new_name}' already exists.")
-            conn.execute(update(t).where(t.c.id == c.id).values(name=new_name))
+            senlin_cluster_repo.rename(conn, c.id, new_name)
 
         inputs = {"name": new_name, **{k: v for k, v in changes.items() if k != "metadata"}}
         return self.svc.submit(
@@ -197,18 +197,9 @@ class SenlinClusters:
 
     # -- cluster actions ----------------------------------------------------------------------
 
-    def act(self, who: Principal, ref: str, body: object) -> Submitted:
-        if not isinstance(body, dict) or not body:
-            raise BadRequest("No action specified")
-        if len(body) > 1:
-            raise BadRequest("Multiple actions specified")
-        name, params = next(iter(body.items()))
-        if name not in ACTIONS:
-            raise BadRequest(f"Unrecognized action '{name}' specified")
-        if params is None:
-            params = {}
-        if not isinstance(params, dict):
-            raise BadRequest(f"The parameters of action '{name}' must be a map.")
+    def act(self, who: Principal, ref: str, action: ClusterAction) -> Submitted:
+        """Run a checked cluster action (`parse_action`) on the cluster `ref`."""
+        name, params = action.name, action.params
         if name in ("scale_out", "scale_in"):
             return self.scale(who, ref, name == "scale_out", params)
         if name == "resize":
@@ -216,19 +207,15 @@ class SenlinClusters:
         if name == "add_nodes":
             return self.add_nodes(who, ref, params)
         if name == "del_nodes":
-            nodes = params.get("nodes")
-            if not isinstance(nodes, list) or not nodes:
-                raise BadRequest("No node to delete")
-            return self.svc.del_nodes(who, ref, [str(n) for n in nodes])
+            return self.del_nodes(who, ref, params["nodes"])
         if name == "check":
             return self.noop(who, ref, "CLUSTER_CHECK")
         if name == "recover":
             return self.recover(who, ref, params)
         if name == "replace_nodes":
-            raise FeatureNotSupported(
-                "replace_nodes needs orphan nodes, which Shoal does not have; "
-                "use recover with operation REPLACE"
-            )
+            return self.replace_nodes(who, ref, params["nodes"])
+        if name == "complete_lifecycle":
+            return self.noop(who, ref, "CLUSTER_COMPLETE_LIFECYCLE")
         attach = SenlinAttach(self.svc, self.policies)
         if name == "policy_attach":
             return attach.attach(who, ref, params)
@@ -258,7 +245,10 @@ class SenlinClusters:
                 nodegroup=params.get("nodegroup"),
                 inputs={"policy": policy},
             )
-        count = 1 if raw is None else as_int("count", raw, allow_zero=False)
+        count = 1 if raw is None else int(raw)
+        if count == 0:
+            verb = "scale-out" if out else "scale-in"
+            raise BadRequest(f"Count for {verb} request cannot be 0.")
         return self._resize(
             who,
             ref,
@@ -285,41 +275,11 @@ class SenlinClusters:
         return None
 
     def resize(self, who: Principal, ref: str, params: dict[str, Any]) -> Submitted:
-        raw_type, raw_number = params.get("adjustment_type"), params.get("number")
-        adjustment: Adjustment | None = None
-        number = 0.0
-        if raw_type is not None:
-            if raw_type not in set(Adjustment):
-                raise BadRequest(f"Invalid value '{raw_type}' specified for 'adjustment_type'")
-            adjustment = Adjustment(str(raw_type))
-            if raw_number is None:
-                raise BadRequest("Missing number value for resize operation.")
-        if raw_number is not None:
-            if adjustment is None:
-                raise BadRequest("Missing adjustment_type value for resize operation.")
-            if adjustment is Adjustment.CHANGE_IN_PERCENTAGE:
-                number = as_number("number", raw_number)
-            else:
-                number = as_int("number", raw_number, allow_negative=True)
-        min_size = (
-            as_int("min_size", params["min_size"]) if params.get("min_size") is not None else None
-        )
-        max_size = (
-            as_int("max_size", params["max_size"], allow_negative=True)
-            if params.get("max_size") is not None
-            else None
-        )
-        if min_size is not None and max_size is not None and 0 <= max_size < min_size:
-            raise BadRequest(
-                f"The specified min_size ({min_size}) is greater than the specified "
-                f"max_size ({max_size})."
-            )
-        min_step = (
-            as_int("min_step", params["min_step"], allow_zero=False)
-            if params.get("min_step") is not None
-            else 1
-        )
-        strict = as_bool("strict", params["strict"]) if params.get("strict") is not None else True
+        adjustment: Adjustment | None = params.get("adjustment_type")
+        number = float(params.get("number", 0))
+        min_size, max_size = params.get("min_size"), params.get("max_size")
+        min_step = int(params.get("min_step", 1)) or 1
+        strict = bool(params.get("strict", True))
         return self._resize(
             who,
             ref,
@@ -360,6 +320,17 @@ class SenlinClusters:
 
         def mutate(doc: dict[str, Any], _nodes: list[NodeRecord]) -> dict[str, Any]:
             group = _group(doc, group_name)
+            current = int(group.get("count", 0))
+            was = Bounds(int(group.get("min", 0)), int(group.get("max", -1)), current)
+            adj = adjustment or Adjustment.CHANGE_IN_CAPACITY
+            desired = target_of(current, adj, number) if adjustment else None
+            if adjustment is Adjustment.CHANGE_IN_PERCENTAGE and desired is not None:
+                step = abs(desired - current)
+                if number and step < min_step:
+                    desired = current + (min_step if number > 0 else -min_step)
+            problem = check_size_params(was, desired, min_size, max_size, strict)
+            if problem:
+                raise BadRequest(problem)
             if min_size is not None:
                 group["min"] = min_size
             if max_size is not None:
@@ -368,13 +339,6 @@ class SenlinClusters:
                 else:
                     group["max"] = max_size
             low, high = int(group.get("min", 0)), group.get("max")
-            if high is not None and low > int(high):
-                raise BadRequest(
-                    f"The specified min_size ({low}) is greater than the current max_size "
-                    f"({high}) of the cluster."
-                )
-            current = int(group.get("count", 0))
-            adj = adjustment or Adjustment.CHANGE_IN_CAPACITY
             try:
                 group["count"] = new_count(
                     current,
@@ -393,36 +357,105 @@ class SenlinClusters:
         return self.svc.submit(who, ref, kind, mutate, dict(inputs, nodegroup=group_name))
 
     def add_nodes(self, who: Principal, ref: str, params: dict[str, Any]) -> Submitted:
-        """Senlin adopts orphan nodes; Shoal has none, so each name is a new node of the
-        cluster's profile (an instance in the document). A mapping may name a profile."""
-        items = params.get("nodes")
-        if not isinstance(items, list) or not items:
-            raise BadRequest("No node to add")
+        """Senlin adopts standalone nodes: each becomes an instance of the cluster's document
+        and its row joins the cluster in the same transaction, so planning finds it made."""
+        refs: list[str] = params["nodes"]
         with self.db.reading() as conn:
             cluster = self.svc.get(conn, who, ref)
+            found: dict[str, NodeRecord] = {}
+            missing: list[str] = []
+            for r in refs:
+                try:
+                    found[r] = find_node(conn, who, r)
+                except NotFound:
+                    missing.append(r)
+            if missing:
+                raise BadRequest(f"Nodes not found: {missing}.")
+            owned = [r for r, n in found.items() if n.cluster_id is not None]
+            if owned:
+                raise BadRequest(f"Nodes {owned} already owned by some cluster.")
+            extras = senlin_node_repo.get_extras(conn, [n.id for n in found.values()])
+            mine = meta.decode(cluster.document.get("metadata", {})).profile_id
+            cluster_type = self._profile_type(conn, who, mine)
+            odd = [
+                r
+                for r, n in found.items()
+                if self._profile_type(
+                    conn, who, extras[n.id].profile_id if n.id in extras else None
+                )
+                != cluster_type
+            ]
+            if odd:
+                raise BadRequest(f"Profile type of nodes {odd} does not match that of the cluster.")
+            idle = [r for r, n in found.items() if n.status is not NodeStatus.ACTIVE]
+            if idle:
+                raise BadRequest(f"Nodes are not ACTIVE: {idle}.")
             taken = {n.name for n in node_repo.list_nodes(conn, cluster.id)}
-            base = _group(cluster.document).get("profile")
-            instances: list[dict[str, Any]] = []
-            for item in items:
-                if isinstance(item, str):
-                    item = {"name": item}
-                if not isinstance(item, dict):
-                    raise BadRequest("Each node to add is a name or a map with a name.")
-                name = item.get("name")
-                if not isinstance(name, str) or not is_name(name):
-                    raise BadRequest(f"Invalid node name '{name}': {NAME_RULE}.")
-                if name in taken:
-                    raise NodeNotOrphan(f"Nodes ['{name}'] already owned by some cluster.")
-                profile: object = item.get("profile") or item.get("profile_id") or base
-                if isinstance(profile, str):
-                    profile = native_of(self.profiles.row(conn, who, profile))
-                if not isinstance(profile, dict):
-                    raise BadRequest(f"Node '{name}' needs a profile.")
-                instance: dict[str, Any] = {"name": name, "profile": profile}
-                if item.get("zone"):
-                    instance["zone"] = item["zone"]
-                instances.append(instance)
-        return self.svc.add_nodes(who, cluster.id, instances)
+            clash = [n.name for n in found.values() if n.name in taken]
+            if clash:
+                raise BadRequest(f"The cluster already has nodes named {clash}.")
+            desired = cluster_view(cluster, node_repo.list_nodes(conn, cluster.id), None)
+            was = Bounds(desired["min_size"], desired["max_size"], desired["desired_capacity"])
+            problem = check_size_params(
+                was, desired["desired_capacity"] + len(found), None, None, True
+            )
+            if problem:
+                raise BadRequest(problem)
+        nodes = list(found.values())
+        instances = [{"name": n.name, "profile": copy.deepcopy(n.profile)} for n in nodes]
+
+        def mutate(doc: dict[str, Any], _nodes: list[NodeRecord]) -> dict[str, Any]:
+            doc.setdefault("instances", []).extend(copy.deepcopy(instances))
+            return doc
+
+        def adopt(conn: Connection, c: ClusterRecord, now: float) -> None:
+            node_repo.update_nodes(
+                conn,
+                [
+                    {"node_id": n.id, "cluster_id": c.id, "group_name": n.name, "updated_at": now}
+                    for n in nodes
+                ],
+            )
+
+        inputs = {"nodes": [n.name for n in nodes], SENLIN_ACTION: "CLUSTER_ADD_NODES"}
+        return self.svc.submit(
+            who, cluster.id, ActionKind.CLUSTER_ADD_NODES, mutate, inputs, within=adopt
+        )
+
+    def create_member(self, who: Principal, data: dict[str, Any]) -> tuple[str, Submitted]:
+        """`POST /v1/nodes` with a cluster: a new instance of the cluster's document (the
+        engine plans and makes it); the cluster's id and the submitted action."""
+        name = str(data["name"])
+        if not is_name(name):
+            raise BadRequest(f"Invalid node name '{name}': {NAME_RULE}.")
+        ref, pref = str(data["cluster_id"]), str(data["profile_id"])
+        with self.db.reading() as conn:
+            try:
+                row = self.profiles.row(conn, who, pref)
+            except NotFound:
+                raise BadRequest(f"The specified profile '{pref}' could not be found.") from None
+            try:
+                cluster = self.svc.get(conn, who, ref)
+            except NotFound:
+                raise BadRequest(f"The specified cluster '{ref}' could not be found.") from None
+            mine = meta.decode(cluster.document.get("metadata", {})).profile_id
+            if row["type"] != self._profile_type(conn, who, mine):
+                raise BadRequest("Node and cluster have different profile type, operation aborted.")
+            view = cluster_view(cluster, node_repo.list_nodes(conn, cluster.id), None)
+            was = Bounds(view["min_size"], view["max_size"], view["desired_capacity"])
+            problem = check_size_params(was, view["desired_capacity"] + 1, None, None, True)
+            if problem:
+                raise BadRequest(problem)
+        instance = {"name": name, "profile": native_of(row)}
+        return cluster.id, self.svc.add_nodes(who, cluster.id, [instance])
+
+    def _profile_type(self, conn: Connection, who: Principal, profile_id: str | None) -> str:
+        if profile_id is None:
+            return "os.nova.server-1.0"
+        try:
+            return str(self.profiles.row(conn, who, profile_id)["type"])
+        except (NotFound, BadRequest):
+            return "os.nova.server-1.0"
 
     def recover(self, who: Principal, ref: str, params: dict[str, Any]) -> Submitted:
         operation = params.get("operation")
@@ -451,10 +484,90 @@ class SenlinClusters:
         inputs = {"repairs": [], SENLIN_ACTION: senlin_action}
         return self.svc.submit(who, ref, ActionKind.CLUSTER_RECOVER, same, inputs)
 
+    def _members(
+        self, conn: Connection, who: Principal, cluster: ClusterRecord, refs: list[str]
+    ) -> list[NodeRecord]:
+        """The nodes `refs` name, all members of `cluster`; Senlin's 400s otherwise."""
+        found: dict[str, NodeRecord] = {}
+        missing: list[str] = []
+        for ref in refs:
+            try:
+                found[ref] = find_node(conn, who, ref)
+            except NotFound:
+                missing.append(ref)
+        if missing:
+            raise BadRequest(f"Nodes not found: {missing}.")
+        strangers = [r for r, n in found.items() if n.cluster_id != cluster.id]
+        if strangers:
+            raise BadRequest(f"Nodes not members of specified cluster: {strangers}.")
+        return list(found.values())
+
+    def del_nodes(self, who: Principal, ref: str, refs: list[str]) -> Submitted:
+        with self.db.reading() as conn:
+            cluster = self.svc.get(conn, who, ref)
+            nodes = self._members(conn, who, cluster, refs)
+            group = _group(cluster.document)
+            count = int(group.get("count", 0))
+            was = Bounds(int(group.get("min", 0)), int(group.get("max", -1)), count)
+            problem = check_size_params(was, count - len(nodes), None, None, True)
+            if problem:
+                raise BadRequest(problem)
+        return self.svc.del_nodes(who, cluster.id, [n.id for n in nodes])
+
+    def replace_nodes(self, who: Principal, ref: str, pairs: dict[str, str]) -> Submitted:
+        with self.db.reading() as conn:
+            cluster = self.svc.get(conn, who, ref)
+            missing = []
+            for old in pairs:
+                try:
+                    find_node(conn, who, old)
+                except NotFound:
+                    missing.append(old)
+            if missing:
+                raise BadRequest(f"Original nodes not found: {missing}.")
+            missing = []
+            for new in pairs.values():
+                try:
+                    find_node(conn, who, new)
+                except NotFound:
+                    missing.append(new)
+            if missing:
+                raise BadRequest(f"Replacement nodes not found: {missing}.")
+            olds = {o: find_node(conn, who, o) for o in pairs}
+            strangers = [o for o, n in olds.items() if n.cluster_id != cluster.id]
+            if strangers:
+                raise BadRequest(
+                    f"Nodes {strangers} to be replaced are not members of the cluster {ref}."
+                )
+            news = {v: find_node(conn, who, v) for v in pairs.values()}
+            owned = [v for v, n in news.items() if n.cluster_id is not None]
+            if owned:
+                raise BadRequest(f"Nodes {owned} already member of a cluster.")
+            mine = self._profile_type(
+                conn, who, meta.decode(cluster.document.get("metadata", {})).profile_id
+            )
+            extras = senlin_node_repo.get_extras(conn, [n.id for n in news.values()])
+            odd = [
+                v
+                for v, n in news.items()
+                if self._profile_type(
+                    conn, who, extras[n.id].profile_id if n.id in extras else None
+                )
+                != mine
+            ]
+            if odd:
+                raise BadRequest(f"Profile type of nodes {odd} do not match that of the cluster.")
+        raise FeatureNotSupported(
+            "replace_nodes with existing standalone nodes is not supported; "
+            "use recover with operation REPLACE"
+        )
+
     # -- nodes --------------------------------------------------------------------------------
 
     def delete_node(self, who: Principal, ref: str) -> Submitted:
         """A member node deleted: the cluster shrinks by it (Senlin lowers desired capacity)."""
         with self.db.reading() as conn:
             node = find_node(conn, who, ref)
+        if node.cluster_id is None:
+            raise FeatureNotSupported("standalone nodes are deleted through the node API")
         return self.svc.del_nodes(who, node.cluster_id, [node.id])

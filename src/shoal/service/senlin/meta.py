@@ -18,6 +18,7 @@ TIMEOUT = "senlin.timeout"
 CONFIG = "senlin.config"
 METADATA = "senlin.metadata"
 POLICIES = "senlin.policies"
+NAME = "senlin.name"
 
 DEFAULT_TIMEOUT = 3600
 
@@ -32,6 +33,9 @@ class SenlinMeta:
     config: dict[str, Any] = field(default_factory=dict)
     policies: list[dict[str, Any]] = field(default_factory=list)
     """Attached policies: {"policy_id", "enabled", "priority"...}."""
+    name: str | None = None
+    """The name Senlin clients gave, when another cluster of the project already had it (Shoal's
+    cluster names are unique; Senlin's may repeat)."""
 
 
 def encode(m: SenlinMeta) -> dict[str, str]:
@@ -51,6 +55,8 @@ def encode(m: SenlinMeta) -> dict[str, str]:
         out[CONFIG] = json.dumps(m.config, sort_keys=True)
     if m.policies:
         out[POLICIES] = json.dumps(m.policies, sort_keys=True)
+    if m.name is not None:
+        out[NAME] = m.name
     return out
 
 
@@ -68,6 +74,7 @@ def decode(doc_metadata: dict[str, Any]) -> SenlinMeta:
         timeout=int(timeout) if isinstance(timeout, str) and timeout.isdigit() else DEFAULT_TIMEOUT,
         config=_json(raw.get(CONFIG), {}),
         policies=_json(raw.get(POLICIES), []),
+        name=raw.get(NAME) if isinstance(raw.get(NAME), str) else None,
     )
 
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+from shoal.service.errors import NotFound
 from shoal.service.senlin.errors import InvalidSpec
 
 GROUPING_PREFIX = "senlin-"
@@ -111,20 +112,17 @@ def parse_policy_spec(spec: object) -> CheckedPolicy:
         raise InvalidSpec("The policy spec must be a map with type, version and properties.")
     unknown = sorted(set(spec) - {"type", "version", "properties", "description"})
     if unknown:
-        raise InvalidSpec(f"Unrecognizable spec item '{unknown[0]}'.")
+        raise InvalidSpec(f"Unrecognizable spec item '{unknown[0]}'")
     name = f"{spec.get('type')}-{spec.get('version')}"
     ptype = POLICY_TYPES.get(name)
     if ptype is None:
-        raise InvalidSpec(
-            f"The specified policy type '{name}' is not supported; "
-            f"known types: {', '.join(POLICY_TYPES)}."
-        )
+        raise NotFound(f"The policy_type '{name}' could not be found.")
     props = spec.get("properties") or {}
     if not isinstance(props, dict):
         raise InvalidSpec("The 'properties' of a policy spec must be a map.")
     for key in props:
         if key not in ptype.schema:
-            raise InvalidSpec(f"Unrecognizable spec item '{key}'.")
+            raise InvalidSpec(f"Unrecognizable spec item '{key}'")
     for key, rule in ptype.schema.items():
         if rule["required"] and props.get(key) in (None, "", []):
             raise InvalidSpec(f"Required spec item '{key}' not provided.")

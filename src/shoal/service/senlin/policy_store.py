@@ -1,34 +1,38 @@
 """Senlin policy objects: created, listed, renamed and deleted on their own, then attached to
-clusters. Shoal has no table of its own for them, so they are kept among a project's stored
-profiles, named `senlin-policy:<name>` with their Senlin type (`senlin.policy.deletion-1.1`);
-the façade's profile views leave them out."""
+clusters. They live in their own table (`store/senlin_policies.py`), so the native API never
+shows them among profiles; names may repeat, as in Senlin."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Connection, update
+from sqlalchemy import Connection
 
 from shoal.clock import Clock
-from shoal.service.errors import Conflict, NotFound
+from shoal.service.errors import NotFound
 from shoal.service.senlin import meta
-from shoal.service.senlin.errors import BadRequest, ResourceInUse
+from shoal.service.senlin.bodies import check_name
+from shoal.service.senlin.errors import BadRequest, InvalidSpec, ResourceInUse
 from shoal.service.senlin.policies import CheckedPolicy, parse_policy_spec
-from shoal.service.senlin.shortid import by_short_id
 from shoal.service.senlin.views import isotime
 from shoal.store import clusters as cluster_repo
-from shoal.store import profiles as repo
+from shoal.store import senlin_policies as repo
 from shoal.store.database import Database
-from shoal.store.errors import NameTaken
 from shoal.store.records import Principal
-from shoal.store.tables import profiles as profiles_table
 
-NAME_PREFIX = "senlin-policy:"
 TYPE_PREFIX = "senlin.policy."
 
 
-def is_policy_row(row: dict[str, Any]) -> bool:
-    return str(row.get("type", "")).startswith(TYPE_PREFIX)
+def _row(p: repo.PolicyRecord) -> dict[str, Any]:
+    """A stored policy as the façade's modules read it."""
+    return {
+        "id": p.id,
+        "name": p.name,
+        "type": p.type,
+        "spec": {"senlin": {"spec": p.spec, "updated_at": p.updated_at}},
+        "project_id": p.project_id,
+        "created_at": p.created_at,
+    }
 
 
 def checked_of(row: dict[str, Any]) -> CheckedPolicy:
@@ -40,7 +44,7 @@ def policy_view(row: dict[str, Any]) -> dict[str, Any]:
     created = row.get("created_at")
     return {
         "id": row["id"],
-        "name": str(row["name"]).removeprefix(NAME_PREFIX),
+        "name": row["name"],
         "type": row["type"],
         "spec": env["spec"],
         "data": {},
@@ -53,9 +57,18 @@ def policy_view(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def _name(value: object) -> str:
-    if not isinstance(value, str) or not value.strip() or len(value) > 200:
-        raise BadRequest("A policy needs a name: a non-empty string of at most 200 characters.")
-    return value
+    return check_name("policy", value)
+
+
+def one(found: list[Any], ref: str, kind: str) -> Any:
+    """The single match of a lookup, or Senlin's 404 / 'Multiple results' 400."""
+    if not found:
+        raise NotFound(f"The {kind} '{ref}' could not be found.")
+    if len(found) > 1:
+        raise BadRequest(
+            f"Multiple results found matching the query criteria '{ref}'. Please be more specific."
+        )
+    return found[0]
 
 
 class SenlinPolicies:
@@ -64,20 +77,12 @@ class SenlinPolicies:
         self.clock = clock
 
     def row(self, conn: Connection, who: Principal, ref: str) -> dict[str, Any]:
-        for key in (ref, NAME_PREFIX + ref):
-            found = repo.get_profile(conn, who.project_id, key)
-            if found is not None and is_policy_row(found):
-                return found
-        rows = {r["id"]: r for r in repo.list_profiles(conn, who.project_id) if is_policy_row(r)}
-        short = by_short_id(rows, ref)
-        if short is not None:
-            return rows[short]
-        raise NotFound(f"The policy '{ref}' could not be found.")
+        return _row(one(repo.find_policies(conn, who.project_id, ref), ref, "policy"))
 
-    def list(self, who: Principal) -> list[dict[str, Any]]:
+    def list(self, who: Principal, everyone: bool = False) -> list[dict[str, Any]]:
+        scope = None if who.is_admin and everyone else who.project_id
         with self.db.reading() as conn:
-            rows = repo.list_profiles(conn, who.project_id)
-        return [policy_view(r) for r in rows if is_policy_row(r)]
+            return [policy_view(_row(p)) for p in repo.list_policies(conn, scope)]
 
     def get(self, who: Principal, ref: str) -> dict[str, Any]:
         with self.db.reading() as conn:
@@ -96,38 +101,21 @@ class SenlinPolicies:
 
     def create(self, who: Principal, body: dict[str, Any]) -> dict[str, Any]:
         name = _name(body.get("name"))
-        checked = parse_policy_spec(body.get("spec"))
-        stored = {"senlin": {"spec": checked.spec, "updated_at": None}}
+        try:
+            checked = parse_policy_spec(body.get("spec"))
+        except InvalidSpec as bad:
+            raise BadRequest(f"Failed in creating policy {name}: {bad.message}") from None
         with self.db.transaction() as conn:
-            try:
-                row = repo.create_profile(
-                    conn,
-                    who.project_id,
-                    NAME_PREFIX + name,
-                    checked.type_name,
-                    stored,
-                    self.clock.now(),
-                )
-            except NameTaken:
-                raise Conflict(f"A policy named '{name}' already exists.") from None
-        return policy_view(row)
+            p = repo.create_policy(
+                conn, who.project_id, name, checked.type_name, checked.spec, self.clock.now()
+            )
+        return policy_view(_row(p))
 
     def update(self, who: Principal, ref: str, body: dict[str, Any]) -> dict[str, Any]:
-        if "spec" in body:
-            raise BadRequest("Updating the spec of a policy is not supported.")
-        if set(body) != {"name"}:
-            raise BadRequest("Only the name of a policy can be updated.")
         name = _name(body["name"])
         with self.db.transaction() as conn:
             row = self.row(conn, who, ref)
-            if repo.get_profile(conn, who.project_id, NAME_PREFIX + name) not in (None, row):
-                raise Conflict(f"A policy named '{name}' already exists.")
-            env = dict(row["spec"]["senlin"], updated_at=self.clock.now())
-            conn.execute(
-                update(profiles_table)
-                .where(profiles_table.c.id == row["id"])
-                .values(name=NAME_PREFIX + name, spec={"senlin": env})
-            )
+            repo.rename_policy(conn, row["id"], name, self.clock.now())
             return policy_view(self.row(conn, who, row["id"]))
 
     def delete(self, who: Principal, ref: str) -> None:
@@ -143,7 +131,6 @@ class SenlinPolicies:
             ]
             if users:
                 raise ResourceInUse(
-                    f"The policy '{ref}' cannot be deleted: still attached to some clusters "
-                    f"({', '.join(users)})."
+                    f"The policy '{ref}' cannot be deleted: still attached to some clusters."
                 )
-            repo.delete_profile(conn, who.project_id, row["id"])
+            repo.delete_policy(conn, row["id"])

@@ -10,26 +10,24 @@ gives the native profile a node group is built from.
 from __future__ import annotations
 
 import copy
+import uuid
 from collections.abc import Callable
 from typing import Any
 
-from sqlalchemy import Connection, update
+from sqlalchemy import Connection
 
 from shoal.clock import Clock
 from shoal.model.inventory import Inventory
-from shoal.service.errors import Conflict, NotFound
 from shoal.service.senlin import meta
-from shoal.service.senlin.errors import BadRequest, ResourceInUse
-from shoal.service.senlin.policy_store import is_policy_row
-from shoal.service.senlin.shortid import by_short_id
+from shoal.service.senlin.bodies import check_name
+from shoal.service.senlin.errors import BadRequest, InvalidSpec, ResourceInUse
+from shoal.service.senlin.policy_store import one
 from shoal.service.senlin.specs import PROFILE_TYPES, parse_spec, spec_of_native, to_native
 from shoal.service.senlin.views import profile_view
 from shoal.store import clusters as cluster_repo
 from shoal.store import profiles as repo
 from shoal.store.database import Database
-from shoal.store.errors import NameTaken
 from shoal.store.records import Principal
-from shoal.store.tables import profiles as profiles_table
 
 ENVELOPE = "senlin"
 
@@ -48,6 +46,20 @@ def senlin_parts(row: dict[str, Any]) -> tuple[str, dict[str, Any], dict[str, An
     return type_name, spec, {}, None
 
 
+def senlin_name(row: dict[str, Any]) -> str:
+    """The name Senlin clients know a profile by (stored under another when it repeats)."""
+    if is_envelope(row):
+        return str(row["spec"][ENVELOPE].get("name") or row["name"])
+    return str(row["name"])
+
+
+def _stored_name(conn: Connection, project_id: str, name: str) -> str:
+    """`name`, or a unique variant of it: Senlin lets profile names repeat, Shoal does not."""
+    if repo.get_profile(conn, project_id, name) is None:
+        return name
+    return f"{name[:200]}~{uuid.uuid4().hex[:8]}"
+
+
 def native_of(row: dict[str, Any]) -> dict[str, Any]:
     """The native profile a stored profile (either kind) stands for."""
     if is_envelope(row):
@@ -57,9 +69,7 @@ def native_of(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def _name(value: object) -> str:
-    if not isinstance(value, str) or not value.strip() or len(value) > 255:
-        raise BadRequest("A profile needs a name: a non-empty string of at most 255 characters.")
-    return value
+    return check_name("profile", value)
 
 
 def _metadata(value: object) -> dict[str, Any]:
@@ -77,32 +87,29 @@ class SenlinProfiles:
         self.clock = clock
 
     def row(self, conn: Connection, who: Principal, ref: str) -> dict[str, Any]:
-        found = repo.get_profile(conn, who.project_id, ref)
-        if found is None:
-            rows = {r["id"]: r for r in repo.list_profiles(conn, who.project_id)}
-            short = by_short_id((i for i, r in rows.items() if not is_policy_row(r)), ref)
-            found = rows[short] if short is not None else None
-        if found is None or is_policy_row(found):
-            raise NotFound(f"The profile '{ref}' could not be found.")
+        """By id, else by (Senlin) name, else by short id; two matches are Senlin's 400."""
+        by_id = repo.get_profile(conn, who.project_id, ref)
+        if by_id is not None and by_id["id"] == ref:
+            return by_id
+        rows = repo.list_profiles(conn, who.project_id)
+        named = [r for r in rows if senlin_name(r) == ref]
+        if not named:
+            named = [r for r in rows if str(r["id"]).startswith(ref)]
+        found: dict[str, Any] = one(named, ref, "profile")
         return found
 
-    def list(self, who: Principal, name: str | None, type_name: str | None) -> list[dict[str, Any]]:
+    def list(self, who: Principal) -> list[dict[str, Any]]:
         with self.db.reading() as conn:
             rows = repo.list_profiles(conn, who.project_id)
-        out = [profile_view(r, *senlin_parts(r)) for r in rows if not is_policy_row(r)]
-        if name is not None:
-            out = [p for p in out if p["name"] == name]
-        if type_name is not None:
-            out = [p for p in out if p["type"] == type_name]
-        return out
+        return [self.view(r) for r in rows]
 
     def get(self, who: Principal, ref: str) -> dict[str, Any]:
         with self.db.reading() as conn:
             r = self.row(conn, who, ref)
-        return profile_view(r, *senlin_parts(r))
+        return self.view(r)
 
     def validate(self, who: Principal, body: dict[str, Any]) -> dict[str, Any]:
-        checked = parse_spec(body.get("spec"), self.inventory())
+        checked = parse_spec(body.get("spec"))
         row = {
             "id": None,
             "name": "validated_profile",
@@ -114,44 +121,47 @@ class SenlinProfiles:
     def create(self, who: Principal, body: dict[str, Any]) -> dict[str, Any]:
         name = _name(body.get("name"))
         metadata = _metadata(body.get("metadata"))
-        checked = parse_spec(body.get("spec"), self.inventory())
-        stored = {ENVELOPE: {"spec": checked.spec, "metadata": metadata, "updated_at": None}}
+        try:
+            checked = parse_spec(body.get("spec"))
+        except InvalidSpec as bad:
+            raise BadRequest(f"Failed in creating profile {name}: {bad.message}") from None
+        env = {"name": name, "spec": checked.spec, "metadata": metadata, "updated_at": None}
         with self.db.transaction() as conn:
-            try:
-                row = repo.create_profile(
-                    conn, who.project_id, name, checked.type_name, stored, self.clock.now()
-                )
-            except NameTaken as e:
-                raise Conflict(
-                    f"A profile named '{name}' already exists.",
-                    [{"path": "/name", "message": str(e)}],
-                ) from None
-        return profile_view(row, *senlin_parts(row))
+            stored_name = _stored_name(conn, who.project_id, name)
+            row = repo.create_profile(
+                conn,
+                who.project_id,
+                stored_name,
+                checked.type_name,
+                {ENVELOPE: env},
+                self.clock.now(),
+            )
+        return self.view(row)
+
+    @staticmethod
+    def view(row: dict[str, Any]) -> dict[str, Any]:
+        return dict(profile_view(row, *senlin_parts(row)), name=senlin_name(row))
 
     def update(self, who: Principal, ref: str, body: dict[str, Any]) -> dict[str, Any]:
-        if "spec" in body:
-            raise BadRequest(
-                "Updating the spec of a profile is not supported because it may cause state "
-                "conflicts in engine."
-            )
-        unknown = sorted(set(body) - {"name", "metadata"})
-        if unknown:
-            raise BadRequest(f"Unrecognized profile field '{unknown[0]}'.")
         if not body:
             raise BadRequest("No property needs an update.")
         with self.db.transaction() as conn:
             row = self.row(conn, who, ref)
             values: dict[str, Any] = {}
-            if "name" in body and body["name"] != row["name"]:
+            name = senlin_name(row)
+            if "name" in body and body["name"] != name:
                 name = _name(body["name"])
-                if repo.get_profile(conn, who.project_id, name) is not None:
-                    raise Conflict(f"A profile named '{name}' already exists.")
-                values["name"] = name
+                values["name"] = _stored_name(conn, who.project_id, name)
             if is_envelope(row):
                 _, spec, metadata, _ = senlin_parts(row)
                 if "metadata" in body:
                     metadata = _metadata(body["metadata"])
-                env = {"spec": spec, "metadata": metadata, "updated_at": self.clock.now()}
+                env = {
+                    "name": name,
+                    "spec": spec,
+                    "metadata": metadata,
+                    "updated_at": self.clock.now(),
+                }
                 values["spec"] = {ENVELOPE: env}
             elif body.get("metadata"):
                 raise BadRequest(
@@ -159,12 +169,10 @@ class SenlinProfiles:
                     "no metadata; only its name can be changed here."
                 )
             if not values:
-                return profile_view(row, *senlin_parts(row))
-            conn.execute(
-                update(profiles_table).where(profiles_table.c.id == row["id"]).values(**values)
-            )
+                return self.view(row)
+            repo.update_profile(conn, row["id"], values)
             fresh = self.row(conn, who, row["id"])
-        return profile_view(fresh, *senlin_parts(fresh))
+        return self.view(fresh)
 
     def delete(self, who: Principal, ref: str) -> None:
         with self.db.transaction() as conn:
@@ -177,6 +185,6 @@ class SenlinProfiles:
             if users:
                 raise ResourceInUse(
                     f"The profile '{ref}' cannot be deleted: still referenced by some clusters "
-                    f"and/or nodes ({', '.join(users)})."
+                    "and/or nodes."
                 )
             repo.delete_profile(conn, who.project_id, row["id"])

@@ -7,12 +7,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, select
+from sqlalchemy import Connection
 
 from shoal.service.errors import NotFound
 from shoal.service.senlin import meta
 from shoal.service.senlin.errors import BadRequest
 from shoal.service.senlin.nodes import find_node
+from shoal.service.senlin.profiles import senlin_name
 from shoal.service.senlin.shortid import by_short_id
 from shoal.service.senlin.views import (
     SENLIN_ACTION,
@@ -27,9 +28,13 @@ from shoal.store import clusters as cluster_repo
 from shoal.store import events as event_repo
 from shoal.store import nodes as node_repo
 from shoal.store import profiles as profile_repo
+from shoal.store import senlin_actions as senlin_action_repo
+from shoal.store import senlin_nodes as senlin_node_repo
 from shoal.store.database import Database
-from shoal.store.records import ClusterRecord, Principal
-from shoal.store.tables import actions as actions_table
+from shoal.store.records import ClusterRecord, NodeRecord, Principal
+
+Filters = dict[str, tuple[str, ...]]
+"""A list's filters: field -> the values it may have (any of them)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +42,8 @@ class Paging:
     limit: int | None = None
     marker: str | None = None
     sort: str | None = None
+    everyone: bool = False
+    """Senlin's `global_project`: an admin's list spans every project."""
 
 
 def page(items: list[dict[str, Any]], paging: Paging, default_sort: str) -> list[dict[str, Any]]:
@@ -62,8 +69,12 @@ def page(items: list[dict[str, Any]], paging: Paging, default_sort: str) -> list
     return items
 
 
-def _matches(item: dict[str, Any], filters: dict[str, Any]) -> bool:
-    return all(v is None or str(item.get(k)) == str(v) for k, v in filters.items())
+def senlin_cluster_name(c: ClusterRecord) -> str:
+    return meta.decode(c.document.get("metadata", {})).name or c.name
+
+
+def matches(item: dict[str, Any], filters: Filters) -> bool:
+    return all(str(item.get(k)) in values for k, values in filters.items())
 
 
 class SenlinReads:
@@ -74,15 +85,30 @@ class SenlinReads:
     def _scope(who: Principal) -> str | None:
         return None if who.is_admin else who.project_id
 
+    @staticmethod
+    def _list_scope(who: Principal, paging: Paging) -> str | None:
+        """Lists show the caller's project; an admin's spans all with `global_project`."""
+        return None if who.is_admin and paging.everyone else who.project_id
+
     def _cluster(self, conn: Connection, who: Principal, ref: str) -> ClusterRecord:
+        """By id, else by the name Senlin clients know (two matches are Senlin's 400), else by
+        a unique short id."""
         found = cluster_repo.get_cluster(conn, ref, self._scope(who))
-        if found is None:
-            mine = {c.id: c for c in cluster_repo.list_clusters(conn, self._scope(who))}
-            short = by_short_id(mine, ref)
-            found = mine[short] if short is not None else None
-        if found is None:
+        if found is not None and found.id == ref:
+            return found
+        mine = cluster_repo.list_clusters(conn, self._scope(who))
+        named = [c for c in mine if senlin_cluster_name(c) == ref]
+        if len(named) > 1:
+            raise BadRequest(
+                f"Multiple results found matching the query criteria '{ref}'. "
+                "Please be more specific."
+            )
+        if named:
+            return named[0]
+        short = by_short_id({c.id: c for c in mine}, ref)
+        if short is None:
             raise NotFound(f"The cluster '{ref}' could not be found.")
-        return found
+        return next(c for c in mine if c.id == short)
 
     def _profile_of(self, conn: Connection, c: ClusterRecord) -> tuple[str | None, str | None]:
         pid = meta.decode(c.document.get("metadata", {})).profile_id
@@ -94,13 +120,13 @@ class SenlinReads:
     def _cluster_view(self, conn: Connection, c: ClusterRecord) -> dict[str, Any]:
         return cluster_view(c, node_repo.list_nodes(conn, c.id), self._profile_of(conn, c)[1])
 
-    def clusters(self, who: Principal, filters: dict[str, Any], paging: Paging) -> list[Any]:
+    def clusters(self, who: Principal, filters: Filters, paging: Paging) -> list[Any]:
         with self.db.reading() as conn:
             found = [
                 self._cluster_view(conn, c)
-                for c in cluster_repo.list_clusters(conn, self._scope(who))
+                for c in cluster_repo.list_clusters(conn, self._list_scope(who, paging))
             ]
-        return page([c for c in found if _matches(c, filters)], paging, "created_at")
+        return page([c for c in found if matches(c, filters)], paging, "created_at")
 
     def cluster(self, who: Principal, ref: str) -> dict[str, Any]:
         with self.db.reading() as conn:
@@ -114,7 +140,7 @@ class SenlinReads:
         self,
         who: Principal,
         cluster: str | None,
-        filters: dict[str, Any],
+        filters: Filters,
         paging: Paging,
         *,
         details: bool = False,
@@ -122,96 +148,123 @@ class SenlinReads:
     ) -> list[dict[str, Any]]:
         with self.db.reading() as conn:
             if cluster is not None:
-                found = node_repo.list_nodes(conn, self._cluster(conn, who, cluster).id)
+                try:
+                    cluster_id = self._cluster(conn, who, cluster).id
+                except NotFound:
+                    raise BadRequest(f"Cannot find the given cluster: {cluster}.") from None
+                found = node_repo.list_nodes(conn, cluster_id)
             else:
-                found = node_repo.list_project_nodes(conn, self._scope(who))
-            profiles = self._profiles_by_cluster(conn, {n.cluster_id for n in found})
-            views = [
-                node_view(n, *profiles[n.cluster_id], details=details, tainted=tainted)
-                for n in found
-            ]
-        return page([v for v in views if _matches(v, filters)], paging, "init_at")
+                found = node_repo.list_project_nodes(conn, self._list_scope(who, paging))
+            views = self._node_views(conn, found, details=details, tainted=tainted)
+        return page([v for v in views if matches(v, filters)], paging, "init_at")
+
+    def _node_views(
+        self, conn: Connection, found: list[NodeRecord], *, details: bool, tainted: bool
+    ) -> list[dict[str, Any]]:
+        """Senlin's node views: the cluster's profile, or the node's own (standalone nodes and
+        nodes made through the façade), with its metadata, role and tainted flag."""
+        profiles = self._profiles_by_cluster(conn, {n.cluster_id for n in found})
+        extras = senlin_node_repo.get_extras(conn, [n.id for n in found])
+        names: dict[str, str | None] = {}
+        views = []
+        for n in found:
+            view = node_view(n, *profiles[n.cluster_id], details=details, tainted=tainted)
+            e = extras.get(n.id)
+            if e is not None:
+                if e.profile_id is not None and e.profile_id not in names:
+                    row = profile_repo.get_profile(conn, n.project_id, e.profile_id)
+                    names[e.profile_id] = senlin_name(row) if row else None
+                view.update(metadata=e.metadata, role=e.role or view["role"])
+                if e.profile_id is not None:
+                    view.update(profile_id=e.profile_id, profile_name=names[e.profile_id])
+                if tainted:
+                    view["tainted"] = e.tainted
+            if view["cluster_id"] is None:
+                view["cluster_id"] = ""
+            views.append(view)
+        return views
 
     def _profiles_by_cluster(
-        self, conn: Connection, ids: Iterable[str]
-    ) -> dict[str, tuple[str | None, str | None]]:
-        out: dict[str, tuple[str | None, str | None]] = {}
+        self, conn: Connection, ids: Iterable[str | None]
+    ) -> dict[str | None, tuple[str | None, str | None]]:
+        out: dict[str | None, tuple[str | None, str | None]] = {}
         for cid in ids:
-            c = cluster_repo.get_cluster(conn, cid, include_deleted=True)
+            c = cluster_repo.get_cluster(conn, cid, include_deleted=True) if cid else None
             out[cid] = self._profile_of(conn, c) if c is not None else (None, None)
         return out
+
+    def member_id(self, cluster_id: str, name: str) -> str | None:
+        """The id of the node `name` of a cluster, once the engine has planned it."""
+        with self.db.reading() as conn:
+            for n in node_repo.list_nodes(conn, cluster_id):
+                if n.name == name:
+                    return n.id
+        return None
 
     def node(
         self, who: Principal, ref: str, *, details: bool = False, tainted: bool = False
     ) -> dict[str, Any]:
         with self.db.reading() as conn:
             n = find_node(conn, who, ref)
-            pid, pname = self._profiles_by_cluster(conn, [n.cluster_id])[n.cluster_id]
-            return node_view(n, pid, pname, details=details, tainted=tainted)
+            return self._node_views(conn, [n], details=details, tainted=tainted)[0]
 
-    def actions(
-        self, who: Principal, filters: dict[str, Any], paging: Paging
-    ) -> list[dict[str, Any]]:
+    def actions(self, who: Principal, filters: Filters, paging: Paging) -> list[dict[str, Any]]:
         with self.db.reading() as conn:
             cluster_id = None
             if filters.get("cluster_id"):
-                cluster_id = self._cluster(conn, who, str(filters["cluster_id"])).id
+                cluster_id = self._cluster(conn, who, filters["cluster_id"][0]).id
             found = action_repo.list_actions(
-                conn, self._scope(who), cluster_id=cluster_id, limit=1_000_000
+                conn, self._list_scope(who, paging), cluster_id=cluster_id, limit=1_000_000
             )
-        views = [action_view(a) for a in found if not is_internal(a)]
+            shown = [a for a in found if not is_internal(a)]
+            views = self._with_deps(conn, [action_view(a) for a in shown])
         wanted = {k: v for k, v in filters.items() if k != "cluster_id"}
-        return page([v for v in views if _matches(v, wanted)], paging, "created_at")
+        return page([v for v in views if matches(v, wanted)], paging, "created_at")
+
+    @staticmethod
+    def _with_deps(conn: Connection, views: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        on, by = senlin_action_repo.dependencies(conn, [str(v["id"]) for v in views])
+        for v in views:
+            v["depends_on"] = sorted(set(on.get(v["id"], [])))
+            v["depended_by"] = sorted(set(by.get(v["id"], [])))
+        return views
 
     def action(self, who: Principal, ref: str) -> dict[str, Any]:
         scope = self._scope(who)
         with self.db.reading() as conn:
             a = action_repo.get_action(conn, ref, scope)
             if a is None:
-                t = actions_table
-                q = select(t.c.id).where(t.c.id.startswith(ref, autoescape=True)).limit(2)
-                if scope is not None:
-                    q = q.where(t.c.project_id == scope)
-                short = by_short_id(conn.execute(q).scalars(), ref)
+                prefixed = senlin_action_repo.ids_with_prefix(conn, ref, scope)
+                short = by_short_id(prefixed, ref)
                 a = action_repo.get_action(conn, short, scope) if short is not None else None
-        if a is None:
-            raise NotFound(f"The action '{ref}' could not be found.")
-        return action_view(a)
+            if a is None:
+                raise NotFound(f"The action '{ref}' could not be found.")
+            return self._with_deps(conn, [action_view(a)])[0]
 
-    def events(
-        self, who: Principal, filters: dict[str, Any], paging: Paging
-    ) -> list[dict[str, Any]]:
+    def events(self, who: Principal, filters: Filters, paging: Paging) -> list[dict[str, Any]]:
         with self.db.reading() as conn:
             cluster_id = None
             if filters.get("cluster_id"):
-                c = cluster_repo.get_cluster(
-                    conn, str(filters["cluster_id"]), self._scope(who), include_deleted=True
-                )
+                ref = filters["cluster_id"][0]
+                c = cluster_repo.get_cluster(conn, ref, self._scope(who), include_deleted=True)
                 if c is None:
-                    raise NotFound(f"The cluster '{filters['cluster_id']}' could not be found.")
+                    raise NotFound(f"The cluster '{ref}' could not be found.")
                 cluster_id = c.id
             found = event_repo.list_events(
-                conn, self._scope(who), cluster_id=cluster_id, limit=1_000_000
+                conn, self._list_scope(who, paging), cluster_id=cluster_id, limit=1_000_000
             )
             names = _action_names(conn, {e.action_id for e in found if e.action_id})
         views = [event_view(e, names) for e in found]
         wanted = {k: v for k, v in filters.items() if k != "cluster_id"}
-        return page([v for v in views if _matches(v, wanted)], paging, "timestamp")
+        return page([v for v in views if matches(v, wanted)], paging, "timestamp")
 
     def event(self, who: Principal, ref: str) -> dict[str, Any]:
-        for e in self.events(who, {"id": ref}, Paging()):
+        for e in self.events(who, {"id": (ref,)}, Paging(everyone=True)):
             return e
         raise NotFound(f"The event '{ref}' could not be found.")
 
 
 def _action_names(conn: Connection, ids: set[str]) -> dict[str, str]:
     """Action id -> the name Senlin would show (its kind, or the Senlin action it stands for)."""
-    out: dict[str, str] = {}
-    wanted = sorted(ids)
-    t = actions_table
-    for start in range(0, len(wanted), 500):
-        chunk = wanted[start : start + 500]
-        for row in conn.execute(select(t.c.id, t.c.kind, t.c.inputs).where(t.c.id.in_(chunk))):
-            inputs = row.inputs or {}
-            out[row.id] = str(inputs.get(SENLIN_ACTION) or row.kind)
-    return out
+    found = senlin_action_repo.kinds_and_inputs(conn, sorted(ids))
+    return {i: str(inputs.get(SENLIN_ACTION) or kind) for i, (kind, inputs) in found.items()}

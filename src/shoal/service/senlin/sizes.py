@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from shoal.service.resize import Adjustment
 
 
@@ -19,3 +21,64 @@ def target_of(current: int, adjustment: Adjustment, number: float) -> int:
     delta = current * number / 100.0
     step = -(-abs(delta) // 1) if delta else 0
     return current + int(step if number > 0 else -step)
+
+
+@dataclass(frozen=True, slots=True)
+class Bounds:
+    """A cluster's sizes as Senlin saw them (max_size -1: no upper limit)."""
+
+    min_size: int
+    max_size: int
+    desired: int
+
+
+def check_size_params(
+    cluster: Bounds | None,
+    desired: int | None,
+    min_size: int | None,
+    max_size: int | None,
+    strict: bool,
+) -> str | None:
+    """Senlin's `scaleutils.check_size_params`: the first problem, in its words, or None."""
+    if desired is not None:
+        if min_size is not None and desired < min_size:
+            return (
+                f"The target capacity ({desired}) is less than the specified min_size ({min_size})."
+            )
+        if min_size is None and cluster is not None and desired < cluster.min_size and strict:
+            return bounds_message(desired, cluster.min_size, cluster.max_size)
+        if max_size is not None and 0 <= max_size < desired:
+            return (
+                f"The target capacity ({desired}) is greater than the specified max_size "
+                f"({max_size})."
+            )
+        if max_size is None and cluster is not None and 0 <= cluster.max_size < desired and strict:
+            return bounds_message(desired, cluster.min_size, cluster.max_size)
+    if min_size is not None:
+        if max_size is not None and 0 <= max_size < min_size:
+            return (
+                f"The specified min_size ({min_size}) is greater than the specified max_size "
+                f"({max_size})."
+            )
+        if max_size is None and cluster is not None and 0 <= cluster.max_size < min_size:
+            return (
+                f"The specified min_size ({min_size}) is greater than the current max_size "
+                f"({cluster.max_size}) of the cluster."
+            )
+        if desired is None and cluster is not None and min_size > cluster.desired and strict:
+            return (
+                f"The specified min_size ({min_size}) is greater than the current "
+                f"desired_capacity ({cluster.desired}) of the cluster."
+            )
+    if max_size is not None:
+        if min_size is None and cluster is not None and 0 <= max_size < cluster.min_size:
+            return (
+                f"The specified max_size ({max_size}) is less than the current min_size "
+                f"({cluster.min_size}) of the cluster."
+            )
+        if desired is None and cluster is not None and 0 <= max_size < cluster.desired and strict:
+            return (
+                f"The specified max_size ({max_size}) is less than the current "
+                f"desired_capacity ({cluster.desired}) of the cluster."
+            )
+    return None

@@ -9,15 +9,18 @@ profile shows what it was given, but Shoal does not act on them. `shoal.server-1
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
 from shoal.model.inventory import Inventory
-from shoal.service.errors import Invalid
+from shoal.service.errors import Invalid, NotFound
 from shoal.service.profiles import validate_profile
 from shoal.service.senlin.errors import InvalidSpec
 
 NOVA_SERVER = "os.nova.server-1.0"
+HEAT_STACK = "os.heat.stack-1.0"
+DOCKER = "container.dockerinc.docker-1.0"
 SHOAL_SERVER = "shoal.server-1.0"
 SHOAL_VOLUME = "shoal.volume-1.0"
 
@@ -53,6 +56,29 @@ _NOVA_SCHEMA: dict[str, Any] = {
     "scheduler_hints": _p("Map", "Scheduler hints; " + _KEPT),
 }
 
+_NOT_BUILT = "stored and shown back; Shoal does not build nodes of this type yet"
+
+_HEAT_SCHEMA: dict[str, Any] = {
+    "context": _p("Map", "A dictionary for specifying the customized context"),
+    "template": _p("Map", "Heat stack template", updatable=True),
+    "template_url": _p("String", "Heat stack template url", updatable=True),
+    "parameters": _p("Map", "Parameters to be passed to Heat for stack operations"),
+    "files": _p("Map", "Contents of files referenced by the template, if any"),
+    "timeout": _p("Integer", "A integer that specifies the number of minutes"),
+    "disable_rollback": _p("Boolean", "A boolean specifying whether a stack rollback"),
+    "environment": _p("Map", "A map that specifies the environment used for stack operations"),
+}
+
+_DOCKER_SCHEMA: dict[str, Any] = {
+    "context": _p("Map", "Customized security context for operating containers"),
+    "image": _p("String", "The image used to create a container", required=True),
+    "name": _p("String", "The name of the container", updatable=True),
+    "command": _p("String", "The command to run when container is started"),
+    "port": _p("Integer", "The port number used to connect to docker daemon"),
+    "host_node": _p("String", "The node on which container will be launched"),
+    "host_cluster": _p("String", "The cluster on which container will be launched"),
+}
+
 _SHOAL_SERVER_SCHEMA: dict[str, Any] = {
     "flavor": _p("String", "ID or name of the flavor", required=True),
     "image": _p("String", "ID or name of the image", required=True),
@@ -73,6 +99,10 @@ class ProfileType:
     name: str
     schema: dict[str, Any]
     since: str
+    listed: bool = True
+    """Shown in `GET /v1/profile-types` (Shoal's own types are found by name only)."""
+    builds: bool = True
+    """Shoal can build nodes from it (heat stacks and containers are stored only)."""
 
     @property
     def type_name(self) -> str:
@@ -90,8 +120,10 @@ PROFILE_TYPES: dict[str, ProfileType] = {
     t.name: t
     for t in (
         ProfileType(NOVA_SERVER, _NOVA_SCHEMA, "2016.04"),
-        ProfileType(SHOAL_SERVER, _SHOAL_SERVER_SCHEMA, "2026.01"),
-        ProfileType(SHOAL_VOLUME, _SHOAL_VOLUME_SCHEMA, "2026.01"),
+        ProfileType(HEAT_STACK, _HEAT_SCHEMA, "2016.04", builds=False),
+        ProfileType(DOCKER, _DOCKER_SCHEMA, "2017.02", builds=False),
+        ProfileType(SHOAL_SERVER, _SHOAL_SERVER_SCHEMA, "2026.01", listed=False),
+        ProfileType(SHOAL_VOLUME, _SHOAL_VOLUME_SCHEMA, "2026.01", listed=False),
     )
 }
 
@@ -112,13 +144,15 @@ def type_of(spec: dict[str, Any]) -> str:
     return f"{spec.get('type')}-{spec.get('version')}"
 
 
-def parse_spec(spec: object, inventory: Inventory) -> SenlinSpec:
-    """Check a Senlin profile spec and translate it; 400 (InvalidSpec) naming what is wrong."""
+def parse_spec(spec: object, inventory: Inventory | None = None) -> SenlinSpec:
+    """Check a Senlin profile spec: 404 for an unknown type, 400 (InvalidSpec) naming what is
+    wrong. Like Senlin, flavors and images are not looked up here unless `inventory` is given;
+    a cluster built from the profile checks them against the provider's catalog."""
     if not isinstance(spec, dict):
         raise InvalidSpec("The profile spec must be a map with type, version and properties.")
-    unknown = sorted(set(spec) - {"type", "version", "properties"})
+    unknown = sorted(set(spec) - {"type", "version", "properties", "description"})
     if unknown:
-        raise InvalidSpec(f"Unrecognizable spec item '{unknown[0]}'.")
+        raise InvalidSpec(f"Unrecognizable spec item '{unknown[0]}'")
     kind, version = spec.get("type"), spec.get("version")
     if not isinstance(kind, str) or not kind:
         raise InvalidSpec("The 'type' key is missing from the provided spec map.")
@@ -128,20 +162,27 @@ def parse_spec(spec: object, inventory: Inventory) -> SenlinSpec:
     name = f"{kind}-{version}"
     ptype = PROFILE_TYPES.get(name)
     if ptype is None:
-        raise InvalidSpec(
-            f"The specified profile type '{name}' is not supported; "
-            f"known types: {', '.join(PROFILE_TYPES)}."
-        )
+        raise NotFound(f"The profile_type '{name}' could not be found.")
     props = spec.get("properties", {})
     if not isinstance(props, dict):
         raise InvalidSpec("The 'properties' of a profile spec must be a map.")
     for key in props:
         if key not in ptype.schema:
-            raise InvalidSpec(f"Unrecognizable spec item '{key}'.")
+            raise InvalidSpec(f"Unrecognizable spec item '{key}'")
     for key, rule in ptype.schema.items():
         if rule["required"] and props.get(key) in (None, ""):
-            raise InvalidSpec(f"Required spec item '{key}' not provided.")
+            raise InvalidSpec(f"Required spec item '{key}' not provided")
+    normal = {"type": kind, "version": version, "properties": props}
+    if not ptype.builds:
+        return SenlinSpec(name, normal, {})
     native = to_native(name, props)
+    if inventory is not None:
+        check_native(name, native, inventory)
+    return SenlinSpec(name, normal, native)
+
+
+def check_native(name: str, native: dict[str, Any], inventory: Inventory) -> None:
+    """The native profile against the provider's catalog (flavor, image, zone)."""
     try:
         validate_profile("senlin-profile", native, inventory)
     except Invalid as bad:
@@ -153,12 +194,13 @@ def parse_spec(spec: object, inventory: Inventory) -> SenlinSpec:
             f"{d['path']}: {d['message']}" if d["path"] else d["message"] for d in details
         )
         raise InvalidSpec(f"Failed in validating profile spec: {text}", details) from None
-    normal = {"type": kind, "version": version, "properties": props}
-    return SenlinSpec(name, normal, native)
 
 
 def to_native(type_name: str, props: dict[str, Any]) -> dict[str, Any]:
     """The native profile a Senlin profile type's properties describe."""
+    ptype = PROFILE_TYPES.get(type_name)
+    if ptype is not None and not ptype.builds:
+        raise InvalidSpec(f"Profiles of type '{type_name}' are {_NOT_BUILT}.")
     if type_name == NOVA_SERVER:
         out: dict[str, Any] = {"type": "server"}
         for key in ("flavor", "image"):
@@ -167,8 +209,12 @@ def to_native(type_name: str, props: dict[str, Any]) -> dict[str, Any]:
                 out[key] = str(value) if isinstance(value, int | float) else value
         if props.get("availability_zone"):
             out["zone"] = props["availability_zone"]
-        if props.get("metadata"):
-            out["metadata"] = props["metadata"]
+        if isinstance(props.get("metadata"), dict) and props["metadata"]:
+            # Nova's metadata is text; Senlin passed other JSON values on as their text.
+            out["metadata"] = {
+                str(k): v if isinstance(v, str) else json.dumps(v)
+                for k, v in props["metadata"].items()
+            }
         networks = props.get("networks")
         if isinstance(networks, list):
             names = [n.get("network") for n in networks if isinstance(n, dict)]
@@ -200,3 +246,37 @@ def spec_of_native(native: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     ptype = PROFILE_TYPES[type_name]
     props = {k: v for k, v in native.items() if k != "type"}
     return type_name, {"type": ptype.type_name, "version": ptype.version, "properties": props}
+
+
+def _op(description: str, **params: str) -> dict[str, Any]:
+    return {
+        "description": description,
+        "parameters": {
+            k: {"type": "String", "description": v, "required": False} for k, v in params.items()
+        },
+    }
+
+
+_REFUSED = " (listed as Senlin lists it; Shoal's providers cannot do it and refuse it)"
+
+NOVA_OPERATIONS: dict[str, Any] = {
+    "reboot": _op("Reboot the nova server.", type="Type of reboot which can be 'SOFT' or 'HARD'."),
+    "rebuild": _op("Rebuild the server using current image and admin password."),
+    "change_password": _op(
+        "Change the administrator password." + _REFUSED,
+        admin_pass="New password for the administrator.",
+    ),
+    "pause": _op("Pause the server from running." + _REFUSED),
+    "unpause": _op("Unpause the server to running state." + _REFUSED),
+    "suspend": _op("Suspend the running of the server." + _REFUSED),
+    "resume": _op("Resume the running of the server." + _REFUSED),
+    "lock": _op("Lock the server." + _REFUSED),
+    "unlock": _op("Unlock the server." + _REFUSED),
+    "start": _op("Start the server." + _REFUSED),
+    "stop": _op("Stop the server." + _REFUSED),
+    "rescue": _op("Rescue the server." + _REFUSED, image="The image to use."),
+    "unrescue": _op("Unrescue the server." + _REFUSED),
+    "evacuate": _op("Evacuate the server to a different host." + _REFUSED, host="Target host."),
+}
+"""The operations of `os.nova.server-1.0`, as Senlin described them; Shoal does reboot and
+rebuild (`POST /v1/nodes/{id}/ops`)."""

@@ -61,7 +61,7 @@ def cluster_view(
     ids = [n.id for n in live(nodes)]
     return {
         "id": c.id,
-        "name": c.name,
+        "name": m.name or c.name,
         "profile_id": m.profile_id,
         "profile_name": profile_name,
         "status": str(c.status),
@@ -131,6 +131,7 @@ def node_view(
             "availability_zone": n.zone,
             "address": n.address,
             "physical_id": n.provider_id,
+            "status": str(n.status),
             **n.profile,
         }
     return out
@@ -195,4 +196,4 @@ def event_view(e: EventRecord, action_names: dict[str, str]) -> dict[str, Any]:
 
 def is_internal(a: ActionRecord) -> bool:
     """Steps Senlin has no word for (ordering barriers)."""
-    return a.kind is ActionKind.BARRIER
+    return a.kind is ActionKind.BARRIER and SENLIN_ACTION not in a.inputs

@@ -1,0 +1,175 @@
+#!/usr/bin/env bash
+# Senlin conformance: the real senlin-tempest-plugin API suite (tempest 47, plugin 1.8.0) against
+# `shoal server` in Keystone mode (real Keystone 30 under uWSGI, sim provider).
+#
+# Usage: tests/conformance/run.sh [REGEX]      (default: senlin_tempest_plugin.tests.api)
+# Prints "N passed, N failed, N skipped" and exits 1 when fewer than CONF_THRESHOLD pass.
+# Knobs (env): CONF_ROOT (scratch, default $TMPDIR/shoal-conformance), CONF_CACHE (venvs, reused;
+#   default ~/.cache/shoal-conformance), CONF_THRESHOLD (291), TP_CONCURRENCY (2),
+#   KS_PORT / SHOAL_CONF_PORT (default: free ports), SHOAL_BIN (default: the repo's .venv/bin/shoal).
+# The recipes are copied from ../shared/peers/{keystone,tempest} (read-only in CI): everything is
+# written under CONF_ROOT and CONF_CACHE, and only the processes started here are stopped.
+set -uo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+REPO=$(cd "$HERE/../.." && pwd)
+REGEX=${1:-senlin_tempest_plugin.tests.api}
+ROOT=${CONF_ROOT:-${TMPDIR:-/tmp}/shoal-conformance}
+CACHE=${CONF_CACHE:-$HOME/.cache/shoal-conformance}
+THRESHOLD=${CONF_THRESHOLD:-291}
+CONC=${TP_CONCURRENCY:-2}
+SHOAL_BIN=${SHOAL_BIN:-$REPO/.venv/bin/shoal}
+PY=${PYTHON:-python3}
+free_port() { "$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+KS_PORT=${KS_PORT:-$(free_port)}
+SVC_PORT=${SHOAL_CONF_PORT:-$(free_port)}
+ADMIN_PW=secretadmin SERVICE_PW=secretservice
+export KS_PORT KS_SVC_PORT=$SVC_PORT KS_ADMIN_PASSWORD=$ADMIN_PW KS_SERVICE_PASSWORD=$SERVICE_PW
+export KS_SVC_URL="http://127.0.0.1:$SVC_PORT/clustering"
+export TP_NUM_ACCOUNTS=${TP_NUM_ACCOUNTS:-$(( CONC > 4 ? CONC : 4 ))}
+export TP_USER_PASSWORD=secretmember TP_ADMIN2_PASSWORD=secrettadmin TP_REGION=RegionOne
+KS_VENV=$CACHE/keystone-30 TP_VENV=$CACHE/tempest-47
+STATE=$ROOT/keystone WS=$ROOT/tempest/senlin RESULTS=${TP_RESULTS:-$ROOT/results}
+ts() { date +%s; }
+T0=$(ts)
+
+KS_PID="" SHOAL_PID=""
+stop() {
+  for pid in $SHOAL_PID $KS_PID; do
+    kill "$pid" 2>/dev/null || continue
+    for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -9 "$pid" 2>/dev/null || true
+  done
+}
+trap stop EXIT
+rm -rf "$ROOT"; mkdir -p "$ROOT" "$CACHE" "$RESULTS"
+
+# 1. venvs (cached): keystone + uwsgi; tempest + the plugin (openstacksdk comes with them)
+venv() {  # DIR PIP-ARGS...
+  local dir=$1; shift
+  [ -f "$dir/.done" ] && return 0
+  rm -rf "$dir"; "$PY" -m venv "$dir" || return 1
+  "$dir/bin/pip" install -q "$@" 2>&1 | grep -v 'is ignored: it is neither' || true
+  "$dir/bin/python" -c 'import sys' && touch "$dir/.done"
+}
+venv "$KS_VENV" keystone==30.0.0 uwsgi
+venv "$TP_VENV" -c "$HERE/constraints.txt" tempest==47.0.0 senlin-tempest-plugin==1.8.0
+[ -x "$KS_VENV/bin/uwsgi" ] && [ -x "$TP_VENV/bin/tempest" ] || { echo "venv install failed" >&2; exit 2; }
+echo "== venvs ready: $(( $(ts) - T0 ))s"
+
+# 2. keystone: fresh state, bootstrap, uwsgi (HTTP/1.1: HTTP/1.0 breaks reused connections)
+mkdir -p "$STATE"
+sed "s#@KS_STATE@#$STATE#g" "$HERE/keystone.conf.tmpl" > "$STATE/keystone.conf"
+KM=("$KS_VENV/bin/keystone-manage" --config-file "$STATE/keystone.conf")
+U=$(id -un) G=$(id -gn)
+{ "${KM[@]}" fernet_setup --keystone-user "$U" --keystone-group "$G" &&
+  "${KM[@]}" credential_setup --keystone-user "$U" --keystone-group "$G" &&
+  "${KM[@]}" db_sync &&
+  "${KM[@]}" bootstrap --bootstrap-password "$ADMIN_PW" \
+    --bootstrap-admin-url "http://127.0.0.1:$KS_PORT/v3" \
+    --bootstrap-internal-url "http://127.0.0.1:$KS_PORT/v3" \
+    --bootstrap-public-url "http://127.0.0.1:$KS_PORT/v3" --bootstrap-region-id RegionOne
+} > "$STATE/setup.log" 2>&1 || { tail -20 "$STATE/setup.log" >&2; exit 2; }
+OS_KEYSTONE_CONFIG_DIR=$STATE "$KS_VENV/bin/uwsgi" --http11-socket "127.0.0.1:$KS_PORT" \
+  --wsgi keystone.wsgi.api:application --master --processes 2 --threads 4 --enable-threads \
+  --lazy-apps --die-on-term --need-app --buffer-size 65535 \
+  --env "OS_KEYSTONE_CONFIG_DIR=$STATE" > "$STATE/uwsgi.log" 2>&1 &
+KS_PID=$!
+for _ in $(seq 1 600); do curl -sf "http://127.0.0.1:$KS_PORT/v3" >/dev/null && break; sleep 0.1; done
+curl -sf "http://127.0.0.1:$KS_PORT/v3" >/dev/null || { tail -20 "$STATE/uwsgi.log" >&2; exit 2; }
+"$TP_VENV/bin/python" "$HERE/register.py" || exit 2
+echo "== keystone on :$KS_PORT: $(( $(ts) - T0 ))s"
+
+# 3. shoal server in keystone mode, sim provider, an inventory with the plugin's defaults
+mkdir -p "$ROOT/shoal"
+cat > "$ROOT/shoal/inventory.yaml" <<'INV'
+zones: [nova]
+hosts:
+  - {name: h1, zone: nova, vcpus: 256, ram_mb: 524288, disk_gb: 10000, volume_gb: 10000}
+  - {name: h2, zone: nova, vcpus: 256, ram_mb: 524288, disk_gb: 10000, volume_gb: 10000}
+flavors:
+  - {id: "1", name: m1.tiny, vcpus: 1, ram_mb: 512, disk_gb: 1}
+  - {id: "2", name: m1.small, vcpus: 1, ram_mb: 2048, disk_gb: 20}
+images:
+  - {name: cirros-0.4.0-x86_64-disk, min_disk_gb: 1}
+INV
+SHOAL_HOME=$ROOT/shoal SHOAL_PROVIDER=sim SHOAL_INVENTORY=$ROOT/shoal/inventory.yaml \
+  SHOAL_AUTH=keystone SHOAL_KEYSTONE_URL="http://127.0.0.1:$KS_PORT/v3" \
+  SHOAL_KEYSTONE_PASSWORD=$SERVICE_PW SHOAL_KEYSTONE_CACHE_S=3600 SHOAL_RETRY_BACKOFF_S=0.05 \
+  "$SHOAL_BIN" server --port "$SVC_PORT" --log-level warning > "$ROOT/shoal/server.log" 2>&1 &
+SHOAL_PID=$!
+for _ in $(seq 1 300); do
+  [ "$(curl -s -o /dev/null -w '%{http_code}' "$KS_SVC_URL/")" = 300 ] && break; sleep 0.1
+done
+[ "$(curl -s -o /dev/null -w '%{http_code}' "$KS_SVC_URL/")" = 300 ] || { tail -20 "$ROOT/shoal/server.log" >&2; exit 2; }
+echo "== shoal on :$SVC_PORT: $(( $(ts) - T0 ))s"
+
+# 4. tempest workspace, pre-provisioned accounts, tempest.conf
+mkdir -p "$(dirname "$WS")"
+"$TP_VENV/bin/tempest" init --workspace-path "$ROOT/tempest/workspace.yaml" --name shoal-senlin \
+  "$WS" > /dev/null 2> "$ROOT/tempest/init.err" || { cat "$ROOT/tempest/init.err" >&2; exit 2; }
+"$TP_VENV/bin/python" "$HERE/provision.py" "$WS/etc/accounts.yaml" || exit 2
+cat > "$WS/etc/tempest.conf" <<CONF
+[DEFAULT]
+log_dir = $WS/logs
+log_file = tempest.log
+use_stderr = False
+
+[oslo_concurrency]
+lock_path = $WS/tempest_lock
+
+[auth]
+use_dynamic_credentials = False
+test_accounts_file = $WS/etc/accounts.yaml
+default_credentials_domain_name = Default
+create_isolated_networks = False
+
+[identity]
+uri_v3 = http://127.0.0.1:$KS_PORT/v3
+auth_version = v3
+region = RegionOne
+v3_endpoint_type = public
+catalog_type = identity
+
+[identity-feature-enabled]
+security_compliance = False
+
+[service_available]
+senlin = True
+nova = False
+neutron = False
+glance = False
+cinder = False
+swift = False
+horizon = False
+
+[validation]
+run_validation = False
+
+[clustering]
+catalog_type = clustering
+min_microversion = 1.0
+max_microversion = 1.14
+wait_timeout = 180
+delete_with_dependency = False
+health_policy_version = 1.0
+CONF
+echo "== tempest workspace: $(( $(ts) - T0 ))s"
+
+# 5. the run
+cd "$WS" || exit 2
+"$TP_VENV/bin/tempest" run --regex "$REGEX" --list-tests 2>/dev/null \
+  | grep -E '^[a-z_]+(\.[A-Za-z0-9_]+)+' > "$RESULTS/test-ids.txt"
+T1=$(ts)
+"$TP_VENV/bin/tempest" run --regex "$REGEX" --concurrency "$CONC" > "$RESULTS/console.txt" 2>&1
+echo "== tempest run: $(( $(ts) - T1 ))s ($(wc -l < "$RESULTS/test-ids.txt") tests, concurrency $CONC)"
+"$TP_VENV/bin/stestr" last --subunit > "$RESULTS/last.subunit" 2>/dev/null
+cp "$WS/logs/tempest.log" "$ROOT/shoal/server.log" "$RESULTS/" 2>/dev/null
+line=$("$TP_VENV/bin/python" "$HERE/summarize.py" "$RESULTS/last.subunit" "$RESULTS/test-ids.txt" \
+  "$RESULTS/summary.txt" | tail -1)
+"$TP_VENV/bin/python" "$HERE/failures.py" "$RESULTS/last.subunit" "$RESULTS/test-ids.txt" \
+  > "$RESULTS/failed.txt"
+echo "$line"
+echo "== total: $(( $(ts) - T0 ))s; results in $RESULTS (summary.txt, console.txt, tempest.log)"
+passed=${line%% passed*}
+[ "$REGEX" != senlin_tempest_plugin.tests.api ] && exit 0
+[ "${passed:-0}" -ge "$THRESHOLD" ] || { echo "below the threshold: $passed < $THRESHOLD" >&2; exit 1; }
