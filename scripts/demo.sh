@@ -13,4 +13,10 @@ if command -v curl >/dev/null; then curl -s "http://$addr/"; else
   "$BIN/python" -c 'import sys,urllib.request; print(urllib.request.urlopen(sys.argv[1]).read().decode())' "http://$addr/"
 fi
 echo
-echo "The nodes keep running. Tear them down with: $BIN/shoal delete shop --wait"
+# The commands above started this home's background Shoal; it also serves the dashboard.
+status=$("$BIN/shoal" server status)
+url=$(sed -n 's/.* Shoal at \([^ ]*\) .*/\1/p' <<<"$status" | head -1)
+home=$(sed -n 's/.*; data in \(.*\)$/\1/p' <<<"$status" | head -1)
+echo "Dashboard: $url/ui (sign in with the admin token in $home/admin-token)"
+echo "The nodes keep running, kept as declared by the background Shoal (shoal server stop ends it)."
+echo "Tear them down with: $BIN/shoal delete shop --wait"
