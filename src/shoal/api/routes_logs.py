@@ -14,6 +14,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import PlainTextResponse
 from starlette.concurrency import run_in_threadpool
 
+from shoal.api import schemas
 from shoal.api.auth import Caller, runtime_of
 from shoal.providers.local.provider import LocalProvider, node_log
 from shoal.service.errors import Conflict, NotFound
@@ -24,7 +25,17 @@ DEFAULT_LOG_BYTES = 64 * 1024
 router = APIRouter(prefix="/v1", tags=["nodes, actions, events"])
 
 
-@router.get("/nodes/{node_id}/log", response_class=PlainTextResponse)
+@router.get(
+    "/nodes/{node_id}/log",
+    response_class=PlainTextResponse,
+    responses={
+        **schemas.JSON_ERRORS,
+        200: {
+            "description": "The end of the node's log, as text.",
+            "content": {"text/plain": {"schema": {"type": "string"}}},
+        },
+    },
+)
 async def get_node_log(
     node_id: str,
     request: Request,
