@@ -13,9 +13,6 @@ import shlex
 from typing import Annotated
 
 import typer
-from keystoneauth1.exceptions import ClientException
-from openstack import config as os_config
-from openstack.exceptions import OpenStackCloudException
 
 from shoal.cli import screen
 from shoal.cli.errors import EXIT_FAILED, EXIT_INVALID, CliError
@@ -39,6 +36,11 @@ def login(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of exports.")] = False,
 ) -> None:
     """Authenticate with Keystone and print SHOAL_URL and SHOAL_TOKEN (eval "$(shoal login)")."""
+    # Imported here, not at the top: every other command must start without openstacksdk.
+    from keystoneauth1.exceptions import ClientException
+    from openstack import config as os_config
+    from openstack.exceptions import OpenStackCloudException
+
     try:
         region = os_config.OpenStackConfig().get_one(cloud=cloud)
     except OpenStackCloudException as e:
