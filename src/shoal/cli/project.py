@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import re
 from typing import Annotated, Any
-from urllib.parse import quote
 
 import typer
 from rich.table import Table
@@ -214,7 +213,7 @@ def quota_show(
 
     async def body() -> int:
         async with connect(target(url, token)) as client:
-            found = await client.call("GET", f"/v1/projects/{quote(project, safe='')}/quotas")
+            found = await client.call("GET", f"/v1/projects/{seg(project)}/quotas")
         _show_quotas(found, output)
         return EXIT_OK
 
@@ -246,7 +245,7 @@ def quota_set(
         async with connect(target(url, token)) as client:
             found = await client.call(
                 "PUT",
-                f"/v1/projects/{quote(project, safe='')}/quotas",
+                f"/v1/projects/{seg(project)}/quotas",
                 json={"quotas": values},
             )
         _show_quotas(found, output)
