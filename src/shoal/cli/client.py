@@ -12,10 +12,7 @@ pydantic is imported only by a server (`load_settings`); a client command stays 
 from __future__ import annotations
 
 import json as jsonlib
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, NamedTuple
-from urllib.parse import quote
 
 from shoal.cli import background
 from shoal.cli.errors import EXIT_INVALID, ApiError, CliError, Unreachable
@@ -76,11 +73,6 @@ class ShoalClient:
         return await self.call("GET", path, params=params)
 
 
-def seg(value: str) -> str:
-    """A user-given name or id as one URL path segment."""
-    return quote(value, safe="")
-
-
 def _body(r: Response) -> Any:
     if not r.content:
         return None
@@ -107,9 +99,8 @@ def load_settings() -> Settings:
         raise CliError(f"invalid Shoal settings: {problems}", EXIT_INVALID) from None
 
 
-@asynccontextmanager
-async def connect(where: Target) -> AsyncIterator[ShoalClient]:
-    """A client for `where`: the server it names, or this home's background Shoal."""
+def open_client(where: Target) -> ShoalClient:
+    """A client for `where` (starting this home's background Shoal if it is not running)."""
     found = find_where()
     url = where.url or found.url
     embedded = not url
@@ -130,7 +121,7 @@ async def connect(where: Target) -> AsyncIterator[ShoalClient]:
         )
     except ValueError as e:
         raise CliError(f"--url / SHOAL_URL: {e}", EXIT_INVALID) from None
-    yield ShoalClient(http, where=shown, embedded=embedded)
+    return ShoalClient(http, where=shown, embedded=embedded)
 
 
 def _token_file(found: Any) -> str | None:

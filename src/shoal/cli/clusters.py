@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 
 from shoal.cli import screen
-from shoal.cli.client import connect, seg
+from shoal.cli.command import Session, remote, seg
 from shoal.cli.documents import (
     EnvironmentOption,
     document_name,
@@ -20,17 +20,8 @@ from shoal.cli.documents import (
     same_document,
 )
 from shoal.cli.errors import EXIT_OK, ApiError, CliError
-from shoal.cli.options import (
-    OutputOption,
-    TimeoutOption,
-    TokenOption,
-    UrlOption,
-    WaitOption,
-    target,
-)
-from shoal.cli.output import OutputFormat, emit_data
-from shoal.cli.preview import preview
-from shoal.cli.runner import run
+from shoal.cli.options import TimeoutOption, WaitOption
+from shoal.cli.output import emit_data
 from shoal.cli.submit import Goal, submit
 
 DocumentArg = Annotated[
@@ -39,36 +30,32 @@ DocumentArg = Annotated[
 ClusterArg = Annotated[str, typer.Argument(help="Cluster name or id.")]
 
 
-def up(
+@remote()
+async def up(
+    s: Session,
     document: DocumentArg,
     environment: EnvironmentOption = None,
     wait: WaitOption = True,
     timeout: TimeoutOption = None,
-    output: OutputOption = OutputFormat.TABLE,
-    url: UrlOption = None,
-    token: TokenOption = None,
-) -> None:
+) -> int:
     """Create a cluster from a document and wait until it is ACTIVE (exit 0) or not (exit 1)."""
-
-    async def body() -> int:
-        content, kind = read_template(document, environment) or read_document(document)
-        async with connect(target(url, token)) as client:
-            return await submit(
-                client,
-                "POST",
-                "/v1/clusters",
-                content=content,
-                headers={"Content-Type": kind},
-                output=output,
-                wait=wait,
-                timeout=timeout,
-                fresh=True,
-            )
-
-    run(body)
+    content, kind = read_template(document, environment) or read_document(document)
+    return await submit(
+        s.client,
+        "POST",
+        "/v1/clusters",
+        content=content,
+        headers={"Content-Type": kind},
+        output=s.output,
+        wait=wait,
+        timeout=timeout,
+        fresh=True,
+    )
 
 
-def apply(
+@remote()
+async def apply(
+    s: Session,
     document: DocumentArg,
     wait: WaitOption = True,
     timeout: TimeoutOption = None,
@@ -80,65 +67,63 @@ def apply(
             "would do (creates, deletes, rolling-update batches).",
         ),
     ] = False,
-    output: OutputOption = OutputFormat.TABLE,
-    url: UrlOption = None,
-    token: TokenOption = None,
-) -> None:
+) -> int:
     """Create the document's cluster, or change the existing one to match the document."""
-
-    async def dry() -> int:
-        content, kind = read_document(document)
-        name = document_name(content)
-        if name is None:
-            raise CliError(f"{document} names no cluster; --dry-run needs an existing one")
-        async with connect(target(url, token)) as client:
-            try:
-                await client.get(f"/v1/clusters/{seg(name)}")
-            except ApiError as e:
-                if e.status != 404:
-                    raise
-                raise CliError(
-                    f"there is no cluster {name} yet, so applying {document} would create it; "
-                    f"`shoal plan {document}` shows where its nodes would go"
-                ) from None
-            return await preview(client, name, content, kind, output)
-
-    async def body() -> int:
-        content, kind = read_document(document)
-        name = document_name(content)
-        async with connect(target(url, token)) as client:
-            path = "/v1/clusters"
-            if name is not None:
-                try:
-                    current = (await client.get(f"/v1/clusters/{seg(name)}"))["cluster"]
-                    path = f"/v1/clusters/{seg(name)}"
-                except ApiError as e:
-                    if e.status != 404:
-                        raise
+    if dry_run:
+        return await _dry_run(s, document)
+    content, kind = read_document(document)
+    name = document_name(content)
+    path = "/v1/clusters"
+    if name is not None:
+        try:
+            current = (await s.client.get(f"/v1/clusters/{seg(name)}"))["cluster"]
+            path = f"/v1/clusters/{seg(name)}"
+        except ApiError as e:
+            if e.status != 404:
+                raise
+        else:
+            if same_document(content, current.get("document")):
+                if s.table:
+                    screen.out().print(f"cluster {name}: no change")
                 else:
-                    if same_document(content, current.get("document")):
-                        if output is OutputFormat.TABLE:
-                            screen.out().print(f"cluster {name}: no change")
-                        else:
-                            emit_data({"action": None, "cluster": current}, output)
-                        return EXIT_OK
-            exists = path != "/v1/clusters"
-            return await submit(
-                client,
-                "PUT" if exists else "POST",
-                path,
-                content=content,
-                headers={"Content-Type": kind},
-                output=output,
-                wait=wait,
-                timeout=timeout,
-                fresh=not exists,
-            )
-
-    run(dry if dry_run else body)
+                    emit_data({"action": None, "cluster": current}, s.output)
+                return EXIT_OK
+    exists = path != "/v1/clusters"
+    return await submit(
+        s.client,
+        "PUT" if exists else "POST",
+        path,
+        content=content,
+        headers={"Content-Type": kind},
+        output=s.output,
+        wait=wait,
+        timeout=timeout,
+        fresh=not exists,
+    )
 
 
-def delete(
+async def _dry_run(s: Session, document: str) -> int:
+    from shoal.cli.preview import preview
+
+    content, kind = read_document(document)
+    name = document_name(content)
+    if name is None:
+        raise CliError(f"{document} names no cluster; --dry-run needs an existing one")
+    try:
+        await s.client.get(f"/v1/clusters/{seg(name)}")
+    except ApiError as e:
+        if e.status != 404:
+            raise
+        raise CliError(
+            f"there is no cluster {name} yet, so applying {document} would create it; "
+            f"`shoal plan {document}` shows where its nodes would go"
+        ) from None
+    return await preview(s.client, name, content, kind, s.output)
+
+
+@remote()
+async def delete(
+    s: Session,
     cluster: ClusterArg,
     wait: Annotated[
         bool | None,
@@ -148,28 +133,22 @@ def delete(
         ),
     ] = None,
     timeout: TimeoutOption = None,
-    output: OutputOption = OutputFormat.TABLE,
-    url: UrlOption = None,
-    token: TokenOption = None,
-) -> None:
+) -> int:
     """Delete a cluster and all its nodes."""
-
-    async def body() -> int:
-        async with connect(target(url, token)) as client:
-            return await submit(
-                client,
-                "DELETE",
-                f"/v1/clusters/{seg(cluster)}",
-                output=output,
-                wait=wait,
-                timeout=timeout,
-                goal=Goal.DELETED,
-            )
-
-    run(body)
+    return await submit(
+        s.client,
+        "DELETE",
+        f"/v1/clusters/{seg(cluster)}",
+        output=s.output,
+        wait=wait,
+        timeout=timeout,
+        goal=Goal.DELETED,
+    )
 
 
-def scale(
+@remote()
+async def scale(
+    s: Session,
     cluster: ClusterArg,
     count: Annotated[int, typer.Option("--count", "-n", min=0, help="The exact node count.")],
     nodegroup: Annotated[
@@ -178,25 +157,17 @@ def scale(
     ] = None,
     wait: WaitOption = True,
     timeout: TimeoutOption = None,
-    output: OutputOption = OutputFormat.TABLE,
-    url: UrlOption = None,
-    token: TokenOption = None,
-) -> None:
+) -> int:
     """Resize a node group to exactly COUNT replicas."""
     resize: dict[str, object] = {"adjustment_type": "EXACT_CAPACITY", "number": count}
     if nodegroup is not None:
         resize["nodegroup"] = nodegroup
-
-    async def body() -> int:
-        async with connect(target(url, token)) as client:
-            return await submit(
-                client,
-                "POST",
-                f"/v1/clusters/{seg(cluster)}/actions",
-                json={"resize": resize},
-                output=output,
-                wait=wait,
-                timeout=timeout,
-            )
-
-    run(body)
+    return await submit(
+        s.client,
+        "POST",
+        f"/v1/clusters/{seg(cluster)}/actions",
+        json={"resize": resize},
+        output=s.output,
+        wait=wait,
+        timeout=timeout,
+    )

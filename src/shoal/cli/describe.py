@@ -10,11 +10,9 @@ from typing import Annotated, Any
 import typer
 
 from shoal.cli import screen
-from shoal.cli.client import connect, seg
+from shoal.cli.command import Session, remote, seg
 from shoal.cli.errors import EXIT_OK, CliError
-from shoal.cli.options import OutputOption, TokenOption, UrlOption, target
-from shoal.cli.output import OutputFormat, emit_data
-from shoal.cli.runner import run
+from shoal.cli.output import emit_data
 from shoal.cli.tables import fields_table, nodegroups_table, nodes_table, text
 
 app = typer.Typer(help="Show one object in detail.", no_args_is_help=True)
@@ -37,24 +35,17 @@ FIELDS = (
 
 
 @app.command("cluster")
-def cluster(
-    name: Annotated[str, typer.Argument(help="Cluster name or id.")],
-    output: OutputOption = OutputFormat.TABLE,
-    url: UrlOption = None,
-    token: TokenOption = None,
-) -> None:
+@remote()
+async def cluster(
+    s: Session, name: Annotated[str, typer.Argument(help="Cluster name or id.")]
+) -> int:
     """A cluster: its fields, node groups and nodes."""
-
-    async def body() -> int:
-        async with connect(target(url, token)) as client:
-            found: dict[str, Any] = (await client.get(f"/v1/clusters/{seg(name)}"))["cluster"]
-        if output is not OutputFormat.TABLE:
-            emit_data(found, output)
-        else:
-            show_cluster(found)
-        return EXIT_OK
-
-    run(body)
+    found: dict[str, Any] = (await s.client.get(f"/v1/clusters/{seg(name)}"))["cluster"]
+    if not s.table:
+        emit_data(found, s.output)
+    else:
+        show_cluster(found)
+    return EXIT_OK
 
 
 def show_cluster(c: dict[str, Any]) -> None:
@@ -71,88 +62,67 @@ def show_cluster(c: dict[str, Any]) -> None:
 
 
 @app.command("node")
-def node(
+@remote()
+async def node(
+    s: Session,
     name: Annotated[str, typer.Argument(help="Node name or id.")],
     cluster: Annotated[
         str | None,
         typer.Option("--cluster", "-c", help="The node's cluster, when names repeat."),
     ] = None,
-    output: OutputOption = OutputFormat.TABLE,
-    url: UrlOption = None,
-    token: TokenOption = None,
-) -> None:
+) -> int:
     """A node: status and reason, where it runs, its ids and profile."""
-
-    async def body() -> int:
-        async with connect(target(url, token)) as client:
-            nodes: list[dict[str, Any]] = (await client.get("/v1/nodes", cluster=cluster))["nodes"]
-        found = [n for n in nodes if name in (n.get("name"), n.get("id"))]
-        if not found:
-            where = f" in cluster {cluster}" if cluster else ""
-            raise CliError(f"no node {name}{where}")
-        if len(found) > 1:
-            raise CliError(f"{len(found)} nodes are named {name}; say which with --cluster")
-        if output is not OutputFormat.TABLE:
-            emit_data(found[0], output)
-        else:
-            n = found[0]
-            rows = [(k, n.get(k)) for k in NODE_FIELDS]
-            screen.out().print(fields_table(rows, f"node {text(n.get('name'))}"))
-        return EXIT_OK
-
-    run(body)
+    nodes: list[dict[str, Any]] = (await s.client.get("/v1/nodes", cluster=cluster))["nodes"]
+    found = [n for n in nodes if name in (n.get("name"), n.get("id"))]
+    if not found:
+        where = f" in cluster {cluster}" if cluster else ""
+        raise CliError(f"no node {name}{where}")
+    if len(found) > 1:
+        raise CliError(f"{len(found)} nodes are named {name}; say which with --cluster")
+    if not s.table:
+        emit_data(found[0], s.output)
+    else:
+        n = found[0]
+        rows = [(k, n.get(k)) for k in NODE_FIELDS]
+        screen.out().print(fields_table(rows, f"node {text(n.get('name'))}"))
+    return EXIT_OK
 
 
 @app.command("action")
-def action(
-    action_id: Annotated[str, typer.Argument(help="Action id.")],
-    output: OutputOption = OutputFormat.TABLE,
-    url: UrlOption = None,
-    token: TokenOption = None,
-) -> None:
+@remote()
+async def action(s: Session, action_id: Annotated[str, typer.Argument(help="Action id.")]) -> int:
     """An action: its kind, status and reason, times, and its steps by status."""
-
-    async def body() -> int:
-        async with connect(target(url, token)) as client:
-            found: dict[str, Any] = await client.get(f"/v1/actions/{seg(action_id)}")
-        if output is not OutputFormat.TABLE:
-            emit_data(found, output)
-            return EXIT_OK
-        a = found.get("action", found)
-        rows = [(k, a.get(k)) for k in a if k not in ("inputs", "outputs")]
-        rows.append(("steps", found.get("children") or {}))
-        screen.out().print(fields_table(rows, f"action {text(a.get('id'))}"))
+    found: dict[str, Any] = await s.client.get(f"/v1/actions/{seg(action_id)}")
+    if not s.table:
+        emit_data(found, s.output)
         return EXIT_OK
-
-    run(body)
+    a = found.get("action", found)
+    rows = [(k, a.get(k)) for k in a if k not in ("inputs", "outputs")]
+    rows.append(("steps", found.get("children") or {}))
+    screen.out().print(fields_table(rows, f"action {text(a.get('id'))}"))
+    return EXIT_OK
 
 
 @app.command("host")
-def host(
+@remote()
+async def host(
+    s: Session,
     name: Annotated[str, typer.Argument(help="Host name, as `shoal host list` shows it.")],
-    output: OutputOption = OutputFormat.TABLE,
-    url: UrlOption = None,
-    token: TokenOption = None,
-) -> None:
+) -> int:
     """A host (admin): its zone, failed or not, and the nodes Shoal placed on it."""
-
-    async def body() -> int:
-        async with connect(target(url, token)) as client:
-            hosts: list[dict[str, Any]] = (await client.get("/v1/hosts"))["hosts"]
-            nodes: list[dict[str, Any]] = (await client.get("/v1/nodes"))["nodes"]
-        found = next((h for h in hosts if h.get("name") == name), None)
-        if found is None:
-            raise CliError(f"no host {name}; `shoal host list` names them")
-        on_it = [n for n in nodes if n.get("host") == name]
-        if output is not OutputFormat.TABLE:
-            emit_data({**found, "nodes": on_it}, output)
-            return EXIT_OK
-        out = screen.out()
-        out.print(fields_table(list(found.items()), f"host {text(name)}"))
-        out.print(nodes_table(on_it, title="nodes on it"))
+    hosts: list[dict[str, Any]] = (await s.client.get("/v1/hosts"))["hosts"]
+    nodes: list[dict[str, Any]] = (await s.client.get("/v1/nodes"))["nodes"]
+    found = next((h for h in hosts if h.get("name") == name), None)
+    if found is None:
+        raise CliError(f"no host {name}; `shoal host list` names them")
+    on_it = [n for n in nodes if n.get("host") == name]
+    if not s.table:
+        emit_data({**found, "nodes": on_it}, s.output)
         return EXIT_OK
-
-    run(body)
+    out = screen.out()
+    out.print(fields_table(list(found.items()), f"host {text(name)}"))
+    out.print(nodes_table(on_it, title="nodes on it"))
+    return EXIT_OK
 
 
 NODE_FIELDS = (

@@ -8,30 +8,30 @@ log line for people, one JSON object per line with `-o json`. It ends at Ctrl-C,
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 import sys
 import time
 from datetime import UTC, datetime, timedelta
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from shoal.cli import screen
-from shoal.cli.client import ShoalClient, connect
+from shoal.cli.command import Session, remote
 from shoal.cli.errors import EXIT_INVALID, ApiError, CliError
-from shoal.cli.get import all_events
-from shoal.cli.options import OutputOption, TokenOption, UrlOption, target
 from shoal.cli.output import OutputFormat, emit_data
-from shoal.cli.runner import run
 from shoal.cli.tables import event_line, events_table
-from shoal.cli.wait import PAGE, POLL_S
+
+if TYPE_CHECKING:
+    from shoal.cli.client import ShoalClient
 
 FOLLOW_WAIT_S = 10
 
 
-def events(
+@remote(until_interrupted="follow")
+async def events(
+    s: Session,
     cluster: Annotated[
         str | None, typer.Option("--cluster", "-c", help="Only this cluster's (name or id).")
     ] = None,
@@ -50,34 +50,32 @@ def events(
     limit: Annotated[
         int | None, typer.Option("--limit", "-n", min=1, help="Only the last N events.")
     ] = None,
-    output: OutputOption = OutputFormat.TABLE,
-    url: UrlOption = None,
-    token: TokenOption = None,
-) -> None:
+) -> int:
     """Show what happened: cluster, node and action events, oldest first."""
+    from shoal.cli.get import all_events
 
-    async def body() -> int:
-        cutoff = since_time(since) if since else None
-        async with connect(target(url, token)) as client:
-            if follow:
-                await follow_events(client, cluster, output)
-                return 0
-            found = await all_events(client, cluster)
-        if cutoff is not None:
-            found = [e for e in found if str(e.get("timestamp") or "") >= cutoff]
-        if limit is not None:
-            found = found[-limit:]
-        if output is not OutputFormat.TABLE:
-            emit_data({"events": found}, output)
-        else:
-            screen.out().print(events_table(found))
+    cutoff = since_time(since) if since else None
+    if follow:
+        await follow_events(s.client, cluster, s.output)
         return 0
-
-    run(body, until_interrupted=follow)
+    found = await all_events(s.client, cluster)
+    if cutoff is not None:
+        found = [e for e in found if str(e.get("timestamp") or "") >= cutoff]
+    if limit is not None:
+        found = found[-limit:]
+    if not s.table:
+        emit_data({"events": found}, s.output)
+    else:
+        screen.out().print(events_table(found))
+    return 0
 
 
 async def follow_events(client: ShoalClient, cluster: str | None, output: OutputFormat) -> None:
     """Print events as they come: until Ctrl-C, or until the followed cluster is deleted."""
+    import asyncio
+
+    from shoal.cli.wait import PAGE, POLL_S
+
     out = screen.out()
     after = 0
     while True:

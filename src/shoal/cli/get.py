@@ -6,20 +6,16 @@ per line for scripts, `-w` watches: the table again every `--interval` seconds u
 
 from __future__ import annotations
 
-import asyncio
 import sys
 from enum import StrEnum
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.table import Table
 
 from shoal.cli import screen
-from shoal.cli.client import ShoalClient, connect, seg
-from shoal.cli.errors import EXIT_INVALID, EXIT_OK, CliError
-from shoal.cli.options import TokenOption, UrlOption, target
+from shoal.cli.command import Session, remote, seg
+from shoal.cli.errors import EXIT_OK, CliError
 from shoal.cli.output import OutputFormat, emit_data
-from shoal.cli.runner import run
 from shoal.cli.tables import (
     actions_table,
     clusters_table,
@@ -27,7 +23,11 @@ from shoal.cli.tables import (
     nodegroups_table,
     nodes_table,
 )
-from shoal.cli.wait import PAGE
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
+    from shoal.cli.client import ShoalClient
 
 
 class Kind(StrEnum):
@@ -51,7 +51,9 @@ ClusterOption = Annotated[
 ]
 
 
-def get(
+@remote(output=False, until_interrupted="watch")
+async def get(
+    s: Session,
     kind: Annotated[Kind, typer.Argument(help="What to list.")],
     cluster: ClusterOption = None,
     all_actions: Annotated[
@@ -66,28 +68,22 @@ def get(
     interval: Annotated[
         float, typer.Option("--interval", min=0.2, help="Seconds between two looks with -w.")
     ] = 2.0,
-    url: UrlOption = None,
-    token: TokenOption = None,
-) -> None:
+) -> int:
     """List clusters, nodes, actions, events or a cluster's node groups."""
     if kind is Kind.NODEGROUPS and not cluster:
-        screen.err().print("[bold red]error:[/] get nodegroups needs --cluster")
-        raise typer.Exit(EXIT_INVALID)
-
-    async def body() -> int:
-        async with connect(target(url, token)) as client:
-            items = await fetch(client, kind, cluster, all_actions)
+        raise CliError("get nodegroups needs --cluster")
+    items = await fetch(s.client, kind, cluster, all_actions)
+    show(kind, items, output)
+    shown = items
+    if watch:
+        import asyncio
+    while watch:
+        await asyncio.sleep(interval)
+        items = await fetch(s.client, kind, cluster, all_actions)
+        if items != shown:
             show(kind, items, output)
             shown = items
-            while watch:
-                await asyncio.sleep(interval)
-                items = await fetch(client, kind, cluster, all_actions)
-                if items != shown:
-                    show(kind, items, output)
-                    shown = items
-        return EXIT_OK
-
-    run(body, until_interrupted=watch)
+    return EXIT_OK
 
 
 def show(kind: Kind, items: list[dict[str, Any]], output: GetFormat) -> None:
@@ -121,6 +117,8 @@ async def fetch(
 
 async def all_events(client: ShoalClient, cluster: str | None) -> list[dict[str, Any]]:
     """Every event (of one cluster), oldest first, page by page."""
+    from shoal.cli.wait import PAGE
+
     out: list[dict[str, Any]] = []
     after = 0
     while True:

@@ -11,13 +11,13 @@ from typing import Annotated, Any
 
 import typer
 
-from shoal.cli.client import connect, seg
+from shoal.cli.command import Session, remote, seg
 from shoal.cli.errors import EXIT_OK, CliError
-from shoal.cli.options import TokenOption, UrlOption, target
-from shoal.cli.runner import run
 
 
-def logs(
+@remote(output=False)
+async def logs(
+    s: Session,
     node: Annotated[str, typer.Argument(help="Node name or id.")],
     cluster: Annotated[
         str | None,
@@ -27,23 +27,16 @@ def logs(
         int,
         typer.Option("--bytes", min=1, max=1024 * 1024, help="How much of the log's end."),
     ] = 64 * 1024,
-    url: UrlOption = None,
-    token: TokenOption = None,
-) -> None:
+) -> int:
     """Print the end of a node's log (local provider)."""
-
-    async def body() -> int:
-        async with connect(target(url, token)) as client:
-            nodes: list[dict[str, Any]] = (await client.get("/v1/nodes", cluster=cluster))["nodes"]
-            found = [n for n in nodes if node in (n.get("name"), n.get("id"))]
-            if not found:
-                where = f" in cluster {cluster}" if cluster else ""
-                raise CliError(f"no node {node}{where}")
-            if len(found) > 1:
-                raise CliError(f"{len(found)} nodes are named {node}; say which with --cluster")
-            text = await client.get(f"/v1/nodes/{seg(str(found[0]['id']))}/log", bytes=size)
-        sys.stdout.write(str(text or ""))
-        sys.stdout.flush()
-        return EXIT_OK
-
-    run(body)
+    nodes: list[dict[str, Any]] = (await s.client.get("/v1/nodes", cluster=cluster))["nodes"]
+    found = [n for n in nodes if node in (n.get("name"), n.get("id"))]
+    if not found:
+        where = f" in cluster {cluster}" if cluster else ""
+        raise CliError(f"no node {node}{where}")
+    if len(found) > 1:
+        raise CliError(f"{len(found)} nodes are named {node}; say which with --cluster")
+    text = await s.client.get(f"/v1/nodes/{seg(str(found[0]['id']))}/log", bytes=size)
+    sys.stdout.write(str(text or ""))
+    sys.stdout.flush()
+    return EXIT_OK

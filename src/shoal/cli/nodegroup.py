@@ -7,23 +7,17 @@
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from shoal.cli.client import ShoalClient, connect, seg
+from shoal.cli.command import Session, remote, seg
 from shoal.cli.errors import ApiError
-from shoal.cli.options import (
-    OutputOption,
-    TimeoutOption,
-    TokenOption,
-    UrlOption,
-    WaitOption,
-    target,
-)
-from shoal.cli.output import OutputFormat
-from shoal.cli.runner import run
+from shoal.cli.options import TimeoutOption, WaitOption
 from shoal.cli.submit import submit
+
+if TYPE_CHECKING:
+    from shoal.cli.client import ShoalClient
 
 app = typer.Typer(help="Add, change and remove a cluster's node groups.", no_args_is_help=True)
 
@@ -36,7 +30,9 @@ MaxOption = Annotated[int | None, typer.Option("--max", min=0, help="Most replic
 
 
 @app.command("create")
-def create(
+@remote()
+async def create(
+    s: Session,
     cluster: ClusterOption,
     flavor: Annotated[str, typer.Option("--flavor", help="Server flavor, e.g. m1.small.")],
     count: Annotated[int, typer.Option("--count", "-n", min=0, help="Replicas.")] = 1,
@@ -51,10 +47,7 @@ def create(
     role: Annotated[str | None, typer.Option("--role", help="The group's role.")] = None,
     wait: WaitOption = True,
     timeout: TimeoutOption = None,
-    output: OutputOption = OutputFormat.TABLE,
-    url: UrlOption = None,
-    token: TokenOption = None,
-) -> None:
+) -> int:
     """Add a node group of COUNT servers of one flavor, in the given zone(s)."""
     group: dict[str, Any] = {
         "profile": {"type": "server", "flavor": flavor, "image": image},
@@ -65,29 +58,26 @@ def create(
     for key, value in (("min", min_size), ("max", max_size), ("role", role)):
         if value is not None:
             group[key] = value
-
-    async def body() -> int:
-        async with connect(target(url, token)) as client:
-            group["name"] = name or await free_name(client, cluster, flavor, zones or [])
-            try:
-                return await submit(
-                    client,
-                    "POST",
-                    f"/v1/clusters/{seg(cluster)}/nodegroups",
-                    json=group,
-                    output=output,
-                    wait=wait,
-                    timeout=timeout,
-                )
-            except ApiError as e:
-                in_flags(e)
-                raise
-
-    run(body)
+    group["name"] = name or await free_name(s.client, cluster, flavor, zones or [])
+    try:
+        return await submit(
+            s.client,
+            "POST",
+            f"/v1/clusters/{seg(cluster)}/nodegroups",
+            json=group,
+            output=s.output,
+            wait=wait,
+            timeout=timeout,
+        )
+    except ApiError as e:
+        in_flags(e)
+        raise
 
 
 @app.command("update")
-def update(
+@remote()
+async def update(
+    s: Session,
     cluster: ClusterOption,
     name: NameArg,
     count: Annotated[int | None, typer.Option("--count", "-n", min=0, help="Replicas.")] = None,
@@ -95,56 +85,42 @@ def update(
     max_size: MaxOption = None,
     wait: WaitOption = True,
     timeout: TimeoutOption = None,
-    output: OutputOption = OutputFormat.TABLE,
-    url: UrlOption = None,
-    token: TokenOption = None,
-) -> None:
+) -> int:
     """Change a node group's count and bounds."""
     changes = {
         k: v for k, v in (("count", count), ("min", min_size), ("max", max_size)) if v is not None
     }
     if not changes:
         raise typer.BadParameter("say what to change: --count, --min or --max")
-
-    async def body() -> int:
-        async with connect(target(url, token)) as client:
-            return await submit(
-                client,
-                "PATCH",
-                f"/v1/clusters/{seg(cluster)}/nodegroups/{seg(name)}",
-                json=changes,
-                output=output,
-                wait=wait,
-                timeout=timeout,
-            )
-
-    run(body)
+    return await submit(
+        s.client,
+        "PATCH",
+        f"/v1/clusters/{seg(cluster)}/nodegroups/{seg(name)}",
+        json=changes,
+        output=s.output,
+        wait=wait,
+        timeout=timeout,
+    )
 
 
 @app.command("delete")
-def delete(
+@remote()
+async def delete(
+    s: Session,
     cluster: ClusterOption,
     name: NameArg,
     wait: WaitOption = True,
     timeout: TimeoutOption = None,
-    output: OutputOption = OutputFormat.TABLE,
-    url: UrlOption = None,
-    token: TokenOption = None,
-) -> None:
+) -> int:
     """Remove a node group and its nodes."""
-
-    async def body() -> int:
-        async with connect(target(url, token)) as client:
-            return await submit(
-                client,
-                "DELETE",
-                f"/v1/clusters/{seg(cluster)}/nodegroups/{seg(name)}",
-                output=output,
-                wait=wait,
-                timeout=timeout,
-            )
-
-    run(body)
+    return await submit(
+        s.client,
+        "DELETE",
+        f"/v1/clusters/{seg(cluster)}/nodegroups/{seg(name)}",
+        output=s.output,
+        wait=wait,
+        timeout=timeout,
+    )
 
 
 def default_name(flavor: str, zones: list[str]) -> str:

@@ -47,7 +47,3 @@ class Target:
 
     url: str | None = None
     token: str | None = None
-
-
-def target(url: str | None, token: str | None) -> Target:
-    return Target(url or None, token or None)

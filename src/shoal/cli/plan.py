@@ -13,13 +13,10 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from shoal.cli.client import load_settings
+from shoal.cli.command import Session, remote
 from shoal.cli.documents import EnvironmentOption, is_hot_file, read_document
 from shoal.cli.errors import CliError
-from shoal.cli.options import TokenOption, UrlOption, target
 from shoal.cli.output import OutputFormat, console, emit_data, report_problems
-from shoal.cli.preview import preview_at
-from shoal.cli.runner import run
 
 if TYPE_CHECKING:
     from shoal.placement import PlacementResult
@@ -34,7 +31,9 @@ class Objective(StrEnum):
     PACK = "pack"
 
 
-def plan(
+@remote(output=False)
+async def plan(
+    s: Session,
     document: Annotated[
         str, typer.Argument(help="Cluster document (native YAML/JSON or vcluster JSON), or -.")
     ],
@@ -67,25 +66,36 @@ def plan(
             "(asks Shoal: creates, deletes, rolling-update batches).",
         ),
     ] = None,
-    url: UrlOption = None,
-    token: TokenOption = None,
-) -> None:
+) -> int:
     """Place the whole cluster at once, or explain why it cannot be placed.
 
     With --cluster, preview a change to an existing cluster instead.
     """
     if cluster is not None:
+        from shoal.cli.preview import preview
+
         offline = [n for n, v in (("--inventory", inventory), ("--objective", objective)) if v]
+        if offline:
+            raise CliError(
+                f"{', '.join(offline)} is for offline placement; with --cluster the "
+                "server's inventory and the document's objective are used"
+            )
+        content, kind = read_document(document)
+        return await preview(s.client, cluster, content, kind, output)
+    return place(document, inventory, output, objective, seed, time_limit, environment)
 
-        async def remote() -> int:
-            if offline:
-                raise CliError(
-                    f"{', '.join(offline)} is for offline placement; with --cluster the "
-                    "server's inventory and the document's objective are used"
-                )
-            return await preview_at(target(url, token), cluster, str(document), output)
 
-        run(remote)
+def place(
+    document: str,
+    inventory: Path | None,
+    output: OutputFormat,
+    objective: Objective | None,
+    seed: int,
+    time_limit: float | None,
+    environment: list[Path] | None,
+) -> int:
+    """`shoal plan` offline: place `document` on `inventory` (default: 2 zones x 3 hosts)."""
+    from shoal.cli.client import load_settings
     from shoal.model import InvalidDocument
     from shoal.model import Objective as ModelObjective
     from shoal.model.catalogs import default_inventory
@@ -95,11 +105,7 @@ def plan(
     from shoal.spec import load_cluster, load_inventory_file
     from shoal.spec.hot import read_hot_files
 
-    try:
-        content, _ = read_document(document)
-    except CliError as e:
-        e.report()
-        raise typer.Exit(e.code) from None
+    content, _ = read_document(document)
     try:
         inv = load_inventory_file(inventory) if inventory else default_inventory()
         notices: list[dict[str, str]] = []
@@ -116,7 +122,7 @@ def plan(
             report_problems(problems, f"{len(problems)} problem(s) in the input")
         else:
             emit_data({"feasible": False, "valid": False, "problems": problems}, output)
-        raise typer.Exit(EXIT_INVALID) from None
+        return EXIT_INVALID
     try:
         # O(groups) bounds first: a billion replicas must not reach the per-node solver.
         check_size(spec, inv, Limits())
@@ -127,7 +133,7 @@ def plan(
         else:
             found = {"feasible": False, "valid": not invalid, "problems": refused.details}
             emit_data(found, output)
-        raise typer.Exit(EXIT_INVALID if invalid else EXIT_INFEASIBLE) from None
+        return EXIT_INVALID if invalid else EXIT_INFEASIBLE
     chosen = ModelObjective(objective.value) if objective is not None else None
     limit = time_limit if time_limit is not None else load_settings().placement_time_limit_s
     result = solve(spec, inv, objective=chosen, seed=seed, time_limit_s=limit)
@@ -138,7 +144,7 @@ def plan(
     else:
         extra = {"notices": notices} if notices else {}
         emit_data({"cluster": spec.name, "valid": True, **result.as_dict(), **extra}, output)
-    raise typer.Exit(EXIT_PLACED if result.feasible else EXIT_INFEASIBLE)
+    return EXIT_PLACED if result.feasible else EXIT_INFEASIBLE
 
 
 def show_result(result: PlacementResult, name: str) -> None:

@@ -9,15 +9,16 @@ update. `-o json|yaml` prints the API's `plan` object as it is. Exit 0 when a pl
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from shoal.cli import screen
-from shoal.cli.client import ShoalClient, connect, seg
-from shoal.cli.documents import read_document
+from shoal.cli.command import seg
 from shoal.cli.errors import EXIT_FAILED, EXIT_OK, ApiError
-from shoal.cli.options import Target
 from shoal.cli.output import OutputFormat, emit_data
 from shoal.cli.tables import table, text
+
+if TYPE_CHECKING:
+    from shoal.cli.client import ShoalClient
 
 
 async def fetch_plan(
@@ -50,14 +51,6 @@ async def preview(
     else:
         emit_data(plan, output)
     return EXIT_OK
-
-
-async def preview_at(target: Target, cluster: str, document: str, output: OutputFormat) -> int:
-    """`preview` of the document at `document` (a path, or - for stdin) on a fresh connection
-    (no engine: nothing runs)."""
-    content, kind = read_document(document)
-    async with connect(target) as client:
-        return await preview(client, cluster, content, kind, output)
 
 
 def show_plan(plan: dict[str, Any]) -> None:

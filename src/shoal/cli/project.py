@@ -13,14 +13,11 @@ import re
 from typing import Annotated, Any
 
 import typer
-from rich.table import Table
 
 from shoal.cli import screen
-from shoal.cli.client import connect, seg
+from shoal.cli.command import Session, remote, seg
 from shoal.cli.errors import EXIT_INVALID, EXIT_OK, CliError
-from shoal.cli.options import OutputOption, TokenOption, UrlOption, target
 from shoal.cli.output import OutputFormat, emit_data
-from shoal.cli.runner import run
 from shoal.cli.tables import table, text, when
 
 app = typer.Typer(help="Projects (tenants): admin only.", no_args_is_help=True)
@@ -63,119 +60,91 @@ def _expiry(info: dict[str, Any]) -> str:
 
 
 @app.command("create")
-def create(
+@remote()
+async def create(
+    s: Session,
     name: Annotated[str, typer.Argument(help="Project name.")],
     expires: ExpiresOption = None,
-    output: OutputOption = OutputFormat.TABLE,
-    url: UrlOption = None,
-    token: TokenOption = None,
-) -> None:
+) -> int:
     """Create a project and print its token (it is not shown again)."""
-
-    async def body() -> int:
-        async with connect(target(url, token)) as client:
-            body = _with_expiry({"name": name}, expires)
-            found = await client.call("POST", "/v1/projects", json=body)
-        if output is not OutputFormat.TABLE:
-            emit_data(found, output)
-            return EXIT_OK
-        p = found.get("project", {})
-        out = screen.out()
-        out.print(f"project {text(p.get('name'))} created, id {text(p.get('id'))}")
-        info = found.get("token_info", {})
-        out.print(f"its token {text(info.get('id'))}, expires {text(_expiry(info))}")
-        out.print("(shown once; give it as --token or SHOAL_TOKEN):")
-        print(found.get("token"), flush=True)
+    body = _with_expiry({"name": name}, expires)
+    found = await s.client.call("POST", "/v1/projects", json=body)
+    if not s.table:
+        emit_data(found, s.output)
         return EXIT_OK
-
-    run(body)
+    p = found.get("project", {})
+    out = screen.out()
+    out.print(f"project {text(p.get('name'))} created, id {text(p.get('id'))}")
+    info = found.get("token_info", {})
+    out.print(f"its token {text(info.get('id'))}, expires {text(_expiry(info))}")
+    out.print("(shown once; give it as --token or SHOAL_TOKEN):")
+    print(found.get("token"), flush=True)
+    return EXIT_OK
 
 
 @token_app.command("create")
-def token_create(
+@remote()
+async def token_create(
+    s: Session,
     project: Annotated[str, typer.Argument(help="Project name or id.")],
     name: Annotated[str, typer.Option("--name", help="What the token is for.")] = "",
     expires: ExpiresOption = None,
-    output: OutputOption = OutputFormat.TABLE,
-    url: UrlOption = None,
-    token: TokenOption = None,
-) -> None:
+) -> int:
     """Issue another token for a project (admin) and print it (it is not shown again)."""
-
-    async def body() -> int:
-        async with connect(target(url, token)) as client:
-            found = await client.call(
-                "POST",
-                f"/v1/projects/{seg(project)}/tokens",
-                json=_with_expiry({"name": name}, expires),
-            )
-        if output is not OutputFormat.TABLE:
-            emit_data(found, output)
-            return EXIT_OK
-        info = found.get("token_info", {})
-        screen.out().print(
-            f"token {text(info.get('id'))} for project {text(info.get('project'))}, "
-            f"expires {text(_expiry(info))} (shown once):"
-        )
-        print(found.get("token"), flush=True)
+    body = _with_expiry({"name": name}, expires)
+    found = await s.client.call("POST", f"/v1/projects/{seg(project)}/tokens", json=body)
+    if not s.table:
+        emit_data(found, s.output)
         return EXIT_OK
-
-    run(body)
+    info = found.get("token_info", {})
+    screen.out().print(
+        f"token {text(info.get('id'))} for project {text(info.get('project'))}, "
+        f"expires {text(_expiry(info))} (shown once):"
+    )
+    print(found.get("token"), flush=True)
+    return EXIT_OK
 
 
 @token_app.command("list")
-def token_list(
-    project: Annotated[str, typer.Argument(help="Project name or id.")],
-    output: OutputOption = OutputFormat.TABLE,
-    url: UrlOption = None,
-    token: TokenOption = None,
-) -> None:
+@remote()
+async def token_list(
+    s: Session, project: Annotated[str, typer.Argument(help="Project name or id.")]
+) -> int:
     """A project's tokens (never their secrets): which work, which expired or were revoked."""
-
-    async def body() -> int:
-        async with connect(target(url, token)) as client:
-            found = await client.call("GET", f"/v1/projects/{seg(project)}/tokens")
-        if output is not OutputFormat.TABLE:
-            emit_data(found, output)
-            return EXIT_OK
-        t = table(None, ["ID", "NAME", "STATUS", "CREATED", "EXPIRES", "REVOKED"])
-        for info in found.get("tokens", []):
-            t.add_row(
-                text(info.get("id")),
-                text(info.get("name")),
-                text(info.get("status")),
-                when(info.get("created_at")),
-                _expiry(info),
-                when(info.get("revoked_at")),
-            )
-        screen.out().print(t)
+    found = await s.client.call("GET", f"/v1/projects/{seg(project)}/tokens")
+    if not s.table:
+        emit_data(found, s.output)
         return EXIT_OK
-
-    run(body)
+    t = table(None, ["ID", "NAME", "STATUS", "CREATED", "EXPIRES", "REVOKED"])
+    for info in found.get("tokens", []):
+        t.add_row(
+            text(info.get("id")),
+            text(info.get("name")),
+            text(info.get("status")),
+            when(info.get("created_at")),
+            _expiry(info),
+            when(info.get("revoked_at")),
+        )
+    screen.out().print(t)
+    return EXIT_OK
 
 
 @token_app.command("revoke")
-def token_revoke(
+@remote()
+async def token_revoke(
+    s: Session,
     token_id: Annotated[str, typer.Argument(help="The token's id (from create or list).")],
-    output: OutputOption = OutputFormat.TABLE,
-    url: UrlOption = None,
-    token: TokenOption = None,
-) -> None:
+) -> int:
     """Revoke a token: every request with it answers 401 from now on."""
-
-    async def body() -> int:
-        async with connect(target(url, token)) as client:
-            found = await client.call("DELETE", f"/v1/tokens/{seg(token_id)}")
-        if output is not OutputFormat.TABLE:
-            emit_data(found, output)
-            return EXIT_OK
-        info = found.get("token_info", {})
-        screen.out().print(
-            f"token {text(info.get('id'))} revoked at {text(when(info.get('revoked_at')))}"
-        )
+    found = await s.client.call("DELETE", f"/v1/tokens/{seg(token_id)}")
+    if not s.table:
+        emit_data(found, s.output)
         return EXIT_OK
-
-    run(body)
+    info = found.get("token_info", {})
+    screen.out().print(
+        f"token {text(info.get('id'))} revoked at {text(when(info.get('revoked_at')))}"
+    )
+    return EXIT_OK
 
 
 quota_app = typer.Typer(
@@ -188,40 +157,37 @@ def _show_quotas(found: dict[str, Any], output: OutputFormat) -> None:
     if output is not OutputFormat.TABLE:
         emit_data(found, output)
         return
-    table = Table(title=f"quotas of project {text(found.get('project'))}")
+    from rich.table import Table
+
+    t = Table(title=f"quotas of project {text(found.get('project'))}")
     for column in ("resource", "limit", "in use", "source"):
-        table.add_column(column)
+        t.add_column(column)
     for resource, q in found.get("quotas", {}).items():
         limit = q.get("limit")
-        table.add_row(
+        t.add_row(
             text(resource),
             "unlimited" if limit == -1 else text(limit),
             text(q.get("in_use")),
             "default" if q.get("default") else "project",
         )
-    screen.out().print(table)
+    screen.out().print(t)
 
 
 @quota_app.command("show")
-def quota_show(
-    project: Annotated[str, typer.Argument(help="Project name or id.")],
-    output: OutputOption = OutputFormat.TABLE,
-    url: UrlOption = None,
-    token: TokenOption = None,
-) -> None:
+@remote()
+async def quota_show(
+    s: Session, project: Annotated[str, typer.Argument(help="Project name or id.")]
+) -> int:
     """Show a project's quotas (its own token, or an admin's)."""
-
-    async def body() -> int:
-        async with connect(target(url, token)) as client:
-            found = await client.call("GET", f"/v1/projects/{seg(project)}/quotas")
-        _show_quotas(found, output)
-        return EXIT_OK
-
-    run(body)
+    found = await s.client.call("GET", f"/v1/projects/{seg(project)}/quotas")
+    _show_quotas(found, s.output)
+    return EXIT_OK
 
 
 @quota_app.command("set")
-def quota_set(
+@remote()
+async def quota_set(
+    s: Session,
     project: Annotated[str, typer.Argument(help="Project name or id.")],
     limits: Annotated[
         list[str],
@@ -229,26 +195,16 @@ def quota_set(
             help="RESOURCE=LIMIT pairs: clusters, nodes, vcpus, ram_mb, volume_gb; -1 is unlimited."
         ),
     ],
-    output: OutputOption = OutputFormat.TABLE,
-    url: UrlOption = None,
-    token: TokenOption = None,
-) -> None:
+) -> int:
     """Set a project's quotas (admin)."""
-
-    async def body() -> int:
-        values: dict[str, int] = {}
-        for item in limits:
-            resource, sep, number = item.partition("=")
-            if not sep or not number.lstrip("-").isdigit() or len(number) > 12:
-                raise CliError(f"{item!r}: give RESOURCE=LIMIT, e.g. nodes=100", EXIT_INVALID)
-            values[resource] = int(number)
-        async with connect(target(url, token)) as client:
-            found = await client.call(
-                "PUT",
-                f"/v1/projects/{seg(project)}/quotas",
-                json={"quotas": values},
-            )
-        _show_quotas(found, output)
-        return EXIT_OK
-
-    run(body)
+    values: dict[str, int] = {}
+    for item in limits:
+        resource, sep, number = item.partition("=")
+        if not sep or not number.lstrip("-").isdigit() or len(number) > 12:
+            raise CliError(f"{item!r}: give RESOURCE=LIMIT, e.g. nodes=100", EXIT_INVALID)
+        values[resource] = int(number)
+    found = await s.client.call(
+        "PUT", f"/v1/projects/{seg(project)}/quotas", json={"quotas": values}
+    )
+    _show_quotas(found, s.output)
+    return EXIT_OK

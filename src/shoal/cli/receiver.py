@@ -14,12 +14,10 @@ from urllib.parse import parse_qsl, urlsplit
 import typer
 
 from shoal.cli import background, screen
-from shoal.cli.client import CONNECT_TIMEOUT_S, READ_TIMEOUT_S, ShoalClient, connect, seg
+from shoal.cli.command import Session, remote, seg
 from shoal.cli.errors import EXIT_OK
-from shoal.cli.http import HttpClient
-from shoal.cli.options import OutputOption, TimeoutOption, TokenOption, UrlOption, target
-from shoal.cli.output import OutputFormat, emit_data
-from shoal.cli.runner import run
+from shoal.cli.options import TimeoutOption
+from shoal.cli.output import emit_data
 from shoal.cli.submit import submit
 from shoal.cli.tables import table, text, when
 from shoal.cli.where import where as find_where
@@ -31,7 +29,9 @@ NameArg = Annotated[str, typer.Argument(help="Receiver name (or id).")]
 
 
 @app.command("create")
-def create(
+@remote()
+async def create(
+    s: Session,
     name: NameArg,
     cluster: Annotated[str, typer.Option("--cluster", "-c", help="The cluster (name or id).")],
     action: Annotated[str, typer.Option("--action", "-a", help="scale_out, scale_in or recover.")],
@@ -52,10 +52,7 @@ def create(
     number: Annotated[
         float | None, typer.Option("--number", help="The adjustment's number (overrides).")
     ] = None,
-    output: OutputOption = OutputFormat.TABLE,
-    url: UrlOption = None,
-    token: TokenOption = None,
-) -> None:
+) -> int:
     """Create a receiver and print its webhook URL (it is not shown again)."""
     params = {
         k: v
@@ -67,73 +64,57 @@ def create(
         body["nodegroup"] = nodegroup
     if params:
         body["params"] = params
-
-    async def main() -> int:
-        async with connect(target(url, token)) as client:
-            found = await client.call("POST", "/v1/receivers", json=body)
-            base = client.http.base_url
-        r = found["receiver"]
-        hook = base + r["webhook_url"]
-        if output is not OutputFormat.TABLE:
-            emit_data({"receiver": dict(r, webhook_url=hook)}, output)
-            return EXIT_OK
-        screen.err().print(
-            f"receiver {text(r['name'])} created: {text(r['action'])} "
-            f"{text(r.get('nodegroup') or '')} of cluster {text(cluster)}; its webhook URL "
-            "(shown once; `shoal webhook trigger URL` calls it):"
-        )
-        print(hook, flush=True)
+    found = await s.client.call("POST", "/v1/receivers", json=body)
+    r = found["receiver"]
+    hook = s.client.http.base_url + r["webhook_url"]
+    if not s.table:
+        emit_data({"receiver": dict(r, webhook_url=hook)}, s.output)
         return EXIT_OK
-
-    run(main)
+    screen.err().print(
+        f"receiver {text(r['name'])} created: {text(r['action'])} "
+        f"{text(r.get('nodegroup') or '')} of cluster {text(cluster)}; its webhook URL "
+        "(shown once; `shoal webhook trigger URL` calls it):"
+    )
+    print(hook, flush=True)
+    return EXIT_OK
 
 
 @app.command("list")
-def list_receivers(
-    output: OutputOption = OutputFormat.TABLE,
-    url: UrlOption = None,
-    token: TokenOption = None,
-) -> None:
+@remote()
+async def list_receivers(s: Session) -> int:
     """List receivers (their secrets are never shown again)."""
-
-    async def main() -> int:
-        async with connect(target(url, token)) as client:
-            found = (await client.get("/v1/receivers"))["receivers"]
-        if output is not OutputFormat.TABLE:
-            emit_data({"receivers": found}, output)
-            return EXIT_OK
-        t = table(None, ("name", "action", "nodegroup", "params", "triggered", "cluster", "id"))
-        for r in found:
-            t.add_row(
-                text(r.get("name")),
-                text(r.get("action")),
-                text(r.get("nodegroup")),
-                text(r.get("params")),
-                when(r.get("triggered_at")),
-                text(r.get("cluster_id")),
-                text(r.get("id")),
-            )
-        screen.out().print(t)
+    found = (await s.client.get("/v1/receivers"))["receivers"]
+    if not s.table:
+        emit_data({"receivers": found}, s.output)
         return EXIT_OK
-
-    run(main)
+    t = table(None, ("name", "action", "nodegroup", "params", "triggered", "cluster", "id"))
+    for r in found:
+        t.add_row(
+            text(r.get("name")),
+            text(r.get("action")),
+            text(r.get("nodegroup")),
+            text(r.get("params")),
+            when(r.get("triggered_at")),
+            text(r.get("cluster_id")),
+            text(r.get("id")),
+        )
+    screen.out().print(t)
+    return EXIT_OK
 
 
 @app.command("delete")
-def delete(name: NameArg, url: UrlOption = None, token: TokenOption = None) -> None:
+@remote(output=False)
+async def delete(s: Session, name: NameArg) -> int:
     """Delete a receiver; its webhook URL stops working."""
-
-    async def main() -> int:
-        async with connect(target(url, token)) as client:
-            await client.call("DELETE", f"/v1/receivers/{seg(name)}")
-        screen.out().print(f"receiver {text(name)} deleted")
-        return EXIT_OK
-
-    run(main)
+    await s.client.call("DELETE", f"/v1/receivers/{seg(name)}")
+    screen.out().print(f"receiver {text(name)} deleted")
+    return EXIT_OK
 
 
 @webhook_app.command("trigger")
-def trigger(
+@remote()
+async def trigger(
+    s: Session,
     webhook: Annotated[str, typer.Argument(help="The webhook URL `receiver create` printed.")],
     wait: Annotated[
         bool | None,
@@ -144,38 +125,24 @@ def trigger(
         ),
     ] = None,
     timeout: TimeoutOption = None,
-    output: OutputOption = OutputFormat.TABLE,
-    url: UrlOption = None,
-    token: TokenOption = None,
-) -> None:
+) -> int:
     """Trigger a receiver: POST to its webhook URL."""
+    from shoal.cli.client import CONNECT_TIMEOUT_S, READ_TIMEOUT_S, ShoalClient
+    from shoal.cli.http import HttpClient
+
     parts = urlsplit(webhook)
     origin = f"{parts.scheme}://{parts.netloc}" if parts.scheme and parts.netloc else None
     # The query goes as params, encoded once.
     query = dict(parse_qsl(parts.query, keep_blank_values=True))
-
-    async def main() -> int:
-        if origin is not None and origin != _origin(url or _our_url()):
-            # Another server than ours: never send it our bearer token.
-            http = HttpClient(
-                origin, read_timeout=READ_TIMEOUT_S, connect_timeout=CONNECT_TIMEOUT_S
-            )
-            client = ShoalClient(http, where=origin)
-            return await submit(
-                client,
-                "POST",
-                parts.path,
-                params=query,
-                output=output,
-                wait=wait,
-                timeout=timeout,
-            )
-        async with connect(target(url, token)) as client:
-            return await submit(
-                client, "POST", parts.path, params=query, output=output, wait=wait, timeout=timeout
-            )
-
-    run(main)
+    if origin is not None and origin != _origin(s.target.url or _our_url()):
+        # Another server than ours: never send it our bearer token.
+        http = HttpClient(origin, read_timeout=READ_TIMEOUT_S, connect_timeout=CONNECT_TIMEOUT_S)
+        client = ShoalClient(http, where=origin)
+    else:
+        client = s.client
+    return await submit(
+        client, "POST", parts.path, params=query, output=s.output, wait=wait, timeout=timeout
+    )
 
 
 def _our_url() -> str | None:

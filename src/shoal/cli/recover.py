@@ -13,17 +13,8 @@ from typing import Annotated, Any
 
 import typer
 
-from shoal.cli.client import connect, seg
-from shoal.cli.options import (
-    OutputOption,
-    TimeoutOption,
-    TokenOption,
-    UrlOption,
-    WaitOption,
-    target,
-)
-from shoal.cli.output import OutputFormat
-from shoal.cli.runner import run
+from shoal.cli.command import Session, remote, seg
+from shoal.cli.options import TimeoutOption, WaitOption
 from shoal.cli.submit import submit
 
 
@@ -34,7 +25,9 @@ class How(StrEnum):
     REPLACE = "replace"
 
 
-def recover(
+@remote()
+async def recover(
+    s: Session,
     cluster: Annotated[str, typer.Argument(help="Cluster name or id.")],
     node: Annotated[
         list[str] | None,
@@ -56,27 +49,19 @@ def recover(
     ] = None,
     wait: WaitOption = True,
     timeout: TimeoutOption = None,
-    output: OutputOption = OutputFormat.TABLE,
-    url: UrlOption = None,
-    token: TokenOption = None,
-) -> None:
+) -> int:
     """Recover a cluster's nodes (a CLUSTER_RECOVER action) and wait for it."""
     spec: dict[str, Any] = {}
     if node:
         spec["nodes"] = list(node)
     if how is not None:
         spec["how"] = str(how)
-
-    async def body() -> int:
-        async with connect(target(url, token)) as client:
-            return await submit(
-                client,
-                "POST",
-                f"/v1/clusters/{seg(cluster)}/actions",
-                json={"recover": spec},
-                output=output,
-                wait=wait,
-                timeout=timeout,
-            )
-
-    run(body)
+    return await submit(
+        s.client,
+        "POST",
+        f"/v1/clusters/{seg(cluster)}/actions",
+        json={"recover": spec},
+        output=s.output,
+        wait=wait,
+        timeout=timeout,
+    )
