@@ -95,10 +95,30 @@ def test_plan_with_cluster_shows_the_rolling_batches(calm: Shoal, tmp_path: Path
 
     unknown = calm("plan", str(changed), "--cluster", "nope")
     assert unknown.returncode == 2 and "no cluster" in unknown.stderr, explain(unknown)
+
+
+def test_dry_run_of_a_new_cluster_shows_its_create_plan(calm: Shoal, tmp_path: Path) -> None:
     new = tmp_path / "new.yaml"
     new.write_text(WEB.replace("name: shop", "name: fresh"))
-    absent = calm("apply", str(new), "--dry-run")
-    assert absent.returncode == 2 and "no cluster fresh yet" in absent.stderr, explain(absent)
+    shown = calm("apply", str(new), "--dry-run")
+    assert shown.returncode == 0, explain(shown)
+    assert "no cluster fresh yet" in shown.stderr, explain(shown)
+    assert "placement of fresh" in shown.stdout and "web-4" in shown.stdout, explain(shown)
+    # what `shoal plan` answers, with its exit codes: 0 placed, 1 infeasible, 2 invalid
+    data = calm.json("apply", str(new), "--dry-run")
+    assert data["feasible"] is True and data == calm.json("plan", str(new))
+    crowded = tmp_path / "crowded.yaml"
+    crowded.write_text(WEB.replace("name: shop", "name: fresh").replace("count: 4", "count: 7"))
+    refused = calm("apply", str(crowded), "--dry-run")
+    assert refused.returncode == 1 and "cannot be placed" in refused.stdout, explain(refused)
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(WEB.replace("name: shop", "name: fresh").replace("count: 4", "count: many"))
+    invalid = calm("apply", str(bad), "--dry-run")
+    assert invalid.returncode == 2 and "/node_groups/0/count" in invalid.stderr, explain(invalid)
+    # from stdin too, read once
+    piped = calm("apply", "-", "--dry-run", stdin=new.read_text())
+    assert piped.returncode == 0 and "placement of fresh" in piped.stdout, explain(piped)
+    assert calm.json("get", "clusters")["clusters"] == []  # nothing was created
 
 
 def test_host_fail_and_recover_then_recover_the_node(calm: Shoal, tmp_path: Path) -> None:
@@ -109,8 +129,16 @@ def test_host_fail_and_recover_then_recover_the_node(calm: Shoal, tmp_path: Path
     hosts = {h["name"]: h for h in calm.json("host", "list")["hosts"]}
     assert len(hosts) == 6 and not any(h["failed"] for h in hosts.values())
     assert hosts[lost_host]["resources"] == 1
+    # capacity: what each host offers and what Shoal's nodes hold on it (m1.tiny: 1 vCPU)
+    assert hosts[lost_host]["used"]["vcpus"] == 1
+    assert hosts[lost_host]["capacity"]["vcpus"] > hosts[lost_host]["used"]["vcpus"]
+    assert sum(h["used"]["vcpus"] for h in hosts.values()) == 4
     table = calm.ok("host", "list").stdout
     assert "resources" in table and lost_host in table
+    assert "vcpus used/free" in table and "ram used/free" in table, table
+    size = hosts[lost_host]["capacity"]["vcpus"]
+    row = next(line for line in table.splitlines() if lost_host in line)
+    assert f"1/{size - 1}" in row, table
 
     failed = calm.ok("host", "fail", lost_host)
     assert f"host {lost_host} failed; 1 resource(s)" in failed.stdout, explain(failed)

@@ -10,12 +10,17 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter, Request
+from starlette.concurrency import run_in_threadpool
 
 from shoal.api import schemas
 from shoal.api.auth import Caller, runtime_of
+from shoal.model.inventory import Host
+from shoal.model.nodes import Demand
 from shoal.providers.base import HostAdmin
 from shoal.providers.errors import ProviderError
+from shoal.runtime import Runtime
 from shoal.service.errors import Conflict, Forbidden, NotFound
+from shoal.store import nodes as node_repo
 from shoal.store.records import Principal
 
 router = APIRouter(
@@ -41,7 +46,7 @@ async def list_hosts(request: Request, who: Caller) -> dict[str, Any]:
     _require_admin(who)
     rt = runtime_of(request)
     if isinstance(rt.provider, HostAdmin):
-        hosts = [
+        hosts: list[dict[str, Any]] = [
             {"name": h.name, "zone": h.zone, "failed": h.failed, "resources": h.resources}
             for h in await rt.provider.hosts()
         ]
@@ -51,7 +56,23 @@ async def list_hosts(request: Request, who: Caller) -> dict[str, Any]:
             {"name": h.name, "zone": h.zone, "failed": False, "resources": None}
             for h in rt.inventory.hosts
         ]
+    offered = {h.name: _capacity(h) for h in rt.inventory.hosts}
+    used = await run_in_threadpool(_used, rt)
+    for h in hosts:
+        name = str(h["name"])
+        h["capacity"] = offered.get(name)
+        h["used"] = _capacity(used.get(name, Demand()))
     return {"hosts": hosts}
+
+
+def _used(rt: Runtime) -> dict[str, Demand]:
+    with rt.db.reading() as conn:
+        return node_repo.used_capacity(conn)
+
+
+def _capacity(c: Demand | Host) -> dict[str, int]:
+    """A host's size or what is held on it, in the answer's shape (`HostCapacity`)."""
+    return {"vcpus": c.vcpus, "ram_mb": c.ram_mb, "disk_gb": c.disk_gb, "volume_gb": c.volume_gb}
 
 
 async def _known(admin: HostAdmin, host: str) -> None:

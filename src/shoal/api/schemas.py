@@ -303,11 +303,24 @@ class OneReceiver(_Out):
     receiver: ReceiverView
 
 
+class HostCapacity(_Out):
+    vcpus: int
+    ram_mb: int
+    disk_gb: int
+    volume_gb: int
+
+
 class HostView(_Out):
     name: str
     zone: str | None
     failed: bool
     resources: Any
+    capacity: HostCapacity | None = Field(
+        description="What the host offers; null when it is not in the inventory (failed)."
+    )
+    used: HostCapacity = Field(
+        description="What Shoal's live nodes and its accepted, unplaced actions hold on it."
+    )
 
 
 class HostList(_Out):

@@ -1,7 +1,8 @@
 """`shoal up`, `apply`, `delete` and `scale`: cluster changes that wait for their action.
 
 `apply --dry-run` changes nothing: it shows what applying the document to its existing cluster
-would do (see preview.py).
+would do (see preview.py), or, when the cluster does not exist yet, the placement `shoal plan`
+finds for it, with `plan`'s exit codes (0 placed, 1 cannot be placed, 2 invalid).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from shoal.cli.documents import (
     read_template,
     same_document,
 )
-from shoal.cli.errors import EXIT_OK, ApiError, CliError
+from shoal.cli.errors import EXIT_OK, ApiError
 from shoal.cli.options import TimeoutOption, WaitOption
 from shoal.cli.output import emit_data
 from shoal.cli.submit import Goal, submit
@@ -64,7 +65,8 @@ async def apply(
         typer.Option(
             "--dry-run",
             help="Change nothing: show what applying the document to its existing cluster "
-            "would do (creates, deletes, rolling-update batches).",
+            "would do (creates, deletes, rolling-update batches); for a new cluster, its "
+            "placement as `shoal plan` finds it.",
         ),
     ] = False,
 ) -> int:
@@ -103,22 +105,27 @@ async def apply(
 
 
 async def _dry_run(s: Session, document: str) -> int:
+    """What `apply` would do: the server's preview of a change to an existing cluster, or,
+    when the document's cluster does not exist yet, its create plan as `shoal plan` shows it."""
+    from shoal.cli.plan import place
     from shoal.cli.preview import preview
 
     content, kind = read_document(document)
     name = document_name(content)
-    if name is None:
-        raise CliError(f"{document} names no cluster; --dry-run needs an existing one")
-    try:
-        await s.client.get(f"/v1/clusters/{seg(name)}")
-    except ApiError as e:
-        if e.status != 404:
-            raise
-        raise CliError(
-            f"there is no cluster {name} yet, so applying {document} would create it; "
-            f"`shoal plan {document}` shows where its nodes would go"
-        ) from None
-    return await preview(s.client, name, content, kind, s.output)
+    if name is not None:
+        try:
+            await s.client.get(f"/v1/clusters/{seg(name)}")
+        except ApiError as e:
+            if e.status != 404:
+                raise
+        else:
+            return await preview(s.client, name, content, kind, s.output)
+    screen.err().print(
+        f"no cluster {name or ''} yet: applying {document} would create it, "
+        f"placed as `shoal plan` places it (Shoal places it again when it is applied):",
+        markup=False,
+    )
+    return place(document, content, s.output)
 
 
 @remote()

@@ -23,13 +23,16 @@ if TYPE_CHECKING:
 
 app = typer.Typer(help="The provider's hosts (admin): list, fail, recover.", no_args_is_help=True)
 
+USE_COLUMNS = (("vcpus", ""), ("ram_mb", "G"), ("disk_gb", "G"))
+"""What `host list` shows of each host's capacity, and the unit it shows it in."""
+
 HostArg = Annotated[str, typer.Argument(help="Host name, as `shoal host list` shows it.")]
 
 
 @app.command("list")
 @remote()
 async def list_hosts(s: Session) -> int:
-    """List the provider's hosts: zone, failed or not, resources on each, Shoal's nodes on each."""
+    """List the provider's hosts: zone, failed or not, resources, capacity used/free, nodes."""
     hosts: list[dict[str, Any]] = (await s.client.get("/v1/hosts"))["hosts"]
     nodes: list[dict[str, Any]] = (await s.client.get("/v1/nodes"))["nodes"]
     placed: dict[str, list[str]] = {}
@@ -41,7 +44,19 @@ async def list_hosts(s: Session) -> int:
             h["nodes"] = sorted(placed.get(str(h.get("name")), []))
         emit_data({"hosts": hosts}, s.output)
         return EXIT_OK
-    t = table(None, ("name", "zone", "failed", "resources", "nodes"))
+    t = table(
+        None,
+        (
+            "name",
+            "zone",
+            "failed",
+            "resources",
+            "vcpus used/free",
+            "ram used/free",
+            "disk used/free",
+            "nodes",
+        ),
+    )
     for h in hosts:
         failed = "[red]yes[/]" if h.get("failed") else "no"
         on_it = sorted(placed.get(str(h.get("name")), []))
@@ -50,6 +65,7 @@ async def list_hosts(s: Session) -> int:
             text(h.get("zone")),
             failed,
             text(h.get("resources")),
+            *(use(h, key, unit) for key, unit in USE_COLUMNS),
             text(on_it),
         )
     screen.out().print(t)
@@ -86,6 +102,20 @@ async def recover(s: Session, host: HostArg) -> int:
         return EXIT_OK
     screen.out().print(f"host {text(host)} recovered")
     return EXIT_OK
+
+
+def use(host: dict[str, Any], key: str, unit: str) -> str:
+    """`used/free` of one resource of `host` (RAM in GB); `-` where the API does not say."""
+    size, held = (host.get("capacity") or {}).get(key), (host.get("used") or {}).get(key)
+    if held is None:
+        return "-"
+    scale = 1024 if key == "ram_mb" else 1
+    free = "-" if size is None else _amount((size - held) / scale)
+    return f"{_amount(held / scale)}/{free}{unit}"
+
+
+def _amount(value: float) -> str:
+    return f"{value:g}" if value == int(value) else f"{value:.1f}"
 
 
 async def _node_names(client: ShoalClient, resources: list[str]) -> dict[str, str]:

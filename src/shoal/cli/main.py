@@ -1,59 +1,57 @@
-"""The `shoal` command's root: sub-commands register here; `run` is the console entry point."""
+"""The `shoal` command's root: sub-commands register here; `run` is the console entry point.
+
+`run` imports and registers only the command the command line names (`shoal get ...` needs
+neither `up` nor `project`); root help, completion and unknown names get every command.
+Typer builds each registered command's options from its signature, so this halves the
+start-up of a command (benchmarks/cli.py).
+"""
 
 from __future__ import annotations
 
-from typing import Annotated
+import importlib
+import os
+import sys
+from collections.abc import Collection
+from dataclasses import dataclass
+from typing import Annotated, Any
 
 import typer
 
 from shoal import __version__
-from shoal.cli import (
-    action,
-    clusters,
-    describe,
-    events,
-    get,
-    host,
-    keystone,
-    login,
-    logs,
-    nodegroup,
-    plan,
-    project,
-    receiver,
-    recover,
-    server,
-)
 
-app = typer.Typer(
-    name="shoal",
-    help="Declare a virtual cluster once; Shoal places it whole, creates it and keeps it healthy.",
-    no_args_is_help=True,
-    add_completion=True,
-    pretty_exceptions_enable=False,
-    # Plain click help: never cut at the terminal's width, never wrapped in boxes when piped,
-    # and it spares every command typer's Rich help (Markdown, Pygments: a third of a second).
-    rich_markup_mode=None,
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """A top-level command: `attribute` of `module`, a function or a sub-app (a group)."""
+
+    name: str
+    module: str
+    attribute: str
+    group: bool = False
+
+
+COMMANDS = (
+    Entry("plan", "plan", "plan"),
+    Entry("server", "server", "app", group=True),
+    Entry("up", "clusters", "up"),
+    Entry("apply", "clusters", "apply"),
+    Entry("get", "get", "get"),
+    Entry("describe", "describe", "app", group=True),
+    Entry("delete", "clusters", "delete"),
+    Entry("scale", "clusters", "scale"),
+    Entry("recover", "recover", "recover"),
+    Entry("nodegroup", "nodegroup", "app", group=True),
+    Entry("events", "events", "events"),
+    Entry("logs", "logs", "logs"),
+    Entry("action", "action", "app", group=True),
+    Entry("project", "project", "app", group=True),
+    Entry("host", "host", "app", group=True),
+    Entry("keystone", "keystone", "app", group=True),
+    Entry("login", "login", "login"),
+    Entry("receiver", "receiver", "app", group=True),
+    Entry("webhook", "receiver", "webhook_app", group=True),
 )
-app.command("plan")(plan.plan)
-app.add_typer(server.app, name="server")
-app.command("up")(clusters.up)
-app.command("apply")(clusters.apply)
-app.command("get")(get.get)
-app.add_typer(describe.app, name="describe")
-app.command("delete")(clusters.delete)
-app.command("scale")(clusters.scale)
-app.command("recover")(recover.recover)
-app.add_typer(nodegroup.app, name="nodegroup")
-app.command("events")(events.events)
-app.command("logs")(logs.logs)
-app.add_typer(action.app, name="action")
-app.add_typer(project.app, name="project")
-app.add_typer(host.app, name="host")
-app.add_typer(keystone.app, name="keystone")
-app.command("login")(login.login)
-app.add_typer(receiver.app, name="receiver")
-app.add_typer(receiver.webhook_app, name="webhook")
+NAMES = frozenset(e.name for e in COMMANDS)
 
 
 def _version(shown: bool) -> None:
@@ -62,7 +60,6 @@ def _version(shown: bool) -> None:
         raise typer.Exit(0)
 
 
-@app.callback()
 def _root(
     version: Annotated[
         bool,
@@ -79,5 +76,47 @@ def _root(
     """
 
 
+def build(names: Collection[str] | None = None) -> typer.Typer:
+    """The `shoal` app with the commands `names` (default: all of them)."""
+    app = typer.Typer(
+        name="shoal",
+        help="Declare a virtual cluster once; Shoal places it whole, creates it and keeps it "
+        "healthy.",
+        no_args_is_help=True,
+        add_completion=True,
+        pretty_exceptions_enable=False,
+        # Plain click help: never cut at the terminal's width, never wrapped in boxes when
+        # piped, and it spares every command typer's Rich help (Markdown, Pygments).
+        rich_markup_mode=None,
+    )
+    app.callback()(_root)
+    for entry in COMMANDS:
+        if names is not None and entry.name not in names:
+            continue
+        found: Any = getattr(importlib.import_module(f"shoal.cli.{entry.module}"), entry.attribute)
+        if entry.group:
+            app.add_typer(found, name=entry.name)
+        else:
+            app.command(entry.name)(found)
+    return app
+
+
+def named(argv: list[str]) -> str | None:
+    """The one command `argv` runs, if the app needs no other to run it."""
+    if any(k.endswith("_COMPLETE") for k in os.environ):
+        return None  # shell completion: every command's name
+    if argv and argv[0] in NAMES:
+        return argv[0]
+    return None  # root help, --version, a misspelt name ("did you mean")
+
+
+def __getattr__(name: str) -> typer.Typer:
+    """`main.app`: every command, for tests that drive the app in-process."""
+    if name == "app":
+        return build()
+    raise AttributeError(name)
+
+
 def run() -> None:
-    app()
+    command = named(sys.argv[1:])
+    build(None if command is None else {command})()

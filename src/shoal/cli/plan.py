@@ -82,19 +82,32 @@ async def plan(
             )
         content, kind = read_document(document)
         return await preview(s.client, cluster, content, kind, output)
-    return place(document, inventory, output, objective, seed, time_limit, environment)
+    content, _ = read_document(document)
+    return place(
+        document,
+        content,
+        output,
+        inventory=inventory,
+        objective=objective,
+        seed=seed,
+        time_limit=time_limit,
+        environment=environment,
+    )
 
 
 def place(
     document: str,
-    inventory: Path | None,
+    content: bytes,
     output: OutputFormat,
-    objective: Objective | None,
-    seed: int,
-    time_limit: float | None,
-    environment: list[Path] | None,
+    *,
+    inventory: Path | None = None,
+    objective: Objective | None = None,
+    seed: int = 0,
+    time_limit: float | None = None,
+    environment: list[Path] | None = None,
 ) -> int:
-    """`shoal plan` offline: place `document` on `inventory` (default: 2 zones x 3 hosts)."""
+    """`shoal plan` offline: place `content` (read from `document`) on `inventory` (default:
+    2 zones x 3 hosts) and show it. The exit code: 0 placed, 1 infeasible, 2 invalid."""
     from shoal.cli.client import load_settings
     from shoal.model import InvalidDocument
     from shoal.model import Objective as ModelObjective
@@ -105,7 +118,6 @@ def place(
     from shoal.spec import load_cluster, load_inventory_file
     from shoal.spec.hot import read_hot_files
 
-    content, _ = read_document(document)
     try:
         inv = load_inventory_file(inventory) if inventory else default_inventory()
         notices: list[dict[str, str]] = []

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 import sys
 from collections.abc import Callable, Coroutine
@@ -24,6 +23,8 @@ def run(
 
     `until_interrupted`: Ctrl-C is how the command normally ends (exit 0, quietly).
     """
+    import asyncio
+
     try:
         code = asyncio.run(body())
     except ApiError as e:

@@ -7,8 +7,10 @@ are not folded.
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
-from rich.console import Console
+if TYPE_CHECKING:
+    from rich.console import Console
 
 PIPE_WIDTH = 240
 
@@ -22,6 +24,8 @@ def err() -> Console:
 
 
 def _console(stderr: bool) -> Console:
+    from rich.console import Console
+
     c = Console(stderr=stderr, highlight=False, soft_wrap=False)
     if not c.is_terminal and "COLUMNS" not in os.environ:
         c.width = PIPE_WIDTH

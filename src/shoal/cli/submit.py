@@ -10,14 +10,15 @@ waiting (`--no-wait`, `--timeout`, Ctrl-C, a closed pipe) leaves it running ther
 from __future__ import annotations
 
 from enum import Enum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from shoal.cli import screen
-from shoal.cli.client import ShoalClient
 from shoal.cli.errors import EXIT_FAILED, EXIT_OK, ApiError
 from shoal.cli.output import OutputFormat, emit_data
 from shoal.cli.tables import nodes_table, text
-from shoal.cli.wait import wait_for
+
+if TYPE_CHECKING:
+    from shoal.cli.client import ShoalClient
 
 
 class Goal(Enum):
@@ -46,6 +47,8 @@ async def submit(
     if not wait:
         return _accepted(body, output)
     cluster_id = cluster.get("id") or action.get("cluster_id")
+    from shoal.cli.wait import wait_for  # the event loop's modules: only when a command runs
+
     final = await wait_for(client, action, cluster=cluster_id, timeout=timeout, fresh=fresh)
     if goal is Goal.DELETED:
         return _deleted(final, cluster, output)

@@ -1,13 +1,16 @@
-"""Rich tables for the API's objects: clusters, nodes, node groups, actions, events."""
+"""Rich tables for the API's objects: clusters, nodes, node groups, actions, events.
+
+Rich is imported when a table is made, not with this module: `shoal --help` needs none.
+"""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rich.markup import escape
-from rich.table import Table
+if TYPE_CHECKING:
+    from rich.table import Table
 
 ISO = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d")
 
@@ -35,6 +38,8 @@ def plain(value: Any) -> str:
 
 def text(value: Any) -> str:
     """A cell: `plain`, with Rich markup escaped (a message may hold brackets)."""
+    from rich.markup import escape
+
     return escape(plain(value))
 
 
@@ -52,6 +57,8 @@ def when(value: Any) -> str:
 
 def table(title: str | None, columns: Iterable[str]) -> Table:
     """A table whose cells fold onto more lines in a narrow terminal, never cut with `…`."""
+    from rich.table import Table
+
     t = Table(title=title, title_justify="left")
     for c in columns:
         t.add_column(c, overflow="fold")
@@ -176,6 +183,8 @@ def event_line(e: dict[str, Any]) -> str:
 
 
 def fields_table(rows: Iterable[tuple[str, Any]], title: str | None = None) -> Table:
+    from rich.table import Table
+
     t = Table(title=title, title_justify="left", show_header=False, box=None)
     t.add_column(style="bold")
     t.add_column()
