@@ -57,6 +57,7 @@ _OPENSTACK_OPTIONS = {
     "slots_per_zone": int,
     "cpu_allocation_ratio": float,
     "ram_allocation_ratio": float,
+    "agent_poll_s": float,
 }
 
 
@@ -155,6 +156,7 @@ def _openstack(o: dict[str, OptionValue]) -> Provider:
         slots_per_zone=int(o.get("slots_per_zone", 32)),
         cpu_allocation_ratio=float(o.get("cpu_allocation_ratio", 1.0)),
         ram_allocation_ratio=float(o.get("ram_allocation_ratio", 1.0)),
+        agent_poll_s=float(o.get("agent_poll_s", 30.0)),
     )
 
 
