@@ -212,3 +212,37 @@ async def test_many_deployments_on_one_server_run_in_order(
     await asyncio.gather(*(stub.wait_signal(s) for s in steps))
     assert server.address is not None
     assert await http_get(server.address, "/order.txt") == (200, b"0\n1\n2\n")
+
+
+PLAYBOOK = """\
+- hosts: localhost
+  connection: local
+  gather_facts: false
+  vars:
+    ansible_python_interpreter: "{{ ansible_playbook_python }}"
+  tasks:
+    - name: write what the deployment was given
+      copy:
+        content: "{{ who }} via ansible"
+        dest: "{{ lookup('env', 'SHOAL_NODE_WORKDIR') }}/who.txt"
+    - name: an output for Shoal
+      copy:
+        content: "played for {{ who }}"
+        dest: "{{ heat_outputs_path }}.greeting"
+"""
+
+
+async def test_the_ansible_hook_runs_a_playbook(web: LocalProvider, stub: AgentStub) -> None:
+    play = replace(
+        hello("ansible"),
+        deployment="play",
+        config=replace(HELLO, name="play", group=HookGroup.ANSIBLE, config=PLAYBOOK),
+    )
+    stub.deployments = [play]
+    server = await web.create_server(web_request(stub))
+    signal = await stub.wait_signal(play)
+    assert signal.status_code == 0, signal.stderr or signal.stdout
+    assert dict(signal.outputs) == {"greeting": "played for ansible"}
+    assert "PLAY RECAP" in signal.stdout
+    assert server.address is not None
+    assert await http_get(server.address, "/who.txt") == (200, b"ansible via ansible")

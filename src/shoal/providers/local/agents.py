@@ -215,5 +215,8 @@ def environment(layout: AgentLayout, install: AgentInstall, base: dict[str, str]
     env["HEAT_PUPPET_HIERA_DATADIR"] = str(layout.root / "etc" / "puppet" / "hieradata")
     env["HEAT_CFN_INIT_LAST_METADATA_DIR"] = str(layout.root / "var" / "cache" / "heat-cfntools")
     env["HEAT_HIERA_CONFIG"] = str(layout.root / "etc" / "puppet" / "hiera.yaml")
+    # ansible-playbook keeps its state and temporary files under its home, not the user's.
+    env["ANSIBLE_HOME"] = str(layout.root / "var" / "lib" / "ansible")
+    env["ANSIBLE_LOCAL_TEMP"] = str(layout.root / "var" / "tmp" / "ansible")
     env["PYTHONUNBUFFERED"] = "1"
     return env
