@@ -18,7 +18,7 @@ from shoal.placement.explain import diagnose
 from shoal.placement.filters import HOST_FILTERS, ZONE_FILTERS, first_rejection
 from shoal.placement.greedy import greedy
 from shoal.placement.problem import build_problem
-
+from shoal.placement.rejection import Rejection, RejectionKind
 from shoal.placement.state import SearchState
 from tests.placement.test_rules import cluster, group, rule
 
@@ -150,3 +150,35 @@ EXPECTED: dict[str, list[str]] = {
 def test_diagnose_says_what_it_always_said(name: str) -> None:
     spec, existing = CASES[name]
     assert diagnoses(spec, existing) == EXPECTED[name]
+
+
+def test_filters_answer_typed_rejections_naming_their_rule_or_resource() -> None:
+    seen: set[Rejection] = set()
+    for spec, existing in CASES.values():
+        problem = build_problem(spec, INV, existing, {})
+        placed = greedy(problem, Objective.SPREAD).state.host_of
+        mine: set[Rejection | None] = set()
+        for item in problem.items:
+            state = SearchState(problem)
+            for other in problem.items:
+                if other.index != item.index:
+                    state.place(other, placed[other.index])
+            mine.update(
+                first_rejection(ZONE_FILTERS, state, item, z)
+                for z in range(len(problem.zone_names))
+            )
+            mine.update(
+                first_rejection(HOST_FILTERS, state, item, h) for h in range(len(problem.host_zone))
+            )
+        for why in mine:
+            if why is not None and why.kind is RejectionKind.GROUPING:
+                # The constraint index and the grouping's name point at one rule.
+                assert problem.constraints[why.constraint].grouping.name == why.grouping
+        seen.update(why for why in mine if why is not None)
+    assert {why.kind for why in seen} == set(RejectionKind)
+    assert {why.resource for why in seen if why.kind is RejectionKind.CAPACITY} == {"vcpus"}
+    assert {why.grouping for why in seen if why.kind is RejectionKind.GROUPING} == {
+        "apart",
+        "api-zones",
+        "web-spread",
+    }

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from shoal.model.enums import Rule
 from shoal.placement.filters import HOST_FILTERS, ZONE_FILTERS, first_rejection
 from shoal.placement.problem import RESOURCE_NAMES, Constraint, Item, PlacementProblem
+from shoal.placement.rejection import Rejection, RejectionKind
 from shoal.placement.state import SearchState
 
 
@@ -238,25 +239,29 @@ def _precheck_totals(problem: PlacementProblem) -> list[str]:
     ]
 
 
-def _say(problem: PlacementProblem, key: str) -> str:
-    kind, _, rest = key.partition(":")
-    if kind == "capacity":
-        return f"lack free {rest}"
-    if kind == "grouping":
-        return f"are ruled out by {problem.constraints[int(rest)].grouping.describe()}"
-    return {
-        "zone:not-allowed": "are outside the node's zones",
-        "zone:affinity": "are outside the zone its zone-affinity grouping already uses",
-        "zone:pinned": "are not the zone of the host it is tied to",
-        "host:pinned": "are not the host it is tied to",
-    }.get(key, key)
+_SAY_FIXED = {
+    RejectionKind.ZONE_NOT_ALLOWED: "are outside the node's zones",
+    RejectionKind.ZONE_AFFINITY: "are outside the zone its zone-affinity grouping already uses",
+    RejectionKind.ZONE_PINNED: "are not the zone of the host it is tied to",
+    RejectionKind.HOST_PINNED: "are not the host it is tied to",
+}
+
+
+def _say(problem: PlacementProblem, why: Rejection) -> str:
+    """What rejected domains "are" or "lack", after their count ("3 hosts ...")."""
+    if why.kind is RejectionKind.CAPACITY:
+        return f"lack free {why.resource}"
+    if why.kind is RejectionKind.GROUPING:
+        return f"are ruled out by {problem.constraints[why.constraint].grouping.describe()}"
+    return _SAY_FIXED[why.kind]
 
 
 def diagnose(state: SearchState, item: Item) -> str:
     """Why `item` has no home in `state`: every zone and host rejection, counted."""
     p = state.problem
-    zone_rejects: Counter[str] = Counter()
-    host_rejects: Counter[str] = Counter()
+    zone_rejects: Counter[Rejection] = Counter()
+    # None counts hosts no hard rule rejects (only a soft rule kept the item away).
+    host_rejects: Counter[Rejection | None] = Counter()
     for z in range(len(p.zone_names)):
         why = first_rejection(ZONE_FILTERS, state, item, z)
         if why is not None:
@@ -264,11 +269,11 @@ def diagnose(state: SearchState, item: Item) -> str:
             continue
         for h, hz in enumerate(p.host_zone):
             if hz == z:
-                host_rejects[first_rejection(HOST_FILTERS, state, item, h) or "soft"] += 1
+                host_rejects[first_rejection(HOST_FILTERS, state, item, h)] += 1
     parts = [f"{n} zone{'s' if n > 1 else ''} {_say(p, k)}" for k, n in zone_rejects.most_common()]
     parts.extend(
         f"{n} host{'s' if n > 1 else ''} {_say(p, k)}"
         for k, n in host_rejects.most_common()
-        if k != "soft"
+        if k is not None
     )
     return f"{item.label()} could not be placed: " + "; ".join(parts or ["no candidates"])

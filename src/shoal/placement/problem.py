@@ -15,6 +15,7 @@ from shoal.model.cluster import ClusterSpec, Grouping
 from shoal.model.enums import Rule, Scope
 from shoal.model.inventory import Inventory
 from shoal.model.nodes import Demand, NodeSpec, expand, member_units
+from shoal.placement.rejection import Rejection, ruled_out_by
 
 VCPU, RAM, DISK, VOL = 0, 1, 2, 3
 RESOURCE_NAMES = ("vcpus", "ram_mb", "disk_gb", "volume_gb")
@@ -35,9 +36,12 @@ class Constraint:
     limit: int = 1
     key: str = ""
     """Rule and scope, e.g. "anti-affinity@host": how items index their constraints."""
+    rejection: Rejection = field(init=False)
+    """What a filter answers when this (hard) rule rules a domain out; made once."""
 
     def __post_init__(self) -> None:
         g = self.grouping
+        self.rejection = ruled_out_by(self.index, g.name)
         self.domain_set = frozenset(self.domains)
         self.rule = g.rule
         self.by_host = g.scope is Scope.HOST
