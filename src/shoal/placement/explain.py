@@ -107,7 +107,7 @@ def prechecks(problem: PlacementProblem) -> list[str]:
         if hosts is None:
             hosts = by_look[look] = _Room(problem, item, by_zone)
         room[item.index] = hosts
-        if not hosts.first(1):
+        if not hosts.found and not hosts.first(1):
             where = (
                 f" in {', '.join(zones[z] for z in sorted(item.zones))}"
                 if item.zones is not None
@@ -137,6 +137,8 @@ def _precheck_existing(problem: PlacementProblem) -> list[str]:
     reasons: list[str] = []
     hosts = problem.inventory.hosts
     for h, free in enumerate(problem.base_free):
+        if min(free) >= 0:
+            continue  # the common case: read each host once, word only the few over
         cap = (hosts[h].vcpus, hosts[h].ram_mb, hosts[h].disk_gb, hosts[h].volume_gb)
         for r in range(4):
             if free[r] < 0:
@@ -144,6 +146,8 @@ def _precheck_existing(problem: PlacementProblem) -> list[str]:
                     f"host {hosts[h].name} is already over capacity on {RESOURCE_NAMES[r]}: "
                     f"existing nodes and other users take {cap[r] - free[r]} of {cap[r]}"
                 )
+    if not problem.existing_units:
+        return reasons  # nothing exists yet: no rule can be broken already
     for n in problem.nodes:
         at = problem.existing_units.get(n.unit)
         if at is None or not n.zones:
@@ -189,7 +193,7 @@ def _precheck_constraint(
     existing = [problem.existing_units[u] for u in c.units if u in problem.existing_units]
     n = len(existing) + sum(m for it in members for ci, m in it.memberships if ci == c.index)
 
-    looks = list({id(room[it.index]): room[it.index] for it in members}.values())
+    looks = list(dict.fromkeys(room[it.index] for it in members))
     needed = math.ceil(n / c.limit)
     with_room: set[int]
     if c.by_host:
@@ -223,14 +227,27 @@ def _precheck_constraint(
 
 
 def _precheck_totals(problem: PlacementProblem) -> list[str]:
-    need = [sum(it.demand[r] for it in problem.items) for r in range(4)]
+    need = [0, 0, 0, 0]
+    nz = len(problem.zone_names)
     zones: set[int] = set()
     for it in problem.items:
-        zones.update(it.zones if it.zones is not None else range(len(problem.zone_names)))
-    have = [
-        sum(max(f[r], 0) for h, f in enumerate(problem.base_free) if problem.host_zone[h] in zones)
-        for r in range(4)
-    ]
+        d = it.demand
+        need[0] += d[0]
+        need[1] += d[1]
+        need[2] += d[2]
+        need[3] += d[3]
+        if len(zones) < nz:
+            zones.update(it.zones if it.zones is not None else range(nz))
+    have = [0, 0, 0, 0]
+    host_zone = problem.host_zone
+    for h, f in enumerate(problem.base_free):
+        if host_zone[h] in zones:
+            # max(v, 0), without a call per value: this reads every host.
+            v0, v1, v2, v3 = f
+            have[0] += v0 if v0 > 0 else 0
+            have[1] += v1 if v1 > 0 else 0
+            have[2] += v2 if v2 > 0 else 0
+            have[3] += v3 if v3 > 0 else 0
     return [
         f"the cluster needs {need[r]} {RESOURCE_NAMES[r]} but only {have[r]} are free "
         f"in {', '.join(problem.zone_names[z] for z in sorted(zones))}"

@@ -23,7 +23,7 @@ from shoal.placement.scorers import (
     ZoneScorer,
     affinity_hosts,
     has_soft_host_rules,
-    order_zones,
+    ranked_zones,
     soft_host_breaks,
     zone_scorers,
 )
@@ -162,10 +162,21 @@ def pick_host(
 
 def _roomiest(state: SearchState, item: Item, zone: int) -> int | None:
     """`pick_host` when capacity is the only rule and the objective is spread (most items of
-    a large cluster): the emptiest host with room, read straight off the index."""
+    a large cluster): the emptiest host with room, read straight off the index.
+
+    `state.candidates` for spread, unrolled: the hot path of a large cluster.
+    """
     free = state.free
     d0, d1, d2, d3 = item.demand
-    for h in state.candidates(zone, item, pack=False):
+    k = 0 if d1 > 0 or d3 == 0 else 1
+    low = (d1 if k == 0 else d3) << state.bits  # the smallest entry with that much free
+    index = state.index[zone][k]
+    by_rank, mask = state.by_rank, state.mask
+    for j in range(len(index) - 1, -1, -1):
+        entry = index[j]
+        if entry < low:
+            return None  # emptiest first: every host from here on has less
+        h = by_rank[entry & mask]
         f = free[h]
         if f[0] >= d0 and f[1] >= d1 and f[2] >= d2 and f[3] >= d3:
             return h
@@ -181,8 +192,9 @@ def place_item(state: SearchState, item: Item, objective: Objective, plan: Plan)
     # Zones are ordered first and filtered as they come: the order does not depend on the
     # filters, and the first zone usually has a host, so most zones are never filtered.
     filters = plan.zone_filters
-    zones = range(len(state.problem.zone_names)) if item.zones is None else sorted(item.zones)
-    for z in order_zones(plan.scorers, state, item, zones):
+    zones = state.all_zones if item.zones is None else sorted(item.zones)
+    for key in ranked_zones(plan.scorers, state, item, zones):
+        z = key[-1]
         if filters and first_rejection(filters, state, item, z) is not None:
             continue
         h = pick_host(state, item, z, objective, plan)
