@@ -45,15 +45,20 @@ class GreedyOutcome:
     """With `keep_going`: every item left unplaced (a failed block leaves all its items)."""
 
 
+_HARD_KEYS = frozenset(
+    rule_key(rule, scope) for rule in (Rule.ANTI_AFFINITY, Rule.SPREAD) for scope in Scope
+)
+
+
 def constrainedness(problem: PlacementProblem, item: Item) -> tuple[float, ...]:
     """Sort key: pinned items, then fewest zones, most hard rules, biggest demand."""
     nz = len(item.zones) if item.zones is not None else len(problem.zone_names)
-    hard = sum(
-        1
-        for ci, _ in item.memberships
-        if problem.constraints[ci].rule in (Rule.ANTI_AFFINITY, Rule.SPREAD)
-    )
-    size = item.demand[VCPU] / 8 + item.demand[RAM] / 16384 + item.demand[VOL] / 1000
+    hard = 0
+    for key, members in item.rules.items():  # one entry per membership, by rule and scope
+        if key in _HARD_KEYS:
+            hard += len(members)
+    d = item.demand
+    size = d[VCPU] / 8 + d[RAM] / 16384 + d[VOL] / 1000
     return (0 if item.fixed_host is not None else 1, nz, -hard, -size)
 
 
@@ -62,13 +67,19 @@ def work_units(problem: PlacementProblem, rng: random.Random | None = None) -> l
     units: list[list[int]] = [list(b) for b in problem.blocks if b]
     units.extend([it.index] for it in problem.items if it.block < 0)
     rank = [constrainedness(problem, it) for it in problem.items]
-    jitter = [rng.random() if rng else 0.0 for _ in units]
+    # (rank, jitter, first item): the first item is unique, so the unit lists themselves
+    # are never compared and no key function is needed.
     keyed = [
-        ((*(rank[u[0]] if len(u) == 1 else min(rank[i] for i in u)), jitter[k], u[0]), u)
-        for k, u in enumerate(units)
+        (
+            rank[u[0]] if len(u) == 1 else min(rank[i] for i in u),
+            rng.random() if rng else 0.0,
+            u[0],
+            u,
+        )
+        for u in units
     ]
-    keyed.sort(key=lambda ku: ku[0])
-    units = [u for _, u in keyed]
+    keyed.sort()
+    units = [ku[3] for ku in keyed]
     for u in units:
         if len(u) > 1:
             u.sort(key=lambda i: (rank[i], i))

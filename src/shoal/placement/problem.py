@@ -290,6 +290,7 @@ def _make_items(
     zone_sets: dict[tuple[str, ...], frozenset[int]] = {}
     comp_host: dict[str, int] = {}
     zone_index = hosts.zone_index
+    looks: dict[str, tuple[tuple[int, int, int, int], frozenset[int] | None]] = {}
     for root, units in ties.components.items():
         fixed: int | None = None
         if existing_units:
@@ -311,6 +312,16 @@ def _make_items(
         if fixed is not None:
             comp_host[root] = fixed
         if not new_nodes:
+            continue
+        # A lone unit with all its nodes new looks like every other replica of its group
+        # (`expand` gives each replica the group's parts, profiles and zones): work its
+        # demand and zones out once per group.
+        look = new_nodes[0].group if len(units) == 1 and fixed is None else None
+        known = looks.get(look) if look is not None else None
+        if known is not None and len(new_nodes) == len(unit_nodes[units[0]]):
+            item = Item(len(items), new_nodes, known[0], known[1], None, -1)
+            items.append(item)
+            unit_item[units[0]] = item.index
             continue
         demand = [0, 0, 0, 0]
         zones: frozenset[int] | None = None
@@ -341,6 +352,8 @@ def _make_items(
         )
         if zones is not None and not zones:
             reasons.append(f"{item.label()}: its nodes allow no common zone")
+        elif look is not None and len(new_nodes) == len(unit_nodes[units[0]]):
+            looks[look] = (item.demand, zones)
         items.append(item)
         for u in units:
             unit_item[u] = item.index

@@ -50,13 +50,19 @@ class SearchState:
         entries: list[list[list[int]]] = [[[], []] for _ in range(nz)]
         self.zone_free = [[0, 0] for _ in range(nz)]
         self.zone_cap = [[0, 0] for _ in range(nz)]
+        host_zone, ranks = problem.host_zone, self.rank
         for h, f in enumerate(self.free):
-            z = problem.host_zone[h]
-            rank = self.rank[h]
-            for k, r in enumerate(_INDEXED):
-                entries[z][k].append((f[r] << bits) | rank)
-                self.zone_free[z][k] += f[r]
-                self.zone_cap[z][k] += max(f[r], 0)
+            z = host_zone[h]
+            rank = ranks[h]
+            ram, vol = f[RAM], f[VOL]
+            by_ram, by_vol = entries[z]
+            by_ram.append((ram << bits) | rank)
+            by_vol.append((vol << bits) | rank)
+            zf, zc = self.zone_free[z], self.zone_cap[z]
+            zf[0] += ram
+            zf[1] += vol
+            zc[0] += ram if ram > 0 else 0
+            zc[1] += vol if vol > 0 else 0
         # Free fraction per index and zone, kept current by `_move`: zone ordering reads it
         # for every zone of every item.
         self.zone_fraction = [
