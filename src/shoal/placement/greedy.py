@@ -107,9 +107,16 @@ class Plan:
     host_filters: tuple[Filter, ...]
     scorers: tuple[ZoneScorer, ...]
     soft: bool
+    roomiest: bool = False
+    """Capacity is the only host rule, no soft host rule, objective spread: the host is the
+    emptiest with room (`_roomiest`), most items of a large cluster."""
 
 
-def plans(problem: PlacementProblem, scorers: tuple[ZoneScorer, ...]) -> list[Plan]:
+def plans(
+    problem: PlacementProblem,
+    scorers: tuple[ZoneScorer, ...],
+    objective: Objective = Objective.SPREAD,
+) -> list[Plan]:
     """The plan of every item, by item index."""
     memo: dict[tuple[object, ...], Plan] = {}
     out: list[Plan] = []
@@ -117,11 +124,14 @@ def plans(problem: PlacementProblem, scorers: tuple[ZoneScorer, ...]) -> list[Pl
         key = (it.zones is not None, it.block >= 0, it.fixed_host is not None, *it.rules)
         plan = memo.get(key)
         if plan is None:
+            host_filters = tuple(f for f in HOST_FILTERS if f.can_reject(it))
+            soft = has_soft_host_rules(it)
             plan = memo[key] = Plan(
                 tuple(f for f in ZONE_FILTERS if f.can_reject(it)),
-                tuple(f for f in HOST_FILTERS if f.can_reject(it)),
+                host_filters,
                 tuple(s for s in scorers if s.applies(it)),
-                has_soft_host_rules(it),
+                soft,
+                not soft and objective is not Objective.PACK and host_filters == (CAPACITY,),
             )
         out.append(plan)
     return out
@@ -154,7 +164,7 @@ def pick_host(
                 state, item, h
             ):
                 return h
-    if not soft and objective is not Objective.PACK and filters == (CAPACITY,):
+    if plan.roomiest:
         return _roomiest(state, item, zone)
     fallback: int | None = None
     budget = SOFT_LOOKAHEAD
@@ -208,7 +218,11 @@ def place_item(state: SearchState, item: Item, objective: Objective, plan: Plan)
         z = key[-1]
         if filters and first_rejection(filters, state, item, z) is not None:
             continue
-        h = pick_host(state, item, z, objective, plan)
+        h = (
+            _roomiest(state, item, z)
+            if plan.roomiest
+            else pick_host(state, item, z, objective, plan)
+        )
         if h is None:
             continue
         if soft and soft_host_breaks(state, item, h):
@@ -249,7 +263,7 @@ def greedy(
     `keep_going` it places all it can and lists the rest, so the exact method can re-solve
     just the part around them."""
     state = SearchState(problem, seed, track_used=objective is Objective.PACK)
-    plan = plans(problem, zone_scorers(objective))
+    plan = plans(problem, zone_scorers(objective), objective)
     rng = random.Random(seed) if shuffle else None
     missed: list[Item] = []
     for unit in work_units(problem, rng):

@@ -122,6 +122,16 @@ def ranked_zones(
     """
     if len(active) == 1:
         return sorted(zip(active[0].scores(state, item, zones), zones, strict=True))
+    if len(active) == 2:  # spread balance and the objective: every item of a spread
+        first, second = active
+        return sorted(
+            zip(
+                first.scores(state, item, zones),
+                second.scores(state, item, zones),
+                zones,
+                strict=True,
+            )
+        )
     return sorted(zip(*(s.scores(state, item, zones) for s in active), zones, strict=True))
 
 

@@ -260,13 +260,14 @@ class SearchState:
         f[1] -= sign * need[1]
         f[2] -= sign * need[2]
         f[3] -= sign * need[3]
-        used = self.used_hosts.get(host, 0) + sign
+        used_hosts = self.used_hosts
+        used = used_hosts.get(host, 0) + sign
         if used:
-            self.used_hosts[host] = used
+            used_hosts[host] = used
             if track:
                 self._index_used(host, +1)
         else:
-            del self.used_hosts[host]
+            del used_hosts[host]
         for ci, m in item.memberships:
             c = p.constraints[ci]
             d = host if c.by_host else z
@@ -289,7 +290,8 @@ class SearchState:
                 if sign > 0:
                     while hist and self.minimum[ci] not in hist:
                         self.minimum[ci] += 1
-                    self.maximum[ci] = max(self.maximum[ci], new)
+                    if new > self.maximum[ci]:
+                        self.maximum[ci] = new
                 else:
                     self.minimum[ci] = min(self.minimum[ci], new)
                     while hist and self.maximum[ci] not in hist:
