@@ -307,6 +307,8 @@ def _make_items(
                 fixed = hi if fixed is None else fixed
         if existing:
             new_nodes = [n for u in units for n in unit_nodes[u] if n.name not in existing]
+        elif len(units) == 1:
+            new_nodes = unit_nodes[units[0]]  # shared, never changed: no copy per item
         else:
             new_nodes = [n for u in units for n in unit_nodes[u]]
         if fixed is not None:
