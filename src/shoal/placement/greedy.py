@@ -108,14 +108,16 @@ class Plan:
     scorers: tuple[ZoneScorer, ...]
     soft: bool
     roomiest: bool = False
-    """Capacity is the only host rule, no soft host rule, objective spread: the host is the
-    emptiest with room (`_roomiest`), most items of a large cluster."""
+    """No pinned host, no soft host rule, objective spread: the host is the emptiest with
+    room that `rest` passes (`_roomiest`), as for every item of a large cluster."""
+    rest: tuple[Filter, ...] = ()
+    """The host filters besides capacity, for `_roomiest`."""
 
 
 def plans(
     problem: PlacementProblem,
     scorers: tuple[ZoneScorer, ...],
-    objective: Objective = Objective.SPREAD,
+    objective: Objective,
 ) -> list[Plan]:
     """The plan of every item, by item index."""
     memo: dict[tuple[object, ...], Plan] = {}
@@ -131,7 +133,8 @@ def plans(
                 host_filters,
                 tuple(s for s in scorers if s.applies(it)),
                 soft,
-                not soft and objective is not Objective.PACK and host_filters == (CAPACITY,),
+                not soft and objective is not Objective.PACK and it.fixed_host is None,
+                tuple(f for f in host_filters if f is not CAPACITY),
             )
         out.append(plan)
     return out
@@ -150,7 +153,8 @@ def feasible_zones(state: SearchState, item: Item) -> list[int]:
 def pick_host(
     state: SearchState, item: Item, zone: int, objective: Objective, plan: Plan
 ) -> int | None:
-    """The preferred host in `zone` that passes every host filter, or None."""
+    """The preferred host in `zone` that passes every host filter, or None (for plans
+    without `roomiest`; `place_item` asks `_roomiest` for the others)."""
     filters = plan.host_filters
     if item.fixed_host is not None:
         h = item.fixed_host
@@ -164,8 +168,6 @@ def pick_host(
                 state, item, h
             ):
                 return h
-    if plan.roomiest:
-        return _roomiest(state, item, zone)
     fallback: int | None = None
     budget = SOFT_LOOKAHEAD
     for h in state.candidates(zone, item, pack=objective is Objective.PACK):
@@ -181,9 +183,11 @@ def pick_host(
     return fallback
 
 
-def _roomiest(state: SearchState, item: Item, zone: int) -> int | None:
-    """`pick_host` when capacity is the only rule and the objective is spread (most items of
-    a large cluster): the emptiest host with room, read straight off the index.
+def _roomiest(
+    state: SearchState, item: Item, zone: int, rest: tuple[Filter, ...] = ()
+) -> int | None:
+    """`pick_host` for a plan with `roomiest`: the emptiest host with room that the other
+    host filters `rest` pass, read straight off the index (capacity checked inline).
 
     `state.candidates` for spread, unrolled: the hot path of a large cluster.
     """
@@ -199,7 +203,9 @@ def _roomiest(state: SearchState, item: Item, zone: int) -> int | None:
             return None  # emptiest first: every host from here on has less
         h = by_rank[entry & mask]
         f = free[h]
-        if f[0] >= d0 and f[1] >= d1 and f[2] >= d2 and f[3] >= d3:
+        if (f[0] >= d0 and f[1] >= d1 and f[2] >= d2 and f[3] >= d3) and (
+            not rest or first_rejection(rest, state, item, h) is None
+        ):
             return h
     return None
 
@@ -219,7 +225,7 @@ def place_item(state: SearchState, item: Item, objective: Objective, plan: Plan)
         if filters and first_rejection(filters, state, item, z) is not None:
             continue
         h = (
-            _roomiest(state, item, z)
+            _roomiest(state, item, z, plan.rest)
             if plan.roomiest
             else pick_host(state, item, z, objective, plan)
         )
