@@ -7,7 +7,7 @@ benchmarks and `shoal plan`'s summary can trust it to catch a solver bug rather 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from shoal.model.cluster import ClusterSpec, Grouping
@@ -24,7 +24,7 @@ class Verification:
     checks: tuple[RuleCheck, ...]
 
 
-def _eligible_zones(spec_nodes: list[NodeSpec], known: set[str]) -> set[str]:
+def _eligible_zones(spec_nodes: Iterable[NodeSpec], known: set[str]) -> set[str]:
     zones: set[str] = set()
     for n in spec_nodes:
         if not n.zones:
@@ -146,7 +146,7 @@ def verify_placement(
                 unit_domain[u] = h.name if g.scope is Scope.HOST else h.zone
         eligible: list[str] = []
         if g.rule is Rule.SPREAD:
-            zones = _eligible_zones([n for u in units for n in by_unit.get(u, [])], known_zones)
+            zones = _eligible_zones((n for u in units for n in by_unit.get(u, ())), known_zones)
             if g.scope is Scope.ZONE:
                 eligible = sorted(zones)
             else:
