@@ -23,8 +23,8 @@ from shoal.placement.scorers import (
     ZoneScorer,
     affinity_hosts,
     has_soft_host_rules,
-    ranked_zones,
     soft_host_breaks,
+    zone_keys,
     zone_scorers,
 )
 from shoal.placement.state import SearchState
@@ -210,25 +210,40 @@ def _roomiest(
     return None
 
 
+def _host_in_zone(
+    state: SearchState, item: Item, zone: int, objective: Objective, plan: Plan
+) -> int | None:
+    """The host `item` would take in `zone`, or None when a zone filter rejects the zone
+    or no host in it passes the host filters."""
+    filters = plan.zone_filters
+    if filters and first_rejection(filters, state, item, zone) is not None:
+        return None
+    if plan.roomiest:
+        return _roomiest(state, item, zone, plan.rest)
+    return pick_host(state, item, zone, objective, plan)
+
+
 def place_item(state: SearchState, item: Item, objective: Objective, plan: Plan) -> int | None:
     # Soft host rules win over the zone order: a host that breaks one is kept only as a
     # fallback while a later zone may still offer one that does not (soft affinity with a
     # member in az1 must not settle for the emptier az2).
     soft = plan.soft
-    fallback: int | None = None
-    # Zones are ordered first and filtered as they come: the order does not depend on the
-    # filters, and the first zone usually has a host, so most zones are never filtered.
-    filters = plan.zone_filters
+    # Zones are ordered lazily: the best zone (the least key) nearly always has a host, so
+    # it is tried before the others are sorted, and most items never sort them. The order
+    # does not depend on the filters, so zones are filtered as they come.
     zones = state.all_zones if item.zones is None else sorted(item.zones)
-    for key in ranked_zones(plan.scorers, state, item, zones):
-        z = key[-1]
-        if filters and first_rejection(filters, state, item, z) is not None:
-            continue
-        h = (
-            _roomiest(state, item, z, plan.rest)
-            if plan.roomiest
-            else pick_host(state, item, z, objective, plan)
-        )
+    keys = zone_keys(plan.scorers, state, item, zones)
+    if not keys:
+        return None  # no zone allowed at all (build_problem has said so already)
+    best = min(keys)
+    h = _host_in_zone(state, item, best[-1], objective, plan)
+    if h is not None and not (soft and soft_host_breaks(state, item, h)):
+        state.place(item, h)
+        return h
+    fallback = h
+    keys.sort()
+    for key in keys[1:]:  # keys[0] is `best`: every key ends with its own zone
+        h = _host_in_zone(state, item, key[-1], objective, plan)
         if h is None:
             continue
         if soft and soft_host_breaks(state, item, h):

@@ -115,16 +115,23 @@ def zone_order(
 def ranked_zones(
     active: tuple[ZoneScorer, ...], state: SearchState, item: Item, zones: Sequence[int]
 ) -> list[tuple[Any, ...]]:
-    """The zones' sort keys in order, best first: the zone is each key's last element.
+    """The zones' sort keys in order, best first: the zone is each key's last element."""
+    return sorted(zone_keys(active, state, item, zones))
 
-    `zone_order` with the scorers that apply to `item` already chosen, and the keys kept:
-    the greedy reads the zone off the key rather than pay for a second list per item.
+
+def zone_keys(
+    active: tuple[ZoneScorer, ...], state: SearchState, item: Item, zones: Sequence[int]
+) -> list[tuple[Any, ...]]:
+    """Each zone's sort key (scorer keys, then the zone itself), in `zones` order.
+
+    With the scorers that apply to `item` already chosen. The greedy takes the least key
+    first and sorts the rest only when that zone has no host, so most items never sort.
     """
     if len(active) == 1:
-        return sorted(zip(active[0].scores(state, item, zones), zones, strict=True))
+        return list(zip(active[0].scores(state, item, zones), zones, strict=True))
     if len(active) == 2:  # spread balance and the objective: every item of a spread
         first, second = active
-        return sorted(
+        return list(
             zip(
                 first.scores(state, item, zones),
                 second.scores(state, item, zones),
@@ -132,7 +139,7 @@ def ranked_zones(
                 strict=True,
             )
         )
-    return sorted(zip(*(s.scores(state, item, zones) for s in active), zones, strict=True))
+    return list(zip(*(s.scores(state, item, zones) for s in active), zones, strict=True))
 
 
 def _soft_breaks(state: SearchState, item: Item, domain: int, anti: str, aff: str) -> int:
