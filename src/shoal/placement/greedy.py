@@ -63,34 +63,26 @@ def constrainedness(problem: PlacementProblem, item: Item) -> tuple[float, ...]:
 
 
 def work_units(problem: PlacementProblem, rng: random.Random | None = None) -> list[list[int]]:
-    """Items grouped as the greedy places them: a zone block whole, other items alone.
-
-    Ordered by (constrainedness, jitter, first item). Items of one node group share their
-    constrainedness, so the tuples are replaced by their ordinal among the few distinct
-    ones: the sort then compares ints, not long runs of equal tuples (same order).
-    """
+    """Items grouped as the greedy places them: a zone block whole, other items alone."""
     units: list[list[int]] = [list(b) for b in problem.blocks if b]
     units.extend([it.index] for it in problem.items if it.block < 0)
     rank = [constrainedness(problem, it) for it in problem.items]
-    ordinal = {r: k for k, r in enumerate(sorted(set(rank)))}
-    level = [ordinal[r] for r in rank]
-    first = [level[u[0]] if len(u) == 1 else min(level[i] for i in u) for u in units]
-    if rng is None:
-        # No jitter: one int per unit, (level, first item) packed; first items are unique.
-        span = len(problem.items) + 1
-        packed = sorted(
-            (lv * span + u[0], k) for k, (lv, u) in enumerate(zip(first, units, strict=True))
+    # (rank, jitter, first item): the first item is unique, so the unit lists themselves
+    # are never compared and no key function is needed.
+    keyed = [
+        (
+            rank[u[0]] if len(u) == 1 else min(rank[i] for i in u),
+            rng.random() if rng else 0.0,
+            u[0],
+            u,
         )
-        units = [units[k] for _, k in packed]
-    else:
-        jitter = [rng.random() for _ in units]
-        keyed = sorted(
-            (lv, jitter[k], u[0], k) for k, (lv, u) in enumerate(zip(first, units, strict=True))
-        )
-        units = [units[key[3]] for key in keyed]
+        for u in units
+    ]
+    keyed.sort()
+    units = [ku[3] for ku in keyed]
     for u in units:
         if len(u) > 1:
-            u.sort(key=lambda i: (level[i], i))
+            u.sort(key=lambda i: (rank[i], i))
     return units
 
 
