@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from shoal.model.enums import Rule
 from shoal.placement.filters import HOST_FILTERS, ZONE_FILTERS, first_rejection
 from shoal.placement.problem import RESOURCE_NAMES, Constraint, Item, PlacementProblem
+from shoal.placement.rejection import Rejection, RejectionKind
 from shoal.placement.state import SearchState
 
 
@@ -106,7 +107,7 @@ def prechecks(problem: PlacementProblem) -> list[str]:
         if hosts is None:
             hosts = by_look[look] = _Room(problem, item, by_zone)
         room[item.index] = hosts
-        if not hosts.first(1):
+        if not hosts.found and not hosts.first(1):
             where = (
                 f" in {', '.join(zones[z] for z in sorted(item.zones))}"
                 if item.zones is not None
@@ -136,6 +137,8 @@ def _precheck_existing(problem: PlacementProblem) -> list[str]:
     reasons: list[str] = []
     hosts = problem.inventory.hosts
     for h, free in enumerate(problem.base_free):
+        if min(free) >= 0:
+            continue  # the common case: read each host once, word only the few over
         cap = (hosts[h].vcpus, hosts[h].ram_mb, hosts[h].disk_gb, hosts[h].volume_gb)
         for r in range(4):
             if free[r] < 0:
@@ -143,6 +146,8 @@ def _precheck_existing(problem: PlacementProblem) -> list[str]:
                     f"host {hosts[h].name} is already over capacity on {RESOURCE_NAMES[r]}: "
                     f"existing nodes and other users take {cap[r] - free[r]} of {cap[r]}"
                 )
+    if not problem.existing_units:
+        return reasons  # nothing exists yet: no rule can be broken already
     for n in problem.nodes:
         at = problem.existing_units.get(n.unit)
         if at is None or not n.zones:
@@ -188,7 +193,7 @@ def _precheck_constraint(
     existing = [problem.existing_units[u] for u in c.units if u in problem.existing_units]
     n = len(existing) + sum(m for it in members for ci, m in it.memberships if ci == c.index)
 
-    looks = list({id(room[it.index]): room[it.index] for it in members}.values())
+    looks = list(dict.fromkeys(room[it.index] for it in members))
     needed = math.ceil(n / c.limit)
     with_room: set[int]
     if c.by_host:
@@ -222,14 +227,27 @@ def _precheck_constraint(
 
 
 def _precheck_totals(problem: PlacementProblem) -> list[str]:
-    need = [sum(it.demand[r] for it in problem.items) for r in range(4)]
+    need = [0, 0, 0, 0]
+    nz = len(problem.zone_names)
     zones: set[int] = set()
     for it in problem.items:
-        zones.update(it.zones if it.zones is not None else range(len(problem.zone_names)))
-    have = [
-        sum(max(f[r], 0) for h, f in enumerate(problem.base_free) if problem.host_zone[h] in zones)
-        for r in range(4)
-    ]
+        d = it.demand
+        need[0] += d[0]
+        need[1] += d[1]
+        need[2] += d[2]
+        need[3] += d[3]
+        if len(zones) < nz:
+            zones.update(it.zones if it.zones is not None else range(nz))
+    have = [0, 0, 0, 0]
+    host_zone = problem.host_zone
+    for h, f in enumerate(problem.base_free):
+        if host_zone[h] in zones:
+            # max(v, 0), without a call per value: this reads every host.
+            v0, v1, v2, v3 = f
+            have[0] += v0 if v0 > 0 else 0
+            have[1] += v1 if v1 > 0 else 0
+            have[2] += v2 if v2 > 0 else 0
+            have[3] += v3 if v3 > 0 else 0
     return [
         f"the cluster needs {need[r]} {RESOURCE_NAMES[r]} but only {have[r]} are free "
         f"in {', '.join(problem.zone_names[z] for z in sorted(zones))}"
@@ -238,25 +256,29 @@ def _precheck_totals(problem: PlacementProblem) -> list[str]:
     ]
 
 
-def _say(problem: PlacementProblem, key: str) -> str:
-    kind, _, rest = key.partition(":")
-    if kind == "capacity":
-        return f"lack free {rest}"
-    if kind == "grouping":
-        return f"are ruled out by {problem.constraints[int(rest)].grouping.describe()}"
-    return {
-        "zone:not-allowed": "are outside the node's zones",
-        "zone:affinity": "are outside the zone its zone-affinity grouping already uses",
-        "zone:pinned": "are not the zone of the host it is tied to",
-        "host:pinned": "are not the host it is tied to",
-    }.get(key, key)
+_SAY_FIXED = {
+    RejectionKind.ZONE_NOT_ALLOWED: "are outside the node's zones",
+    RejectionKind.ZONE_AFFINITY: "are outside the zone its zone-affinity grouping already uses",
+    RejectionKind.ZONE_PINNED: "are not the zone of the host it is tied to",
+    RejectionKind.HOST_PINNED: "are not the host it is tied to",
+}
+
+
+def _say(problem: PlacementProblem, why: Rejection) -> str:
+    """What rejected domains "are" or "lack", after their count ("3 hosts ...")."""
+    if why.kind is RejectionKind.CAPACITY:
+        return f"lack free {why.resource}"
+    if why.kind is RejectionKind.GROUPING:
+        return f"are ruled out by {problem.constraints[why.constraint].grouping.describe()}"
+    return _SAY_FIXED[why.kind]
 
 
 def diagnose(state: SearchState, item: Item) -> str:
     """Why `item` has no home in `state`: every zone and host rejection, counted."""
     p = state.problem
-    zone_rejects: Counter[str] = Counter()
-    host_rejects: Counter[str] = Counter()
+    zone_rejects: Counter[Rejection] = Counter()
+    # None counts hosts no hard rule rejects (only a soft rule kept the item away).
+    host_rejects: Counter[Rejection | None] = Counter()
     for z in range(len(p.zone_names)):
         why = first_rejection(ZONE_FILTERS, state, item, z)
         if why is not None:
@@ -264,11 +286,11 @@ def diagnose(state: SearchState, item: Item) -> str:
             continue
         for h, hz in enumerate(p.host_zone):
             if hz == z:
-                host_rejects[first_rejection(HOST_FILTERS, state, item, h) or "soft"] += 1
+                host_rejects[first_rejection(HOST_FILTERS, state, item, h)] += 1
     parts = [f"{n} zone{'s' if n > 1 else ''} {_say(p, k)}" for k, n in zone_rejects.most_common()]
     parts.extend(
         f"{n} host{'s' if n > 1 else ''} {_say(p, k)}"
         for k, n in host_rejects.most_common()
-        if k != "soft"
+        if k is not None
     )
     return f"{item.label()} could not be placed: " + "; ".join(parts or ["no candidates"])

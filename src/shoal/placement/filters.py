@@ -1,6 +1,6 @@
 """Named filters: the hard rules, one small class each, asked of a zone or of a host.
 
-A filter answers None when a candidate is fine, or a short *reason key* when it is not; the
+A filter answers None when a candidate is fine, or a typed `Rejection` when it is not; the
 solver stops at the first rejection on its hot path, and `explain` asks every filter of every
 candidate to say why an item found no home. The chain order (see `ZONE_FILTERS`,
 `HOST_FILTERS`) puts the cheapest and most selective checks first.
@@ -12,6 +12,14 @@ from typing import Protocol
 
 from shoal.model.enums import Rule, Scope
 from shoal.placement.problem import RESOURCE_NAMES, Item, rule_key
+from shoal.placement.rejection import (
+    HOST_PINNED,
+    ZONE_AFFINITY,
+    ZONE_NOT_ALLOWED,
+    ZONE_PINNED,
+    Rejection,
+    lacking,
+)
 from shoal.placement.state import SearchState
 
 
@@ -24,7 +32,7 @@ class Filter(Protocol):
         """False when this filter passes every domain for `item` (the greedy skips it)."""
         ...
 
-    def __call__(self, state: SearchState, item: Item, domain: int) -> str | None: ...
+    def __call__(self, state: SearchState, item: Item, domain: int) -> Rejection | None: ...
 
 
 class AllowedZone:
@@ -35,15 +43,15 @@ class AllowedZone:
     def can_reject(self, item: Item) -> bool:
         return item.zones is not None or item.block >= 0 or item.fixed_host is not None
 
-    def __call__(self, state: SearchState, item: Item, domain: int) -> str | None:
+    def __call__(self, state: SearchState, item: Item, domain: int) -> Rejection | None:
         if item.zones is not None and domain not in item.zones:
-            return "zone:not-allowed"
+            return ZONE_NOT_ALLOWED
         if item.block >= 0:
             bz = state.block_zone[item.block]
             if bz is not None and bz != domain:
-                return "zone:affinity"
+                return ZONE_AFFINITY
         if item.fixed_host is not None and state.problem.host_zone[item.fixed_host] != domain:
-            return "zone:pinned"
+            return ZONE_PINNED
         return None
 
 
@@ -55,14 +63,14 @@ class _Counted:
     def can_reject(self, item: Item) -> bool:
         return self.key in item.rules
 
-    def __call__(self, state: SearchState, item: Item, domain: int) -> str | None:
+    def __call__(self, state: SearchState, item: Item, domain: int) -> Rejection | None:
         for c, m in item.rules.get(self.key, ()):
             count = state.counts[c.index].get(domain, 0) + m
             if c.rule is Rule.ANTI_AFFINITY:
                 if count > c.limit:
-                    return f"grouping:{c.index}"
+                    return c.rejection
             elif domain not in c.domain_set:
-                return f"grouping:{c.index}"
+                return c.rejection
             else:
                 low = state.minimum[c.index]
                 # Within the skew of the current minimum is always fine (the fast path);
@@ -70,7 +78,7 @@ class _Counted:
                 if (count - low > c.limit or state.maximum[c.index] - low > c.limit) and (
                     state.spread_shortfall(c, domain, m) > state.remaining[c.index] - m
                 ):
-                    return f"grouping:{c.index}"
+                    return c.rejection
         return None
 
 
@@ -102,10 +110,13 @@ class PinnedHost:
     def can_reject(self, item: Item) -> bool:
         return item.fixed_host is not None
 
-    def __call__(self, state: SearchState, item: Item, domain: int) -> str | None:
+    def __call__(self, state: SearchState, item: Item, domain: int) -> Rejection | None:
         if item.fixed_host is not None and item.fixed_host != domain:
-            return "host:pinned"
+            return HOST_PINNED
         return None
+
+
+_LACKING = tuple(lacking(name) for name in RESOURCE_NAMES)
 
 
 class Capacity:
@@ -116,12 +127,12 @@ class Capacity:
     def can_reject(self, item: Item) -> bool:
         return True
 
-    def __call__(self, state: SearchState, item: Item, domain: int) -> str | None:
+    def __call__(self, state: SearchState, item: Item, domain: int) -> Rejection | None:
         f = state.free[domain]
         d = item.demand
         for r in range(4):
             if f[r] < d[r]:
-                return f"capacity:{RESOURCE_NAMES[r]}"
+                return _LACKING[r]
         return None
 
 
@@ -134,7 +145,7 @@ HOST_FILTERS: tuple[Filter, ...] = (PinnedHost(), CAPACITY, HostAntiAffinity(), 
 
 def first_rejection(
     filters: tuple[Filter, ...], state: SearchState, item: Item, domain: int
-) -> str | None:
+) -> Rejection | None:
     for f in filters:
         why = f(state, item, domain)
         if why is not None:

@@ -23,8 +23,8 @@ from shoal.placement.scorers import (
     ZoneScorer,
     affinity_hosts,
     has_soft_host_rules,
-    order_zones,
     soft_host_breaks,
+    zone_keys,
     zone_scorers,
 )
 from shoal.placement.state import SearchState
@@ -45,15 +45,20 @@ class GreedyOutcome:
     """With `keep_going`: every item left unplaced (a failed block leaves all its items)."""
 
 
+_HARD_KEYS = frozenset(
+    rule_key(rule, scope) for rule in (Rule.ANTI_AFFINITY, Rule.SPREAD) for scope in Scope
+)
+
+
 def constrainedness(problem: PlacementProblem, item: Item) -> tuple[float, ...]:
     """Sort key: pinned items, then fewest zones, most hard rules, biggest demand."""
     nz = len(item.zones) if item.zones is not None else len(problem.zone_names)
-    hard = sum(
-        1
-        for ci, _ in item.memberships
-        if problem.constraints[ci].rule in (Rule.ANTI_AFFINITY, Rule.SPREAD)
-    )
-    size = item.demand[VCPU] / 8 + item.demand[RAM] / 16384 + item.demand[VOL] / 1000
+    hard = 0
+    for key, members in item.rules.items():  # one entry per membership, by rule and scope
+        if key in _HARD_KEYS:
+            hard += len(members)
+    d = item.demand
+    size = d[VCPU] / 8 + d[RAM] / 16384 + d[VOL] / 1000
     return (0 if item.fixed_host is not None else 1, nz, -hard, -size)
 
 
@@ -62,13 +67,19 @@ def work_units(problem: PlacementProblem, rng: random.Random | None = None) -> l
     units: list[list[int]] = [list(b) for b in problem.blocks if b]
     units.extend([it.index] for it in problem.items if it.block < 0)
     rank = [constrainedness(problem, it) for it in problem.items]
-    jitter = [rng.random() if rng else 0.0 for _ in units]
+    # (rank, jitter, first item): the first item is unique, so the unit lists themselves
+    # are never compared and no key function is needed.
     keyed = [
-        ((*(rank[u[0]] if len(u) == 1 else min(rank[i] for i in u)), jitter[k], u[0]), u)
-        for k, u in enumerate(units)
+        (
+            rank[u[0]] if len(u) == 1 else min(rank[i] for i in u),
+            rng.random() if rng else 0.0,
+            u[0],
+            u,
+        )
+        for u in units
     ]
-    keyed.sort(key=lambda ku: ku[0])
-    units = [u for _, u in keyed]
+    keyed.sort()
+    units = [ku[3] for ku in keyed]
     for u in units:
         if len(u) > 1:
             u.sort(key=lambda i: (rank[i], i))
@@ -96,9 +107,18 @@ class Plan:
     host_filters: tuple[Filter, ...]
     scorers: tuple[ZoneScorer, ...]
     soft: bool
+    roomiest: bool = False
+    """No pinned host, no soft host rule, objective spread: the host is the emptiest with
+    room that `rest` passes (`_roomiest`), as for every item of a large cluster."""
+    rest: tuple[Filter, ...] = ()
+    """The host filters besides capacity, for `_roomiest`."""
 
 
-def plans(problem: PlacementProblem, scorers: tuple[ZoneScorer, ...]) -> list[Plan]:
+def plans(
+    problem: PlacementProblem,
+    scorers: tuple[ZoneScorer, ...],
+    objective: Objective,
+) -> list[Plan]:
     """The plan of every item, by item index."""
     memo: dict[tuple[object, ...], Plan] = {}
     out: list[Plan] = []
@@ -106,11 +126,15 @@ def plans(problem: PlacementProblem, scorers: tuple[ZoneScorer, ...]) -> list[Pl
         key = (it.zones is not None, it.block >= 0, it.fixed_host is not None, *it.rules)
         plan = memo.get(key)
         if plan is None:
+            host_filters = tuple(f for f in HOST_FILTERS if f.can_reject(it))
+            soft = has_soft_host_rules(it)
             plan = memo[key] = Plan(
                 tuple(f for f in ZONE_FILTERS if f.can_reject(it)),
-                tuple(f for f in HOST_FILTERS if f.can_reject(it)),
+                host_filters,
                 tuple(s for s in scorers if s.applies(it)),
-                has_soft_host_rules(it),
+                soft,
+                not soft and objective is not Objective.PACK and it.fixed_host is None,
+                tuple(f for f in host_filters if f is not CAPACITY),
             )
         out.append(plan)
     return out
@@ -129,7 +153,8 @@ def feasible_zones(state: SearchState, item: Item) -> list[int]:
 def pick_host(
     state: SearchState, item: Item, zone: int, objective: Objective, plan: Plan
 ) -> int | None:
-    """The preferred host in `zone` that passes every host filter, or None."""
+    """The preferred host in `zone` that passes every host filter, or None (for plans
+    without `roomiest`; `place_item` asks `_roomiest` for the others)."""
     filters = plan.host_filters
     if item.fixed_host is not None:
         h = item.fixed_host
@@ -143,8 +168,6 @@ def pick_host(
                 state, item, h
             ):
                 return h
-    if not soft and objective is not Objective.PACK and filters == (CAPACITY,):
-        return _roomiest(state, item, zone)
     fallback: int | None = None
     budget = SOFT_LOOKAHEAD
     for h in state.candidates(zone, item, pack=objective is Objective.PACK):
@@ -160,16 +183,44 @@ def pick_host(
     return fallback
 
 
-def _roomiest(state: SearchState, item: Item, zone: int) -> int | None:
-    """`pick_host` when capacity is the only rule and the objective is spread (most items of
-    a large cluster): the emptiest host with room, read straight off the index."""
+def _roomiest(
+    state: SearchState, item: Item, zone: int, rest: tuple[Filter, ...] = ()
+) -> int | None:
+    """`pick_host` for a plan with `roomiest`: the emptiest host with room that the other
+    host filters `rest` pass, read straight off the index (capacity checked inline).
+
+    `state.candidates` for spread, unrolled: the hot path of a large cluster.
+    """
     free = state.free
     d0, d1, d2, d3 = item.demand
-    for h in state.candidates(zone, item, pack=False):
+    k = 0 if d1 > 0 or d3 == 0 else 1
+    low = (d1 if k == 0 else d3) << state.bits  # the smallest entry with that much free
+    index = state.index[zone][k]
+    by_rank, mask = state.by_rank, state.mask
+    for j in range(len(index) - 1, -1, -1):
+        entry = index[j]
+        if entry < low:
+            return None  # emptiest first: every host from here on has less
+        h = by_rank[entry & mask]
         f = free[h]
-        if f[0] >= d0 and f[1] >= d1 and f[2] >= d2 and f[3] >= d3:
+        if (f[0] >= d0 and f[1] >= d1 and f[2] >= d2 and f[3] >= d3) and (
+            not rest or first_rejection(rest, state, item, h) is None
+        ):
             return h
     return None
+
+
+def _host_in_zone(
+    state: SearchState, item: Item, zone: int, objective: Objective, plan: Plan
+) -> int | None:
+    """The host `item` would take in `zone`, or None when a zone filter rejects the zone
+    or no host in it passes the host filters."""
+    filters = plan.zone_filters
+    if filters and first_rejection(filters, state, item, zone) is not None:
+        return None
+    if plan.roomiest:
+        return _roomiest(state, item, zone, plan.rest)
+    return pick_host(state, item, zone, objective, plan)
 
 
 def place_item(state: SearchState, item: Item, objective: Objective, plan: Plan) -> int | None:
@@ -177,15 +228,22 @@ def place_item(state: SearchState, item: Item, objective: Objective, plan: Plan)
     # fallback while a later zone may still offer one that does not (soft affinity with a
     # member in az1 must not settle for the emptier az2).
     soft = plan.soft
-    fallback: int | None = None
-    # Zones are ordered first and filtered as they come: the order does not depend on the
-    # filters, and the first zone usually has a host, so most zones are never filtered.
-    filters = plan.zone_filters
-    zones = range(len(state.problem.zone_names)) if item.zones is None else sorted(item.zones)
-    for z in order_zones(plan.scorers, state, item, zones):
-        if filters and first_rejection(filters, state, item, z) is not None:
-            continue
-        h = pick_host(state, item, z, objective, plan)
+    # Zones are ordered lazily: the best zone (the least key) nearly always has a host, so
+    # it is tried before the others are sorted, and most items never sort them. The order
+    # does not depend on the filters, so zones are filtered as they come.
+    zones = state.all_zones if item.zones is None else sorted(item.zones)
+    keys = zone_keys(plan.scorers, state, item, zones)
+    if not keys:
+        return None  # no zone allowed at all (build_problem has said so already)
+    best = min(keys)
+    h = _host_in_zone(state, item, best[-1], objective, plan)
+    if h is not None and not (soft and soft_host_breaks(state, item, h)):
+        state.place(item, h)
+        return h
+    fallback = h
+    keys.sort()
+    for key in keys[1:]:  # keys[0] is `best`: every key ends with its own zone
+        h = _host_in_zone(state, item, key[-1], objective, plan)
         if h is None:
             continue
         if soft and soft_host_breaks(state, item, h):
@@ -226,7 +284,7 @@ def greedy(
     `keep_going` it places all it can and lists the rest, so the exact method can re-solve
     just the part around them."""
     state = SearchState(problem, seed, track_used=objective is Objective.PACK)
-    plan = plans(problem, zone_scorers(objective))
+    plan = plans(problem, zone_scorers(objective), objective)
     rng = random.Random(seed) if shuffle else None
     missed: list[Item] = []
     for unit in work_units(problem, rng):

@@ -15,6 +15,7 @@ from shoal.model.cluster import ClusterSpec, Grouping
 from shoal.model.enums import Rule, Scope
 from shoal.model.inventory import Inventory
 from shoal.model.nodes import Demand, NodeSpec, expand, member_units
+from shoal.placement.rejection import Rejection, ruled_out_by
 
 VCPU, RAM, DISK, VOL = 0, 1, 2, 3
 RESOURCE_NAMES = ("vcpus", "ram_mb", "disk_gb", "volume_gb")
@@ -35,9 +36,12 @@ class Constraint:
     limit: int = 1
     key: str = ""
     """Rule and scope, e.g. "anti-affinity@host": how items index their constraints."""
+    rejection: Rejection = field(init=False)
+    """What a filter answers when this (hard) rule rules a domain out; made once."""
 
     def __post_init__(self) -> None:
         g = self.grouping
+        self.rejection = ruled_out_by(self.index, g.name)
         self.domain_set = frozenset(self.domains)
         self.rule = g.rule
         self.by_host = g.scope is Scope.HOST
@@ -124,14 +128,78 @@ def _demand_tuple(d: Demand) -> list[int]:
     return [d.vcpus, d.ram_mb, d.disk_gb, d.volume_gb]
 
 
+@dataclass(slots=True)
+class _Hosts:
+    """The inventory by index, and the room each host has before this cluster's new nodes."""
+
+    zone_names: list[str]
+    zone_index: dict[str, int]
+    host_index: dict[str, int]
+    host_zone: list[int]
+    base_free: list[list[int]]
+
+
+@dataclass(slots=True)
+class _Ties:
+    """What hard affinity ties together: units sharing a host (`components`, by root unit),
+    units sharing a zone, and the units each grouping stands for."""
+
+    grouping_units: list[tuple[Grouping, list[str]]]
+    components: dict[str, list[str]]
+    zone_uf: _UnionFind
+    zone_tied: set[str]
+
+
+@dataclass(slots=True)
+class _Items:
+    items: list[Item]
+    unit_item: dict[str, int]
+    """Unit name to the index of the item holding its new nodes."""
+    comp_host: dict[str, int]
+    """Component root to the host an existing member pins it to."""
+
+
 def build_problem(
     spec: ClusterSpec,
     inventory: Inventory,
     existing: Mapping[str, str],
     used: Mapping[str, Demand],
 ) -> PlacementProblem:
-    """Turn a cluster, what exists, and what others use into a `PlacementProblem`."""
+    """Turn a cluster, what exists, and what others use into a `PlacementProblem`.
+
+    Named steps, in order: index the hosts and take what others use; expand the nodes and
+    take what existing nodes use; tie units by hard affinity; make items; make zone blocks;
+    make the counted constraints. Each step appends the contradictions it finds to `reasons`.
+    """
     reasons: list[str] = []
+    hosts = _index_hosts(inventory, used)
+    nodes = expand(spec)
+    unit_nodes: dict[str, list[NodeSpec]] = {}
+    for n in nodes:
+        unit_nodes.setdefault(n.unit, []).append(n)
+    existing_units = _place_existing(nodes, existing, inventory, hosts, reasons)
+    ties = _tie_units(spec, unit_nodes)
+    made = _make_items(ties, unit_nodes, existing, existing_units, inventory, hosts, reasons)
+    blocks, block_fixed_zone = _zone_blocks(ties, made, hosts, reasons)
+    constraints = _constraints(ties, unit_nodes, existing_units, made, hosts, reasons)
+    return PlacementProblem(
+        spec=spec,
+        inventory=inventory,
+        nodes=nodes,
+        zone_names=hosts.zone_names,
+        host_zone=hosts.host_zone,
+        base_free=hosts.base_free,
+        items=made.items,
+        constraints=constraints,
+        blocks=blocks,
+        block_fixed_zone=block_fixed_zone,
+        existing_units=existing_units,
+        reasons=reasons,
+    )
+
+
+def _index_hosts(inventory: Inventory, used: Mapping[str, Demand]) -> _Hosts:
+    """Zones and hosts by index, and each host's room once others' use is taken."""
     zone_names = list(inventory.zones)
     zone_index = {z: i for i, z in enumerate(zone_names)}
     host_index = {h.name: i for i, h in enumerate(inventory.hosts)}
@@ -143,22 +211,29 @@ def build_problem(
             free = base_free[hi]
             for r, v in enumerate(_demand_tuple(d)):
                 free[r] -= v
+    return _Hosts(zone_names, zone_index, host_index, host_zone, base_free)
 
-    nodes = expand(spec)
-    unit_nodes: dict[str, list[NodeSpec]] = {}
-    for n in nodes:
-        unit_nodes.setdefault(n.unit, []).append(n)
 
+def _place_existing(
+    nodes: list[NodeSpec],
+    existing: Mapping[str, str],
+    inventory: Inventory,
+    hosts: _Hosts,
+    reasons: list[str],
+) -> dict[str, int]:
+    """Take the room existing nodes use; answer where each existing unit sits."""
     existing_units: dict[str, int] = {}
+    if not existing:
+        return existing_units  # a new cluster: nothing to read node by node
     for n in nodes:
         where = existing.get(n.name)
         if where is None:
             continue
-        hi = host_index.get(where)
+        hi = hosts.host_index.get(where)
         if hi is None:
             reasons.append(f"node {n.name} exists on host {where}, which the inventory lacks")
             continue
-        free = base_free[hi]
+        free = hosts.base_free[hi]
         for r, v in enumerate(_demand_tuple(n.demand)):
             free[r] -= v
         prior = existing_units.setdefault(n.unit, hi)
@@ -167,8 +242,12 @@ def build_problem(
                 f"nodes of {n.unit} already sit on different hosts "
                 f"({inventory.hosts[prior].name} and {where})"
             )
+    return existing_units
 
-    # Hard host affinity ties units into one item.
+
+def _tie_units(spec: ClusterSpec, unit_nodes: dict[str, list[NodeSpec]]) -> _Ties:
+    """Hard host affinity ties units into one component (one item); hard zone affinity ties
+    them into one zone."""
     uf = _UnionFind()
     zone_uf = _UnionFind()
     zone_tied: set[str] = set()
@@ -185,34 +264,66 @@ def build_problem(
                 zone_tied.update(units)
             for u in units[1:]:
                 target.union(units[0], u)
-
     components: dict[str, list[str]] = {}
+    tied = uf.parent
     for unit in unit_nodes:
-        components.setdefault(uf.find(unit), []).append(unit)
+        # A unit no host affinity touched is its own root: most units of a large cluster.
+        root = uf.find(unit) if unit in tied else unit
+        components.setdefault(root, []).append(unit)
+    return _Ties(grouping_units, components, zone_uf, zone_tied)
 
+
+def _make_items(
+    ties: _Ties,
+    unit_nodes: dict[str, list[NodeSpec]],
+    existing: Mapping[str, str],
+    existing_units: dict[str, int],
+    inventory: Inventory,
+    hosts: _Hosts,
+    reasons: list[str],
+) -> _Items:
+    """One item per component with new nodes: summed demand, common zones, pinned host."""
     items: list[Item] = []
     unit_item: dict[str, int] = {}
     # Replicas share profile objects and zone tuples: work each out once.
     demand_by_profile: dict[int, list[int]] = {}
     zone_sets: dict[tuple[str, ...], frozenset[int]] = {}
     comp_host: dict[str, int] = {}
-    for root, units in components.items():
+    zone_index = hosts.zone_index
+    looks: dict[str, tuple[tuple[int, int, int, int], frozenset[int] | None]] = {}
+    for root, units in ties.components.items():
         fixed: int | None = None
-        for u in units:
-            hi = existing_units.get(u)
-            if hi is None:
-                continue
-            if fixed is not None and fixed != hi:
-                names = ", ".join(units[:4])
-                reasons.append(
-                    f"affinity ties {names} to one host, but they already sit on "
-                    f"{inventory.hosts[fixed].name} and {inventory.hosts[hi].name}"
-                )
-            fixed = hi if fixed is None else fixed
-        new_nodes = [n for u in units for n in unit_nodes[u] if n.name not in existing]
+        if existing_units:
+            for u in units:
+                hi = existing_units.get(u)
+                if hi is None:
+                    continue
+                if fixed is not None and fixed != hi:
+                    names = ", ".join(units[:4])
+                    reasons.append(
+                        f"affinity ties {names} to one host, but they already sit on "
+                        f"{inventory.hosts[fixed].name} and {inventory.hosts[hi].name}"
+                    )
+                fixed = hi if fixed is None else fixed
+        if existing:
+            new_nodes = [n for u in units for n in unit_nodes[u] if n.name not in existing]
+        elif len(units) == 1:
+            new_nodes = unit_nodes[units[0]]  # shared, never changed: no copy per item
+        else:
+            new_nodes = [n for u in units for n in unit_nodes[u]]
         if fixed is not None:
             comp_host[root] = fixed
         if not new_nodes:
+            continue
+        # A lone unit with all its nodes new looks like every other replica of its group
+        # (`expand` gives each replica the group's parts, profiles and zones): work its
+        # demand and zones out once per group.
+        look = new_nodes[0].group if len(units) == 1 and fixed is None else None
+        known = looks.get(look) if look is not None else None
+        if known is not None and len(new_nodes) == len(unit_nodes[units[0]]):
+            item = Item(len(items), new_nodes, known[0], known[1], None, -1)
+            items.append(item)
+            unit_item[units[0]] = item.index
             continue
         demand = [0, 0, 0, 0]
         zones: frozenset[int] | None = None
@@ -243,19 +354,29 @@ def build_problem(
         )
         if zones is not None and not zones:
             reasons.append(f"{item.label()}: its nodes allow no common zone")
+        elif look is not None and len(new_nodes) == len(unit_nodes[units[0]]):
+            looks[look] = (item.demand, zones)
         items.append(item)
         for u in units:
             unit_item[u] = item.index
+    return _Items(items, unit_item, comp_host)
 
-    # Hard zone affinity ties items into zone blocks; a shared host implies a shared zone.
-    for units in components.values():
+
+def _zone_blocks(
+    ties: _Ties, made: _Items, hosts: _Hosts, reasons: list[str]
+) -> tuple[list[list[int]], list[int | None]]:
+    """Hard zone affinity ties items into zone blocks; a shared host implies a shared zone."""
+    blocks: list[list[int]] = []
+    block_fixed_zone: list[int | None] = []
+    if not ties.zone_tied:
+        return blocks, block_fixed_zone
+    zone_uf = ties.zone_uf
+    for units in ties.components.values():
         for u in units[1:]:
             zone_uf.union(units[0], u)
     block_of_root: dict[str, int] = {}
-    blocks: list[list[int]] = []
-    block_fixed_zone: list[int | None] = []
-    for root, units in components.items():
-        if not any(u in zone_tied for u in units):
+    for root, units in ties.components.items():
+        if not any(u in ties.zone_tied for u in units):
             continue
         zroot = zone_uf.find(units[0])
         b = block_of_root.get(zroot)
@@ -263,40 +384,61 @@ def build_problem(
             b = block_of_root[zroot] = len(blocks)
             blocks.append([])
             block_fixed_zone.append(None)
-        fixed_host = comp_host.get(root)
+        fixed_host = made.comp_host.get(root)
         if fixed_host is not None:
-            z = host_zone[fixed_host]
+            z = hosts.host_zone[fixed_host]
             was = block_fixed_zone[b]
             if was is not None and was != z:
                 reasons.append(
                     f"zone affinity ties {', '.join(units[:3])} to one zone, but its "
-                    f"members already sit in {zone_names[was]} and {zone_names[z]}"
+                    f"members already sit in {hosts.zone_names[was]} and {hosts.zone_names[z]}"
                 )
             block_fixed_zone[b] = z
-        ii = unit_item.get(units[0])
+        ii = made.unit_item.get(units[0])
         if ii is not None:
             blocks[b].append(ii)
-            items[ii].block = b
+            made.items[ii].block = b
+    return blocks, block_fixed_zone
 
+
+def _spread_domains(
+    g: Grouping, units: list[str], unit_nodes: dict[str, list[NodeSpec]], hosts: _Hosts
+) -> list[int]:
+    """The domains a spread measures its skew over: the zones its members may use, or
+    those zones' hosts."""
+    nz = len(hosts.zone_names)
+    zone_index = hosts.zone_index
+    zones_allowed: set[int] = set()
+    for u in units:
+        for n in unit_nodes.get(u, ()):
+            if n.zones:
+                zones_allowed.update(zone_index[z] for z in n.zones if z in zone_index)
+            else:
+                zones_allowed.update(range(nz))
+        if len(zones_allowed) == nz:
+            break  # every zone already: the rest cannot add one
+    if g.scope is Scope.ZONE:
+        return sorted(zones_allowed)
+    return [h for h, z in enumerate(hosts.host_zone) if z in zones_allowed]
+
+
+def _constraints(
+    ties: _Ties,
+    unit_nodes: dict[str, list[NodeSpec]],
+    existing_units: dict[str, int],
+    made: _Items,
+    hosts: _Hosts,
+    reasons: list[str],
+) -> list[Constraint]:
+    """One counted constraint per grouping other than hard affinity, and each item's
+    memberships in it (how many of its new member units the item holds)."""
     constraints: list[Constraint] = []
-    all_zones = list(range(len(zone_names)))
-    for g, units in grouping_units:
+    items, unit_item = made.items, made.unit_item
+    for g, units in ties.grouping_units:
         if g.rule is Rule.AFFINITY:
             continue
-        domains: list[int] = []
-        if g.rule is Rule.SPREAD:
-            # Only spread measures over domains; skip the per-host list for the other rules.
-            zones_allowed: set[int] = set()
-            for u in units:
-                for n in unit_nodes.get(u, ()):
-                    if n.zones:
-                        zones_allowed.update(zone_index[z] for z in n.zones if z in zone_index)
-                    else:
-                        zones_allowed.update(all_zones)
-            if g.scope is Scope.ZONE:
-                domains = sorted(zones_allowed)
-            else:
-                domains = [h for h, z in enumerate(host_zone) if z in zones_allowed]
+        # Only spread measures over domains; the other rules need no domain list.
+        domains = _spread_domains(g, units, unit_nodes, hosts) if g.rule is Rule.SPREAD else []
         c = Constraint(len(constraints), g, frozenset(units), domains)
         constraints.append(c)
         mult: dict[int, int] = {}
@@ -312,18 +454,4 @@ def build_problem(
                     f"{g.describe()} allows {g.max_per_domain} member(s) per {g.scope}, but "
                     f"affinity ties {m} of its members together ({items[ii].label()})"
                 )
-
-    return PlacementProblem(
-        spec=spec,
-        inventory=inventory,
-        nodes=nodes,
-        zone_names=zone_names,
-        host_zone=host_zone,
-        base_free=base_free,
-        items=items,
-        constraints=constraints,
-        blocks=blocks,
-        block_fixed_zone=block_fixed_zone,
-        existing_units=existing_units,
-        reasons=reasons,
-    )
+    return constraints

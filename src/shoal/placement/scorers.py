@@ -10,7 +10,8 @@ soft rules to the front.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Protocol
+from operator import neg
+from typing import Any, Protocol
 
 from shoal.model.enums import Objective, Rule, Scope
 from shoal.placement.problem import Item, rule_key
@@ -32,8 +33,9 @@ class ZoneScorer(Protocol):
 
     def __call__(self, state: SearchState, item: Item, zone: int) -> float: ...
 
-    def scores(self, state: SearchState, item: Item, zones: Sequence[int]) -> Sequence[float]:
-        """`self(state, item, z)` for every zone of `zones` (ascending), in one go."""
+    def scores(self, state: SearchState, item: Item, zones: Sequence[int]) -> Iterable[float]:
+        """`self(state, item, z)` for every zone of `zones` (ascending), in one go: an
+        iterable read at once (it may be a view of the state, never kept)."""
         ...
 
 
@@ -48,12 +50,12 @@ class SpreadBalance:
     def __call__(self, state: SearchState, item: Item, zone: int) -> float:
         return sum(state.counts[c.index].get(zone, 0) for c, _ in item.rules.get(_SPREAD, ()))
 
-    def scores(self, state: SearchState, item: Item, zones: Sequence[int]) -> Sequence[float]:
+    def scores(self, state: SearchState, item: Item, zones: Sequence[int]) -> Iterable[float]:
         rules = item.rules.get(_SPREAD, ())
         if len(rules) == 1:
             counts = state.zone_counts[rules[0][0].index]
-            # `zones` is ascending: all of them is the list itself.
-            return counts[:] if len(zones) == len(counts) else [counts[z] for z in zones]
+            # `zones` is ascending: all of them is the list itself (read before any change).
+            return counts if len(zones) == len(counts) else [counts[z] for z in zones]
         return [self(state, item, z) for z in zones]
 
 
@@ -69,7 +71,7 @@ class SoftZoneRules:
     def __call__(self, state: SearchState, item: Item, zone: int) -> float:
         return _soft_breaks(state, item, zone, _SOFT_ANTI_ZONE, _SOFT_AFF_ZONE)
 
-    def scores(self, state: SearchState, item: Item, zones: Sequence[int]) -> Sequence[float]:
+    def scores(self, state: SearchState, item: Item, zones: Sequence[int]) -> Iterable[float]:
         return [self(state, item, z) for z in zones]
 
 
@@ -87,10 +89,10 @@ class ObjectiveScore:
     def __call__(self, state: SearchState, item: Item, zone: int) -> float:
         return self.sign * state.zone_free_fraction(zone, item)
 
-    def scores(self, state: SearchState, item: Item, zones: Sequence[int]) -> Sequence[float]:
+    def scores(self, state: SearchState, item: Item, zones: Sequence[int]) -> Iterable[float]:
         fraction = state.zone_fraction[state.index_key(item)]
         if len(zones) == len(fraction):  # ascending: every zone
-            return [-f for f in fraction] if self.sign < 0 else fraction[:]
+            return map(neg, fraction) if self.sign < 0 else fraction
         if self.sign < 0:
             return [-fraction[z] for z in zones]
         return [fraction[z] for z in zones]
@@ -103,22 +105,41 @@ def zone_scorers(objective: Objective) -> tuple[ZoneScorer, ...]:
 
 
 def zone_order(
-    scorers: tuple[ZoneScorer, ...], state: SearchState, item: Item, zones: Iterable[int]
+    scorers: tuple[ZoneScorer, ...], state: SearchState, item: Item, zones: Sequence[int]
 ) -> list[int]:
     # Scorers that score every zone alike cannot change the order; most items have one left.
-    return order_zones(tuple(s for s in scorers if s.applies(item)), state, item, zones)
+    ranked = ranked_zones(tuple(s for s in scorers if s.applies(item)), state, item, zones)
+    return [key[-1] for key in ranked]
 
 
-def order_zones(
-    active: tuple[ZoneScorer, ...], state: SearchState, item: Item, zones: Iterable[int]
-) -> list[int]:
-    """`zone_order` with the scorers that apply to `item` already chosen."""
-    zones = list(zones)
+def ranked_zones(
+    active: tuple[ZoneScorer, ...], state: SearchState, item: Item, zones: Sequence[int]
+) -> list[tuple[Any, ...]]:
+    """The zones' sort keys in order, best first: the zone is each key's last element."""
+    return sorted(zone_keys(active, state, item, zones))
+
+
+def zone_keys(
+    active: tuple[ZoneScorer, ...], state: SearchState, item: Item, zones: Sequence[int]
+) -> list[tuple[Any, ...]]:
+    """Each zone's sort key (scorer keys, then the zone itself), in `zones` order.
+
+    With the scorers that apply to `item` already chosen. The greedy takes the least key
+    first and sorts the rest only when that zone has no host, so most items never sort.
+    """
     if len(active) == 1:
-        keys = active[0].scores(state, item, zones)
-        return [z for _, z in sorted(zip(keys, zones, strict=True))]
-    columns = [s.scores(state, item, zones) for s in active]
-    return [key[-1] for key in sorted(zip(*columns, zones, strict=True))]
+        return list(zip(active[0].scores(state, item, zones), zones, strict=True))
+    if len(active) == 2:  # spread balance and the objective: every item of a spread
+        first, second = active
+        return list(
+            zip(
+                first.scores(state, item, zones),
+                second.scores(state, item, zones),
+                zones,
+                strict=True,
+            )
+        )
+    return list(zip(*(s.scores(state, item, zones) for s in active), zones, strict=True))
 
 
 def _soft_breaks(state: SearchState, item: Item, domain: int, anti: str, aff: str) -> int:

@@ -1,6 +1,7 @@
 """Mutable search state: free capacity, per-domain counts, and sorted host indexes, with undo.
 
-Hosts of each zone sit in two sorted lists, by free RAM and by free volume storage, so the
+Hosts of each zone sit in two sorted lists, by free RAM and by free volume storage (one int
+per host: the amount, then a seeded tie-break rank in the low bits), so the
 solver finds "the emptiest host that fits" or "the fullest host that fits" in O(log n) instead of
 scanning every host for every node (the bucketing DESIGN.md describes). Every change is logged
 so a search can take back a tentative placement exactly.
@@ -16,12 +17,26 @@ from shoal.model.enums import Rule
 from shoal.placement.problem import RAM, VOL, Constraint, Item, PlacementProblem
 
 _INDEXED = (RAM, VOL)
-_Entry = tuple[int, int, int]
-"""(free amount, tie-break rank, host): one host in a capacity index."""
 
 
-def _remove(index: list[_Entry], entry: _Entry) -> None:
+def _remove(index: list[int], entry: int) -> None:
     del index[bisect_left(index, entry)]
+
+
+def shuffled(n: int, seed: int) -> list[int]:
+    """`random.Random(seed).shuffle(list(range(n)))`, the same permutation without a method
+    call per element (a tenth of building the state on 5,000 hosts). The tie-break ranks,
+    so every placement, depend on it: tests/placement/test_state.py holds it to `shuffle`."""
+    order = list(range(n))
+    getrandbits = random.Random(seed).getrandbits
+    for i in reversed(range(1, n)):
+        m = i + 1
+        k = m.bit_length()
+        j = getrandbits(k)
+        while j >= m:
+            j = getrandbits(k)
+        order[i], order[j] = order[j], order[i]
+    return order
 
 
 class SearchState:
@@ -33,21 +48,35 @@ class SearchState:
         self.track_used = track_used
         self.free = [list(f) for f in problem.base_free]
         nz = len(problem.zone_names)
-        rng = random.Random(seed)
-        order = list(range(len(self.free)))
-        rng.shuffle(order)
+        self.all_zones = range(nz)
+        order = shuffled(len(self.free), seed)
         self.rank = [0] * len(self.free)
         for r, h in enumerate(order):
             self.rank[h] = r
-        entries: list[list[list[_Entry]]] = [[[], []] for _ in range(nz)]
+        # An index entry is one int, (free amount << bits) | tie-break rank: it sorts as the
+        # pair would, compares and allocates as one number (a tuple costs several times
+        # more in the bisections of every placement), and `by_rank` maps it back to a host.
+        # Low bits zero, so OR adds the rank: negative amounts sort right as well.
+        self.bits = max(1, len(self.free)).bit_length()
+        self.mask = (1 << self.bits) - 1
+        self.by_rank = order
+        bits = self.bits
+        entries: list[list[list[int]]] = [[[], []] for _ in range(nz)]
         self.zone_free = [[0, 0] for _ in range(nz)]
         self.zone_cap = [[0, 0] for _ in range(nz)]
+        host_zone, ranks = problem.host_zone, self.rank
         for h, f in enumerate(self.free):
-            z = problem.host_zone[h]
-            for k, r in enumerate(_INDEXED):
-                entries[z][k].append((f[r], self.rank[h], h))
-                self.zone_free[z][k] += f[r]
-                self.zone_cap[z][k] += max(f[r], 0)
+            z = host_zone[h]
+            rank = ranks[h]
+            ram, vol = f[RAM], f[VOL]
+            by_ram, by_vol = entries[z]
+            by_ram.append((ram << bits) | rank)
+            by_vol.append((vol << bits) | rank)
+            zf, zc = self.zone_free[z], self.zone_cap[z]
+            zf[0] += ram
+            zf[1] += vol
+            zc[0] += ram if ram > 0 else 0
+            zc[1] += vol if vol > 0 else 0
         # Free fraction per index and zone, kept current by `_move`: zone ordering reads it
         # for every zone of every item.
         self.zone_fraction = [
@@ -59,9 +88,9 @@ class SearchState:
         ]
         # Plain sorted lists with bisection: a zone holds hundreds to a few thousand hosts,
         # where moving a slice of pointers beats a balanced structure's bookkeeping.
-        self.index: list[list[list[_Entry]]] = [[sorted(e) for e in zk] for zk in entries]
+        self.index: list[list[list[int]]] = [[sorted(e) for e in zk] for zk in entries]
         # The same, for the hosts this cluster already uses: packing fills those first.
-        self.used_index: list[list[list[_Entry]]] = [[[] for _ in _INDEXED] for _ in range(nz)]
+        self.used_index: list[list[list[int]]] = [[[] for _ in _INDEXED] for _ in range(nz)]
         self.host_of: list[int] = [-1] * len(problem.items)
         self.block_zone: list[int | None] = list(problem.block_fixed_zone)
         self.counts: list[dict[int, int]] = [{} for _ in problem.constraints]
@@ -82,11 +111,13 @@ class SearchState:
 
     def _init_counts(self) -> None:
         p = self.problem
+        existing = p.existing_units
         for c in p.constraints:
             counts = self.counts[c.index]
             # Sorted: `units` is a set of strings, and the order of `counts` decides which
             # host soft affinity tries first; hash order would differ from process to process.
-            for unit in sorted(c.units):
+            # (A new cluster has nothing to count: skip the sort.)
+            for unit in sorted(c.units) if existing else ():
                 h = p.existing_units.get(unit)
                 if h is None:
                     continue
@@ -141,21 +172,26 @@ class SearchState:
         fit), then unused hosts, largest first (one big host holds what two small ones would).
         """
         k = 0 if item.demand[RAM] > 0 or item.demand[VOL] == 0 else 1
-        low = (item.demand[_INDEXED[k]], -1, -1)
+        low = item.demand[_INDEXED[k]] << self.bits  # the smallest entry with that much free
         index = self.index[zone][k]
+        by_rank, mask = self.by_rank, self.mask
         # Walks by position; the caller places nothing until it stops asking.
         first = bisect_left(index, low)
         if not pack:
             for j in range(len(index) - 1, first - 1, -1):
-                yield index[j][2]
+                yield by_rank[index[j] & mask]
             return
         used = self.used_index[zone][k]
         for j in range(bisect_left(used, low), len(used)):
-            yield used[j][2]
+            yield by_rank[used[j] & mask]
         for j in range(len(index) - 1, first - 1, -1):
-            h = index[j][2]
+            h = by_rank[index[j] & mask]
             if h not in self.used_hosts:
                 yield h
+
+    def entry_host(self, entry: int) -> int:
+        """The host of a capacity index entry."""
+        return self.by_rank[entry & self.mask]
 
     def _index_used(self, host: int, sign: int) -> None:
         if not self.track_used:
@@ -163,7 +199,7 @@ class SearchState:
         z = self.problem.host_zone[host]
         f = self.free[host]
         for k, r in enumerate(_INDEXED):
-            entry = (f[r], self.rank[host], host)
+            entry = (f[r] << self.bits) | self.rank[host]
             if sign > 0:
                 insort(self.used_index[z][k], entry)
             else:
@@ -216,32 +252,36 @@ class SearchState:
         if track and host in self.used_hosts:
             self._index_used(host, -1)
         rank = self.rank[host]
+        bits = self.bits
         zone_free = self.zone_free[z]
         if need[RAM]:
             sl = self.index[z][0]
-            _remove(sl, (f[RAM], rank, host))
-            insort(sl, (f[RAM] - sign * need[RAM], rank, host))
-            zone_free[0] -= sign * need[RAM]
+            delta = sign * need[RAM]
+            del sl[bisect_left(sl, (f[RAM] << bits) | rank)]
+            insort(sl, ((f[RAM] - delta) << bits) | rank)
+            zone_free[0] -= delta
             cap = self.zone_cap[z][0]
             self.zone_fraction[0][z] = zone_free[0] / cap if cap else 0.0
         if need[VOL]:
             sl = self.index[z][1]
-            _remove(sl, (f[VOL], rank, host))
-            insort(sl, (f[VOL] - sign * need[VOL], rank, host))
-            zone_free[1] -= sign * need[VOL]
+            delta = sign * need[VOL]
+            del sl[bisect_left(sl, (f[VOL] << bits) | rank)]
+            insort(sl, ((f[VOL] - delta) << bits) | rank)
+            zone_free[1] -= delta
             cap = self.zone_cap[z][1]
             self.zone_fraction[1][z] = zone_free[1] / cap if cap else 0.0
         f[0] -= sign * need[0]
         f[1] -= sign * need[1]
         f[2] -= sign * need[2]
         f[3] -= sign * need[3]
-        used = self.used_hosts.get(host, 0) + sign
+        used_hosts = self.used_hosts
+        used = used_hosts.get(host, 0) + sign
         if used:
-            self.used_hosts[host] = used
+            used_hosts[host] = used
             if track:
                 self._index_used(host, +1)
         else:
-            del self.used_hosts[host]
+            del used_hosts[host]
         for ci, m in item.memberships:
             c = p.constraints[ci]
             d = host if c.by_host else z
@@ -264,7 +304,8 @@ class SearchState:
                 if sign > 0:
                     while hist and self.minimum[ci] not in hist:
                         self.minimum[ci] += 1
-                    self.maximum[ci] = max(self.maximum[ci], new)
+                    if new > self.maximum[ci]:
+                        self.maximum[ci] = new
                 else:
                     self.minimum[ci] = min(self.minimum[ci], new)
                     while hist and self.maximum[ci] not in hist:

@@ -7,7 +7,7 @@ benchmarks and `shoal plan`'s summary can trust it to catch a solver bug rather 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from shoal.model.cluster import ClusterSpec, Grouping
@@ -24,10 +24,12 @@ class Verification:
     checks: tuple[RuleCheck, ...]
 
 
-def _eligible_zones(spec_nodes: list[NodeSpec], known: set[str]) -> set[str]:
+def _eligible_zones(spec_nodes: Iterable[NodeSpec], known: set[str]) -> set[str]:
     zones: set[str] = set()
     for n in spec_nodes:
-        zones.update(z for z in n.zones if z in known) if n.zones else zones.update(known)
+        if not n.zones:
+            return set(known)  # one node that may go anywhere: every zone, read no further
+        zones.update(z for z in n.zones if z in known)
     return zones
 
 
@@ -83,15 +85,16 @@ def verify_placement(
     unit_host: dict[str, str] = {}
     # Replicas share their profile object: its demand is worked out once.
     demand_of: dict[int, tuple[int, int, int, int]] = {}
+    # Bound methods and names held locally: this loop reads every node of the cluster.
+    host_of, host_named, load_of, unit_at = hosts.get, inv_hosts.get, load.get, unit_host.setdefault
     for n in nodes:
-        host_name = hosts.get(n.name)
-        host = inv_hosts.get(host_name) if host_name is not None else None
+        host_name = host_of(n.name)
+        if host_name is None:
+            hard.append(f"node {n.name} has no host")
+            continue
+        host = host_named(host_name)
         if host is None:
-            hard.append(
-                f"node {n.name} has no host"
-                if host_name is None
-                else f"node {n.name} is on unknown host {host_name}"
-            )
+            hard.append(f"node {n.name} is on unknown host {host_name}")
             continue
         if n.zones and host.zone not in n.zones:
             hard.append(f"node {n.name} is in zone {host.zone}, outside {', '.join(n.zones)}")
@@ -99,20 +102,26 @@ def verify_placement(
         if d is None:
             nd = n.demand
             d = demand_of[id(n.profile)] = (nd.vcpus, nd.ram_mb, nd.disk_gb, nd.volume_gb)
-        row = load.get(host.name)
+        row = load_of(host_name)
         if row is None:
-            row = load[host.name] = [0, 0, 0, 0]
+            row = load[host_name] = [0, 0, 0, 0]
         row[0] += d[0]
         row[1] += d[1]
         row[2] += d[2]
         row[3] += d[3]
-        prior = unit_host.setdefault(n.unit, host.name)
-        if prior != host.name:
-            hard.append(f"unit {n.unit} is split over hosts {prior} and {host.name}")
-    for name, row in sorted(load.items()):
+        prior = unit_at(n.unit, host_name)
+        if prior != host_name:
+            hard.append(f"unit {n.unit} is split over hosts {prior} and {host_name}")
+    over: list[str] = []
+    for name, row in load.items():
         h = inv_hosts.get(name)
         if h is None:
             continue
+        if row[0] > h.vcpus or row[1] > h.ram_mb or row[2] > h.disk_gb or row[3] > h.volume_gb:
+            over.append(name)
+    for name in sorted(over):
+        h = inv_hosts[name]
+        row = load[name]
         for res, cap, val in zip(
             ("vcpus", "ram_mb", "disk_gb", "volume_gb"),
             (h.vcpus, h.ram_mb, h.disk_gb, h.volume_gb),
@@ -137,7 +146,7 @@ def verify_placement(
                 unit_domain[u] = h.name if g.scope is Scope.HOST else h.zone
         eligible: list[str] = []
         if g.rule is Rule.SPREAD:
-            zones = _eligible_zones([n for u in units for n in by_unit.get(u, [])], known_zones)
+            zones = _eligible_zones((n for u in units for n in by_unit.get(u, ())), known_zones)
             if g.scope is Scope.ZONE:
                 eligible = sorted(zones)
             else:
