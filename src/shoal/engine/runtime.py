@@ -25,6 +25,9 @@ from shoal.engine.events import action_event, child_node_event
 from shoal.engine.manager import Manager
 from shoal.engine.nodework import NodeOutcome, RetryPolicy, run_node_action
 from shoal.engine.planner import STAGE_DONE, finish_action, plan_action
+from shoal.engine.software.decide import SoftwareOf
+from shoal.engine.software.runner import Deployer
+from shoal.engine.software.source import DocumentSoftware
 from shoal.model.enums import ActionKind, ActionStatus, NodeStatus
 from shoal.model.inventory import Inventory
 from shoal.providers.base import Provider
@@ -64,6 +67,7 @@ class Engine:
         manage: bool = True,
         manage_tick_s: float = 1.0,
         reconcile_s: float = 5.0,
+        software_of: SoftwareOf | None = None,
     ) -> None:
         self.db = db
         self.provider = provider
@@ -89,6 +93,8 @@ class Engine:
             if manage
             else None
         )
+        # Software deployments (issue 11): their own loop, see engine/software/runner.py.
+        self.deployer = Deployer(self, software_of or DocumentSoftware(self.inventory_now))
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -99,6 +105,7 @@ class Engine:
             asyncio.create_task(self._forever(self._children_once), name="shoal-children"),
             asyncio.create_task(self._forever(self._flush_once), name="shoal-flush"),
             asyncio.create_task(self._forever(self._heartbeat_once), name="shoal-heartbeat"),
+            asyncio.create_task(self._forever(self.deployer.once), name="shoal-deployer"),
         ]
         if self.manager is not None:
             self._tasks.append(
@@ -116,6 +123,7 @@ class Engine:
         if self._children:
             await asyncio.gather(*self._children, return_exceptions=True)
         await self._flush_once()
+        await self.deployer.close()
         self._tasks = []
         if self.manager is not None:
             await self.manager.close()

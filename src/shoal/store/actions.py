@@ -20,6 +20,9 @@ from shoal.store.records import ActionRecord
 from shoal.store.tables import action_deps, actions
 
 NODE_KINDS = [k.value for k in ActionKind if k.is_node_level]
+# Kinds with a loop of their own (issue 11's deployer): neither the node nor the cluster loop
+# claims them; `claim(kinds=...)` does.
+SEPARATE_KINDS = [ActionKind.NODE_DEPLOY.value]
 
 
 @dataclass(slots=True)
@@ -112,11 +115,15 @@ def claim(
     limit: int,
     node_level: bool,
     skip_locked: bool,
+    kinds: list[str] | None = None,
 ) -> list[ActionRecord]:
     """Claim up to `limit` runnable actions: READY ones, and RUNNING ones whose lease expired."""
-    kind_filter = (
-        actions.c.kind.in_(NODE_KINDS) if node_level else actions.c.kind.not_in(NODE_KINDS)
-    )
+    if kinds is not None:
+        kind_filter = actions.c.kind.in_(kinds)
+    elif node_level:
+        kind_filter = actions.c.kind.in_(NODE_KINDS)
+    else:
+        kind_filter = actions.c.kind.not_in(NODE_KINDS + SEPARATE_KINDS)
     runnable = or_(
         actions.c.status == ActionStatus.READY,
         and_(actions.c.status == ActionStatus.RUNNING, actions.c.lease_expires_at < now),

@@ -1,0 +1,435 @@
+"""The deployer: one engine task that decides, claims, runs and finishes NODE_DEPLOY actions.
+
+Each pass:
+1. *decide* (in the engine holding the `deployer` lease, at most every `tick_s`, or at once
+   after a run finished): the NODE_DEPLOY actions now due (`decide.py`);
+2. *claim* READY NODE_DEPLOY actions (and RUNNING ones whose engine died) and, in the same
+   transaction, *publish* each run: its row goes IN_PROGRESS with the run's digest and signal
+   hash, which is what the node's metadata then serves. A run whose row already COMPLETEd with
+   the same digest, or whose own run already ended, is not run again (resuming after an engine
+   died never repeats a completed deployment);
+3. *run*: a provider that runs deployments itself (the simulated cloud) is awaited; otherwise
+   the run waits for the agents' signal to reach the row (`service/deployments.py`), up to the
+   deployment's timeout on the engine's clock;
+4. *finish*, batched in one transaction: the row, the action, the node (a failed deployment
+   puts it in WARNING with the tail of stderr; a later success clears that), events, and the
+   cluster's settled status, so failed deployments count toward its health.
+Retries are not looped here: a FAILED row is due again while its attempts allow
+(`planning.software.due`), so a retry is just another decision.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from shoal.engine import leases
+from shoal.engine.events import node_event
+from shoal.engine.settle import declared_nodes, settled_status
+from shoal.engine.software import secrets
+from shoal.engine.software.decide import SETTLED, SoftwareOf, decide, record
+from shoal.engine.software.inputs import DeployInputs
+from shoal.model.enums import ActionKind, ActionStatus, NodeStatus
+from shoal.model.software import DeploymentSignal, DeploymentStatus, SoftwareSpec
+from shoal.providers.software import DeploymentRun, DeploymentRunner, RunsDeployments
+from shoal.store import actions as action_repo
+from shoal.store import clusters as cluster_repo
+from shoal.store import deployments as deployment_repo
+from shoal.store import nodes as node_repo
+from shoal.store.actions import Completion
+from shoal.store.deployments import DeploymentRow, Finish, Publish
+from shoal.store.events import NewEvent, add_events
+from shoal.store.records import ActionRecord, ClusterRecord, NodeRecord
+
+if TYPE_CHECKING:
+    from shoal.engine.runtime import Engine
+
+log = logging.getLogger("shoal.deployer")
+
+LEASE = "deployer"
+REASON_PREFIX = "deployment "
+"""Node status reasons written here start so, so a later success clears only its own."""
+_KINDS = [ActionKind.NODE_DEPLOY.value]
+_TERMINAL_ROW = (DeploymentStatus.COMPLETE, DeploymentStatus.FAILED)
+
+
+@dataclass(frozen=True, slots=True)
+class _Claimed:
+    action: ActionRecord
+    run: DeployInputs
+    node: NodeRecord | None
+    settled: DeploymentRow | None
+    """The row when this run need not (or must not) run: already ended, or already complete
+    with the same digest."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Outcome:
+    claimed: _Claimed
+    finish: Finish | None
+    """What to write on the row; None when the row already holds the outcome."""
+    status: DeploymentStatus
+    status_code: int | None
+    stderr: str
+
+
+class Deployer:
+    def __init__(
+        self,
+        engine: Engine,
+        software_of: SoftwareOf,
+        *,
+        tick_s: float = 0.5,
+        concurrency: int = 2000,
+    ) -> None:
+        self.engine = engine
+        self.software_of = software_of
+        self.tick_s = tick_s
+        self.concurrency = concurrency
+        self._decided_at = -1e18
+        self._dirty = True
+        self._inflight: set[asyncio.Task[None]] = set()
+        self._done: list[_Outcome] = []
+        self._waiting: dict[str, tuple[_Claimed, float, asyncio.Future[DeploymentRow | None]]] = {}
+        self._signal_key: str | None = None
+
+    def wake(self) -> None:
+        """Something changed (a signal arrived, a cluster settled): decide again now."""
+        self._dirty = True
+        self.engine.wake()
+
+    async def close(self) -> None:
+        """Stop running: a run in flight is left RUNNING for its lease to run out (resumable)."""
+        for t in list(self._inflight):
+            t.cancel()
+        for t in list(self._inflight):
+            with contextlib.suppress(asyncio.CancelledError):
+                await t
+        e = self.engine
+        await asyncio.to_thread(leases.release, e.db, LEASE, e.id)
+
+    async def once(self) -> bool:
+        e = self.engine
+        busy = False
+        mono = time.monotonic()
+        if self._dirty or mono - self._decided_at >= self.tick_s:
+            self._dirty = False
+            self._decided_at = mono
+            busy |= await asyncio.to_thread(self._decide) > 0
+        free = self.concurrency - len(self._inflight)
+        if free > 0:
+            claimed = await asyncio.to_thread(self._claim, free)
+            for c in claimed:
+                task = asyncio.create_task(self._run(c))
+                self._inflight.add(task)
+                task.add_done_callback(self._inflight.discard)
+            busy |= bool(claimed)
+        if self._waiting:
+            await asyncio.to_thread(self._poll_signals, e.clock.now())
+        if self._done:
+            batch, self._done = self._done, []
+            await asyncio.to_thread(self._finish, batch)
+            self._dirty = True
+            busy = True
+        return busy
+
+    # -- deciding ------------------------------------------------------------------------------
+
+    def _decide(self) -> int:
+        e = self.engine
+        now = e.clock.now()
+        if not leases.acquire(e.db, LEASE, e.id, now, max(e.lease_s, 3.0)):
+            return 0
+        with e.db.reading() as conn:
+            clusters = [
+                c
+                for c in cluster_repo.list_clusters(conn, None)
+                if c.status in SETTLED and c.lock_action_id is None
+            ]
+        made = 0
+        for c in clusters:
+            software = self.software_of(c)
+            if software is None or not software.deployments:
+                continue
+            try:
+                made += self._decide_one(c, software, now)
+            except Exception:
+                log.exception("deciding deployments of %s failed; next pass retries", c.name)
+        return made
+
+    def _decide_one(self, cluster: ClusterRecord, software: SoftwareSpec, now: float) -> int:
+        with self.engine.db.transaction() as conn:
+            current = cluster_repo.get_cluster(conn, cluster.id)
+            if current is None or current.lock_action_id is not None:
+                return 0
+            decision = decide(conn, current, software)
+            record(conn, decision, now)
+            return len(decision.actions)
+
+    # -- claiming and publishing ---------------------------------------------------------------
+
+    def _claim(self, limit: int) -> list[_Claimed]:
+        e = self.engine
+        now = e.clock.now()
+        with e.db.transaction() as conn:
+            claimed = action_repo.claim(
+                conn,
+                owner=e.id,
+                now=now,
+                lease_s=e.lease_s,
+                limit=min(limit, 2000),
+                node_level=True,
+                skip_locked=not e.db.is_sqlite,
+                kinds=_KINDS,
+            )
+            if not claimed:
+                return []
+            if self._signal_key is None:
+                self._signal_key = deployment_repo.key(conn, secrets.SIGNAL_KEY)
+            nodes = node_repo.get_nodes(conn, [a.node_id for a in claimed if a.node_id])
+            rows = deployment_repo.rows_for(
+                conn, [(a.node_id or "", str(a.inputs.get("deployment"))) for a in claimed]
+            )
+            out: list[_Claimed] = []
+            publish: list[Publish] = []
+            events: list[NewEvent] = []
+            for a in claimed:
+                run = DeployInputs.from_json(a.inputs)
+                node = nodes.get(a.node_id or "")
+                row = rows.get((a.node_id or "", run.deployment))
+                settled: DeploymentRow | None = None
+                if row is not None and row.action_id == a.id:
+                    if row.status in _TERMINAL_ROW:
+                        settled = row  # its run ended before the engine that ran it died
+                elif (
+                    row is not None
+                    and row.digest == run.digest
+                    and row.status is DeploymentStatus.COMPLETE
+                ):
+                    settled = row  # already done with exactly these inputs: never twice
+                elif node is not None and node.cluster_id is not None:
+                    publish.append(self._publication(a, run, node))
+                    events.append(
+                        node_event(
+                            project_id=a.project_id,
+                            cluster_id=a.cluster_id,
+                            node_id=node.id,
+                            name=node.name,
+                            status="DEPLOYING",
+                            message=f"deployment {run.deployment} {run.action} started"
+                            + (f" (attempt {a.attempts})" if a.attempts > 1 else ""),
+                            action_id=a.id,
+                        )
+                    )
+                out.append(_Claimed(a, run, node, settled))
+            deployment_repo.publish(conn, publish, now)
+            add_events(conn, events, now)
+            return out
+
+    def _publication(self, a: ActionRecord, run: DeployInputs, node: NodeRecord) -> Publish:
+        assert self._signal_key is not None and node.cluster_id is not None
+        signal = secrets.derive(self._signal_key, a.id)
+        return Publish(
+            id=a.id,
+            project_id=a.project_id,
+            cluster_id=node.cluster_id,
+            node_id=node.id,
+            node_name=node.name,
+            name=run.deployment,
+            config=run.config,
+            hook=run.hook,
+            action=run.action,
+            digest=run.digest,
+            inputs=run.inputs,
+            secret_inputs=run.secret_inputs,
+            action_id=a.id,
+            signal_hash=secrets.digest_of(signal),
+        )
+
+    # -- running -------------------------------------------------------------------------------
+
+    def _runner(self) -> DeploymentRunner | None:
+        p = self.engine.provider
+        return p.deployments if isinstance(p, RunsDeployments) else None
+
+    async def _run(self, c: _Claimed) -> None:
+        try:
+            outcome = await self._outcome(c)
+        except asyncio.CancelledError:
+            raise
+        except Exception as e:  # a bug must still end the action, not leave it RUNNING forever
+            log.exception("deployment action %s crashed", c.action.id)
+            outcome = _failed(c, f"internal error: {e!r}")
+        self._done.append(outcome)
+        self.engine.wake()
+
+    async def _outcome(self, c: _Claimed) -> _Outcome:
+        if c.settled is not None:
+            row = c.settled
+            return _Outcome(c, None, row.status, row.status_code, row.stderr)
+        if c.node is None or c.node.deleted_at is not None:
+            return _failed(c, "the node is gone")
+        runner = self._runner()
+        if runner is not None:
+            return await self._simulate(c, runner)
+        return await self._await_signal(c)
+
+    async def _simulate(self, c: _Claimed, runner: DeploymentRunner) -> _Outcome:
+        assert c.node is not None
+        run = DeploymentRun(
+            node=c.node.name,
+            provider_id=c.node.provider_id,
+            deployment=c.run.deployment,
+            action=c.run.action,
+            hook=c.run.hook,
+            inputs=c.run.inputs,
+            outputs=c.run.outputs,
+        )
+        try:
+            signal = await asyncio.wait_for(runner.run(run), c.run.timeout_s)
+        except TimeoutError:
+            return _failed(c, f"no signal within {c.run.timeout_s:g} s")
+        return _from_signal(c, signal)
+
+    async def _await_signal(self, c: _Claimed) -> _Outcome:
+        fut: asyncio.Future[DeploymentRow | None] = asyncio.get_running_loop().create_future()
+        started = c.action.started_at or self.engine.clock.now()
+        self._waiting[c.action.id] = (c, started + c.run.timeout_s, fut)
+        try:
+            row = await fut
+        finally:
+            self._waiting.pop(c.action.id, None)
+        if row is None:
+            return _failed(c, f"no signal within {c.run.timeout_s:g} s")
+        return _Outcome(c, None, row.status, row.status_code, row.stderr)
+
+    def _poll_signals(self, now: float) -> None:
+        """Resolve the runs whose signal arrived (their row ended) or whose time ran out."""
+        waiting = dict(self._waiting)
+        with self.engine.db.reading() as conn:
+            rows = deployment_repo.by_actions(conn, waiting)
+        for action_id, (_, deadline, fut) in waiting.items():
+            if fut.done():
+                continue
+            row = rows.get(action_id)
+            if row is not None and row.status in _TERMINAL_ROW:
+                fut.get_loop().call_soon_threadsafe(_resolve, fut, row)
+            elif now >= deadline or row is None:
+                fut.get_loop().call_soon_threadsafe(_resolve, fut, None)
+
+    # -- finishing -----------------------------------------------------------------------------
+
+    def _finish(self, batch: list[_Outcome]) -> None:
+        e = self.engine
+        now = e.clock.now()
+        with e.db.transaction() as conn:
+            deployment_repo.finish(conn, [o.finish for o in batch if o.finish is not None], now)
+            done = set(
+                action_repo.complete(
+                    conn,
+                    [
+                        Completion(
+                            o.claimed.action.id,
+                            ActionStatus.SUCCEEDED
+                            if o.status is DeploymentStatus.COMPLETE
+                            else ActionStatus.FAILED,
+                            _reason(o),
+                            {"status_code": o.status_code},
+                        )
+                        for o in batch
+                    ],
+                    e.id,
+                    now,
+                )
+            )
+            mine = [o for o in batch if o.claimed.action.id in done]
+            nodes = node_repo.get_nodes(conn, [o.claimed.node.id for o in mine if o.claimed.node])
+            updates: list[dict[str, Any]] = []
+            events: list[NewEvent] = []
+            clusters: set[str] = set()
+            for o in mine:
+                n = nodes.get(o.claimed.node.id) if o.claimed.node else None
+                a = o.claimed.action
+                ok = o.status is DeploymentStatus.COMPLETE
+                events.append(
+                    node_event(
+                        project_id=a.project_id,
+                        cluster_id=a.cluster_id,
+                        node_id=a.node_id or "",
+                        name=o.claimed.run.node,
+                        status="DEPLOY_COMPLETE" if ok else "DEPLOY_FAILED",
+                        message=_reason(o),
+                        action_id=a.id,
+                        level="INFO" if ok else "ERROR",
+                    )
+                )
+                if n is None or n.deleted_at is not None:
+                    continue
+                if not ok and n.status is NodeStatus.ACTIVE:
+                    updates.append(
+                        {"node_id": n.id, "status": NodeStatus.WARNING, "status_reason": _reason(o)}
+                    )
+                elif (
+                    ok
+                    and n.status is NodeStatus.WARNING
+                    and n.status_reason.startswith(REASON_PREFIX)
+                ):
+                    updates.append(
+                        {"node_id": n.id, "status": NodeStatus.ACTIVE, "status_reason": ""}
+                    )
+                else:
+                    continue
+                if n.cluster_id is not None:
+                    clusters.add(n.cluster_id)
+            node_repo.update_nodes(conn, [dict(u, updated_at=now) for u in updates])
+            add_events(conn, events, now)
+            for cid in clusters:
+                _resettle(conn, cid, now)
+
+
+def _resolve(fut: asyncio.Future[DeploymentRow | None], row: DeploymentRow | None) -> None:
+    if not fut.done():
+        fut.set_result(row)
+
+
+def _failed(c: _Claimed, why: str) -> _Outcome:
+    return _Outcome(
+        c, Finish(c.action.id, DeploymentStatus.FAILED, None, "", why), DeploymentStatus.FAILED, None, why
+    )
+
+
+def _from_signal(c: _Claimed, signal: DeploymentSignal) -> _Outcome:
+    status = DeploymentStatus.COMPLETE if signal.status_code == 0 else DeploymentStatus.FAILED
+    finish = Finish(
+        c.action.id, status, signal.status_code, signal.stdout, signal.stderr, signal.outputs
+    )
+    return _Outcome(c, finish, status, signal.status_code, signal.stderr)
+
+
+def _reason(o: _Outcome) -> str:
+    name = o.claimed.run.deployment
+    if o.status is DeploymentStatus.COMPLETE:
+        return f"{REASON_PREFIX}{name} {o.claimed.run.action} complete"
+    code = f" (exit {o.status_code})" if o.status_code is not None else ""
+    tail = o.stderr.strip()[-300:]
+    return f"{REASON_PREFIX}{name} {o.claimed.run.action} failed{code}" + (
+        f": {tail}" if tail else ""
+    )
+
+
+def _resettle(conn: Any, cluster_id: str, now: float) -> None:
+    """Judge a settled, unlocked cluster again after its nodes' deployment status changed."""
+    c = cluster_repo.get_cluster(conn, cluster_id)
+    if c is None or c.status not in SETTLED or c.lock_action_id is not None:
+        return
+    status, why = settled_status(node_repo.list_nodes(conn, c.id), declared_nodes(c.document))
+    if status is not c.status or why != c.status_reason:
+        cluster_repo.set_status(conn, c.id, status, why, now)
+
+
+RunStep = Callable[[], Awaitable[bool]]
