@@ -1,0 +1,317 @@
+"""Heat's wire protocol with its in-guest agents: the metadata a server polls, the signal it sends.
+
+Existing OpenStack images run Heat's agent chain (os-collect-config → os-refresh-config →
+heat-config → a hook → heat-config-notify). To drive those agents unchanged, Shoal serves a
+server's deployments in exactly the shape Heat puts in the server's metadata, and reads back the
+JSON body heat-config-notify POSTs to a deployment's signal URL. Both directions live here, pure,
+so the API, the engine and the local provider's agent runner share one definition of the wire.
+
+The shape follows Heat (`SoftwareDeployment._build_derived_config_params` and
+`format_software_config`): the metadata is `{"deployments": [config, ...]}`, and each config is
+`{id, name, group, creation_time, config, inputs, outputs, options}` where `inputs` lists the
+declared inputs with their values, then undeclared input values, then the derived `deploy_*`
+inputs that tell heat-config-notify where to signal. heat-config runs a config only once per
+`id` (it keeps `deployed/<id>.json`), so the id must change whenever a deployment must run
+again: by default it is derived from the node, deployment, action and digest; the engine passes
+its own (one per run, so a retry of a failed run with the same digest runs again).
+
+Two small liberties, both within what the real agents accept: the signal transport is Heat's
+`CFN_SIGNAL` (a POST to a URL that carries its own secret; no Keystone credentials in the
+metadata), and a null value is served as "" and a number or boolean given to a `script` config
+as text, because the script hook puts every value into the environment of the script and
+crashes on anything but text.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TypeGuard
+
+from shoal.model.problems import InvalidDocument, Problem
+from shoal.model.software import (
+    ConfigInput,
+    DeploymentSignal,
+    HookGroup,
+    IOType,
+    Json,
+    ResolvedDeployment,
+    SoftwareConfig,
+)
+
+DEPLOYMENTS_KEY = "deployments"
+"""The metadata key os-collect-config's collectors explode into one entry per deployment."""
+
+COLLECTOR_KEY = "os-collect-config"
+"""The metadata key heat-config's os-apply-config template renders os-collect-config.conf from."""
+
+SIGNAL_TRANSPORT = "CFN_SIGNAL"
+SIGNAL_VERB = "POST"
+
+STDOUT = "deploy_stdout"
+STDERR = "deploy_stderr"
+STATUS_CODE = "deploy_status_code"
+_SIGNAL_FIELDS = (STDOUT, STDERR, STATUS_CODE)
+
+MAX_SIGNAL_BYTES = 1_048_576
+"""Heat's max_json_body_size; heat-config-notify trims stdout/stderr to stay under 950,000."""
+
+MAX_SIGNAL_OUTPUTS = 256
+"""More outputs than any config declares; a bound on work before looking at them."""
+
+_NAMESPACE = uuid.UUID("5b0e1c1e-6f43-4a57-9d0b-3c1a7e0d2f11")
+
+
+@dataclass(frozen=True, slots=True)
+class CollectorSettings:
+    """What os-collect-config needs to poll Shoal, as Heat serves it under `os-collect-config`.
+
+    With heat-config's os-apply-config templates on the image, the agent rewrites its own
+    os-collect-config.conf from this and re-executes itself, so a server booted with only the
+    metadata URL keeps following what Shoal serves.
+    """
+
+    metadata_url: str
+    polling_interval: float = 30.0
+    collectors: tuple[str, ...] = ("request",)
+
+    def as_json(self) -> dict[str, Json]:
+        return {
+            "collectors": list(self.collectors),
+            "polling_interval": self.polling_interval,
+            "request": {"metadata_url": self.metadata_url},
+        }
+
+
+def default_config_id(resolved: ResolvedDeployment) -> str:
+    """A stable id for one run: the same deployment, node, action and digest give the same id."""
+    key = "\0".join((resolved.node, resolved.deployment, resolved.action.value, resolved.digest))
+    return str(uuid.uuid5(_NAMESPACE, key))
+
+
+def server_metadata(
+    resolved: Sequence[ResolvedDeployment],
+    signal_url: Callable[[ResolvedDeployment], str],
+    *,
+    server_id: str,
+    stack_id: str = "",
+    config_id: Callable[[ResolvedDeployment], str] = default_config_id,
+    creation_time: str = "",
+    collector: CollectorSettings | None = None,
+) -> dict[str, Json]:
+    """The metadata one server's agents read: every deployment applied to it, in the order given.
+
+    Heat lists every deployment of a server, finished ones included (heat-config skips the ids
+    it has already run), so the caller passes the current run of each. Secret inputs appear
+    with their values: this is the one place they are served; never log the result.
+    """
+    deployments: list[Json] = [
+        _config_entry(
+            r,
+            signal_url(r),
+            server_id=server_id,
+            stack_id=stack_id,
+            config_id=config_id(r),
+            creation_time=creation_time,
+        )
+        for r in resolved
+    ]
+    metadata: dict[str, Json] = {DEPLOYMENTS_KEY: deployments}
+    if collector is not None:
+        metadata[COLLECTOR_KEY] = collector.as_json()
+    return metadata
+
+
+def _config_entry(
+    r: ResolvedDeployment,
+    signal_url: str,
+    *,
+    server_id: str,
+    stack_id: str,
+    config_id: str,
+    creation_time: str,
+) -> dict[str, Json]:
+    config = r.config
+    entry: dict[str, Json] = {
+        "id": config_id,
+        "name": r.deployment,
+        "group": config.group.value,
+        "creation_time": creation_time,
+        "config": config.config,
+        "inputs": _inputs(r, signal_url, server_id=server_id, stack_id=stack_id),
+        "outputs": [_output(o.name, o.type, o.description, o.error_output) for o in config.outputs],
+        "options": dict(config.options),
+    }
+    return entry
+
+
+def _inputs(r: ResolvedDeployment, signal_url: str, *, server_id: str, stack_id: str) -> list[Json]:
+    config = r.config
+    as_text = config.group is HookGroup.SCRIPT
+    declared = {i.name for i in config.inputs}
+    out: list[Json] = []
+    for declared_input in config.inputs:
+        value = r.inputs.get(declared_input.name, declared_input.default)
+        out.append(_declared_input(declared_input, _wire_value(value, as_text)))
+    for name, value in r.inputs.items():
+        if name not in declared:
+            out.append(
+                {"name": name, "type": IOType.STRING.value, "value": _wire_value(value, as_text)}
+            )
+    derived: tuple[tuple[str, str, str], ...] = (
+        ("deploy_server_id", server_id, "ID of the server being deployed to"),
+        ("deploy_action", r.action.value, "Name of the current action being deployed"),
+        ("deploy_stack_id", stack_id, "ID of the stack this deployment belongs to"),
+        ("deploy_resource_name", r.deployment, "Name of this deployment resource in the stack"),
+        (
+            "deploy_signal_transport",
+            SIGNAL_TRANSPORT,
+            "How the server should signal to heat with the deployment output values.",
+        ),
+        ("deploy_signal_id", signal_url, "ID of signal to use for signaling output values"),
+        ("deploy_signal_verb", SIGNAL_VERB, "HTTP verb to use for signaling outputvalues"),
+    )
+    for name, value, description in derived:
+        out.append(
+            {"name": name, "type": IOType.STRING.value, "description": description, "value": value}
+        )
+    return out
+
+
+def _declared_input(declared: ConfigInput, value: Json) -> dict[str, Json]:
+    entry: dict[str, Json] = {"name": declared.name, "type": declared.type.value}
+    if declared.description:
+        entry["description"] = declared.description
+    if declared.default is not None:
+        entry["default"] = declared.default
+    entry["value"] = value
+    return entry
+
+
+def _output(name: str, type_: IOType, description: str, error_output: bool) -> dict[str, Json]:
+    entry: dict[str, Json] = {"name": name, "type": type_.value, "error_output": error_output}
+    if description:
+        entry["description"] = description
+    return entry
+
+
+def _wire_value(value: Json, as_text: bool) -> Json:
+    if value is None:
+        return ""
+    if as_text and isinstance(value, bool):
+        return "true" if value else "false"
+    if as_text and isinstance(value, int | float):
+        return str(value)
+    return value
+
+
+def redacted(metadata_inputs: Sequence[Json], secret_inputs: frozenset[str]) -> list[Json]:
+    """A served `inputs` list with secret values replaced, for showing what a node was given."""
+    out: list[Json] = []
+    for item in metadata_inputs:
+        if isinstance(item, dict) and item.get("name") in secret_inputs:
+            out.append({**item, "value": "******"})
+        else:
+            out.append(item)
+    return out
+
+
+def parse_signal(body: bytes | str | Mapping[str, object]) -> DeploymentSignal:
+    """Read what heat-config-notify POSTed: `deploy_stdout`, `deploy_stderr`,
+    `deploy_status_code` and every output at the top level of one JSON object.
+
+    A missing status code means success, as in Heat (a hook may print only its outputs).
+    Raises `InvalidDocument` naming every bad field.
+    """
+    data = _decode(body)
+    problems: list[Problem] = []
+    stdout = _text(data, STDOUT, problems)
+    stderr = _text(data, STDERR, problems)
+    status_code = _status_code(data.get(STATUS_CODE), problems)
+    outputs = {k: v for k, v in data.items() if k not in _SIGNAL_FIELDS}
+    if len(outputs) > MAX_SIGNAL_OUTPUTS:
+        problems.append(
+            Problem(
+                "", f"a signal carries at most {MAX_SIGNAL_OUTPUTS} outputs, found {len(outputs)}"
+            )
+        )
+    json_outputs = {k: v for k, v in outputs.items() if _is_json(v)}
+    if problems:
+        raise InvalidDocument(problems)
+    return DeploymentSignal(
+        status_code=status_code, stdout=stdout, stderr=stderr, outputs=json_outputs
+    )
+
+
+def failure_reason(signal: DeploymentSignal, config: SoftwareConfig) -> str | None:
+    """Why Heat would mark this run FAILED (a non-zero status code, or a declared
+    `error_output` that came back with a value), or None when it succeeded."""
+    if signal.status_code != 0:
+        return f"Deployment exited with non-zero status code: {signal.status_code}"
+    for output in config.outputs:
+        if output.error_output and output.name in signal.outputs:
+            return f"{output.name}: {signal.outputs[output.name]}"
+    return None
+
+
+def declared_outputs(signal: DeploymentSignal, config: SoftwareConfig) -> dict[str, Json]:
+    """The outputs a config declares, as Heat keeps them: others in the signal are ignored."""
+    return {o.name: signal.outputs[o.name] for o in config.outputs if o.name in signal.outputs}
+
+
+def _decode(body: bytes | str | Mapping[str, object]) -> Mapping[str, object]:
+    if isinstance(body, Mapping):
+        return body
+    size = len(body.encode() if isinstance(body, str) else body)
+    if size > MAX_SIGNAL_BYTES:
+        raise InvalidDocument(
+            [Problem("", f"a signal is at most {MAX_SIGNAL_BYTES} bytes, found {size}")]
+        )
+    if not body.strip():
+        # heat-config-notify sends {} when the hook printed nothing it could parse.
+        return {}
+    try:
+        data = json.loads(body)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise InvalidDocument([Problem("", f"a signal must be JSON: {exc}")]) from None
+    if not isinstance(data, dict):
+        raise InvalidDocument(
+            [Problem("", f"a signal must be a JSON object, found {type(data).__name__}")]
+        )
+    return data
+
+
+def _text(data: Mapping[str, object], key: str, problems: list[Problem]) -> str:
+    value = data.get(key)
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        problems.append(Problem(f"/{key}", f"{key} must be text, found {type(value).__name__}"))
+        return ""
+    return value
+
+
+def _status_code(value: object, problems: list[Problem]) -> int:
+    if value is None or value == "":
+        return 0
+    if isinstance(value, bool):
+        problems.append(Problem(f"/{STATUS_CODE}", "deploy_status_code must be an integer"))
+        return 0
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str):
+        try:
+            return int(value.strip())
+        except ValueError:
+            pass
+    problems.append(
+        Problem(f"/{STATUS_CODE}", f"deploy_status_code must be an integer, found {value!r:.40}")
+    )
+    return 0
+
+
+def _is_json(value: object) -> TypeGuard[Json]:
+    # A decoded body holds nothing else; a mapping handed in by a caller might.
+    return value is None or isinstance(value, bool | int | float | str | list | dict)
