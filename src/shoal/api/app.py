@@ -16,11 +16,11 @@ from shoal.api.keystone import KeystoneAuth
 from shoal.api.limits import BodyLimit
 from shoal.api.routes_admin import router as admin_router
 from shoal.api.routes_clusters import router as cluster_router
+from shoal.api.routes_deployments import router as deployment_router
 from shoal.api.routes_hosts import router as host_router
 from shoal.api.routes_index import router as index_router
 from shoal.api.routes_logs import router as logs_router
 from shoal.api.routes_quotas import router as quota_router
-from shoal.api.routes_deployments import router as deployment_router
 from shoal.api.routes_receivers import router as receiver_router
 from shoal.api.routes_tokens import router as token_router
 from shoal.api.routes_vcluster import router as vcluster_router

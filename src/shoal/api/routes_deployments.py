@@ -48,9 +48,7 @@ async def list_deployments(ref: str, request: Request, who: Caller) -> dict[str,
 
 
 @router.get("/nodes/{node_id}/deployments/{name}", response_model=schemas.OneDeploymentLog)
-async def deployment_log(
-    node_id: str, name: str, request: Request, who: Caller
-) -> dict[str, Any]:
+async def deployment_log(node_id: str, name: str, request: Request, who: Caller) -> dict[str, Any]:
     """One deployment's last run on a node: stdout, stderr, outputs (secrets redacted)."""
     found = await run_in_threadpool(deployments_of(request).log, who, node_id, name)
     return {"deployment": found}
@@ -81,13 +79,21 @@ _SIGNAL_DOC = schemas.raw_body(
 )
 
 
-@router.post(SIGNAL_PATH.removeprefix("/v1"), response_model=schemas.SignalAccepted, openapi_extra=_SIGNAL_DOC)
+@router.post(
+    SIGNAL_PATH.removeprefix("/v1"),
+    response_model=schemas.SignalAccepted,
+    openapi_extra=_SIGNAL_DOC,
+)
 async def signal_post(action_id: str, request: Request, token: str | None = None) -> dict[str, Any]:
     """A deployment run finished on its node (the URL's token is the run's own secret)."""
     return await _signal(action_id, request, token)
 
 
-@router.put(SIGNAL_PATH.removeprefix("/v1"), response_model=schemas.SignalAccepted, openapi_extra=_SIGNAL_DOC)
+@router.put(
+    SIGNAL_PATH.removeprefix("/v1"),
+    response_model=schemas.SignalAccepted,
+    openapi_extra=_SIGNAL_DOC,
+)
 async def signal_put(action_id: str, request: Request, token: str | None = None) -> dict[str, Any]:
     """The same as POST (Heat's signal verb is configurable)."""
     return await _signal(action_id, request, token)

@@ -12,6 +12,7 @@ from typing import Annotated, Any
 import typer
 
 from shoal.cli.client import connect, seg
+from shoal.cli.deployments import deployment_log
 from shoal.cli.errors import EXIT_OK, CliError
 from shoal.cli.options import TokenOption, UrlOption, target
 from shoal.cli.runner import run
@@ -27,10 +28,14 @@ def logs(
         int,
         typer.Option("--bytes", min=1, max=1024 * 1024, help="How much of the log's end."),
     ] = 64 * 1024,
+    deployment: Annotated[
+        str | None,
+        typer.Option("--deployment", "-d", help="A software deployment's stdout and stderr."),
+    ] = None,
     url: UrlOption = None,
     token: TokenOption = None,
 ) -> None:
-    """Print the end of a node's log (local provider)."""
+    """Print the end of a node's log (local provider), or a deployment's output on it."""
 
     async def body() -> int:
         async with connect(target(url, token)) as client:
@@ -41,6 +46,8 @@ def logs(
                 raise CliError(f"no node {node}{where}")
             if len(found) > 1:
                 raise CliError(f"{len(found)} nodes are named {node}; say which with --cluster")
+            if deployment is not None:
+                return await deployment_log(client, str(found[0]["id"]), deployment)
             text = await client.get(f"/v1/nodes/{seg(str(found[0]['id']))}/log", bytes=size)
         sys.stdout.write(str(text or ""))
         sys.stdout.flush()

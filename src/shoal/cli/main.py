@@ -10,6 +10,7 @@ from shoal import __version__
 from shoal.cli import (
     action,
     clusters,
+    deployments,
     describe,
     events,
     get,
@@ -47,6 +48,7 @@ app.command("recover")(recover.recover)
 app.add_typer(nodegroup.app, name="nodegroup")
 app.command("events")(events.events)
 app.command("logs")(logs.logs)
+app.command("deployments")(deployments.deployments)
 app.add_typer(action.app, name="action")
 app.add_typer(project.app, name="project")
 app.add_typer(host.app, name="host")

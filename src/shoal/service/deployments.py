@@ -169,7 +169,9 @@ class DeploymentService:
             run_of[r.name] = r.action_id
         return heat_metadata.server_metadata(
             resolved,
-            lambda d: urls.signal(run_of[d.deployment], secrets.derive(signal_key, run_of[d.deployment])),
+            lambda d: urls.signal(
+                run_of[d.deployment], secrets.derive(signal_key, run_of[d.deployment])
+            ),
             server_id=node.id,
             stack_id=node.cluster_id or "",
             config_id=lambda d: run_of[d.deployment],
@@ -182,7 +184,11 @@ class DeploymentService:
         """Record how a run ended, from heat-config-notify's POST; idempotent once recorded."""
         with self.db.reading() as conn:
             row = repo.by_action(conn, action_id)
-        if row is None or not token or not secrets.matches(row.signal_hash, secrets.digest_of(token)):
+        if (
+            row is None
+            or not token
+            or not secrets.matches(row.signal_hash, secrets.digest_of(token))
+        ):
             raise NotFound("no such deployment run, or the token is not its token")
         if row.status is not DeploymentStatus.IN_PROGRESS:
             return row.status  # a repeated signal (agents retry) changes nothing
@@ -205,8 +211,10 @@ class DeploymentService:
                 outputs = heat_metadata.declared_outputs(signal, config)
             ok = signal.status_code == 0 and failure is None
             status = DeploymentStatus.COMPLETE if ok else DeploymentStatus.FAILED
-            stderr = signal.stderr if failure is None or failure in signal.stderr else (
-                f"{signal.stderr}\n{failure}".strip()
+            stderr = (
+                signal.stderr
+                if failure is None or failure in signal.stderr
+                else (f"{signal.stderr}\n{failure}".strip())
             )
             written = repo.finish(
                 conn,

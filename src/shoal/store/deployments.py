@@ -224,9 +224,11 @@ def finish(conn: Connection, done: Sequence[Finish], now: float) -> list[str]:
 
 
 def by_action(conn: Connection, action_id: str) -> DeploymentRow | None:
-    row = conn.execute(
-        select(deployments).where(deployments.c.action_id == action_id)
-    ).mappings().first()
+    row = (
+        conn.execute(select(deployments).where(deployments.c.action_id == action_id))
+        .mappings()
+        .first()
+    )
     return None if row is None else DeploymentRow.from_row(row)
 
 
@@ -263,9 +265,7 @@ def for_node(conn: Connection, node_id: str) -> list[DeploymentRow]:
 
 def key(conn: Connection, name: str) -> str:
     """The named secret key, made on first use (two first users agree: the insert races)."""
-    found = conn.execute(
-        select(software_keys.c.value).where(software_keys.c.name == name)
-    ).scalar()
+    found = conn.execute(select(software_keys.c.value).where(software_keys.c.name == name)).scalar()
     if found is not None:
         return str(found)
     value = pysecrets.token_hex(32)
@@ -274,8 +274,6 @@ def key(conn: Connection, name: str) -> str:
             conn.execute(insert(software_keys).values(name=name, value=value))
     except IntegrityError:
         pass
-    found = conn.execute(
-        select(software_keys.c.value).where(software_keys.c.name == name)
-    ).scalar()
+    found = conn.execute(select(software_keys.c.value).where(software_keys.c.name == name)).scalar()
     assert found is not None
     return str(found)

@@ -25,8 +25,8 @@ from shoal.model.software import NodeFacts, ResolvedDeployment, SoftwareSpec
 from shoal.planning import software as resolver
 from shoal.store import actions as action_repo
 from shoal.store import deployments as deployment_repo
-from shoal.store.actions import NewAction
 from shoal.store import nodes as node_repo
+from shoal.store.actions import NewAction
 from shoal.store.events import NewEvent, add_events
 from shoal.store.records import ClusterRecord, NodeRecord
 from shoal.store.tables import actions
@@ -73,11 +73,13 @@ def busy_nodes(conn: Connection, cluster_id: str) -> set[str]:
     return {str(r[0]) for r in conn.execute(q) if r[0] is not None}
 
 
-def decide(
-    conn: Connection, cluster: ClusterRecord, software: SoftwareSpec
-) -> Decision:
+def decide(conn: Connection, cluster: ClusterRecord, software: SoftwareSpec) -> Decision:
     """The NODE_DEPLOY actions due now on one cluster (read-only; the caller records them)."""
-    nodes = [n for n in current_nodes(node_repo.list_nodes(conn, cluster.id)) if n.kind is NodeKind.SERVER]
+    nodes = [
+        n
+        for n in current_nodes(node_repo.list_nodes(conn, cluster.id))
+        if n.kind is NodeKind.SERVER
+    ]
     by_name = {n.name: n for n in nodes}
     ids = {n.id for n in nodes}
     rows = [r for r in deployment_repo.for_cluster(conn, cluster.id) if r.node_id in ids]

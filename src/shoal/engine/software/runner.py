@@ -94,6 +94,9 @@ class Deployer:
         self._decided_at = -1e18
         self._dirty = True
         self._inflight: set[asyncio.Task[None]] = set()
+        self._running: set[str] = set()
+        """Action ids this engine is running: a lease of ours that ran out (a stalled heartbeat,
+        a clock jump) may be claimed again, by us too, and must not start a second run."""
         self._done: list[_Outcome] = []
         self._waiting: dict[str, tuple[_Claimed, float, asyncio.Future[DeploymentRow | None]]] = {}
         self._signal_key: str | None = None
@@ -125,6 +128,9 @@ class Deployer:
         if free > 0:
             claimed = await asyncio.to_thread(self._claim, free)
             for c in claimed:
+                if c.action.id in self._running:
+                    continue
+                self._running.add(c.action.id)
                 task = asyncio.create_task(self._run(c))
                 self._inflight.add(task)
                 task.add_done_callback(self._inflight.discard)
@@ -133,7 +139,12 @@ class Deployer:
             await asyncio.to_thread(self._poll_signals, e.clock.now())
         if self._done:
             batch, self._done = self._done, []
-            await asyncio.to_thread(self._finish, batch)
+            try:
+                await asyncio.to_thread(self._finish, batch)
+            except Exception:
+                self._done = batch + self._done
+                raise
+            self._running.difference_update(o.claimed.action.id for o in batch)
             self._dirty = True
             busy = True
         return busy
@@ -261,6 +272,7 @@ class Deployer:
         try:
             outcome = await self._outcome(c)
         except asyncio.CancelledError:
+            self._running.discard(c.action.id)
             raise
         except Exception as e:  # a bug must still end the action, not leave it RUNNING forever
             log.exception("deployment action %s crashed", c.action.id)
@@ -399,7 +411,11 @@ def _resolve(fut: asyncio.Future[DeploymentRow | None], row: DeploymentRow | Non
 
 def _failed(c: _Claimed, why: str) -> _Outcome:
     return _Outcome(
-        c, Finish(c.action.id, DeploymentStatus.FAILED, None, "", why), DeploymentStatus.FAILED, None, why
+        c,
+        Finish(c.action.id, DeploymentStatus.FAILED, None, "", why),
+        DeploymentStatus.FAILED,
+        None,
+        why,
     )
 
 

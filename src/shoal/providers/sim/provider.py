@@ -92,7 +92,7 @@ class SimProvider:
         """How long another process's build may take before it counts as abandoned."""
         self.real_cloud = real_cloud
         # Software deployments (issue 11): simulated, since a simulated server has no agents.
-        self.deployments = SimDeployments(
+        self.deployments: SimDeployments | None = SimDeployments(
             clock_sleep, seconds=deploy_s, failure_rate=deploy_failure_rate, seed=seed
         )
         self._builds: dict[str, asyncio.Event] = {}
