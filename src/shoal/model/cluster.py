@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from shoal.model.enums import Objective, Rule, Scope
+from shoal.model.members import MemberRef
 from shoal.model.policies import (
     DeletionPolicy,
     HealthPolicy,
@@ -17,6 +18,15 @@ from shoal.model.policies import (
     UpdatePolicy,
 )
 from shoal.model.profile import Profile
+
+__all__ = [
+    "ClusterSpec",
+    "Grouping",
+    "Instance",
+    "MemberRef",
+    "NodeGroup",
+    "UnitPart",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,22 +81,6 @@ class Instance:
     profile: Profile
     zone: str | None = None
     depends_on: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class MemberRef:
-    """A grouping member: an instance, every replica of a node group, or one part of it."""
-
-    target: str
-    part: str | None = None
-
-    def __str__(self) -> str:
-        return self.target if self.part is None else f"{self.target}/{self.part}"
-
-    @classmethod
-    def parse(cls, text: str) -> MemberRef:
-        target, sep, part = text.partition("/")
-        return cls(target, part if sep else None)
 
 
 @dataclass(frozen=True, slots=True)
