@@ -6,12 +6,13 @@ failures with retries marking the node, and an engine dying mid-deployment."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 
 import pytest
 
 from shoal.clock import ManualClock
 from shoal.engine.software.inputs import DeployInputs
+from shoal.model.catalogs import default_inventory
 from shoal.model.cluster import MemberRef
 from shoal.model.enums import ActionKind, ActionStatus, ClusterStatus, NodeStatus
 from shoal.model.software import (
@@ -34,9 +35,8 @@ from shoal.store import nodes as node_repo
 from shoal.store.actions import NewAction
 from shoal.store.database import Database
 from shoal.store.deployments import DeploymentRow
-from shoal.store.records import ClusterRecord
+from shoal.store.records import ActionRecord, ClusterRecord
 from tests.engine.support import ADMIN, Rig, make_rig
-from shoal.model.catalogs import default_inventory
 
 DOC = """
 name: ctl
@@ -99,7 +99,9 @@ def rows(rig: Rig, cluster_id: str) -> dict[tuple[str, str], DeploymentRow]:
         }
 
 
-async def until(what: Callable[[], bool], message: Callable[[], str], timeout: float = 60.0) -> None:
+async def until(
+    what: Callable[[], bool], message: Callable[[], str], timeout: float = 60.0
+) -> None:
     """Poll `what` (bounded, so a bug fails the test instead of hanging it)."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
@@ -111,10 +113,14 @@ async def until(what: Callable[[], bool], message: Callable[[], str], timeout: f
 def settled(rig: Rig, cluster_id: str, expected: int) -> Callable[[], bool]:
     def check() -> bool:
         found = rows(rig, cluster_id)
-        return len(found) == expected and all(
-            r.status in (DeploymentStatus.COMPLETE, DeploymentStatus.FAILED)
-            for r in found.values()
-        ) and not _live_deploys(rig, cluster_id)
+        return (
+            len(found) == expected
+            and all(
+                r.status in (DeploymentStatus.COMPLETE, DeploymentStatus.FAILED)
+                for r in found.values()
+            )
+            and not _live_deploys(rig, cluster_id)
+        )
 
     return check
 
@@ -136,11 +142,11 @@ def with_software(rig: Rig, spec: SoftwareSpec) -> None:
 
 
 @pytest.fixture
-async def rig(db: Database) -> Rig:
+async def rig(db: Database) -> AsyncIterator[Rig]:
     r = make_rig(db)
     with_software(r, software())
     await r.engine.start()
-    yield r  # type: ignore[misc]
+    yield r
     await r.engine.stop()
 
 
@@ -262,16 +268,12 @@ async def test_an_engine_dying_mid_deployment_never_repeats_a_completed_one(
     cid = await create(first)
 
     def row_is(name: str, node: str, status: DeploymentStatus) -> Callable[[], bool]:
-        return lambda: (
-            (r := rows(first, cid).get((name, node))) is not None and r.status is status
-        )
+        return lambda: (r := rows(first, cid).get((name, node))) is not None and r.status is status
 
     await until(row_is("db-setup", "db-1", DeploymentStatus.IN_PROGRESS), lambda: "no db run")
     await advance(clock, 60.0)
     await until(row_is("db-setup", "db-1", DeploymentStatus.COMPLETE), lambda: "db not done")
-    await until(
-        row_is("app-setup", "app-1", DeploymentStatus.IN_PROGRESS), lambda: "no app run"
-    )
+    await until(row_is("app-setup", "app-1", DeploymentStatus.IN_PROGRESS), lambda: "no app run")
     # The first engine dies with the app deployments in flight: their actions stay RUNNING.
     await first.engine.stop()
     with first.db.reading() as conn:
@@ -298,9 +300,7 @@ async def test_an_engine_dying_mid_deployment_never_repeats_a_completed_one(
     try:
         clock.advance(11.0)  # the first engine's leases run out; the second takes over
         await until(
-            lambda: bool(
-                (a := _action(second, "stray-db-setup")) and a.status.is_terminal
-            ),
+            lambda: bool((a := _action(second, "stray-db-setup")) and a.status.is_terminal),
             lambda: "stray action not ended",
         )
         assert _action(second, "stray-db-setup").status is ActionStatus.SUCCEEDED  # type: ignore[union-attr]
@@ -334,6 +334,6 @@ async def advance(clock: ManualClock, seconds: float, step: float = 3.0) -> None
         await asyncio.sleep(0.01)
 
 
-def _action(rig: Rig, action_id: str) -> action_repo.ActionRecord | None:
+def _action(rig: Rig, action_id: str) -> ActionRecord | None:
     with rig.db.reading() as conn:
         return action_repo.get_action(conn, action_id)

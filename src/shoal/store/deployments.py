@@ -90,6 +90,7 @@ class DeploymentRow:
             digest=self.digest,
             outputs=dict(self.outputs),
             attempts=self.attempts,
+            action=self.action,
         )
 
 

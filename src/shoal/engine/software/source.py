@@ -23,11 +23,14 @@ class DocumentSoftware:
         cached = self._cache.get(cluster.id)
         if cached is not None and cached[0] == cluster.generation:
             return cached[1]
+        software: SoftwareSpec | None = None
         try:
-            software: SoftwareSpec | None = cluster_from_tree(
-                cluster.document, self._inventory()
-            ).software
+            found = getattr(
+                cluster_from_tree(cluster.document, self._inventory()), "software", None
+            )
         except InvalidDocument:
-            software = None
+            found = None
+        if isinstance(found, SoftwareSpec):
+            software = found
         self._cache[cluster.id] = (cluster.generation, software)
         return software
