@@ -303,7 +303,8 @@ async def test_an_engine_dying_mid_deployment_never_repeats_a_completed_one(
             lambda: bool((a := _action(second, "stray-db-setup")) and a.status.is_terminal),
             lambda: "stray action not ended",
         )
-        assert _action(second, "stray-db-setup").status is ActionStatus.SUCCEEDED  # type: ignore[union-attr]
+        stray_end = _action(second, "stray-db-setup")
+        assert stray_end is not None and stray_end.status is ActionStatus.SUCCEEDED
 
         async def tick() -> None:
             while True:

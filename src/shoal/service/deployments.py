@@ -17,6 +17,7 @@ from typing import Any
 from shoal.clock import Clock
 from shoal.engine.events import node_event
 from shoal.engine.software import secrets
+from shoal.engine.software.decide import SoftwareOf
 from shoal.engine.software.inputs import REDACTED
 from shoal.engine.software.source import DocumentSoftware
 from shoal.model.inventory import Inventory
@@ -101,7 +102,7 @@ class DeploymentService:
         self.db = db
         self.clock = clock
         self.wake = wake
-        self._software = DocumentSoftware(inventory)
+        self.software_of: SoftwareOf = DocumentSoftware(inventory)
 
     @staticmethod
     def _scope(who: Principal) -> str | None:
@@ -257,7 +258,7 @@ class DeploymentService:
         c = cluster_repo.get_cluster(conn, node.cluster_id, include_deleted=True)
         if c is None:
             return SoftwareSpec()
-        return self._software(c) or SoftwareSpec()
+        return self.software_of(c) or SoftwareSpec()
 
 
 def _unredacted(r: DeploymentRow, software: SoftwareSpec) -> dict[str, Json]:
