@@ -204,6 +204,7 @@ class Engine:
             return await rolling.advance(self, action)
         if final is not None:
             self._parents.discard(action_id)
+            self.deployer.wake()  # issue 11: nodes changed; deployments may be due
             return True
         return False
 

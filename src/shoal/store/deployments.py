@@ -200,28 +200,48 @@ def publish(conn: Connection, runs: Sequence[Publish], now: float) -> None:
 
 def finish(conn: Connection, done: Sequence[Finish], now: float) -> list[str]:
     """Record how runs ended; only rows still on that run change. Returns those action ids."""
-    written: list[str] = []
+    if not done:
+        return []
+    current = {
+        a: r
+        for a, r in by_actions(conn, [d.action_id for d in done]).items()
+        if r.status is DeploymentStatus.IN_PROGRESS
+    }
+    rows: list[dict[str, object]] = []
     for d in done:
-        values: dict[str, object] = {
-            "status": d.status.value,
-            "status_code": d.status_code,
-            "stdout": tail(d.stdout),
-            "stderr": tail(d.stderr),
-            "ended_at": now,
-        }
-        if d.outputs is not None:
-            values["outputs"] = dict(d.outputs)
-        res = conn.execute(
+        row = current.get(d.action_id)
+        if row is None:
+            continue
+        rows.append(
+            {
+                "r_id": row.id,
+                "r_action": d.action_id,
+                "v_status": d.status.value,
+                "v_status_code": d.status_code,
+                "v_stdout": tail(d.stdout),
+                "v_stderr": tail(d.stderr),
+                "v_outputs": dict(d.outputs) if d.outputs is not None else dict(row.outputs),
+                "v_ended_at": now,
+            }
+        )
+    if rows:
+        conn.execute(
             update(deployments)
             .where(
-                deployments.c.action_id == d.action_id,
-                deployments.c.status == DeploymentStatus.IN_PROGRESS.value,
+                deployments.c.id == bindparam("r_id"),
+                deployments.c.action_id == bindparam("r_action"),
             )
-            .values(**values)
+            .values(
+                status=bindparam("v_status"),
+                status_code=bindparam("v_status_code"),
+                stdout=bindparam("v_stdout"),
+                stderr=bindparam("v_stderr"),
+                outputs=bindparam("v_outputs"),
+                ended_at=bindparam("v_ended_at"),
+            ),
+            rows,
         )
-        if res.rowcount:
-            written.append(d.action_id)
-    return written
+    return [str(r["r_action"]) for r in rows]
 
 
 def by_action(conn: Connection, action_id: str) -> DeploymentRow | None:

@@ -307,6 +307,7 @@ deployments = Table(
     Column("ended_at", Float, nullable=True),
     Index("ix_deployments_node_name", "node_id", "name", unique=True),
     Index("ix_deployments_cluster", "cluster_id"),
+    Index("ix_deployments_action", "action_id"),
 )
 
 # Keys the API derives per-server and per-run secrets from (HMAC), created on first use, so a

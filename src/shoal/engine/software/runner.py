@@ -84,7 +84,7 @@ class Deployer:
         engine: Engine,
         software_of: SoftwareOf,
         *,
-        tick_s: float = 0.5,
+        tick_s: float = 2.0,
         concurrency: int = 2000,
     ) -> None:
         self.engine = engine

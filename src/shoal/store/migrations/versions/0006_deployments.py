@@ -45,6 +45,7 @@ def upgrade() -> None:
     )
     op.create_index("ix_deployments_node_name", "deployments", ["node_id", "name"], unique=True)
     op.create_index("ix_deployments_cluster", "deployments", ["cluster_id"])
+    op.create_index("ix_deployments_action", "deployments", ["action_id"])
     op.create_table(
         "software_keys",
         sa.Column("name", sa.String(length=64), nullable=False),
@@ -55,6 +56,7 @@ def upgrade() -> None:
 
 def downgrade() -> None:
     op.drop_table("software_keys")
+    op.drop_index("ix_deployments_action", table_name="deployments")
     op.drop_index("ix_deployments_cluster", table_name="deployments")
     op.drop_index("ix_deployments_node_name", table_name="deployments")
     op.drop_table("deployments")
