@@ -6,6 +6,7 @@ failures with retries marking the node, and an engine dying mid-deployment."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import AsyncIterator, Callable
 
 import pytest
@@ -237,7 +238,12 @@ async def test_a_failed_deployment_marks_the_node_and_is_retried(db: Database) -
     await rig.engine.start()
     try:
         cid = await create(rig)
-        await until(settled(rig, cid, 1), lambda: f"not settled: {rows(rig, cid)}")
+
+        def retried() -> bool:
+            r = rows(rig, cid).get(("db-setup", "db-1"))
+            return r is not None and r.attempts == 2 and settled(rig, cid, 1)()
+
+        await until(retried, lambda: f"not retried: {rows(rig, cid)}")
         row = rows(rig, cid)[("db-setup", "db-1")]
         assert row.status is DeploymentStatus.FAILED
         assert row.attempts == 2  # the first run and one retry
@@ -338,3 +344,49 @@ async def advance(clock: ManualClock, seconds: float, step: float = 3.0) -> None
 def _action(rig: Rig, action_id: str) -> ActionRecord | None:
     with rig.db.reading() as conn:
         return action_repo.get_action(conn, action_id)
+
+
+async def test_scale_in_runs_delete_first_and_the_balancer_follows(db: Database) -> None:
+    base = software()
+    app = base.deployment("app-setup")
+    assert app is not None
+    spec = SoftwareSpec(
+        configs=base.configs,
+        deployments=tuple(
+            dataclasses.replace(
+                d,
+                actions=frozenset({DeployAction.CREATE, DeployAction.UPDATE, DeployAction.DELETE}),
+            )
+            if d.name == "app-setup"
+            else d
+            for d in base.deployments
+        ),
+    )
+    rig = make_rig(db)
+    with_software(rig, spec)
+    await rig.engine.start()
+    try:
+        cid = await create(rig)
+        await until(settled(rig, cid, 4), lambda: f"not settled: {rows(rig, cid)}")
+        sub = await asyncio.to_thread(
+            lambda: rig.service.scale(ADMIN, "ctl", out=False, count=1, nodegroup="app")
+        )
+        assert (await rig.wait(sub.action.id)).status is ActionStatus.SUCCEEDED
+        deletes = [r for r in runs_of(rig).runs if r.action is DeployAction.DELETE]
+        assert [(r.deployment, r.node) for r in deletes] == [("app-setup", "app-2")]
+
+        def lb_has_one_backend() -> bool:
+            r = rows(rig, cid).get(("lb-setup", "lb-1"))
+            return (
+                r is not None
+                and r.status is DeploymentStatus.COMPLETE
+                and r.action is DeployAction.UPDATE
+            )
+
+        await until(lb_has_one_backend, lambda: f"balancer not updated: {rows(rig, cid)}")
+        with rig.db.reading() as conn:
+            app1 = next(n for n in node_repo.list_nodes(conn, cid) if n.name == "app-1")
+        last_lb = [r for r in runs_of(rig).runs if r.deployment == "lb-setup"][-1]
+        assert last_lb.inputs["backends"] == [app1.address]
+    finally:
+        await rig.engine.stop()

@@ -263,6 +263,8 @@ class Engine:
 
     async def _run_child(self, action: ActionRecord, inventory: Inventory) -> None:
         try:
+            if action.kind is ActionKind.NODE_DELETE:
+                await self._before_delete(action)
             outcome = await run_node_action(
                 action, self.provider, inventory, self.retry, self.clock, self._provider_ids
             )
@@ -274,6 +276,14 @@ class Engine:
             self._slot_free.set()
         self._done.append(outcome)
         self._flush_wake.set()
+
+    async def _before_delete(self, action: ActionRecord) -> None:
+        """Issue 11: a node's DELETE deployments run before it goes; their failure is recorded
+        by the deployer and does not stop the delete."""
+        try:
+            await self.deployer.before_delete(action)
+        except Exception:
+            log.exception("DELETE deployments before %s failed; deleting anyway", action.id)
 
     async def _provider_ids(self, node_ids: list[str]) -> dict[str, str | None]:
         def read() -> dict[str, str | None]:

@@ -38,21 +38,24 @@ RUNNABLE_NODE = (NodeStatus.ACTIVE, NodeStatus.WARNING)
 SoftwareOf = Callable[[ClusterRecord], SoftwareSpec | None]
 
 
+def facts_of(n: NodeRecord, *, active: bool | None = None) -> NodeFacts:
+    """One node as the resolver sees it."""
+    return NodeFacts(
+        name=n.name,
+        member=MemberRef(n.group_name, n.part),
+        index=n.replica or None,
+        address=n.address,
+        zone=n.zone,
+        host=n.host,
+        active=(n.status in RUNNABLE_NODE and n.provider_id is not None)
+        if active is None
+        else active,
+    )
+
+
 def node_facts(nodes: Sequence[NodeRecord]) -> list[NodeFacts]:
     """The cluster's current servers as the resolver sees them, in name order."""
-    out = [
-        NodeFacts(
-            name=n.name,
-            member=MemberRef(n.group_name, n.part),
-            index=n.replica or None,
-            address=n.address,
-            zone=n.zone,
-            host=n.host,
-            active=n.status in RUNNABLE_NODE and n.provider_id is not None,
-        )
-        for n in current_nodes(list(nodes))
-        if n.kind is NodeKind.SERVER
-    ]
+    out = [facts_of(n) for n in current_nodes(list(nodes)) if n.kind is NodeKind.SERVER]
     return sorted(out, key=lambda f: f.name)
 
 

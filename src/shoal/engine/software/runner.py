@@ -34,6 +34,7 @@ from shoal.engine.settle import declared_nodes, settled_status
 from shoal.engine.software import secrets
 from shoal.engine.software.decide import SETTLED, SoftwareOf, decide, record
 from shoal.engine.software.inputs import DeployInputs
+from shoal.engine.software.removal import run_removals
 from shoal.model.enums import ActionKind, ActionStatus, NodeStatus
 from shoal.model.software import DeploymentSignal, DeploymentStatus, SoftwareSpec
 from shoal.providers.software import DeploymentRun, DeploymentRunner, RunsDeployments
@@ -98,7 +99,7 @@ class Deployer:
         """Action ids this engine is running: a lease of ours that ran out (a stalled heartbeat,
         a clock jump) may be claimed again, by us too, and must not start a second run."""
         self._done: list[_Outcome] = []
-        self._waiting: dict[str, tuple[_Claimed, float, asyncio.Future[DeploymentRow | None]]] = {}
+        self._waiting: dict[str, tuple[float, asyncio.Future[DeploymentRow | None]]] = {}
         self._signal_key: str | None = None
 
     def wake(self) -> None:
@@ -243,8 +244,7 @@ class Deployer:
             return out
 
     def _publication(self, a: ActionRecord, run: DeployInputs, node: NodeRecord) -> Publish:
-        assert self._signal_key is not None and node.cluster_id is not None
-        signal = secrets.derive(self._signal_key, a.id)
+        assert node.cluster_id is not None
         return Publish(
             id=a.id,
             project_id=a.project_id,
@@ -259,12 +259,21 @@ class Deployer:
             inputs=run.inputs,
             secret_inputs=run.secret_inputs,
             action_id=a.id,
-            signal_hash=secrets.digest_of(signal),
+            signal_hash=self.signal_hash(a.id),
         )
 
     # -- running -------------------------------------------------------------------------------
 
-    def _runner(self) -> DeploymentRunner | None:
+    def signal_hash(self, run_id: str) -> str:
+        return secrets.digest_of(secrets.derive(self.signal_key(), run_id))
+
+    def signal_key(self) -> str:
+        if self._signal_key is None:
+            with self.engine.db.transaction() as conn:
+                self._signal_key = deployment_repo.key(conn, secrets.SIGNAL_KEY)
+        return self._signal_key
+
+    def runner(self) -> DeploymentRunner | None:
         p = self.engine.provider
         return p.deployments if isinstance(p, RunsDeployments) else None
 
@@ -286,10 +295,14 @@ class Deployer:
             return _Outcome(c, None, row.status, row.status_code, row.stderr)
         if c.node is None or c.node.deleted_at is not None:
             return _failed(c, "the node is gone")
-        runner = self._runner()
+        runner = self.runner()
         if runner is not None:
             return await self._simulate(c, runner)
         return await self._await_signal(c)
+
+    async def before_delete(self, action: ActionRecord) -> None:
+        """Run the DELETE deployments of the node `action` is about to delete (see removal)."""
+        await run_removals(self, action)
 
     async def _simulate(self, c: _Claimed, runner: DeploymentRunner) -> _Outcome:
         assert c.node is not None
@@ -309,23 +322,28 @@ class Deployer:
         return _from_signal(c, signal)
 
     async def _await_signal(self, c: _Claimed) -> _Outcome:
-        fut: asyncio.Future[DeploymentRow | None] = asyncio.get_running_loop().create_future()
         started = c.action.started_at or self.engine.clock.now()
-        self._waiting[c.action.id] = (c, started + c.run.timeout_s, fut)
-        try:
-            row = await fut
-        finally:
-            self._waiting.pop(c.action.id, None)
+        row = await self.wait_row(c.action.id, started + c.run.timeout_s)
         if row is None:
             return _failed(c, f"no signal within {c.run.timeout_s:g} s")
         return _Outcome(c, None, row.status, row.status_code, row.stderr)
+
+    async def wait_row(self, run_id: str, deadline: float) -> DeploymentRow | None:
+        """The run's row once its signal arrived, or None when `deadline` passed first."""
+        fut: asyncio.Future[DeploymentRow | None] = asyncio.get_running_loop().create_future()
+        self._waiting[run_id] = (deadline, fut)
+        self.engine.wake()
+        try:
+            return await fut
+        finally:
+            self._waiting.pop(run_id, None)
 
     def _poll_signals(self, now: float) -> None:
         """Resolve the runs whose signal arrived (their row ended) or whose time ran out."""
         waiting = dict(self._waiting)
         with self.engine.db.reading() as conn:
             rows = deployment_repo.by_actions(conn, waiting)
-        for action_id, (_, deadline, fut) in waiting.items():
+        for action_id, (deadline, fut) in waiting.items():
             if fut.done():
                 continue
             row = rows.get(action_id)
