@@ -67,6 +67,7 @@ def cluster_from_tree(
         prepared = prepare(data, env, out)
         draft = read_native(prepared.tree, inventory, out)
         software = read_software(prepared.software, "/software", prepared.params, out)
+        _drop_repeats(out, prepared.unresolved)
     if draft is not None:
         check_names(draft, out)
         check_dependencies(draft, out)
@@ -80,6 +81,11 @@ def cluster_from_tree(
     if software is not None and (software.configs or software.deployments):
         spec = replace(spec, software=build_software(software))
     return spec
+
+
+def _drop_repeats(out: ProblemList, unresolved: frozenset[str]) -> None:
+    if unresolved:
+        out.items = [p for p in out.items if p.path not in unresolved]
 
 
 def load_inventory(text: str | bytes, *, source: str = DEFAULT_SOURCE) -> Inventory:

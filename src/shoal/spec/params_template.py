@@ -36,6 +36,9 @@ class Prepared:
     software: object | None
     """The `software` section (parameters substituted, conditions applied), or None."""
     params: ParameterTable = field(default_factory=ParameterTable)
+    unresolved: frozenset[str] = frozenset()
+    """Pointers of `{param: ...}` that gave no value (already reported): the readers' own
+    complaint about the missing value there would say the same thing again."""
 
 
 def prepare(data: object, env: Environment, out: ProblemList) -> Prepared:
@@ -57,13 +60,14 @@ def prepare(data: object, env: Environment, out: ProblemList) -> Prepared:
     software = raw.get("software")
     if software is not None:
         software = _switch_software(sub.walk(software, "/software", 0), conditions)
-    return Prepared(tree, software, params)
+    return Prepared(tree, software, params, frozenset(sub.unresolved))
 
 
 class _Substitution:
     def __init__(self, params: ParameterTable, out: ProblemList) -> None:
         self.params = params
         self.out = out
+        self.unresolved: set[str] = set()
 
     def walk(self, value: object, path: str, depth: int) -> object:
         if depth > MAX_VALUE_DEPTH + 8:
@@ -74,7 +78,10 @@ class _Substitution:
             if len(items) == 1 and _is_input(path) and items[0][0] in ("param", "value"):
                 return value  # a source or an escaped literal: the software reader's
             if len(items) == 1 and items[0][0] == "param":
-                return self.param(items[0][1], child(path, "param"))
+                result = self.param(items[0][1], child(path, "param"))
+                if result is None:
+                    self.unresolved.add(path)
+                return result
             return Pairs((k, self.walk(v, child(path, str(k)), depth + 1)) for k, v in items)
         if is_list(value):
             return [self.walk(v, child(path, i), depth + 1) for i, v in enumerate(value)]
