@@ -6,11 +6,18 @@ STAMP := $(VENV)/.installed
 
 .PHONY: venv demo test lint typecheck layers check bench bench-nova fuzz clean conformance
 
-$(STAMP): pyproject.toml
+AGENTS_STAMP := $(VENV)/agents/.installed
+
+$(STAMP): pyproject.toml | $(AGENTS_STAMP)
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[test]'
 	touch $(STAMP)
+
+# Heat's in-guest agents (os-collect-config, os-refresh-config, os-apply-config and heat-agents'
+# hooks from its sdist), pinned, in their own venv: the local provider runs them per server.
+$(AGENTS_STAMP): scripts/agents.sh
+	PY=$(PY) scripts/agents.sh $(VENV)
 
 venv: $(STAMP)
 

@@ -119,12 +119,13 @@ def processes_with_key(key: str) -> list[int]:
 
 
 def sweep(home: Path) -> None:
-    """SIGKILL every recorded node process under `home` that is still running."""
+    """SIGKILL every recorded node (and agent chain) process under `home` still running."""
     for path in (home / "resources").glob("*.json"):
         try:
             data = json.loads(path.read_text())
         except (OSError, ValueError):
             continue
-        pid, key = data.get("pid"), data.get("key", "")
-        if isinstance(pid, int) and processes.is_running(pid, key):
-            processes.signal_group(pid, signal.SIGKILL)
+        key = data.get("key", "")
+        for pid in (data.get("pid"), data.get("agent_pid")):
+            if isinstance(pid, int) and processes.is_running(pid, key):
+                processes.signal_group(pid, signal.SIGKILL)

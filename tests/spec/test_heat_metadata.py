@@ -162,7 +162,7 @@ def test_order_is_kept_and_collector_settings_are_served() -> None:
     names = [e["name"] for e in entries(md)]
     assert names == ["b-first", "a-second"]
     assert md["os-collect-config"] == {
-        "collectors": ["request"],
+        "collectors": ["ec2", "request", "local"],
         "polling_interval": 2.0,
         "request": {"metadata_url": "http://127.0.0.1:1/md"},
     }

@@ -18,6 +18,7 @@ from shoal.model.policies import (
     UpdatePolicy,
 )
 from shoal.model.profile import Profile
+from shoal.model.software import SoftwareSpec
 
 __all__ = [
     "ClusterSpec",
@@ -118,6 +119,8 @@ class ClusterSpec:
     """Default health policy of every node group without its own."""
     deletion: DeletionPolicy | None = None
     strays: StrayHandling = StrayHandling.REPORT
+    software: SoftwareSpec = field(default_factory=SoftwareSpec)
+    """Configs and deployments run on the nodes (docs/software.md); empty by default."""
 
     def health_of(self, group: str) -> HealthPolicy | None:
         g = self.node_group(group)

@@ -68,6 +68,10 @@ class ServerRequest:
     fresh: bool = False
     """No earlier attempt of this create can exist (the first try of a never-claimed action), so
     a backend whose search by key is costly may skip it. False is always safe."""
+    metadata_url: str | None = None
+    """Where the server's in-guest agents (Heat's os-collect-config `request` collector) poll
+    for its software deployments, in Heat's metadata shape (spec/heat_metadata.py). None: the
+    server runs no deployments, and no agents are started or configured."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,7 +20,12 @@ OptionValue = str | float | int
 
 PROVIDERS = ("local", "sim", "openstack")
 
-_LOCAL_OPTIONS = {"boot_timeout_s": float, "port": int, "stop_grace_s": float}
+_LOCAL_OPTIONS = {
+    "boot_timeout_s": float,
+    "port": int,
+    "stop_grace_s": float,
+    "agent_poll_s": float,
+}
 _SIM_OPTIONS = {
     "create_latency_s": float,
     "delete_latency_s": float,
@@ -54,6 +59,7 @@ _OPENSTACK_OPTIONS = {
     "slots_per_zone": int,
     "cpu_allocation_ratio": float,
     "ram_allocation_ratio": float,
+    "agent_poll_s": float,
 }
 
 
@@ -80,6 +86,7 @@ def make_provider(
             boot_timeout_s=float(o.get("boot_timeout_s", 15.0)),
             port=int(o.get("port", 8080)),
             stop_grace_s=float(o.get("stop_grace_s", 3.0)),
+            agent_poll_s=float(o.get("agent_poll_s", 5.0)),
         )
     if name == "sim":
         from shoal.providers.sim.provider import SimProvider
@@ -153,6 +160,7 @@ def _openstack(o: dict[str, OptionValue]) -> Provider:
         slots_per_zone=int(o.get("slots_per_zone", 32)),
         cpu_allocation_ratio=float(o.get("cpu_allocation_ratio", 1.0)),
         ram_allocation_ratio=float(o.get("ram_allocation_ratio", 1.0)),
+        agent_poll_s=float(o.get("agent_poll_s", 30.0)),
     )
 
 

@@ -75,7 +75,8 @@ class CollectorSettings:
 
     metadata_url: str
     polling_interval: float = 30.0
-    collectors: tuple[str, ...] = ("request",)
+    collectors: tuple[str, ...] = ("ec2", "request", "local")
+    """Heat's for a Nova server polling a URL (POLL_TEMP_URL): its defaults, then `request`."""
 
     def as_json(self) -> dict[str, Json]:
         return {
@@ -106,6 +107,10 @@ def server_metadata(
     Heat lists every deployment of a server, finished ones included (heat-config skips the ids
     it has already run), so the caller passes the current run of each. Secret inputs appear
     with their values: this is the one place they are served; never log the result.
+
+    Pass `collector` (the same settings the server was booted with) as Heat always does: an
+    image's agents render their own configuration from what they poll, and without the key
+    they would fall back to their defaults and back again on every poll.
     """
     deployments: list[Json] = [
         _config_entry(

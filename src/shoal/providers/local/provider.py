@@ -4,7 +4,8 @@ This is Shoal's embedded default, so a newcomer sees a real cluster with no clou
 provider owns one directory (`home`):
 
     home/resources/   one JSON record per resource (see records.py)
-    home/nodes/<id>/  a server's workdir: its log and `volumes/` links
+    home/nodes/<id>/  a server's workdir: its log and `volumes/` links, and for a server
+                      created with a metadata URL, `agents/`: Heat's agent chain (agents.py)
     home/volumes/<id>/  a volume
     home/slots/       address slots taken per host (see slots.py)
 
@@ -49,7 +50,7 @@ from shoal.providers.base import (
     VolumeRequest,
 )
 from shoal.providers.errors import PermanentError, ProviderError, ResourceGone, TemporaryError
-from shoal.providers.local import launch, processes, volumes
+from shoal.providers.local import agents, launch, processes, volumes
 from shoal.providers.local.hosts import FailedHosts
 from shoal.providers.local.records import Record, RecordStore, ServerRecord, VolumeRecord
 from shoal.providers.local.slots import NoFreeSlotError, SlotTable
@@ -71,8 +72,13 @@ class LocalProvider:
         boot_timeout_s: float = 15.0,
         port: int = DEFAULT_PORT,
         stop_grace_s: float = 3.0,
+        agent_install: agents.AgentInstall | None = None,
+        agent_poll_s: float = 5.0,
     ) -> None:
         self.home = Path(home)
+        self._agent_install = agent_install
+        self.agent_poll_s = agent_poll_s
+        """How long the agents of a server wait between polls of its metadata at most."""
         self.port = port
         self.boot_timeout_s = boot_timeout_s
         self.stop_grace_s = stop_grace_s
@@ -103,12 +109,18 @@ class LocalProvider:
             if isinstance(found, ServerRecord):
                 self._check_host(found.host)
                 lost_workdir = not Path(found.workdir).is_dir()
+                new_url = found.metadata_url != request.metadata_url
+                if new_url:
+                    found.metadata_url = request.metadata_url
+                    self._records.save(found)
                 if lost_workdir or not processes.is_running(found.pid, found.key):
                     # Known key, dead process or lost workdir: make it again in place.
                     with self._busy_as(found.id, "building"):
-                        await processes.terminate(found.pid, found.key, grace_s=self.stop_grace_s)
+                        await self._stop(found)
                         self._relink(found)
                         await self._start(found)
+                elif new_url or not self._agents_as_wanted(found):
+                    await self._start_agents(found)
                 return self._server_resource(found)
             return await self._create_server(request)
 
@@ -179,7 +191,7 @@ class LocalProvider:
             if not Path(record.workdir).is_dir():
                 raise ResourceGone(f"server {record.name} has lost its workdir {record.workdir}")
             with self._busy_as(record.id, "rebooting"):
-                await processes.terminate(record.pid, record.key, grace_s=self.stop_grace_s)
+                await self._stop(record)
                 self._relink(record)
                 await self._restart(record)
             return self._server_resource(record)
@@ -210,7 +222,7 @@ class LocalProvider:
             except ValueError as e:
                 raise PermanentError(str(e)) from e
             with self._busy_as(record.id, "rebuilding"):
-                await processes.terminate(record.pid, record.key, grace_s=self.stop_grace_s)
+                await self._stop(record)
                 await asyncio.to_thread(volumes.wipe_except_links, workdir)
                 record.image = image.name
                 record.flavor = profile.flavor.name
@@ -297,6 +309,8 @@ class LocalProvider:
     async def _create_server(self, request: ServerRequest) -> Resource:
         zone = self._check_host(request.host)
         image = self._image(request.profile.image)
+        if request.metadata_url is not None:
+            self._agents()  # before anything is made: a missing install is a PermanentError
         z, h = self._coords[request.host]
         if not fits_ipv4(z, h, 2):
             raise PermanentError(
@@ -347,6 +361,7 @@ class LocalProvider:
             argv=argv,
             health_path=launch.health_path(image),
             created_at=time.time(),
+            metadata_url=request.metadata_url,
         )
         private_dir(workdir / volumes.LINKS_DIR)
         self._records.save(record)
@@ -369,6 +384,76 @@ class LocalProvider:
         if record.host in self._failed:
             await self._kill(record)
             raise PermanentError(f"no valid host: {record.host} went down")
+        if record.metadata_url is not None:
+            try:
+                await self._start_agents(record)
+            except BaseException:
+                await asyncio.shield(self._stop(record, grace_s=0.5))
+                raise
+
+    # -- the agent chain (agents.py) ---------------------------------------------------------
+
+    def _agents(self) -> agents.AgentInstall:
+        try:
+            if self._agent_install is None:
+                self._agent_install = agents.AgentInstall.find()
+            self._agent_install.check()
+        except agents.AgentsNotInstalledError as e:
+            raise PermanentError(str(e)) from e
+        return self._agent_install
+
+    def _agents_as_wanted(self, record: ServerRecord) -> bool:
+        """Running when the server has a metadata URL, not running when it has none."""
+        if record.metadata_url is None:
+            return record.agent_pid is None or not processes.is_running(
+                record.agent_pid, record.key
+            )
+        return processes.is_running(record.agent_pid, record.key)
+
+    async def _start_agents(self, record: ServerRecord) -> None:
+        """(Re)start the server's agent chain in `<workdir>/agents`; with no metadata URL, only
+        stop one left running. What was deployed stays deployed across restarts (it is kept
+        under the workdir, as on a guest's disk)."""
+        await processes.terminate(record.agent_pid, record.key, grace_s=self.stop_grace_s)
+        record.agent_pid = None
+        if record.metadata_url is None:
+            self._records.save(record)
+            return
+        install = self._agents()
+        layout = agents.AgentLayout.of(Path(record.workdir))
+        argv = await asyncio.to_thread(
+            agents.prepare,
+            layout,
+            install,
+            metadata_url=record.metadata_url,
+            polling_interval_s=self.agent_poll_s,
+        )
+        base = launch.node_env(key=record.key, resource_id=record.id)
+        # What a deployment's script needs to reach its own server, as on a guest it would
+        # know its own address and disk.
+        base[agents.WORKDIR_ENV] = record.workdir
+        base[agents.ADDRESS_ENV] = record.address
+        base[agents.PORT_ENV] = str(record.port)
+        base[agents.NAME_ENV] = record.name
+        env = agents.environment(layout, install, base)
+        try:
+            proc = await asyncio.to_thread(
+                processes.spawn, argv, cwd=layout.root, log=layout.log, env=env
+            )
+        except OSError as e:
+            raise PermanentError(
+                f"server {record.name} could not start its agents", fault=str(e)
+            ) from e
+        record.agent_pid = proc.pid
+        self._records.save(record)
+
+    async def _stop(self, record: ServerRecord, grace_s: float | None = None) -> None:
+        """Stop the server's process group and its agents' (a guest shutting down)."""
+        grace = self.stop_grace_s if grace_s is None else grace_s
+        await asyncio.gather(
+            processes.terminate(record.pid, record.key, grace_s=grace),
+            processes.terminate(record.agent_pid, record.key, grace_s=grace),
+        )
 
     async def _restart(self, record: ServerRecord) -> None:
         """`_start` for a server that exists: a host lost meanwhile makes it `ResourceGone`."""
@@ -432,7 +517,7 @@ class LocalProvider:
             raise
 
     async def _delete_server(self, record: ServerRecord) -> None:
-        await processes.terminate(record.pid, record.key, grace_s=self.stop_grace_s)
+        await self._stop(record)
         for other in self._records.all():
             if isinstance(other, VolumeRecord) and other.attached_to == record.id:
                 other.attached_to = None
@@ -442,9 +527,11 @@ class LocalProvider:
         self._records.remove(record)
 
     async def _kill(self, record: ServerRecord) -> None:
-        if record.pid is not None and processes.is_running(record.pid, record.key):
-            processes.signal_group(record.pid, signal.SIGKILL)
-            await processes.terminate(record.pid, record.key, grace_s=0.0)
+        """SIGKILL the server and its agents, as the loss of its machine would."""
+        for pid in (record.pid, record.agent_pid):
+            if pid is not None and processes.is_running(pid, record.key):
+                processes.signal_group(pid, signal.SIGKILL)
+                await processes.terminate(pid, record.key, grace_s=0.0)
 
     # -- volumes ----------------------------------------------------------------------------
 
@@ -488,6 +575,10 @@ class LocalProvider:
             details["flavor"] = r.flavor
         if r.pid is not None and running:
             details["pid"] = str(r.pid)
+        if r.metadata_url is not None:
+            details["agents_log"] = str(agents.AgentLayout.of(Path(r.workdir)).log)
+            if processes.is_running(r.agent_pid, r.key):
+                details["agent_pid"] = str(r.agent_pid)
         if task is not None:
             details["task"] = task
         if reason is not None:

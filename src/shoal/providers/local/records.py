@@ -42,6 +42,9 @@ class ServerRecord:
     pid: int | None = None
     started_at: float | None = None
     flavor: str = ""
+    metadata_url: str | None = None
+    """Where the server's agent chain polls for deployments; None: no agents (agents.py)."""
+    agent_pid: int | None = None
     kind: str = NodeKind.SERVER.value
 
 

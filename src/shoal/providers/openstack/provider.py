@@ -45,7 +45,9 @@ from shoal.providers.errors import PermanentError, ProviderError, ResourceGone, 
 from shoal.providers.openstack import inventory as discovery
 from shoal.providers.openstack.rest import Json, Rest
 from shoal.providers.openstack.servergroups import ServerGroups
+from shoal.providers.openstack.userdata import agent_user_data
 from shoal.providers.openstack.watch import TAG, ServerWatch, Sleep, list_servers
+from shoal.spec.heat_metadata import CollectorSettings
 
 COMPUTE_MICROVERSION = "2.74"
 """Tags at boot (2.52), "networks": "none" (2.37), max_server_per_host (2.64), host (2.74)."""
@@ -157,6 +159,7 @@ class OpenStackProvider:
         slots_per_zone: int = 32,
         cpu_allocation_ratio: float = 1.0,
         ram_allocation_ratio: float = 1.0,
+        agent_poll_s: float = 30.0,
         sleep: Sleep = asyncio.sleep,
     ) -> None:
         if mode not in MODES:
@@ -164,6 +167,8 @@ class OpenStackProvider:
         if pin not in PINS:
             raise ValueError(f"openstack option pin: {pin!r} is not one of {', '.join(PINS)}")
         self._connection_factory = connection
+        self.agent_poll_s = agent_poll_s
+        """The most the agents of a server created with a metadata URL wait between polls."""
         self._connection: Any = None
         self._executor = ThreadPoolExecutor(max(1, concurrency), "shoal-openstack")
         self.compute = Rest(
@@ -285,6 +290,13 @@ class OpenStackProvider:
             },
             "tags": [TAG, node_tag(request.key), cluster_tag(request.cluster)],
         }
+        if request.metadata_url is not None:
+            # An image with Heat's agents finds Shoal from this alone (userdata.py).
+            settings = CollectorSettings(request.metadata_url, polling_interval=self.agent_poll_s)
+            try:
+                server["user_data"] = agent_user_data(settings)
+            except ValueError as e:
+                raise PermanentError(f"server {name}: {e}") from e
         body: Json = {"server": server}
         group_id: str | None = None
         if await self.mode() == "admin":

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Installs Heat's real in-guest agent chain for the local provider and the tests, reproducibly,
+# from PyPI: os-collect-config, os-refresh-config and os-apply-config into their own virtualenv
+# (they bring OpenStack clients Shoal does not want in its own), and heat-agents' hooks, which
+# ship only in its sdist (each image build copies them out of the source tree), extracted into
+# one directory laid out like a guest's: hooks/<group>, bin/heat-config-notify, the
+# os-refresh-config scripts and the os-apply-config templates. Nothing is vendored in the repo.
+#
+# Usage: scripts/agents.sh [VENV]   (default .venv; installs into VENV/agents and
+#                                    VENV/share/heat-agents)
+set -euo pipefail
+
+OCC=os-collect-config==14.1.0
+ORC=os-refresh-config==14.1.0
+OAC=os-apply-config==14.1.0
+HEAT_AGENTS_VERSION=13.0.0
+
+venv=${1:-.venv}
+agents="$venv/agents"
+share="$venv/share/heat-agents"
+py=${PY:-python3}
+
+rm -rf "$agents" "$share"
+"$py" -m venv "$agents"
+"$agents/bin/pip" install --quiet --upgrade pip
+# PyYAML and requests: imported by heat-config, its hooks and heat-config-notify.
+"$agents/bin/pip" install --quiet "$OCC" "$ORC" "$OAC" PyYAML requests
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+"$agents/bin/pip" download --quiet --no-deps --no-binary :all: \
+  "heat-agents==$HEAT_AGENTS_VERSION" -d "$tmp"
+tar -xzf "$tmp/heat_agents-$HEAT_AGENTS_VERSION.tar.gz" -C "$tmp"
+src="$tmp/heat_agents-$HEAT_AGENTS_VERSION"
+
+mkdir -p "$share/hooks" "$share/bin"
+# What each element's install.d does on an image: hook-<group>.py becomes hooks/<group>.
+for hook in "$src"/heat-config-*/install.d/hook-*.py; do
+  group=$(basename "$hook" .py)
+  install -m 0755 "$hook" "$share/hooks/${group#hook-}"
+done
+install -m 0755 "$src/heat-config/bin/heat-config-notify" "$share/bin/heat-config-notify"
+install -m 0755 "$src/heat-config/bin/heat-config-rebuild-deployed" \
+  "$share/bin/heat-config-rebuild-deployed"
+cp -r "$src/heat-config/os-refresh-config" "$share/os-refresh-config"
+cp -r "$src/heat-config/os-apply-config" "$share/os-apply-config"
+chmod 0755 "$share"/os-refresh-config/configure.d/*
+echo "$HEAT_AGENTS_VERSION" >"$share/VERSION"
+touch "$agents/.installed"
