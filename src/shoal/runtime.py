@@ -51,6 +51,7 @@ class Runtime:
         self.deployments = DeploymentService(
             self.db, self.engine.inventory_now, self.clock, self.engine.deployer.wake
         )
+        self.engine.deployer.agent_url = self.settings.agent_url
 
     @property
     def token_path(self) -> Path:

@@ -17,7 +17,8 @@ from starlette.concurrency import run_in_threadpool
 
 from shoal.api import schemas
 from shoal.api.auth import Caller, runtime_of
-from shoal.service.deployments import SIGNAL_PATH, DeploymentService, Urls
+from shoal.engine.software.urls import SIGNAL_PATH, Urls
+from shoal.service.deployments import DeploymentService
 from shoal.service.errors import ServiceError
 from shoal.spec.heat_metadata import MAX_SIGNAL_BYTES
 

@@ -265,6 +265,8 @@ class Engine:
         try:
             if action.kind is ActionKind.NODE_DELETE:
                 await self._before_delete(action)
+            elif action.kind is ActionKind.NODE_CREATE:
+                action = await self.deployer.with_metadata_url(action)  # issue 11: agents
             outcome = await run_node_action(
                 action, self.provider, inventory, self.retry, self.clock, self._provider_ids
             )

@@ -11,7 +11,6 @@ values are scrubbed from stdout/stderr before they are stored.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from shoal.clock import Clock
@@ -20,6 +19,7 @@ from shoal.engine.software import secrets
 from shoal.engine.software.decide import SoftwareOf
 from shoal.engine.software.inputs import REDACTED
 from shoal.engine.software.source import DocumentSoftware
+from shoal.engine.software.urls import Urls
 from shoal.model.inventory import Inventory
 from shoal.model.problems import InvalidDocument
 from shoal.model.software import (
@@ -39,9 +39,6 @@ from shoal.store.database import Database
 from shoal.store.deployments import DeploymentRow, Finish
 from shoal.store.events import add_events
 from shoal.store.records import NodeRecord, Principal
-
-METADATA_PATH = "/v1/software/servers/{node_id}/metadata"
-SIGNAL_PATH = "/v1/software/signals/{action_id}"
 
 
 def deployment_view(r: DeploymentRow) -> dict[str, Any]:
@@ -76,19 +73,6 @@ def scrub(text: str, values: Mapping[str, str]) -> str:
     for v in sorted((v for v in values.values() if len(v) >= 4), key=len, reverse=True):
         text = text.replace(v, REDACTED)
     return text
-
-
-@dataclass(frozen=True, slots=True)
-class Urls:
-    """Where agents reach this Shoal (the API's base URL as the nodes see it)."""
-
-    base: str
-
-    def metadata(self, node_id: str, secret: str) -> str:
-        return f"{self.base}{METADATA_PATH.format(node_id=node_id)}?token={secret}"
-
-    def signal(self, action_id: str, secret: str) -> str:
-        return f"{self.base}{SIGNAL_PATH.format(action_id=action_id)}?token={secret}"
 
 
 class DeploymentService:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -35,6 +36,7 @@ from shoal.engine.software import secrets
 from shoal.engine.software.decide import SETTLED, SoftwareOf, decide, record
 from shoal.engine.software.inputs import DeployInputs
 from shoal.engine.software.removal import run_removals
+from shoal.engine.software.urls import Urls
 from shoal.model.enums import ActionKind, ActionStatus, NodeStatus
 from shoal.model.software import DeploymentSignal, DeploymentStatus, SoftwareSpec
 from shoal.providers.software import DeploymentRun, DeploymentRunner, RunsDeployments
@@ -101,6 +103,12 @@ class Deployer:
         self._done: list[_Outcome] = []
         self._waiting: dict[str, tuple[float, asyncio.Future[DeploymentRow | None]]] = {}
         self._signal_key: str | None = None
+        self._server_key: str | None = None
+        self.agent_url: str | None = None
+        """Where servers' agents reach the API (set by `shoal server`); None: no agents."""
+        self._has_software: dict[str, bool] = {}
+        """Per cluster action (parent id): whether its cluster declares software (the document
+        cannot change under an action that holds the cluster's lock)."""
 
     def wake(self) -> None:
         """Something changed (a signal arrived, a cluster settled): decide again now."""
@@ -299,6 +307,38 @@ class Deployer:
         if runner is not None:
             return await self._simulate(c, runner)
         return await self._await_signal(c)
+
+    async def with_metadata_url(self, action: ActionRecord) -> ActionRecord:
+        """A NODE_CREATE of a server in a cluster with software, given the URL its agents poll
+        (`metadata_url` in its inputs, read by `nodework`); other actions as they are."""
+        if self.agent_url is None or action.node_id is None or action.cluster_id is None:
+            return action
+        profile = action.inputs.get("profile")
+        if isinstance(profile, dict) and profile.get("type") == "volume":
+            return action
+        key = action.parent_id or action.id
+        if key not in self._has_software:
+            self._has_software[key] = await asyncio.to_thread(self._declares, action.cluster_id)
+            if len(self._has_software) > 10_000:
+                self._has_software.clear()
+        if not self._has_software[key]:
+            return action
+        url = Urls(self.agent_url).metadata(
+            action.node_id, await asyncio.to_thread(self._server_secret, action.node_id)
+        )
+        return dataclasses.replace(action, inputs={**action.inputs, "metadata_url": url})
+
+    def _declares(self, cluster_id: str) -> bool:
+        with self.engine.db.reading() as conn:
+            cluster = cluster_repo.get_cluster(conn, cluster_id)
+        software = self.software_of(cluster) if cluster is not None else None
+        return software is not None and bool(software.deployments)
+
+    def _server_secret(self, node_id: str) -> str:
+        if self._server_key is None:
+            with self.engine.db.transaction() as conn:
+                self._server_key = deployment_repo.key(conn, secrets.SERVER_KEY)
+        return secrets.derive(self._server_key, node_id)
 
     async def before_delete(self, action: ActionRecord) -> None:
         """Run the DELETE deployments of the node `action` is about to delete (see removal)."""

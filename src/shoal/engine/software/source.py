@@ -23,14 +23,10 @@ class DocumentSoftware:
         cached = self._cache.get(cluster.id)
         if cached is not None and cached[0] == cluster.generation:
             return cached[1]
-        software: SoftwareSpec | None = None
+        software: SoftwareSpec | None
         try:
-            found = getattr(
-                cluster_from_tree(cluster.document, self._inventory()), "software", None
-            )
+            software = cluster_from_tree(cluster.document, self._inventory()).software
         except InvalidDocument:
-            found = None
-        if isinstance(found, SoftwareSpec):
-            software = found
+            software = None
         self._cache[cluster.id] = (cluster.generation, software)
         return software
