@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import itertools
 from collections.abc import AsyncIterator, Callable
 
 import pytest
@@ -16,6 +17,7 @@ from shoal.engine.software.inputs import DeployInputs
 from shoal.model.catalogs import default_inventory
 from shoal.model.cluster import MemberRef
 from shoal.model.enums import ActionKind, ActionStatus, ClusterStatus, NodeStatus
+from shoal.model.policies import UpdatePolicy
 from shoal.model.software import (
     ConfigOutput,
     DeployAction,
@@ -32,6 +34,7 @@ from shoal.providers.sim.provider import SimProvider
 from shoal.providers.sim.software import SimDeployments, simulated_output
 from shoal.store import actions as action_repo
 from shoal.store import deployments as deployment_repo
+from shoal.store import events as event_repo
 from shoal.store import nodes as node_repo
 from shoal.store.actions import NewAction
 from shoal.store.database import Database
@@ -388,5 +391,93 @@ async def test_scale_in_runs_delete_first_and_the_balancer_follows(db: Database)
             app1 = next(n for n in node_repo.list_nodes(conn, cid) if n.name == "app-1")
         last_lb = [r for r in runs_of(rig).runs if r.deployment == "lb-setup"][-1]
         assert last_lb.inputs["backends"] == [app1.address]
+    finally:
+        await rig.engine.stop()
+
+
+def changed_app_config(spec: SoftwareSpec) -> SoftwareSpec:
+    return dataclasses.replace(
+        spec,
+        configs=tuple(
+            dataclasses.replace(c, config="echo app v2") if c.name == "app-config" else c
+            for c in spec.configs
+        ),
+    )
+
+
+def app_updates(rig: Rig, cluster_id: str) -> list[ActionRecord]:
+    with rig.db.reading() as conn:
+        found = [
+            a
+            for a in action_repo.list_actions(conn, None, cluster_id=cluster_id)
+            if a.kind is ActionKind.NODE_DEPLOY
+            and a.inputs.get("deployment") == "app-setup"
+            and a.inputs.get("action") == "UPDATE"
+        ]
+    return sorted(found, key=lambda a: a.started_at or 0.0)
+
+
+async def test_a_config_change_rolls_through_the_group_one_node_at_a_time(db: Database) -> None:
+    provider = SimProvider(default_inventory(), deploy_s=0.05)
+    rig = make_rig(db, provider=provider)
+    with_software(rig, software())
+    rig.engine.deployer.policies_of = lambda _c: {"app": UpdatePolicy(max_unavailable=1)}
+    await rig.engine.start()
+    try:
+        cid = await create(rig)
+        await until(settled(rig, cid, 4), lambda: f"not settled: {rows(rig, cid)}")
+        out = await asyncio.to_thread(
+            lambda: rig.service.scale(ADMIN, "ctl", out=True, count=1, nodegroup="app")
+        )
+        assert (await rig.wait(out.action.id)).status is ActionStatus.SUCCEEDED
+        await until(
+            lambda: len(rows(rig, cid)) == 5 and settled(rig, cid, 5)(),
+            lambda: f"not settled: {rows(rig, cid)}",
+        )
+        with_software(rig, changed_app_config(software()))
+        rig.engine.deployer.wake()
+
+        def rolled() -> bool:
+            done = app_updates(rig, cid)
+            return len(done) == 3 and all(a.status is ActionStatus.SUCCEEDED for a in done)
+
+        await until(rolled, lambda: f"not rolled: {app_updates(rig, cid)}")
+        updates = app_updates(rig, cid)
+        for before, after in itertools.pairwise(updates):
+            assert before.ended_at is not None and after.started_at is not None
+            assert after.started_at >= before.ended_at, updates  # never two at once
+    finally:
+        await rig.engine.stop()
+
+
+async def test_a_failing_config_change_stops_rolling(db: Database) -> None:
+    rig = make_rig(db)
+    with_software(rig, software())
+    rig.engine.deployer.policies_of = lambda _c: {"app": UpdatePolicy(max_unavailable=1)}
+    await rig.engine.start()
+    try:
+        cid = await create(rig)
+        await until(settled(rig, cid, 4), lambda: f"not settled: {rows(rig, cid)}")
+        runs_of(rig).failure_rate = 1.0
+        with_software(rig, changed_app_config(software()))
+        rig.engine.deployer.wake()
+
+        def stopped() -> bool:
+            with rig.db.reading() as conn:
+                seen = event_repo.list_events(conn, None, cluster_id=cid, limit=1000)
+            return any("stopped" in e.message for e in seen)
+
+        await until(stopped, lambda: f"not stopped: {rows(rig, cid)}")
+        found = rows(rig, cid)
+        statuses = sorted(
+            (found[("app-setup", n)].action, found[("app-setup", n)].status)
+            for n in ("app-1", "app-2")
+        )
+        # One node tried the new config and failed; the other still runs the old one.
+        assert statuses == [
+            (DeployAction.CREATE, DeploymentStatus.COMPLETE),
+            (DeployAction.UPDATE, DeploymentStatus.FAILED),
+        ]
+        assert len(app_updates(rig, cid)) == 1
     finally:
         await rig.engine.stop()

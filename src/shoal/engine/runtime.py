@@ -94,7 +94,8 @@ class Engine:
             else None
         )
         # Software deployments (issue 11): their own loop, see engine/software/runner.py.
-        self.deployer = Deployer(self, software_of or DocumentSoftware(self.inventory_now))
+        source = DocumentSoftware(self.inventory_now)
+        self.deployer = Deployer(self, software_of or source, policies_of=source.update_policies)
 
     # -- lifecycle ---------------------------------------------------------------------------
 

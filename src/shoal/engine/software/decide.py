@@ -11,17 +11,26 @@ on the digest: the runner skips a run whose row already COMPLETEd with the same 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 
 from sqlalchemy import Connection, select
 
 from shoal.engine.events import node_event
 from shoal.engine.settle import current_nodes
 from shoal.engine.software.inputs import DeployInputs
+from shoal.engine.software.rolling import roll
 from shoal.model.cluster import MemberRef
 from shoal.model.enums import ActionKind, ActionStatus, ClusterStatus, NodeKind, NodeStatus
-from shoal.model.software import NodeFacts, ResolvedDeployment, SoftwareSpec
+from shoal.model.policies import UpdatePolicy
+from shoal.model.software import (
+    DeployAction,
+    DeploymentStatus,
+    NodeFacts,
+    ResolvedDeployment,
+    SoftwareSpec,
+)
 from shoal.planning import software as resolver
 from shoal.store import actions as action_repo
 from shoal.store import deployments as deployment_repo
@@ -36,6 +45,8 @@ RUNNABLE_NODE = (NodeStatus.ACTIVE, NodeStatus.WARNING)
 """A node in WARNING (e.g. after a failed deployment) still takes deployments (retries)."""
 
 SoftwareOf = Callable[[ClusterRecord], SoftwareSpec | None]
+PoliciesOf = Callable[[ClusterRecord], Mapping[str, UpdatePolicy]]
+"""Update policies by node-group name (only groups that declare one)."""
 
 
 def facts_of(n: NodeRecord, *, active: bool | None = None) -> NodeFacts:
@@ -63,20 +74,27 @@ def node_facts(nodes: Sequence[NodeRecord]) -> list[NodeFacts]:
 class Decision:
     actions: list[NewAction]
     events: list[NewEvent]
+    held: set[str] = field(default_factory=set)
+    """Deployments whose rolling UPDATE stopped on failures (see rolling.py)."""
 
 
-def busy_nodes(conn: Connection, cluster_id: str) -> set[str]:
-    """Nodes of the cluster with a NODE_DEPLOY action not yet ended."""
+def live_runs(conn: Connection, cluster_id: str) -> list[tuple[str, DeployInputs]]:
+    """(node id, run) of the cluster's NODE_DEPLOY actions not yet ended."""
     live = [s.value for s in ActionStatus if not s.is_terminal]
-    q = select(actions.c.node_id).where(
+    q = select(actions.c.node_id, actions.c.inputs).where(
         actions.c.cluster_id == cluster_id,
         actions.c.kind == ActionKind.NODE_DEPLOY.value,
         actions.c.status.in_(live),
     )
-    return {str(r[0]) for r in conn.execute(q) if r[0] is not None}
+    return [(str(r[0]), DeployInputs.from_json(r[1])) for r in conn.execute(q) if r[0]]
 
 
-def decide(conn: Connection, cluster: ClusterRecord, software: SoftwareSpec) -> Decision:
+def decide(
+    conn: Connection,
+    cluster: ClusterRecord,
+    software: SoftwareSpec,
+    policies: Mapping[str, UpdatePolicy] | None = None,
+) -> Decision:
     """The NODE_DEPLOY actions due now on one cluster (read-only; the caller records them)."""
     nodes = [
         n
@@ -87,9 +105,17 @@ def decide(conn: Connection, cluster: ClusterRecord, software: SoftwareSpec) -> 
     ids = {n.id for n in nodes}
     rows = [r for r in deployment_repo.for_cluster(conn, cluster.id) if r.node_id in ids]
     due = resolver.due(software, node_facts(nodes), [r.record() for r in rows])
-    busy = busy_nodes(conn, cluster.id)
+    runs = live_runs(conn, cluster.id)
+    busy = {node_id for node_id, _ in runs}
+    in_flight = Counter(r.deployment for _, r in runs if r.action is DeployAction.UPDATE)
+    failed = Counter(
+        r.name
+        for r in rows
+        if r.action is DeployAction.UPDATE and r.status is DeploymentStatus.FAILED
+    )
+    allowed, held = roll(due, software, policies or {}, in_flight, failed)
     chosen: dict[str, ResolvedDeployment] = {}
-    for item in due:
+    for item in allowed:
         node = by_name.get(item.node)
         if node is None or node.id in busy or node.id in chosen:
             continue
@@ -122,7 +148,7 @@ def decide(conn: Connection, cluster: ClusterRecord, software: SoftwareSpec) -> 
                 action_id=action_id,
             )
         )
-    return Decision(new, events)
+    return Decision(new, events, held)
 
 
 def record(conn: Connection, decision: Decision, now: float) -> None:

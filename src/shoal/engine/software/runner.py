@@ -30,10 +30,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from shoal.engine import leases
-from shoal.engine.events import node_event
+from shoal.engine.events import cluster_event, node_event
 from shoal.engine.settle import declared_nodes, settled_status
 from shoal.engine.software import secrets
-from shoal.engine.software.decide import SETTLED, SoftwareOf, decide, record
+from shoal.engine.software.decide import SETTLED, PoliciesOf, SoftwareOf, decide, record
 from shoal.engine.software.inputs import DeployInputs
 from shoal.engine.software.removal import run_removals
 from shoal.engine.software.urls import Urls
@@ -87,11 +87,15 @@ class Deployer:
         engine: Engine,
         software_of: SoftwareOf,
         *,
+        policies_of: PoliciesOf | None = None,
         tick_s: float = 2.0,
         concurrency: int = 2000,
     ) -> None:
         self.engine = engine
         self.software_of = software_of
+        self.policies_of: PoliciesOf = policies_of or (lambda _c: {})
+        self._held: dict[str, set[str]] = {}
+        """Per cluster, deployments whose roll is held (an event when that starts)."""
         self.tick_s = tick_s
         self.concurrency = concurrency
         self._decided_at = -1e18
@@ -187,7 +191,20 @@ class Deployer:
             current = cluster_repo.get_cluster(conn, cluster.id)
             if current is None or current.lock_action_id is not None:
                 return 0
-            decision = decide(conn, current, software)
+            decision = decide(conn, current, software, self.policies_of(current))
+            newly = decision.held - self._held.get(cluster.id, set())
+            self._held[cluster.id] = decision.held
+            if newly:
+                why = ", ".join(sorted(newly))
+                decision.events.append(
+                    cluster_event(
+                        current,
+                        "WARNING",
+                        f"rolling update of deployment(s) {why} stopped: too many failed "
+                        "(the update policy's failure_threshold); fix the config to resume",
+                        level="WARNING",
+                    )
+                )
             record(conn, decision, now)
             return len(decision.actions)
 
