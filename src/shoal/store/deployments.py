@@ -16,8 +16,9 @@ from sqlalchemy import Connection, bindparam, insert, select, update
 from sqlalchemy.engine import RowMapping
 from sqlalchemy.exc import IntegrityError
 
+from shoal.model.enums import NodeKind, NodeStatus
 from shoal.model.software import DeployAction, DeploymentRecord, DeploymentStatus, Json
-from shoal.store.tables import deployments, software_keys
+from shoal.store.tables import deployments, nodes, software_keys
 
 TAIL_CHARS = 16_384
 """How much of a run's stdout and stderr is kept (the end, where the error usually is)."""
@@ -298,3 +299,75 @@ def key(conn: Connection, name: str) -> str:
     found = conn.execute(select(software_keys.c.value).where(software_keys.c.name == name)).scalar()
     assert found is not None
     return str(found)
+
+
+def records_for(conn: Connection, cluster_id: str) -> list[tuple[str, DeploymentRecord]]:
+    """(node id, the resolver's record) of every row of the cluster: only the columns the
+    decision reads (no inputs, no stdout/stderr), since it runs on every change."""
+    c = deployments.c
+    q = select(
+        c.node_id, c.name, c.node_name, c.status, c.digest, c.outputs, c.attempts, c.action
+    ).where(c.cluster_id == cluster_id)
+    return [
+        (
+            str(r[0]),
+            DeploymentRecord(
+                deployment=r[1],
+                node=r[2],
+                status=DeploymentStatus(r[3]),
+                digest=r[4],
+                outputs=dict(r[5] or {}),
+                attempts=int(r[6]),
+                action=DeployAction(r[7]),
+            ),
+        )
+        for r in conn.execute(q)
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class Server:
+    """A node as deployments need it (the columns `NodeFacts` are made of)."""
+
+    id: str
+    name: str
+    group_name: str
+    part: str | None
+    replica: int
+    status: NodeStatus
+    host: str | None
+    zone: str | None
+    address: str | None
+    provider_id: str | None
+
+
+def current_servers(conn: Connection, cluster_id: str) -> list[Server]:
+    """The cluster's servers standing for declared ones (not deleted, not on their way out,
+    not renamed aside), in name order."""
+    c = nodes.c
+    q = (
+        select(
+            c.id,
+            c.name,
+            c.group_name,
+            c.part,
+            c.replica,
+            c.status,
+            c.host,
+            c.zone,
+            c.address,
+            c.provider_id,
+        )
+        .where(
+            c.cluster_id == cluster_id,
+            c.deleted_at.is_(None),
+            c.kind == NodeKind.SERVER.value,
+            c.status.not_in([NodeStatus.DELETING.value, NodeStatus.DELETED.value]),
+        )
+        .order_by(c.name)
+    )
+    return [
+        Server(r[0], r[1], r[2], r[3], int(r[4] or 0), NodeStatus(r[5]), *r[6:10])
+        for r in conn.execute(q)
+        if "~" not in r[1]
+    ]

@@ -12,17 +12,16 @@ from __future__ import annotations
 
 import uuid
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from sqlalchemy import Connection, select
 
 from shoal.engine.events import node_event
-from shoal.engine.settle import current_nodes
 from shoal.engine.software.inputs import DeployInputs
 from shoal.engine.software.rolling import roll
 from shoal.model.cluster import MemberRef
-from shoal.model.enums import ActionKind, ActionStatus, ClusterStatus, NodeKind, NodeStatus
+from shoal.model.enums import ActionKind, ActionStatus, ClusterStatus, NodeStatus
 from shoal.model.policies import UpdatePolicy
 from shoal.model.software import (
     DeployAction,
@@ -34,8 +33,8 @@ from shoal.model.software import (
 from shoal.planning import software as resolver
 from shoal.store import actions as action_repo
 from shoal.store import deployments as deployment_repo
-from shoal.store import nodes as node_repo
 from shoal.store.actions import NewAction
+from shoal.store.deployments import Server
 from shoal.store.events import NewEvent, add_events
 from shoal.store.records import ClusterRecord, NodeRecord
 from shoal.store.tables import actions
@@ -49,7 +48,7 @@ PoliciesOf = Callable[[ClusterRecord], Mapping[str, UpdatePolicy]]
 """Update policies by node-group name (only groups that declare one)."""
 
 
-def facts_of(n: NodeRecord, *, active: bool | None = None) -> NodeFacts:
+def facts_of(n: NodeRecord | Server, *, active: bool | None = None) -> NodeFacts:
     """One node as the resolver sees it."""
     return NodeFacts(
         name=n.name,
@@ -62,12 +61,6 @@ def facts_of(n: NodeRecord, *, active: bool | None = None) -> NodeFacts:
         if active is None
         else active,
     )
-
-
-def node_facts(nodes: Sequence[NodeRecord]) -> list[NodeFacts]:
-    """The cluster's current servers as the resolver sees them, in name order."""
-    out = [facts_of(n) for n in current_nodes(list(nodes)) if n.kind is NodeKind.SERVER]
-    return sorted(out, key=lambda f: f.name)
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,21 +89,17 @@ def decide(
     policies: Mapping[str, UpdatePolicy] | None = None,
 ) -> Decision:
     """The NODE_DEPLOY actions due now on one cluster (read-only; the caller records them)."""
-    nodes = [
-        n
-        for n in current_nodes(node_repo.list_nodes(conn, cluster.id))
-        if n.kind is NodeKind.SERVER
-    ]
+    nodes = deployment_repo.current_servers(conn, cluster.id)
     by_name = {n.name: n for n in nodes}
     ids = {n.id for n in nodes}
-    rows = [r for r in deployment_repo.for_cluster(conn, cluster.id) if r.node_id in ids]
-    due = resolver.due(software, node_facts(nodes), [r.record() for r in rows])
+    records = [r for node_id, r in deployment_repo.records_for(conn, cluster.id) if node_id in ids]
+    due = resolver.due(software, [facts_of(n) for n in nodes], records)
     runs = live_runs(conn, cluster.id)
     busy = {node_id for node_id, _ in runs}
     in_flight = Counter(r.deployment for _, r in runs if r.action is DeployAction.UPDATE)
     failed = Counter(
-        r.name
-        for r in rows
+        r.deployment
+        for r in records
         if r.action is DeployAction.UPDATE and r.status is DeploymentStatus.FAILED
     )
     allowed, held = roll(due, software, policies or {}, in_flight, failed)
