@@ -48,3 +48,27 @@ async def test_the_number_of_environments_is_limited(api: Api) -> None:
     r = await api.call("POST", "/v1/clusters", content=json.dumps(body))
     assert r.status_code == 422, r.text
     assert r.json()["error"]["details"][0]["path"] == "/environment"
+
+
+async def test_secrets_are_kept_but_never_shown(api: Api) -> None:
+    doc = dict(
+        DOC,
+        name="secret",
+        parameters={"pw": {"type": "string", "hidden": True}},
+        software={
+            "configs": {"c": {"group": "script", "config": "true", "inputs": ["password"]}},
+            "deployments": {
+                "d": {"config": "c", "target": "web", "inputs": {"password": {"secret": "pw"}}}
+            },
+        },
+        node_groups=[{"name": "web", "profile": "p", "count": 1}],
+    )
+    body = {"document": doc, "environment": [{"parameters": {"pw": "hunter2-secret"}}]}
+    r = await api.call("POST", "/v1/clusters", content=json.dumps(body))
+    assert r.status_code == 202, r.text
+    assert "hunter2-secret" not in r.text
+    await api.wait(r.json()["action"]["id"])
+    r = await api.call("GET", "/v1/clusters/secret")
+    assert r.status_code == 200, r.text
+    assert "hunter2-secret" not in r.text
+    assert r.json()["cluster"]["document"]["parameters"]["pw"]["default"] == "******"
