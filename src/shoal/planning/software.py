@@ -26,6 +26,7 @@ out. Facts gathered from a member (`MemberFactsInput`) list its ACTIVE nodes onl
 from __future__ import annotations
 
 import hashlib
+import heapq
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -108,15 +109,24 @@ def order(spec: SoftwareSpec) -> tuple[str, ...]:
     cycle = find_cycle(edges)
     if cycle is not None:
         raise DeploymentCycle(cycle)
-    done: dict[str, None] = {}
-    # Repeated passes in document order: O(n^2) at worst, fine for the capped deployment count,
-    # and it keeps ties in the order the author wrote them.
-    while len(done) < len(names):
-        for name in names:
-            if name not in done and all(dep in done for dep in edges[name]):
-                done[name] = None
-                break
-    return tuple(done)
+    # Kahn's algorithm, always taking the earliest ready deployment in document order.
+    position = {name: i for i, name in enumerate(names)}
+    waiting = {name: len(set(edges[name])) for name in names}
+    dependents: dict[str, list[str]] = {name: [] for name in names}
+    for name in names:
+        for dep in set(edges[name]):
+            dependents[dep].append(name)
+    ready = [position[name] for name in names if waiting[name] == 0]
+    heapq.heapify(ready)
+    result: list[str] = []
+    while ready:
+        name = names[heapq.heappop(ready)]
+        result.append(name)
+        for after in dependents[name]:
+            waiting[after] -= 1
+            if waiting[after] == 0:
+                heapq.heappush(ready, position[after])
+    return tuple(result)
 
 
 # --- digest ---------------------------------------------------------------------------------
@@ -333,10 +343,10 @@ def due(
 ) -> tuple[ResolvedDeployment, ...]:
     """What should run now, in dependency order, then node-name order within a deployment."""
     resolver = _Resolver(spec, nodes, records)
+    declared = {d.name: d for d in spec.deployments}
     result: list[ResolvedDeployment] = []
     for name in order(spec):
-        d = spec.deployment(name)
-        assert d is not None  # order() only returns declared names
+        d = declared[name]  # order() only returns declared names
         on = resolver.targets(d.target)
         required = len(on) if d.quorum is None else min(d.quorum, len(on))
         progress = _Progress(on, {}, required)
@@ -385,9 +395,9 @@ def removals(
     """
     by_pair = {(r.deployment, r.node): r for r in records}
     own = _Resolver(spec, leaving, records)
+    declared = {d.name: d for d in spec.deployments}
     for name in order(spec):
-        d = spec.deployment(name)
-        assert d is not None
+        d = declared[name]
         on = targets(d.target, leaving)
         complete = {
             n.name: r
@@ -399,8 +409,7 @@ def removals(
         own.progress[name] = _Progress(on, complete, 0)
     result: list[ResolvedDeployment] = []
     for name in reversed(order(spec)):
-        d = spec.deployment(name)
-        assert d is not None
+        d = declared[name]
         if DeployAction.DELETE not in d.actions:
             continue
         for node in targets(d.target, leaving):
