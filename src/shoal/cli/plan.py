@@ -89,7 +89,8 @@ def plan(
                     f"{', '.join(offline)} is for offline placement; with --cluster the "
                     "server's inventory and the document's objective are used"
                 )
-            return await preview_at(target(url, token), cluster, str(document), output)
+            envs = list(environment or [])
+            return await preview_at(target(url, token), cluster, str(document), output, envs)
 
         run(remote)
     from shoal.model import InvalidDocument
