@@ -14,6 +14,9 @@ OCC=os-collect-config==14.1.0
 ORC=os-refresh-config==14.1.0
 OAC=os-apply-config==14.1.0
 HEAT_AGENTS_VERSION=13.0.0
+# The `ansible` hook's tool, so a second hook runs for real (the others need daemons or tools
+# this machine has not: docker, puppet, salt, chef).
+ANSIBLE=ansible-core==2.19.14
 
 venv=${1:-.venv}
 agents="$venv/agents"
@@ -24,7 +27,7 @@ rm -rf "$agents" "$share"
 "$py" -m venv "$agents"
 "$agents/bin/pip" install --quiet --upgrade pip
 # PyYAML and requests: imported by heat-config, its hooks and heat-config-notify.
-"$agents/bin/pip" install --quiet "$OCC" "$ORC" "$OAC" PyYAML requests
+"$agents/bin/pip" install --quiet "$OCC" "$ORC" "$OAC" "$ANSIBLE" PyYAML requests
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

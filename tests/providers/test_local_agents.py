@@ -8,6 +8,7 @@ The programs are the PyPI releases and heat-agents' sdist hooks `make venv` inst
 from __future__ import annotations
 
 import asyncio
+import subprocess
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -27,13 +28,11 @@ from shoal.model.software import (
 from shoal.providers.base import ServerRequest
 from shoal.providers.errors import PermanentError
 from shoal.providers.local import LocalProvider
-from shoal.providers.local.agents import AgentInstall
+from shoal.providers.local.agents import AgentInstall, AgentLayout, prepare
 from shoal.spec.heat_metadata import failure_reason
 
 from .agent_stub import AgentStub, agent_stub
 from .support import http_get, pid_alive, server_request, web_image, with_images
-
-pytestmark = pytest.mark.asyncio
 
 HELLO = SoftwareConfig(
     name="hello",
@@ -212,3 +211,74 @@ async def test_many_deployments_on_one_server_run_in_order(
     await asyncio.gather(*(stub.wait_signal(s) for s in steps))
     assert server.address is not None
     assert await http_get(server.address, "/order.txt") == (200, b"0\n1\n2\n")
+
+
+PLAYBOOK = """\
+- hosts: localhost
+  connection: local
+  gather_facts: false
+  vars:
+    ansible_python_interpreter: "{{ ansible_playbook_python }}"
+  tasks:
+    - name: write what the deployment was given
+      copy:
+        content: "{{ who }} via ansible"
+        dest: "{{ lookup('env', 'SHOAL_NODE_WORKDIR') }}/who.txt"
+    - name: an output for Shoal
+      copy:
+        content: "played for {{ who }}"
+        dest: "{{ heat_outputs_path }}.greeting"
+"""
+
+
+async def test_the_ansible_hook_runs_a_playbook(web: LocalProvider, stub: AgentStub) -> None:
+    play = replace(
+        hello("ansible"),
+        deployment="play",
+        config=replace(HELLO, name="play", group=HookGroup.ANSIBLE, config=PLAYBOOK),
+    )
+    stub.deployments = [play]
+    server = await web.create_server(web_request(stub))
+    signal = await stub.wait_signal(play)
+    assert signal.status_code == 0, signal.stderr or signal.stdout
+    assert dict(signal.outputs) == {"greeting": "played for ansible"}
+    assert "PLAY RECAP" in signal.stdout
+    assert server.address is not None
+    assert await http_get(server.address, "/who.txt") == (200, b"ansible via ansible")
+
+
+def test_os_collect_config_reads_the_written_configuration_back(
+    installed: AgentInstall, tmp_path: Path
+) -> None:
+    """What `prepare` writes, as os-collect-config's own option parsing reads it (oslo.config
+    would substitute a `$` in the URL if it were not escaped)."""
+    layout = AgentLayout(tmp_path / "agents")
+    url = "http://127.0.0.1:1/v1/metadata/n?secret=a$b"
+    argv = prepare(layout, installed, metadata_url=url, polling_interval_s=2.5)
+    assert argv == [
+        str(installed.bin / "os-collect-config"),
+        "--config-file",
+        str(layout.config_file),
+    ]
+    read_back = (
+        "from oslo_config import cfg\n"
+        "from os_collect_config import collect\n"
+        "collect.setup_conf()\n"
+        f"cfg.CONF(args=['--config-file', {str(layout.config_file)!r}])\n"
+        "c = cfg.CONF\n"
+        "print(c.request.metadata_url, c.collectors, c.polling_interval, c.cachedir, c.command)\n"
+    )
+    done = subprocess.run(
+        [str(installed.bin / "python"), "-c", read_back],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    assert done.stdout.split(" ", 4) == [
+        url,
+        "['request']",
+        "2.5",
+        str(layout.root / "var/lib/os-collect-config"),
+        f"os-refresh-config --lockfile {layout.lockfile}\n",
+    ]

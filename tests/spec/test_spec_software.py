@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import itertools
 import textwrap
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from shoal.model import InvalidDocument, Inventory, Problem
+from shoal.model.catalogs import default_inventory
 from shoal.model.members import MemberRef
 from shoal.model.software import (
     DeployAction,
@@ -20,9 +24,11 @@ from shoal.model.software import (
     OutputScope,
     SecretInput,
 )
+from shoal.planning.software import order
 from shoal.spec import cluster_from_tree, load_cluster
 from shoal.spec.export import to_document
 from shoal.spec.software import MAX_DEPLOYMENTS
+from shoal.spec.software_graph import find_cycle
 
 BASE = """
 name: c
@@ -212,3 +218,40 @@ def test_a_document_without_software_has_an_empty_one(inventory: Inventory) -> N
     spec = load_cluster(BASE, inventory)
     assert spec.software.deployments == ()
     assert "software" not in to_document(spec)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_random_graphs_load_iff_acyclic_and_a_cycle_is_named(data: st.DataObject) -> None:
+    n = data.draw(st.integers(1, 7))
+    edges = {
+        i: data.draw(st.lists(st.integers(0, n - 1), max_size=3, unique=True)) for i in range(n)
+    }
+    edges = {i: [j for j in deps if j != i] for i, deps in edges.items()}
+    lines = [
+        "configs:",
+        "  c: {group: script, config: x, inputs: [i], outputs: [o]}",
+        "deployments:",
+    ]
+    for i, deps in edges.items():
+        via_output = deps[:1] if data.draw(st.booleans()) else []
+        declared = [f"d{j}" for j in deps if j not in via_output]
+        inputs = f", inputs: {{i: {{output: d{via_output[0]}.o}}}}" if via_output else ""
+        lines.append(
+            f"  d{i}: {{config: c, target: app, depends_on: [{', '.join(declared)}]{inputs}}}"
+        )
+    text = doc("\n".join(lines) + "\n")
+    cyclic = find_cycle({f"d{i}": [f"d{j}" for j in deps] for i, deps in edges.items()})
+    if cyclic is None:
+        spec = load_cluster(text, default_inventory())
+        assert len(order(spec.software)) == n
+        return
+    with pytest.raises(InvalidDocument) as caught:
+        load_cluster(text, default_inventory())
+    named = [p for p in caught.value.problems if "cycle" in p.message]
+    assert named and len(named) == len(caught.value.problems)
+    for problem in named:  # disjoint loops are each named once
+        loop = problem.message.split(": ", 1)[1].split(";")[0].split(" → ")
+        assert loop[0] == loop[-1]
+        for a, b in itertools.pairwise(loop):
+            assert int(b[1:]) in edges[int(a[1:])]

@@ -16,7 +16,7 @@ from shoal.cli.documents import (
     EnvironmentOption,
     document_name,
     read_document,
-    read_template,
+    read_request,
     same_document,
 )
 from shoal.cli.errors import EXIT_OK, ApiError, CliError
@@ -51,7 +51,7 @@ def up(
     """Create a cluster from a document and wait until it is ACTIVE (exit 0) or not (exit 1)."""
 
     async def body() -> int:
-        content, kind = read_template(document, environment) or read_document(document)
+        content, kind = read_request(document, environment)
         async with connect(target(url, token)) as client:
             return await submit(
                 client,
@@ -70,6 +70,7 @@ def up(
 
 def apply(
     document: DocumentArg,
+    environment: EnvironmentOption = None,
     wait: WaitOption = True,
     timeout: TimeoutOption = None,
     dry_run: Annotated[
@@ -86,8 +87,11 @@ def apply(
 ) -> None:
     """Create the document's cluster, or change the existing one to match the document."""
 
+    def read() -> tuple[bytes, str]:
+        return read_request(document, environment) if environment else read_document(document)
+
     async def dry() -> int:
-        content, kind = read_document(document)
+        content, kind = read()
         name = document_name(content)
         if name is None:
             raise CliError(f"{document} names no cluster; --dry-run needs an existing one")
@@ -104,7 +108,7 @@ def apply(
             return await preview(client, name, content, kind, output)
 
     async def body() -> int:
-        content, kind = read_document(document)
+        content, kind = read()
         name = document_name(content)
         async with connect(target(url, token)) as client:
             path = "/v1/clusters"

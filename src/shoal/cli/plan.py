@@ -14,12 +14,18 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from shoal.cli.client import load_settings
-from shoal.cli.documents import EnvironmentOption, is_hot_file, read_document
+from shoal.cli.documents import (
+    EnvironmentOption,
+    is_hot_file,
+    read_document,
+    read_environments,
+)
 from shoal.cli.errors import CliError
 from shoal.cli.options import TokenOption, UrlOption, target
 from shoal.cli.output import OutputFormat, console, emit_data, report_problems
 from shoal.cli.preview import preview_at
 from shoal.cli.runner import run
+from shoal.cli.software_view import show_shape, show_software, software_view
 
 if TYPE_CHECKING:
     from shoal.placement import PlacementResult
@@ -83,7 +89,8 @@ def plan(
                     f"{', '.join(offline)} is for offline placement; with --cluster the "
                     "server's inventory and the document's objective are used"
                 )
-            return await preview_at(target(url, token), cluster, str(document), output)
+            envs = list(environment or [])
+            return await preview_at(target(url, token), cluster, str(document), output, envs)
 
         run(remote)
     from shoal.model import InvalidDocument
@@ -97,19 +104,21 @@ def plan(
 
     try:
         content, _ = read_document(document)
+        envs = [] if is_hot_file(document) else read_environments(list(environment or []))
     except CliError as e:
         e.report()
         raise typer.Exit(e.code) from None
     try:
         inv = load_inventory_file(inventory) if inventory else default_inventory()
         notices: list[dict[str, str]] = []
-        if environment or is_hot_file(document):
+        if is_hot_file(document):
             hot = read_hot_files(Path(document), list(environment or []), inv)
             if hot.spec is None:
                 raise InvalidDocument(hot.problems)
             spec, notices = hot.spec, [n.as_dict() for n in hot.notices]
         else:
-            spec = load_cluster(content, inv, source="<stdin>" if document == "-" else document)
+            source = "<stdin>" if document == "-" else document
+            spec = load_cluster(content, inv, source=source, environments=envs)
     except InvalidDocument as bad:
         problems = [p.as_dict() for p in bad.problems]
         if output is OutputFormat.TABLE:
@@ -132,11 +141,17 @@ def plan(
     limit = time_limit if time_limit is not None else load_settings().placement_time_limit_s
     result = solve(spec, inv, objective=chosen, seed=seed, time_limit_s=limit)
     if output is OutputFormat.TABLE:
+        if environment and not is_hot_file(document):
+            show_shape(spec)
         show_result(result, spec.name)
+        if spec.software.deployments:
+            show_software(spec)
         for n in notices:
             console().print(f"  [yellow]ignored:[/] {n['path'] or '/'}: {n['message']}")
     else:
-        extra = {"notices": notices} if notices else {}
+        extra: dict[str, object] = {"notices": notices} if notices else {}
+        if spec.software.deployments or environment:
+            extra |= software_view(spec)
         emit_data({"cluster": spec.name, "valid": True, **result.as_dict(), **extra}, output)
     raise typer.Exit(EXIT_PLACED if result.feasible else EXIT_INFEASIBLE)
 

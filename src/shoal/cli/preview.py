@@ -9,11 +9,12 @@ update. `-o json|yaml` prints the API's `plan` object as it is. Exit 0 when a pl
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from shoal.cli import screen
 from shoal.cli.client import ShoalClient, connect, seg
-from shoal.cli.documents import read_document
+from shoal.cli.documents import read_document, read_request
 from shoal.cli.errors import EXIT_FAILED, EXIT_OK, ApiError
 from shoal.cli.options import Target
 from shoal.cli.output import OutputFormat, emit_data
@@ -52,10 +53,18 @@ async def preview(
     return EXIT_OK
 
 
-async def preview_at(target: Target, cluster: str, document: str, output: OutputFormat) -> int:
+async def preview_at(
+    target: Target,
+    cluster: str,
+    document: str,
+    output: OutputFormat,
+    environments: list[Path] | None = None,
+) -> int:
     """`preview` of the document at `document` (a path, or - for stdin) on a fresh connection
-    (no engine: nothing runs)."""
-    content, kind = read_document(document)
+    (no engine: nothing runs), with its environments if any (docs/software.md)."""
+    content, kind = (
+        read_request(document, environments) if environments else read_document(document)
+    )
     async with connect(target) as client:
         return await preview(client, cluster, content, kind, output)
 

@@ -26,6 +26,7 @@ out. Facts gathered from a member (`MemberFactsInput`) list its ACTIVE nodes onl
 from __future__ import annotations
 
 import hashlib
+import heapq
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -40,6 +41,7 @@ from shoal.model.software import (
     Json,
     LiteralInput,
     MemberFactsInput,
+    NodeFact,
     NodeFactInput,
     NodeFacts,
     OutputInput,
@@ -107,15 +109,24 @@ def order(spec: SoftwareSpec) -> tuple[str, ...]:
     cycle = find_cycle(edges)
     if cycle is not None:
         raise DeploymentCycle(cycle)
-    done: dict[str, None] = {}
-    # Repeated passes in document order: O(n^2) at worst, fine for the capped deployment count,
-    # and it keeps ties in the order the author wrote them.
-    while len(done) < len(names):
-        for name in names:
-            if name not in done and all(dep in done for dep in edges[name]):
-                done[name] = None
-                break
-    return tuple(done)
+    # Kahn's algorithm, always taking the earliest ready deployment in document order.
+    position = {name: i for i, name in enumerate(names)}
+    waiting = {name: len(set(edges[name])) for name in names}
+    dependents: dict[str, list[str]] = {name: [] for name in names}
+    for name in names:
+        for dep in set(edges[name]):
+            dependents[dep].append(name)
+    ready = [position[name] for name in names if waiting[name] == 0]
+    heapq.heapify(ready)
+    result: list[str] = []
+    while ready:
+        name = names[heapq.heappop(ready)]
+        result.append(name)
+        for after in dependents[name]:
+            waiting[after] -= 1
+            if waiting[after] == 0:
+                heapq.heappush(ready, position[after])
+    return tuple(result)
 
 
 # --- digest ---------------------------------------------------------------------------------
@@ -125,16 +136,35 @@ def digest(config: SoftwareConfig, inputs: Mapping[str, Json]) -> str:
     """A stable hash of what a run would do: the config (body, declarations, options) and its
     resolved inputs. Secrets go in as values, so rotating one re-runs its deployments; the hash
     does not reveal them."""
-    body = {
-        "group": str(config.group),
-        "config": config.config,
-        "inputs": [[i.name, str(i.type), i.default] for i in config.inputs],
-        "outputs": [[o.name, str(o.type), o.error_output] for o in config.outputs],
-        "options": dict(config.options),
-        "values": dict(inputs),
-    }
-    text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(text.encode()).hexdigest()
+    return _digest(_config_text(config), {k: _json(v) for k, v in inputs.items()})
+
+
+def _json(value: Json) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def _config_text(config: SoftwareConfig) -> str:
+    return _json(
+        {
+            "group": str(config.group),
+            "config": config.config,
+            "inputs": [[i.name, str(i.type), i.default] for i in config.inputs],
+            "outputs": [[o.name, str(o.type), o.error_output] for o in config.outputs],
+            "options": dict(config.options),
+        }
+    )
+
+
+def _digest(config_text: str, value_texts: Mapping[str, str]) -> str:
+    """The digest from serialized pieces, so values shared by many nodes (a member's addresses,
+    every node's outputs) are serialized once per resolution, not once per node."""
+    h = hashlib.sha256(config_text.encode())
+    for name in sorted(value_texts):
+        h.update(b"\n")
+        h.update(_json(name).encode())
+        h.update(b"=")
+        h.update(value_texts[name].encode())
+    return h.hexdigest()
 
 
 # --- targets --------------------------------------------------------------------------------
@@ -181,26 +211,48 @@ class _Resolved:
 
 
 class _Resolver:
+    """One resolution: the nodes indexed by member, and the values many nodes share computed
+    once (a member's facts, a deployment's outputs gathered from all its nodes)."""
+
     def __init__(
         self, spec: SoftwareSpec, nodes: Sequence[NodeFacts], records: Sequence[DeploymentRecord]
     ) -> None:
         self.spec = spec
-        self.nodes = nodes
         self.records = {(r.deployment, r.node): r for r in records}
         self.progress: dict[str, _Progress] = {}
+        self._by_group: dict[str, list[NodeFacts]] = {}
+        for n in nodes:
+            self._by_group.setdefault(n.member.target, []).append(n)
+        self._targets: dict[MemberRef, tuple[NodeFacts, ...]] = {}
+        self._shared: dict[tuple[object, ...], tuple[Json, str]] = {}
+        self._configs: dict[str, tuple[SoftwareConfig, str]] = {}
+
+    def targets(self, member: MemberRef) -> tuple[NodeFacts, ...]:
+        found = self._targets.get(member)
+        if found is None:
+            found = targets(member, self._by_group.get(member.target, ()))
+            self._targets[member] = found
+        return found
 
     def config(self, d: Deployment) -> SoftwareConfig:
-        config = self.spec.config(d.config)
-        if config is None:
-            raise UnknownReference(d.name, "config", d.config)
-        return config
+        return self._config(d)[0]
+
+    def _config(self, d: Deployment) -> tuple[SoftwareConfig, str]:
+        found = self._configs.get(d.config)
+        if found is None:
+            config = self.spec.config(d.config)
+            if config is None:
+                raise UnknownReference(d.name, "config", d.config)
+            found = self._configs[d.config] = (config, _config_text(config))
+        return found
 
     def ready(self, d: Deployment) -> bool:
         return all(self.progress[dep].satisfied for dep in d.all_dependencies())
 
     def resolve(self, d: Deployment, node: NodeFacts) -> _Resolved:
-        config = self.config(d)
+        config, config_text = self._config(d)
         values: dict[str, Json] = {i.name: i.default for i in config.inputs}
+        texts: dict[str, str] = {}
         secret: set[str] = set()
         for name, source in d.inputs.items():
             match source:
@@ -214,20 +266,44 @@ class _Resolver:
                 case NodeFactInput(fact):
                     values[name] = node.fact(fact)
                 case MemberFactsInput(member, fact):
-                    values[name] = [n.fact(fact) for n in targets(member, self.nodes) if n.active]
-                case OutputInput(source_name, output, scope):
-                    values[name] = self.output(source_name, output, scope, node)
-        return _Resolved(values, frozenset(secret), digest(config, values))
+                    values[name], texts[name] = self._member_facts(member, fact)
+                case OutputInput(source_name, output, OutputScope.ALL):
+                    values[name], texts[name] = self._gathered(source_name, output)
+                case OutputInput(source_name, output, _):
+                    values[name] = self.output(source_name, output, node)
+        for name, value in values.items():
+            if name not in texts:
+                texts[name] = _json(value)
+        return _Resolved(values, frozenset(secret), _digest(config_text, texts))
 
-    def output(self, source: str, output: str, scope: OutputScope, node: NodeFacts) -> Json:
+    def _member_facts(self, member: MemberRef, fact: NodeFact) -> tuple[Json, str]:
+        key = ("members", member, fact)
+        found = self._shared.get(key)
+        if found is None:
+            value: Json = [n.fact(fact) for n in self.targets(member) if n.active]
+            found = self._shared[key] = (value, _json(value))
+        return found
+
+    def _gathered(self, source: str, output: str) -> tuple[Json, str]:
+        key = ("outputs", source, output)
+        found = self._shared.get(key)
+        if found is None:
+            progress = self.progress[source]
+            value: Json = [
+                progress.complete[n.name].outputs.get(output)
+                for n in progress.nodes
+                if n.name in progress.complete
+            ]
+            found = self._shared[key] = (value, _json(value))
+        return found
+
+    def output(self, source: str, output: str, node: NodeFacts) -> Json:
         progress = self.progress[source]
-        done = [n for n in progress.nodes if n.name in progress.complete]
-        if scope is OutputScope.ALL:
-            return [progress.complete[n.name].outputs.get(output) for n in done]
         if node.name in progress.complete:
             return progress.complete[node.name].outputs.get(output)
         # Not on this node: a single-node source (a database instance) is the usual case; for
         # a larger one the same replica index, then the first complete node, answers.
+        done = [n for n in progress.nodes if n.name in progress.complete]
         same = [n for n in done if n.index is not None and n.index == node.index]
         chosen = same[0] if same else (done[0] if done else None)
         return None if chosen is None else progress.complete[chosen.name].outputs.get(output)
@@ -267,11 +343,11 @@ def due(
 ) -> tuple[ResolvedDeployment, ...]:
     """What should run now, in dependency order, then node-name order within a deployment."""
     resolver = _Resolver(spec, nodes, records)
+    declared = {d.name: d for d in spec.deployments}
     result: list[ResolvedDeployment] = []
     for name in order(spec):
-        d = spec.deployment(name)
-        assert d is not None  # order() only returns declared names
-        on = targets(d.target, nodes)
+        d = declared[name]  # order() only returns declared names
+        on = resolver.targets(d.target)
         required = len(on) if d.quorum is None else min(d.quorum, len(on))
         progress = _Progress(on, {}, required)
         if DeployAction.CREATE not in d.actions:
@@ -319,9 +395,9 @@ def removals(
     """
     by_pair = {(r.deployment, r.node): r for r in records}
     own = _Resolver(spec, leaving, records)
+    declared = {d.name: d for d in spec.deployments}
     for name in order(spec):
-        d = spec.deployment(name)
-        assert d is not None
+        d = declared[name]
         on = targets(d.target, leaving)
         complete = {
             n.name: r
@@ -333,8 +409,7 @@ def removals(
         own.progress[name] = _Progress(on, complete, 0)
     result: list[ResolvedDeployment] = []
     for name in reversed(order(spec)):
-        d = spec.deployment(name)
-        assert d is not None
+        d = declared[name]
         if DeployAction.DELETE not in d.actions:
             continue
         for node in targets(d.target, leaving):

@@ -24,7 +24,7 @@ from shoal.model.enums import Scope
 from shoal.spec.collect import ProblemList, child
 from shoal.spec.fields import mapping
 from shoal.spec.params import MAX_PARAMETERS
-from shoal.spec.tree import is_mapping
+from shoal.spec.tree import is_list, is_mapping, pairs_of
 
 MAX_ENVIRONMENTS = 20
 MAX_ROLES = 100
@@ -132,5 +132,26 @@ def _role(env: Environment, role: str, body: object, path: str, out: ProblemList
     env.roles[role] = shape
 
 
-def is_environment(value: object) -> bool:
-    return is_mapping(value)
+REQUEST_KEYS = frozenset({"document", "environment"})
+
+
+def unwrap_request(data: object) -> tuple[object, list[object], bool] | None:
+    """A request body `{document: DOC, environment: [ENV, ...]}` as its parts (the list as
+    given, and whether it was a list), or None when `data` is a document itself."""
+    if not is_mapping(data):
+        return None
+    items = dict((k, v) for k, v in pairs_of(data) if isinstance(k, str))
+    if (
+        "document" not in items
+        or not set(items) <= REQUEST_KEYS
+        or len(items) != len(pairs_of(data))
+    ):
+        return None
+    if not is_mapping(items["document"]):
+        return None
+    envs = items.get("environment")
+    if envs is None:
+        return items["document"], [], True
+    if is_list(envs):
+        return items["document"], list(envs), True
+    return items["document"], [envs], False

@@ -7,17 +7,17 @@ across elements; build the model only when nothing was found.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
 from shoal.model.cluster import ClusterSpec
 from shoal.model.inventory import Inventory
-from shoal.model.problems import InvalidDocument
+from shoal.model.problems import InvalidDocument, Problem
 from shoal.spec.collect import ProblemList
 from shoal.spec.dependencies import check_dependencies
 from shoal.spec.drafts import build
-from shoal.spec.environment_native import ENVIRONMENT_PATH, read_environments
+from shoal.spec.environment_native import ENVIRONMENT_PATH, read_environments, unwrap_request
 from shoal.spec.files import read_bytes
 from shoal.spec.hot import hot_from_tree, is_hot
 from shoal.spec.inventory import read_inventory
@@ -54,6 +54,14 @@ def cluster_from_tree(
     `environments` (parsed, merged in order) give a native document's parameter values and
     remap its roles (spec/environment_native.py).
     """
+    request = unwrap_request(data)
+    if request is not None:  # {document, environment}: the API's way to give environments
+        document, given, is_list = request
+        if not is_list:
+            raise InvalidDocument(
+                [Problem(ENVIRONMENT_PATH, "expected a list of environment documents")]
+            )
+        return _prefixed(lambda: cluster_from_tree(document, inventory, [*environments, *given]))
     if is_hot(data):  # a Heat template, or Heat's stack-create body (spec/hot/)
         return hot_from_tree(data, inventory)
     out = ProblemList()
@@ -81,6 +89,21 @@ def cluster_from_tree(
     if software is not None and (software.configs or software.deployments):
         spec = replace(spec, software=build_software(software))
     return spec
+
+
+def _prefixed(load: Callable[[], ClusterSpec]) -> ClusterSpec:
+    """Problems of a wrapped document point into the request: /document/..."""
+    try:
+        return load()
+    except InvalidDocument as bad:
+        raise InvalidDocument(
+            [
+                p
+                if p.path.startswith(ENVIRONMENT_PATH)
+                else Problem("/document" + p.path, p.message)
+                for p in bad.problems
+            ]
+        ) from None
 
 
 def _drop_repeats(out: ProblemList, unresolved: frozenset[str]) -> None:

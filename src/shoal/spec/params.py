@@ -55,6 +55,8 @@ class Parameter:
     constraints: Constraints = field(default_factory=Constraints)
     value: Json = None
     has_value: bool = False
+    broken: bool = False
+    """Its value was refused (and reported): uses of it say nothing more."""
 
 
 @dataclass(slots=True)
@@ -154,6 +156,8 @@ def _parameter(name: str, body: object, path: str, out: ProblemList) -> Paramete
         if value is not None:
             p.default = value
             p.value, p.has_value = value, True
+        else:
+            p.broken = True
     return p
 
 
@@ -315,6 +319,8 @@ def apply_values(
             value = coerce(raw, p.type, where, out)
             if value is not None:
                 p.value, p.has_value = value, True
+            else:
+                p.has_value, p.broken = False, True
     for name, (raw, where) in values.items():
         p = table.get(name)
         if p is None:
@@ -324,9 +330,11 @@ def apply_values(
         value = coerce(raw, p.type, where, out)
         if value is not None:
             p.value, p.has_value = value, True
+        else:
+            p.has_value, p.broken = False, True
     for p in table.params.values():
         if p.has_value:
             source = values.get(p.name) or defaults.get(p.name)
             where = source[1] if source is not None else child(p.path, "default")
             if not check_constraints(p, p.value, where, out):
-                p.has_value = False
+                p.has_value, p.broken = False, True

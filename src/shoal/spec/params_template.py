@@ -93,6 +93,8 @@ class _Substitution:
             known = ", ".join(sorted(self.params.params)) or "none"
             self.out.add(where, f"no parameter named {describe(name)} (declared: {known})")
             return None
+        if p.broken:
+            return None
         if not p.has_value:
             self.out.add(
                 where,

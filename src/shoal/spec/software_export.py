@@ -105,3 +105,25 @@ def _deployment(d: Deployment) -> dict[str, Any]:
     if d.timeout_s != 600.0:
         out["timeout"] = int(d.timeout_s) if d.timeout_s.is_integer() else d.timeout_s
     return out
+
+
+REDACTED = "******"
+
+
+def redacted(document: Any) -> Any:
+    """A stored document as views show it: hidden parameters' values replaced by `REDACTED`.
+
+    The stored document keeps secrets (the engine reloads clusters from it); nothing that
+    answers a request or writes an event should show them.
+    """
+    if not isinstance(document, dict) or not isinstance(document.get("parameters"), dict):
+        return document
+    params = {
+        name: (
+            {**p, "default": REDACTED}
+            if isinstance(p, dict) and p.get("hidden") is True and "default" in p
+            else p
+        )
+        for name, p in document["parameters"].items()
+    }
+    return {**document, "parameters": params}

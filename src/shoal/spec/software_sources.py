@@ -120,6 +120,8 @@ def _parameter(
             "to use it as a secret",
         )
         return None
+    if p.broken:
+        return None
     if not p.has_value:
         out.add(
             at,

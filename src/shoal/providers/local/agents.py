@@ -25,6 +25,7 @@ and SHOAL_HEAT_AGENTS_SHARE point.
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import sys
 from dataclasses import dataclass
@@ -138,9 +139,11 @@ class AgentLayout:
     def log(self) -> Path:
         return self.root / LOG_NAME
 
-    def hook_dir(self, hook: str, kind: str) -> Path:
-        base = "lib" if kind == "working" else "run"
-        return self.root / "var" / base / "heat-config" / f"heat-config-{hook}"
+    def hook_working(self, hook: str) -> Path:
+        return self.root / "var" / "lib" / "heat-config" / f"heat-config-{hook}"
+
+    def hook_outputs(self, hook: str) -> Path:
+        return self.root / "var" / "run" / "heat-config" / f"heat-config-{hook}"
 
 
 def prepare(
@@ -171,7 +174,8 @@ def prepare(
                 f"backup_cachedir = {backup}",
                 "",
                 "[request]",
-                f"metadata_url = {metadata_url}",
+                # oslo.config substitutes `$name` in values; `$$` is a literal dollar.
+                f"metadata_url = {metadata_url.replace('$', '$$')}",
                 f"timeout = {request_timeout_s}",
                 "",
             ]
@@ -182,7 +186,8 @@ def prepare(
         shutil.rmtree(configure)
     configure.mkdir(parents=True)
     apply = configure / "20-os-apply-config"
-    apply.write_text(f'#!/bin/bash\nset -ue\n\nexec os-apply-config --output "{layout.root}"\n')
+    output = shlex.quote(str(layout.root))
+    apply.write_text(f"#!/bin/bash\nset -ue\n\nexec os-apply-config --output {output}\n")
     apply.chmod(0o755)
     shutil.copy2(install.share / "os-refresh-config" / "configure.d" / "55-heat-config", configure)
     template = layout.templates / "var" / "run" / "heat-config" / "heat-config"
@@ -209,11 +214,14 @@ def environment(layout: AgentLayout, install: AgentInstall, base: dict[str, str]
     env["HEAT_CONFIG_DEPLOYED_OLD"] = str(layout.deployed)
     env["HEAT_CONFIG_NOTIFY"] = str(install.share / "bin" / "heat-config-notify")
     for hook, (working, outputs) in _HOOK_DIRS.items():
-        env[working] = str(layout.hook_dir(hook, "working"))
+        env[working] = str(layout.hook_working(hook))
         if outputs:
-            env[outputs] = str(layout.hook_dir(hook, "outputs"))
+            env[outputs] = str(layout.hook_outputs(hook))
     env["HEAT_PUPPET_HIERA_DATADIR"] = str(layout.root / "etc" / "puppet" / "hieradata")
     env["HEAT_CFN_INIT_LAST_METADATA_DIR"] = str(layout.root / "var" / "cache" / "heat-cfntools")
     env["HEAT_HIERA_CONFIG"] = str(layout.root / "etc" / "puppet" / "hiera.yaml")
+    # ansible-playbook keeps its state and temporary files under its home, not the user's.
+    env["ANSIBLE_HOME"] = str(layout.root / "var" / "lib" / "ansible")
+    env["ANSIBLE_LOCAL_TEMP"] = str(layout.root / "var" / "tmp" / "ansible")
     env["PYTHONUNBUFFERED"] = "1"
     return env
