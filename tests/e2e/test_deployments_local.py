@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import yaml
 
 from tests.e2e.conftest import StartServer
 from tests.e2e.flows import MANAGED
@@ -137,3 +138,57 @@ def test_deployments_follow_a_replaced_node(start_server: StartServer, tmp_path:
         r = client.get(f"/v1/nodes/{after['lb']['id']}/deployments/lb")
         assert "rendered UPDATE" in r.json()["deployment"]["stdout"]
         assert client.post(f"/v1/hosts/{lost}/recover").status_code == 200
+
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "controller"
+
+
+def test_the_controller_example_in_both_environments(
+    start_server: StartServer, tmp_path: Path
+) -> None:
+    """Seed 003's case: one document, `-e ha.yaml` (three controllers) or `-e single.yaml`
+    (one), each deployed in order by the real agents; the balancer lists every controller."""
+    document = yaml.safe_load((EXAMPLE / "controller.yaml").read_text())
+    server = start_server(
+        home=tmp_path / "home",
+        provider="local",
+        provider_options={"port": free_port(), "agent_poll_s": 1.0},
+    )
+    with server.client() as client:
+        for env, controllers in (("ha.yaml", 3), ("single.yaml", 1)):
+            environment = yaml.safe_load((EXAMPLE / env).read_text())
+            r = client.post(
+                "/v1/clusters", json={"document": document, "environment": [environment]}
+            )
+            wait_ok(client, r)
+            cid = r.json()["cluster"]["id"]
+
+            def complete(cid: str = cid, n: int = controllers) -> list[dict[str, Any]] | None:
+                got = client.get(f"/v1/clusters/{cid}/deployments").json()["deployments"]
+                assert all(d["status"] != "FAILED" for d in got), (got, server.log_tail())
+                done = len(got) == n + 2 and all(d["status"] == "COMPLETE" for d in got)
+                return got if done else None
+
+            found = eventually(complete, timeout_s=TIMEOUT_S, every_s=0.5)
+            assert sorted({d["deployment"] for d in found}) == ["api", "balancer", "database"]
+            ended = {d["deployment"]: d["ended_at"] for d in found}
+            assert ended["database"] <= min(
+                d["started_at"] for d in found if d["deployment"] == "api"
+            )
+            listed = client.get("/v1/nodes", params={"cluster": cid}).json()["nodes"]
+            addresses = {n["address"] for n in listed if n["name"].startswith("controller")}
+            assert len(addresses) == controllers
+            lb = next(d for d in found if d["deployment"] == "balancer")
+            r = client.get(f"/v1/nodes/{lb['node_id']}/deployments/balancer")
+            assert r.status_code == 200, r.text
+            backends = r.json()["deployment"]["inputs"]["backends"]
+            assert set(backends) == addresses, (backends, addresses)
+            db = next(d for d in found if d["deployment"] == "database")
+            shown = client.get(f"/v1/nodes/{db['node_id']}/deployments/database").json()
+            assert shown["deployment"]["inputs"]["password"] == "******"
+            assert client.delete(f"/v1/clusters/{cid}").status_code == 202
+
+            def gone(cid: str = cid) -> bool:
+                return client.get(f"/v1/clusters/{cid}").status_code == 404
+
+            eventually(gone, timeout_s=TIMEOUT_S)
