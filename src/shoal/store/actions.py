@@ -102,7 +102,8 @@ def list_actions(
     if parent_id is not None:
         q = q.where(actions.c.parent_id == parent_id)
     if top_level:
-        q = q.where(actions.c.parent_id.is_(None))
+        # A software deployment's run has no parent but is no request: only with everything.
+        q = q.where(actions.c.parent_id.is_(None), actions.c.kind.not_in(SEPARATE_KINDS))
     return [ActionRecord.from_row(r) for r in conn.execute(q).mappings()]
 
 

@@ -134,9 +134,8 @@ async def _run_one(
         )
     else:
         row = await deployer.wait_row(rid, e.clock.now() + run.timeout_s)
-        if row is None:
-            why = f"no signal within {run.timeout_s:g} s"
-            finish = Finish(rid, DeploymentStatus.FAILED, None, "", why)
+        if isinstance(row, str):
+            finish = Finish(rid, DeploymentStatus.FAILED, None, "", row)
             status = DeploymentStatus.FAILED
         else:
             finish, status = None, row.status

@@ -59,6 +59,8 @@ REASON_PREFIX = "deployment "
 """Node status reasons written here start so, so a later success clears only its own."""
 _KINDS = [ActionKind.NODE_DEPLOY.value]
 _TERMINAL_ROW = (DeploymentStatus.COMPLETE, DeploymentStatus.FAILED)
+POLL_S = 0.25
+"""How often runs awaiting their agents' signals look at their rows (sooner when woken)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,7 +107,9 @@ class Deployer:
         """Action ids this engine is running: a lease of ours that ran out (a stalled heartbeat,
         a clock jump) may be claimed again, by us too, and must not start a second run."""
         self._done: list[_Outcome] = []
-        self._waiting: dict[str, tuple[float, asyncio.Future[DeploymentRow | None]]] = {}
+        self._waiting: dict[str, tuple[float, asyncio.Future[DeploymentRow | str]]] = {}
+        self._polled_at = -1e18
+        self._signalled = False
         self._signal_key: str | None = None
         self._server_key: str | None = None
         self.agent_url: str | None = None
@@ -117,6 +121,7 @@ class Deployer:
     def wake(self) -> None:
         """Something changed (a signal arrived, a cluster settled): decide again now."""
         self._dirty = True
+        self._signalled = True
         self.engine.wake()
 
     async def close(self) -> None:
@@ -148,7 +153,11 @@ class Deployer:
                 self._inflight.add(task)
                 task.add_done_callback(self._inflight.discard)
             busy |= bool(claimed)
-        if self._waiting:
+        if self._waiting and (self._signalled or mono - self._polled_at >= POLL_S):
+            # Signals reach the rows through the API (maybe another process's): look at the
+            # waiting runs' rows now and then, at once when this process took a signal.
+            self._signalled = False
+            self._polled_at = mono
             await asyncio.to_thread(self._poll_signals, e.clock.now())
         if self._done:
             batch, self._done = self._done, []
@@ -381,13 +390,14 @@ class Deployer:
     async def _await_signal(self, c: _Claimed) -> _Outcome:
         started = c.action.started_at or self.engine.clock.now()
         row = await self.wait_row(c.action.id, started + c.run.timeout_s)
-        if row is None:
-            return _failed(c, f"no signal within {c.run.timeout_s:g} s")
+        if isinstance(row, str):
+            return _failed(c, row)
         return _Outcome(c, None, row.status, row.status_code, row.stderr)
 
-    async def wait_row(self, run_id: str, deadline: float) -> DeploymentRow | None:
-        """The run's row once its signal arrived, or None when `deadline` passed first."""
-        fut: asyncio.Future[DeploymentRow | None] = asyncio.get_running_loop().create_future()
+    async def wait_row(self, run_id: str, deadline: float) -> DeploymentRow | str:
+        """The run's row once its signal arrived, or why it never will (its time ran out, its
+        node is gone)."""
+        fut: asyncio.Future[DeploymentRow | str] = asyncio.get_running_loop().create_future()
         self._waiting[run_id] = (deadline, fut)
         self.engine.wake()
         try:
@@ -400,14 +410,21 @@ class Deployer:
         waiting = dict(self._waiting)
         with self.engine.db.reading() as conn:
             rows = deployment_repo.by_actions(conn, waiting)
+            nodes = node_repo.get_nodes(conn, {r.node_id for r in rows.values()})
         for action_id, (deadline, fut) in waiting.items():
             if fut.done():
                 continue
             row = rows.get(action_id)
+            node = nodes.get(row.node_id) if row is not None else None
+            answer: DeploymentRow | str | None = None
             if row is not None and row.status in _TERMINAL_ROW:
-                fut.get_loop().call_soon_threadsafe(_resolve, fut, row)
-            elif now >= deadline or row is None:
-                fut.get_loop().call_soon_threadsafe(_resolve, fut, None)
+                answer = row
+            elif row is None or node is None or node.deleted_at is not None:
+                answer = "the node is gone"
+            elif now >= deadline:
+                answer = "no signal in time (the deployment's timeout_s)"
+            if answer is not None:
+                fut.get_loop().call_soon_threadsafe(_resolve, fut, answer)
 
     # -- finishing -----------------------------------------------------------------------------
 
@@ -479,9 +496,9 @@ class Deployer:
                 _resettle(conn, cid, now)
 
 
-def _resolve(fut: asyncio.Future[DeploymentRow | None], row: DeploymentRow | None) -> None:
+def _resolve(fut: asyncio.Future[DeploymentRow | str], answer: DeploymentRow | str) -> None:
     if not fut.done():
-        fut.set_result(row)
+        fut.set_result(answer)
 
 
 def _failed(c: _Claimed, why: str) -> _Outcome:
