@@ -155,6 +155,17 @@ def claim(
     return [ActionRecord.from_row(r) for r in conn.execute(stmt).mappings()]
 
 
+def claimable(conn: Connection, kinds: list[str], now: float) -> bool:
+    """Whether `claim(kinds=kinds)` would find anything: a read, so a loop that polls does not
+    take the write lock (SQLite's is the whole database) when there is nothing to claim."""
+    runnable = or_(
+        actions.c.status == ActionStatus.READY,
+        and_(actions.c.status == ActionStatus.RUNNING, actions.c.lease_expires_at < now),
+    )
+    q = select(actions.c.id).where(actions.c.kind.in_(kinds), runnable).limit(1)
+    return conn.execute(q).first() is not None
+
+
 def heartbeat(conn: Connection, owner: str, now: float, lease_s: float) -> int:
     res = conn.execute(
         update(actions)

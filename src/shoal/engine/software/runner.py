@@ -222,6 +222,9 @@ class Deployer:
     def _claim(self, limit: int) -> list[_Claimed]:
         e = self.engine
         now = e.clock.now()
+        with e.db.reading() as conn:
+            if not action_repo.claimable(conn, _KINDS, now):
+                return []
         with e.db.transaction() as conn:
             claimed = action_repo.claim(
                 conn,
