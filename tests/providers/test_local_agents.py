@@ -8,6 +8,8 @@ The programs are the PyPI releases and heat-agents' sdist hooks `make venv` inst
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 import subprocess
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import replace
@@ -32,7 +34,14 @@ from shoal.providers.local.agents import AgentInstall, AgentLayout, prepare
 from shoal.spec.heat_metadata import failure_reason
 
 from .agent_stub import AgentStub, agent_stub
-from .support import http_get, pid_alive, server_request, web_image, with_images
+from .support import (
+    http_get,
+    pid_alive,
+    processes_with_key,
+    server_request,
+    web_image,
+    with_images,
+)
 
 HELLO = SoftwareConfig(
     name="hello",
@@ -171,6 +180,24 @@ async def test_agents_stop_with_their_server(web: LocalProvider, stub: AgentStub
 
     await web.delete(NodeKind.SERVER, server.id)
     assert not pid_alive(agent)
+
+
+async def test_agents_die_with_a_server_process_killed_behind_shoals_back(
+    web: LocalProvider, stub: AgentStub
+) -> None:
+    """A crash of the server (here SIGKILL of its process, not through the provider) takes its
+    agents down too: a dead server must not go on running and signalling deployments."""
+    stub.deployments = [hello()]
+    server = await web.create_server(web_request(stub))
+    await stub.wait_signal(hello())
+    agent = int(server.details["agent_pid"])
+    os.kill(int(server.details["pid"]), signal.SIGKILL)
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + 30.0
+    while pid_alive(agent) and loop.time() < deadline:
+        await asyncio.sleep(0.05)
+    assert not pid_alive(agent)
+    assert processes_with_key(server.key) == []
 
 
 async def test_no_metadata_url_no_agents(web: LocalProvider) -> None:

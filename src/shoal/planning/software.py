@@ -333,9 +333,9 @@ def _action_for(d: Deployment, record: DeploymentRecord | None, want: str) -> De
         case DeploymentStatus.FAILED:
             if record.digest == want and record.attempts > d.retries:
                 return None
-            if record.action is DeployAction.DELETE:
-                return DeployAction.CREATE if DeployAction.CREATE in d.actions else None
-            return record.action if record.action in d.actions else None
+            if record.action is not DeployAction.DELETE and record.action in d.actions:
+                return record.action
+            return DeployAction.CREATE if DeployAction.CREATE in d.actions else None
 
 
 def due(

@@ -29,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import shutil
 import signal
+import sys
 import time
 import uuid
 from collections import Counter, defaultdict
@@ -50,7 +51,7 @@ from shoal.providers.base import (
     VolumeRequest,
 )
 from shoal.providers.errors import PermanentError, ProviderError, ResourceGone, TemporaryError
-from shoal.providers.local import agents, launch, processes, volumes
+from shoal.providers.local import agents, agentwatch, launch, processes, volumes
 from shoal.providers.local.hosts import FailedHosts
 from shoal.providers.local.records import Record, RecordStore, ServerRecord, VolumeRecord
 from shoal.providers.local.slots import NoFreeSlotError, SlotTable
@@ -421,13 +422,17 @@ class LocalProvider:
             return
         install = self._agents()
         layout = agents.AgentLayout.of(Path(record.workdir))
-        argv = await asyncio.to_thread(
+        chain = await asyncio.to_thread(
             agents.prepare,
             layout,
             install,
             metadata_url=record.metadata_url,
             polling_interval_s=self.agent_poll_s,
         )
+        if record.pid is None:
+            raise PermanentError(f"server {record.name} has no process for its agents to follow")
+        # Under a watcher that takes the chain down when the server's process dies.
+        argv = [sys.executable, agentwatch.__file__, "--pid", str(record.pid), "--", *chain]
         base = launch.node_env(key=record.key, resource_id=record.id)
         # What a deployment's script needs to reach its own server, as on a guest it would
         # know its own address and disk.
