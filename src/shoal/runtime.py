@@ -8,7 +8,7 @@ project with a token written to `<home>/admin-token`.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from shoal.clock import Clock, SystemClock
@@ -20,6 +20,7 @@ from shoal.placement import configure as configure_placement
 from shoal.providers.base import Provider
 from shoal.providers.registry import make_provider
 from shoal.service.clusters import ClusterService
+from shoal.service.deployments import DeploymentService
 from shoal.service.limits import QUOTA_RESOURCES, Limits
 from shoal.service.profiles import ProfileService
 from shoal.service.queries import Queries
@@ -43,6 +44,14 @@ class Runtime:
     new_admin_token: str | None
     queries: Queries
     profiles: ProfileService
+    deployments: DeploymentService = field(init=False)
+
+    def __post_init__(self) -> None:
+        # Software deployments (issue 11): listings, logs, and the agents' metadata and signals.
+        self.deployments = DeploymentService(
+            self.db, self.engine.inventory_now, self.clock, self.engine.deployer.wake
+        )
+        self.engine.deployer.agent_url = self.settings.agent_url
 
     @property
     def token_path(self) -> Path:

@@ -61,6 +61,9 @@ class Settings(BaseSettings):
     max_body_bytes: int = 2 * 1024 * 1024
     url: str | None = None
     """Talk to this Shoal server instead of running embedded (CLI)."""
+    agent_url: str | None = None
+    """Where servers' in-guest agents reach this Shoal for their software deployments
+    (metadata and signals); default: the URL `shoal server` listens on."""
     token: str | None = None
     auth: Literal["shoal", "keystone"] = "shoal"
     """shoal: Shoal's own bearer tokens; keystone: X-Auth-Token validated by Keystone."""

@@ -21,6 +21,8 @@ from shoal.settings import Settings
 async def main() -> None:
     settings = Settings()
     runtime = await Runtime.open(settings)
+    # Software deployments' agents reach this server where it listens (as `shoal server` does).
+    runtime.engine.deployer.agent_url = settings.agent_url or f"http://127.0.0.1:{settings.port}"
     app = create_app(runtime, run_engine=True)
     config = uvicorn.Config(
         app, host="127.0.0.1", port=settings.port, log_level="warning", lifespan="on"

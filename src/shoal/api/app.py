@@ -16,6 +16,7 @@ from shoal.api.keystone import KeystoneAuth
 from shoal.api.limits import BodyLimit
 from shoal.api.routes_admin import router as admin_router
 from shoal.api.routes_clusters import router as cluster_router
+from shoal.api.routes_deployments import router as deployment_router
 from shoal.api.routes_hosts import router as host_router
 from shoal.api.routes_index import router as index_router
 from shoal.api.routes_logs import router as logs_router
@@ -59,6 +60,7 @@ def create_app(runtime: Runtime, *, run_engine: bool = False) -> FastAPI:
     for router in (cluster_router, work_router, admin_router, vcluster_router, host_router):
         app.include_router(router)
     app.include_router(receiver_router)
+    app.include_router(deployment_router)  # software deployments (issue 11)
     app.include_router(quota_router)
     app.include_router(token_router)
     app.include_router(index_router)  # GET /: links to everything else

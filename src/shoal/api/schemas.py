@@ -443,3 +443,46 @@ class OneVCluster(_Out):
 class VClusterAccepted(_Out):
     vcluster: VClusterView | None = None
     action: str
+
+
+# -- software deployments (issue 11) ------------------------------------------------------------
+
+
+class DeploymentView(_Out):
+    deployment: str
+    node: str
+    node_id: str
+    config: str
+    group: str
+    action: str
+    status: str
+    status_code: int | None
+    attempts: int
+    action_id: str | None
+    started_at: str | None
+    ended_at: str | None
+
+
+class DeploymentList(_Out):
+    deployments: list[DeploymentView]
+
+
+class DeploymentLog(DeploymentView):
+    inputs: JsonObject = Field(description="Resolved inputs, secrets shown as ******.")
+    outputs: JsonObject
+    stdout: str = Field(description="The end of the run's stdout (secrets scrubbed).")
+    stderr: str
+
+
+class OneDeploymentLog(_Out):
+    deployment: DeploymentLog
+
+
+class ServerMetadata(_Out):
+    deployments: list[JsonObject] = Field(
+        description="Heat's shape: one config per deployment, with `deploy_*` inputs."
+    )
+
+
+class SignalAccepted(_Out):
+    status: str

@@ -7,6 +7,7 @@ finds for it, with `plan`'s exit codes (0 placed, 1 cannot be placed, 2 invalid)
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -17,7 +18,7 @@ from shoal.cli.documents import (
     EnvironmentOption,
     document_name,
     read_document,
-    read_template,
+    read_request,
     same_document,
 )
 from shoal.cli.errors import EXIT_OK, ApiError
@@ -40,7 +41,7 @@ async def up(
     timeout: TimeoutOption = None,
 ) -> int:
     """Create a cluster from a document and wait until it is ACTIVE (exit 0) or not (exit 1)."""
-    content, kind = read_template(document, environment) or read_document(document)
+    content, kind = read_request(document, environment)
     return await submit(
         s.client,
         "POST",
@@ -58,6 +59,7 @@ async def up(
 async def apply(
     s: Session,
     document: DocumentArg,
+    environment: EnvironmentOption = None,
     wait: WaitOption = True,
     timeout: TimeoutOption = None,
     dry_run: Annotated[
@@ -72,8 +74,8 @@ async def apply(
 ) -> int:
     """Create the document's cluster, or change the existing one to match the document."""
     if dry_run:
-        return await _dry_run(s, document)
-    content, kind = read_document(document)
+        return await _dry_run(s, document, environment)
+    content, kind = read_request(document, environment) if environment else read_document(document)
     name = document_name(content)
     path = "/v1/clusters"
     if name is not None:
@@ -104,13 +106,13 @@ async def apply(
     )
 
 
-async def _dry_run(s: Session, document: str) -> int:
+async def _dry_run(s: Session, document: str, environment: list[Path] | None) -> int:
     """What `apply` would do: the server's preview of a change to an existing cluster, or,
     when the document's cluster does not exist yet, its create plan as `shoal plan` shows it."""
     from shoal.cli.plan import place
     from shoal.cli.preview import preview
 
-    content, kind = read_document(document)
+    content, kind = read_request(document, environment) if environment else read_document(document)
     name = document_name(content)
     if name is not None:
         try:
@@ -125,7 +127,8 @@ async def _dry_run(s: Session, document: str) -> int:
         f"placed as `shoal plan` places it (Shoal places it again when it is applied):",
         markup=False,
     )
-    return place(document, content, s.output)
+    plain, _ = read_document(document)
+    return place(document, plain, s.output, environment=environment)
 
 
 @remote()

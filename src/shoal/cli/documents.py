@@ -37,6 +37,8 @@ def document_name(content: bytes) -> str | None:
         data: Any = yaml.safe_load(content)
     except yaml.YAMLError:
         return None
+    if isinstance(data, dict) and isinstance(data.get("document"), dict):
+        data = data["document"]  # {document, environment}: see read_request
     if isinstance(data, dict) and isinstance(data.get("vcluster"), dict):
         data = data["vcluster"]
     name = data.get("name") if isinstance(data, dict) else None
@@ -48,7 +50,8 @@ EnvironmentOption = Annotated[
     typer.Option(
         "--environment",
         "-e",
-        help="Heat environment file for a HOT template (repeatable; merged in order).",
+        help="Environment file (repeatable; merged in order, later wins): Heat's for a HOT "
+        "template; for a Shoal document its parameters and roles (docs/software.md).",
     ),
 ]
 
@@ -69,9 +72,9 @@ def is_hot_file(source: str) -> bool:
 def read_template(source: str, environments: list[Path] | None) -> tuple[bytes, str] | None:
     """A HOT template and its environments as Heat's stack-create body, files included.
 
-    None when `source` is not a template and no environment was given (a Shoal document).
+    None when `source` is not a template (a Shoal document, see `read_request`).
     """
-    if not environments and not is_hot_file(source):
+    if not is_hot_file(source):
         return None
     if source == "-":
         raise CliError("a HOT template with -e must be read from a file, not stdin", EXIT_INVALID)
@@ -88,6 +91,42 @@ def read_template(source: str, environments: list[Path] | None) -> tuple[bytes, 
     except InvalidDocument as bad:
         raise CliError(f"cannot read {source}: {bad}", EXIT_INVALID) from None
     return body, "application/json"
+
+
+def read_request(source: str, environments: list[Path] | None) -> tuple[bytes, str]:
+    """What `up` and `apply` send: a HOT template as Heat's stack-create body; a Shoal
+    document with environments as `{document, environment: [...]}`; else the file as it is."""
+    template = read_template(source, environments)
+    if template is not None:
+        return template
+    content, kind = read_document(source)
+    if not environments:
+        return content, kind
+    import json
+
+    body = {"document": _tree(content, source), "environment": read_environments(environments)}
+    return json.dumps(body).encode(), "application/json"
+
+
+def read_environments(environments: list[Path]) -> list[Any]:
+    """Each environment file parsed (YAML or JSON), in the order given."""
+    result = []
+    for env in environments:
+        try:
+            content = env.read_bytes()
+        except OSError as e:
+            raise CliError(f"cannot read {env}: {e.strerror or e}", EXIT_INVALID) from None
+        result.append(_tree(content, str(env)))
+    return result
+
+
+def _tree(content: bytes, source: str) -> Any:
+    import yaml
+
+    try:
+        return yaml.safe_load(content)
+    except yaml.YAMLError as e:
+        raise CliError(f"cannot read {source}: {e}", EXIT_INVALID) from None
 
 
 def same_document(content: bytes, stored: Any) -> bool:

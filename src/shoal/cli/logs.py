@@ -27,8 +27,12 @@ async def logs(
         int,
         typer.Option("--bytes", min=1, max=1024 * 1024, help="How much of the log's end."),
     ] = 64 * 1024,
+    deployment: Annotated[
+        str | None,
+        typer.Option("--deployment", "-d", help="A software deployment's stdout and stderr."),
+    ] = None,
 ) -> int:
-    """Print the end of a node's log (local provider)."""
+    """Print the end of a node's log (local provider), or a deployment's output on it."""
     nodes: list[dict[str, Any]] = (await s.client.get("/v1/nodes", cluster=cluster))["nodes"]
     found = [n for n in nodes if node in (n.get("name"), n.get("id"))]
     if not found:
@@ -36,6 +40,10 @@ async def logs(
         raise CliError(f"no node {node}{where}")
     if len(found) > 1:
         raise CliError(f"{len(found)} nodes are named {node}; say which with --cluster")
+    if deployment is not None:
+        from shoal.cli.deployments import deployment_log
+
+        return await deployment_log(s.client, str(found[0]["id"]), deployment)
     text = await s.client.get(f"/v1/nodes/{seg(str(found[0]['id']))}/log", bytes=size)
     sys.stdout.write(str(text or ""))
     sys.stdout.flush()

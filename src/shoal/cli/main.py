@@ -43,6 +43,7 @@ COMMANDS = (
     Entry("nodegroup", "nodegroup", "app", group=True),
     Entry("events", "events", "events"),
     Entry("logs", "logs", "logs"),
+    Entry("deployments", "deployments", "deployments"),
     Entry("action", "action", "app", group=True),
     Entry("project", "project", "app", group=True),
     Entry("host", "host", "app", group=True),

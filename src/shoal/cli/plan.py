@@ -14,7 +14,13 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from shoal.cli.command import Session, remote
-from shoal.cli.documents import EnvironmentOption, is_hot_file, read_document
+from shoal.cli.documents import (
+    EnvironmentOption,
+    is_hot_file,
+    read_document,
+    read_environments,
+    read_request,
+)
 from shoal.cli.errors import CliError
 from shoal.cli.output import OutputFormat, console, emit_data, report_problems
 
@@ -80,7 +86,9 @@ async def plan(
                 f"{', '.join(offline)} is for offline placement; with --cluster the "
                 "server's inventory and the document's objective are used"
             )
-        content, kind = read_document(document)
+        content, kind = (
+            read_request(document, environment) if environment else read_document(document)
+        )
         return await preview(s.client, cluster, content, kind, output)
     content, _ = read_document(document)
     return place(
@@ -118,16 +126,18 @@ def place(
     from shoal.spec import load_cluster, load_inventory_file
     from shoal.spec.hot import read_hot_files
 
+    envs = [] if is_hot_file(document) else read_environments(list(environment or []))
     try:
         inv = load_inventory_file(inventory) if inventory else default_inventory()
         notices: list[dict[str, str]] = []
-        if environment or is_hot_file(document):
+        if is_hot_file(document):
             hot = read_hot_files(Path(document), list(environment or []), inv)
             if hot.spec is None:
                 raise InvalidDocument(hot.problems)
             spec, notices = hot.spec, [n.as_dict() for n in hot.notices]
         else:
-            spec = load_cluster(content, inv, source="<stdin>" if document == "-" else document)
+            source = "<stdin>" if document == "-" else document
+            spec = load_cluster(content, inv, source=source, environments=envs)
     except InvalidDocument as bad:
         problems = [p.as_dict() for p in bad.problems]
         if output is OutputFormat.TABLE:
@@ -149,12 +159,20 @@ def place(
     chosen = ModelObjective(objective.value) if objective is not None else None
     limit = time_limit if time_limit is not None else load_settings().placement_time_limit_s
     result = solve(spec, inv, objective=chosen, seed=seed, time_limit_s=limit)
+    from shoal.cli.software_view import show_shape, show_software, software_view
+
     if output is OutputFormat.TABLE:
+        if environment and not is_hot_file(document):
+            show_shape(spec)
         show_result(result, spec.name)
+        if spec.software.deployments:
+            show_software(spec)
         for n in notices:
             console().print(f"  [yellow]ignored:[/] {n['path'] or '/'}: {n['message']}")
     else:
-        extra = {"notices": notices} if notices else {}
+        extra: dict[str, object] = {"notices": notices} if notices else {}
+        if spec.software.deployments or environment:
+            extra |= software_view(spec)
         emit_data({"cluster": spec.name, "valid": True, **result.as_dict(), **extra}, output)
     return EXIT_PLACED if result.feasible else EXIT_INFEASIBLE
 

@@ -86,6 +86,7 @@ def server(
         shown = f"[{host}]" if ":" in host else host
         scheme = "https" if tls else "http"
         url = f"{scheme}://{_reachable(shown)}:{listen}"
+        runtime.engine.deployer.agent_url = settings.agent_url or url  # issue 11: agents
         recorded = background.running(settings.home) is None
         try:
             err = screen.err()

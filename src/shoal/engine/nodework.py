@@ -119,6 +119,7 @@ async def _create(
             i["zone"],
             profile,
             server_group_hint(i.get("server_group")),
+            metadata_url=i.get("metadata_url"),  # issue 11: set by the deployer for agents
         )
         # Only the first try of an action never claimed before can be sure nothing was made.
         tries = [dataclasses.replace(req, fresh=action.attempts <= 1 and "provider_id" not in i)]

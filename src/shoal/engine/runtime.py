@@ -25,6 +25,9 @@ from shoal.engine.events import action_event, child_node_event
 from shoal.engine.manager import Manager
 from shoal.engine.nodework import NodeOutcome, RetryPolicy, run_node_action
 from shoal.engine.planner import STAGE_DONE, finish_action, plan_action
+from shoal.engine.software.decide import SoftwareOf
+from shoal.engine.software.runner import Deployer
+from shoal.engine.software.source import DocumentSoftware
 from shoal.model.enums import ActionKind, ActionStatus, NodeStatus
 from shoal.model.inventory import Inventory
 from shoal.providers.base import Provider
@@ -64,6 +67,7 @@ class Engine:
         manage: bool = True,
         manage_tick_s: float = 1.0,
         reconcile_s: float = 5.0,
+        software_of: SoftwareOf | None = None,
     ) -> None:
         self.db = db
         self.provider = provider
@@ -89,6 +93,9 @@ class Engine:
             if manage
             else None
         )
+        # Software deployments (issue 11): their own loop, see engine/software/runner.py.
+        source = DocumentSoftware(self.inventory_now)
+        self.deployer = Deployer(self, software_of or source, policies_of=source.update_policies)
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -99,6 +106,7 @@ class Engine:
             asyncio.create_task(self._forever(self._children_once), name="shoal-children"),
             asyncio.create_task(self._forever(self._flush_once), name="shoal-flush"),
             asyncio.create_task(self._forever(self._heartbeat_once), name="shoal-heartbeat"),
+            asyncio.create_task(self._forever(self.deployer.once), name="shoal-deployer"),
         ]
         if self.manager is not None:
             self._tasks.append(
@@ -116,6 +124,7 @@ class Engine:
         if self._children:
             await asyncio.gather(*self._children, return_exceptions=True)
         await self._flush_once()
+        await self.deployer.close()
         self._tasks = []
         if self.manager is not None:
             await self.manager.close()
@@ -196,6 +205,7 @@ class Engine:
             return await rolling.advance(self, action)
         if final is not None:
             self._parents.discard(action_id)
+            self.deployer.wake()  # issue 11: nodes changed; deployments may be due
             return True
         return False
 
@@ -254,6 +264,10 @@ class Engine:
 
     async def _run_child(self, action: ActionRecord, inventory: Inventory) -> None:
         try:
+            if action.kind is ActionKind.NODE_DELETE:
+                await self._before_delete(action)
+            elif action.kind is ActionKind.NODE_CREATE:
+                action = await self.deployer.with_metadata_url(action)  # issue 11: agents
             outcome = await run_node_action(
                 action, self.provider, inventory, self.retry, self.clock, self._provider_ids
             )
@@ -265,6 +279,14 @@ class Engine:
             self._slot_free.set()
         self._done.append(outcome)
         self._flush_wake.set()
+
+    async def _before_delete(self, action: ActionRecord) -> None:
+        """Issue 11: a node's DELETE deployments run before it goes; their failure is recorded
+        by the deployer and does not stop the delete."""
+        try:
+            await self.deployer.before_delete(action)
+        except Exception:
+            log.exception("DELETE deployments before %s failed; deleting anyway", action.id)
 
     async def _provider_ids(self, node_ids: list[str]) -> dict[str, str | None]:
         def read() -> dict[str, str | None]:

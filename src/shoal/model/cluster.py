@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from shoal.model.enums import Objective, Rule, Scope
+from shoal.model.members import MemberRef
 from shoal.model.policies import (
     DeletionPolicy,
     HealthPolicy,
@@ -17,6 +18,16 @@ from shoal.model.policies import (
     UpdatePolicy,
 )
 from shoal.model.profile import Profile
+from shoal.model.software import SoftwareSpec
+
+__all__ = [
+    "ClusterSpec",
+    "Grouping",
+    "Instance",
+    "MemberRef",
+    "NodeGroup",
+    "UnitPart",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,22 +85,6 @@ class Instance:
 
 
 @dataclass(frozen=True, slots=True)
-class MemberRef:
-    """A grouping member: an instance, every replica of a node group, or one part of it."""
-
-    target: str
-    part: str | None = None
-
-    def __str__(self) -> str:
-        return self.target if self.part is None else f"{self.target}/{self.part}"
-
-    @classmethod
-    def parse(cls, text: str) -> MemberRef:
-        target, sep, part = text.partition("/")
-        return cls(target, part if sep else None)
-
-
-@dataclass(frozen=True, slots=True)
 class Grouping:
     """A placement rule over members, within a failure-domain scope."""
 
@@ -124,6 +119,8 @@ class ClusterSpec:
     """Default health policy of every node group without its own."""
     deletion: DeletionPolicy | None = None
     strays: StrayHandling = StrayHandling.REPORT
+    software: SoftwareSpec = field(default_factory=SoftwareSpec)
+    """Configs and deployments run on the nodes (docs/software.md); empty by default."""
 
     def health_of(self, group: str) -> HealthPolicy | None:
         g = self.node_group(group)

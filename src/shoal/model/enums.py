@@ -117,6 +117,9 @@ class ActionKind(StrEnum):
     BARRIER = "BARRIER"
     """A no-op child that completes when everything it waits on has: dependency ordering
     between node groups without an edge per pair of nodes."""
+    NODE_DEPLOY = "NODE_DEPLOY"
+    """One software deployment on one node (issue 11); claimed and run by the engine's
+    deployer (`engine/software/`), not by the node or cluster loops."""
 
     @property
     def is_node_level(self) -> bool:

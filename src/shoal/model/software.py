@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TypeAlias
 
-from shoal.model.cluster import MemberRef
+from shoal.model.members import MemberRef
 
 Json: TypeAlias = bool | int | float | str | list["Json"] | dict[str, "Json"] | None
 """A JSON value: what an input carries and an output returns."""
@@ -231,6 +231,9 @@ class DeploymentRecord:
     """Digest of the config and resolved inputs it last ran with."""
     outputs: Mapping[str, Json] = field(default_factory=dict, hash=False)
     attempts: int = 0
+    """Runs with this digest so far (the engine starts again at 1 when the digest changes)."""
+    action: DeployAction = DeployAction.CREATE
+    """The action of the last run: what a retry repeats, and whether a DELETE already ran."""
 
 
 @dataclass(frozen=True, slots=True)

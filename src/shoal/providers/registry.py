@@ -35,6 +35,8 @@ _SIM_OPTIONS = {
     "zones": int,
     "state_path": str,
     "real_cloud": bool,
+    "deploy_s": float,
+    "deploy_failure_rate": float,
 }
 _OPENSTACK_CONNECTION = {
     "cloud": str,
@@ -115,6 +117,8 @@ def make_provider(
             seed=seed,
             state_path=state_path,
             real_cloud=bool(o.get("real_cloud", False)),
+            deploy_s=float(o.get("deploy_s", 0.0)),
+            deploy_failure_rate=float(o.get("deploy_failure_rate", 0.0)),
         )
     if name == "openstack":
         return _openstack(_convert(name, opts, _OPENSTACK_OPTIONS))

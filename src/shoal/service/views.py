@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+from shoal.spec.software_export import redacted
 from shoal.store.records import ActionRecord, ClusterRecord, EventRecord, NodeRecord
 
 
@@ -95,7 +96,7 @@ def cluster_view(c: ClusterRecord, nodes: list[NodeRecord] | None = None) -> dic
             }
             for n in nodes
         ]
-        out["document"] = doc
+        out["document"] = redacted(doc)
     return out
 
 
@@ -111,7 +112,7 @@ def action_view(a: ActionRecord) -> dict[str, Any]:
         "project": a.project_id,
         "status": str(a.status),
         "status_reason": a.status_reason,
-        "inputs": a.inputs,
+        "inputs": _inputs(a.inputs),
         "outputs": a.outputs,
         "owner": a.owner,
         "attempts": a.attempts,
@@ -138,3 +139,10 @@ def event_view(e: EventRecord) -> dict[str, Any]:
         "status": e.status,
         "message": e.message,
     }
+
+
+def _inputs(inputs: Any) -> Any:
+    """An action's inputs as shown: a rolling update's previous document without secrets."""
+    if isinstance(inputs, dict) and "previous_document" in inputs:
+        return {**inputs, "previous_document": redacted(inputs["previous_document"])}
+    return inputs

@@ -24,6 +24,7 @@ from shoal.model.policies import (
     UpdatePolicy,
 )
 from shoal.model.profile import Profile, ServerProfile
+from shoal.spec.software_export import secret_parameters, software_document
 
 
 def profile_document(p: Profile) -> dict[str, Any]:
@@ -187,4 +188,8 @@ def to_document(spec: ClusterSpec) -> dict[str, Any]:
         out["node_groups"] = [node_group_document(g) for g in spec.node_groups]
     if spec.groupings:
         out["groupings"] = [_grouping(g) for g in spec.groupings]
+    if spec.software.configs or spec.software.deployments:
+        if spec.software.secrets:
+            out["parameters"] = secret_parameters(spec.software)
+        out["software"] = software_document(spec.software)
     return out

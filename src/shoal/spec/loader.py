@@ -7,53 +7,108 @@ across elements; build the model only when nothing was found.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from shoal.model.cluster import ClusterSpec
 from shoal.model.inventory import Inventory
-from shoal.model.problems import InvalidDocument
+from shoal.model.problems import InvalidDocument, Problem
 from shoal.spec.collect import ProblemList
 from shoal.spec.dependencies import check_dependencies
 from shoal.spec.drafts import build
+from shoal.spec.environment_native import ENVIRONMENT_PATH, read_environments, unwrap_request
 from shoal.spec.files import read_bytes
 from shoal.spec.hot import hot_from_tree, is_hot
 from shoal.spec.inventory import read_inventory
 from shoal.spec.membership import check_groupings
 from shoal.spec.namespace import check_names
 from shoal.spec.native import read_native
+from shoal.spec.params_template import prepare
+from shoal.spec.software import SoftwareDraft, build_software, read_software
+from shoal.spec.software_checks import check_software
 from shoal.spec.syntax import DEFAULT_SOURCE, parse
 from shoal.spec.vcluster import is_vcluster, read_vcluster
 
 
 def load_cluster(
-    text: str | bytes, inventory: Inventory, *, source: str = DEFAULT_SOURCE
+    text: str | bytes,
+    inventory: Inventory,
+    *,
+    source: str = DEFAULT_SOURCE,
+    environments: Sequence[object] = (),
 ) -> ClusterSpec:
     """The cluster a native or vcluster document declares; InvalidDocument with every problem."""
-    return cluster_from_tree(parse(text, source), inventory)
+    return cluster_from_tree(parse(text, source), inventory, environments)
 
 
 def load_cluster_file(path: str | Path, inventory: Inventory) -> ClusterSpec:
     return load_cluster(read_bytes(path), inventory, source=str(path))
 
 
-def cluster_from_tree(data: object, inventory: Inventory) -> ClusterSpec:
-    """The cluster of an already parsed document (mappings as `Pairs` or dicts)."""
+def cluster_from_tree(
+    data: object, inventory: Inventory, environments: Sequence[object] = ()
+) -> ClusterSpec:
+    """The cluster of an already parsed document (mappings as `Pairs` or dicts).
+
+    `environments` (parsed, merged in order) give a native document's parameter values and
+    remap its roles (spec/environment_native.py).
+    """
+    request = unwrap_request(data)
+    if request is not None:  # {document, environment}: the API's way to give environments
+        document, given, is_list = request
+        if not is_list:
+            raise InvalidDocument(
+                [Problem(ENVIRONMENT_PATH, "expected a list of environment documents")]
+            )
+        return _prefixed(lambda: cluster_from_tree(document, inventory, [*environments, *given]))
     if is_hot(data):  # a Heat template, or Heat's stack-create body (spec/hot/)
         return hot_from_tree(data, inventory)
     out = ProblemList()
-    draft = (
-        read_vcluster(data, inventory, out)
-        if is_vcluster(data)
-        else read_native(data, inventory, out)
-    )
+    software: SoftwareDraft | None = None
+    if is_vcluster(data):
+        if environments:
+            out.add(ENVIRONMENT_PATH, "environments apply to native documents only")
+        draft = read_vcluster(data, inventory, out)
+    else:
+        env = read_environments(environments, out)
+        prepared = prepare(data, env, out)
+        draft = read_native(prepared.tree, inventory, out)
+        software = read_software(prepared.software, "/software", prepared.params, out)
+        _drop_repeats(out, prepared.unresolved)
     if draft is not None:
         check_names(draft, out)
         check_dependencies(draft, out)
         check_groupings(draft, out)
+        if software is not None:
+            check_software(software, draft, out)
     out.raise_if_any()
     if draft is None:  # pragma: no cover - a reader returns None only with a problem
         raise InvalidDocument(out.items)
-    return build(draft)
+    spec = build(draft)
+    if software is not None and (software.configs or software.deployments):
+        spec = replace(spec, software=build_software(software))
+    return spec
+
+
+def _prefixed(load: Callable[[], ClusterSpec]) -> ClusterSpec:
+    """Problems of a wrapped document point into the request: /document/..."""
+    try:
+        return load()
+    except InvalidDocument as bad:
+        raise InvalidDocument(
+            [
+                p
+                if p.path.startswith(ENVIRONMENT_PATH)
+                else Problem("/document" + p.path, p.message)
+                for p in bad.problems
+            ]
+        ) from None
+
+
+def _drop_repeats(out: ProblemList, unresolved: frozenset[str]) -> None:
+    if unresolved:
+        out.items = [p for p in out.items if p.path not in unresolved]
 
 
 def load_inventory(text: str | bytes, *, source: str = DEFAULT_SOURCE) -> Inventory:

@@ -16,6 +16,7 @@ from shoal.spec.collect import ProblemList, child
 from shoal.spec.drafts import ClusterDraft, GroupDraft, GroupingDraft, InstanceDraft, PartDraft
 from shoal.spec.fields import Fields, mapping
 from shoal.spec.names import NAME_RULE, is_name
+from shoal.spec.params import DISABLED
 from shoal.spec.policies import read_deletion, read_health, read_scaling, read_update
 from shoal.spec.profiles import ProfileTable, read_zone
 from shoal.spec.rules import read_rule
@@ -55,10 +56,16 @@ def read_native(data: object, inventory: Inventory, out: ProblemList) -> Cluster
     profiles = ProfileTable()
     profiles.read(f.raw("profiles"), f.at("profiles"), inventory, out)
     for value, path in f.items("instances", what="instances"):
+        if value is DISABLED:  # switched off by its condition (spec/params_template.py)
+            continue
         draft.instances.append(_instance(value, path, inventory, profiles, out))
     for value, path in f.items("node_groups", what="node groups"):
+        if value is DISABLED:
+            continue
         draft.groups.append(_group(value, path, inventory, profiles, out))
     for value, path in f.items("groupings", what="groupings"):
+        if value is DISABLED:
+            continue
         draft.groupings.append(_grouping(value, path, out))
     f.finish()
     return draft

@@ -20,6 +20,9 @@ from shoal.store.records import ActionRecord
 from shoal.store.tables import action_deps, actions
 
 NODE_KINDS = [k.value for k in ActionKind if k.is_node_level]
+# Kinds with a loop of their own (issue 11's deployer): neither the node nor the cluster loop
+# claims them; `claim(kinds=...)` does.
+SEPARATE_KINDS = [ActionKind.NODE_DEPLOY.value]
 
 
 @dataclass(slots=True)
@@ -99,7 +102,8 @@ def list_actions(
     if parent_id is not None:
         q = q.where(actions.c.parent_id == parent_id)
     if top_level:
-        q = q.where(actions.c.parent_id.is_(None))
+        # A software deployment's run has no parent but is no request: only with everything.
+        q = q.where(actions.c.parent_id.is_(None), actions.c.kind.not_in(SEPARATE_KINDS))
     return [ActionRecord.from_row(r) for r in conn.execute(q).mappings()]
 
 
@@ -112,11 +116,15 @@ def claim(
     limit: int,
     node_level: bool,
     skip_locked: bool,
+    kinds: list[str] | None = None,
 ) -> list[ActionRecord]:
     """Claim up to `limit` runnable actions: READY ones, and RUNNING ones whose lease expired."""
-    kind_filter = (
-        actions.c.kind.in_(NODE_KINDS) if node_level else actions.c.kind.not_in(NODE_KINDS)
-    )
+    if kinds is not None:
+        kind_filter = actions.c.kind.in_(kinds)
+    elif node_level:
+        kind_filter = actions.c.kind.in_(NODE_KINDS)
+    else:
+        kind_filter = actions.c.kind.not_in(NODE_KINDS + SEPARATE_KINDS)
     runnable = or_(
         actions.c.status == ActionStatus.READY,
         and_(actions.c.status == ActionStatus.RUNNING, actions.c.lease_expires_at < now),
@@ -145,6 +153,17 @@ def claim(
         .returning(*actions.c)
     )
     return [ActionRecord.from_row(r) for r in conn.execute(stmt).mappings()]
+
+
+def claimable(conn: Connection, kinds: list[str], now: float) -> bool:
+    """Whether `claim(kinds=kinds)` would find anything: a read, so a loop that polls does not
+    take the write lock (SQLite's is the whole database) when there is nothing to claim."""
+    runnable = or_(
+        actions.c.status == ActionStatus.READY,
+        and_(actions.c.status == ActionStatus.RUNNING, actions.c.lease_expires_at < now),
+    )
+    q = select(actions.c.id).where(actions.c.kind.in_(kinds), runnable).limit(1)
+    return conn.execute(q).first() is not None
 
 
 def heartbeat(conn: Connection, owner: str, now: float, lease_s: float) -> int:

@@ -274,3 +274,47 @@ senlin_receivers = Table(
     Column("receiver_id", String(36), primary_key=True),
     Column("action", String(32), nullable=False),
 )
+
+# Software deployments (issue 11): one row per deployment x node, what last ran there and how it
+# ended. The digest (config + resolved inputs) is the idempotency key: a COMPLETE row with the
+# digest a run would have is never run again. Inputs are stored with secrets redacted; stdout
+# and stderr are bounded tails; the signal secret only as its hash.
+deployments = Table(
+    "deployments",
+    metadata,
+    Column("id", String(36), primary_key=True),
+    Column("project_id", String(64), nullable=False),
+    Column("cluster_id", String(36), nullable=False),
+    Column("node_id", String(36), nullable=False),
+    Column("node_name", String(255), nullable=False),
+    Column("name", String(255), nullable=False),
+    Column("config", String(255), nullable=False),
+    Column("hook", String(32), nullable=False),
+    Column("action", String(16), nullable=False),
+    Column("status", String(16), nullable=False),
+    Column("digest", String(64), nullable=False, default=""),
+    Column("inputs", JSON, nullable=False),
+    Column("secret_inputs", JSON, nullable=False),
+    Column("outputs", JSON, nullable=False),
+    Column("stdout", Text, nullable=False, default=""),
+    Column("stderr", Text, nullable=False, default=""),
+    Column("status_code", Integer, nullable=True),
+    Column("attempts", Integer, nullable=False, default=0),
+    Column("action_id", String(36), nullable=True),
+    Column("signal_hash", String(64), nullable=False, default=""),
+    Column("created_at", Float, nullable=False),
+    Column("started_at", Float, nullable=True),
+    Column("ended_at", Float, nullable=True),
+    Index("ix_deployments_node_name", "node_id", "name", unique=True),
+    Index("ix_deployments_cluster", "cluster_id"),
+    Index("ix_deployments_action", "action_id"),
+)
+
+# Keys the API derives per-server and per-run secrets from (HMAC), created on first use, so a
+# node's metadata URL can be computed wherever it is needed without storing each secret.
+software_keys = Table(
+    "software_keys",
+    metadata,
+    Column("name", String(64), primary_key=True),
+    Column("value", String(128), nullable=False),
+)

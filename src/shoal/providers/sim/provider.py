@@ -46,6 +46,7 @@ from shoal.providers.base import (
 )
 from shoal.providers.errors import PermanentError, ResourceGone, TemporaryError
 from shoal.providers.sim.memory import MemoryState
+from shoal.providers.sim.software import SimDeployments
 from shoal.providers.sim.sqlite import SqliteState
 from shoal.providers.sim.state import ACTIVE, BUILDING, ERROR, NoCapacityError, SimRecord, SimState
 
@@ -73,6 +74,8 @@ class SimProvider:
         clock_sleep: Sleep = asyncio.sleep,
         state_path: Path | None = None,
         real_cloud: bool = False,
+        deploy_s: float = 0.0,
+        deploy_failure_rate: float = 0.0,
     ) -> None:
         if not 0.0 <= failure_rate <= 1.0:
             raise ValueError("failure_rate must be between 0 and 1")
@@ -88,6 +91,10 @@ class SimProvider:
         self._orphan_after_s = max(2 * create_latency_s, create_latency_s + 2.0)
         """How long another process's build may take before it counts as abandoned."""
         self.real_cloud = real_cloud
+        # Software deployments (issue 11): simulated, since a simulated server has no agents.
+        self.deployments: SimDeployments | None = SimDeployments(
+            clock_sleep, seconds=deploy_s, failure_rate=deploy_failure_rate, seed=seed
+        )
         self._builds: dict[str, asyncio.Event] = {}
         """Ids being built by this process; a create with the same key waits on the event."""
 

@@ -1,0 +1,100 @@
+"""Software deployments over HTTP: what ran where (users), and Heat's agent protocol (nodes).
+
+- `GET /v1/clusters/{ref}/deployments` and `GET /v1/nodes/{id}/deployments/{name}` need a
+  bearer token like everything else;
+- `GET /v1/software/servers/{node_id}/metadata?token=…` is what os-collect-config's `request`
+  collector polls, and `POST`/`PUT /v1/software/signals/{action_id}?token=…` is where
+  heat-config-notify reports a run: no bearer token, the URL's secret is the credential, and a
+  mismatch answers 404. A signal's body is bounded before it is parsed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Request
+from starlette.concurrency import run_in_threadpool
+
+from shoal.api import schemas
+from shoal.api.auth import Caller, runtime_of
+from shoal.engine.software.urls import SIGNAL_PATH, Urls
+from shoal.service.deployments import DeploymentService
+from shoal.service.errors import ServiceError
+from shoal.spec.heat_metadata import MAX_SIGNAL_BYTES
+
+router = APIRouter(
+    prefix="/v1", tags=["deployments"], responses=schemas.ERRORS, route_class=schemas.ExactRoute
+)
+
+
+class SignalTooLarge(ServiceError):
+    status = 413
+    code = "too_large"
+    title = "Signal too large"
+
+
+def deployments_of(request: Request) -> DeploymentService:
+    return runtime_of(request).deployments
+
+
+def _urls(request: Request) -> Urls:
+    return Urls(str(request.base_url).rstrip("/"))
+
+
+@router.get("/clusters/{ref}/deployments", response_model=schemas.DeploymentList)
+async def list_deployments(ref: str, request: Request, who: Caller) -> dict[str, Any]:
+    """Per deployment and node: status, action, exit code, attempts, when."""
+    rows = await run_in_threadpool(deployments_of(request).list, who, ref)
+    return {"deployments": rows}
+
+
+@router.get("/nodes/{node_id}/deployments/{name}", response_model=schemas.OneDeploymentLog)
+async def deployment_log(node_id: str, name: str, request: Request, who: Caller) -> dict[str, Any]:
+    """One deployment's last run on a node: stdout, stderr, outputs (secrets redacted)."""
+    found = await run_in_threadpool(deployments_of(request).log, who, node_id, name)
+    return {"deployment": found}
+
+
+@router.get("/software/servers/{node_id}/metadata", response_model=schemas.ServerMetadata)
+async def server_metadata(
+    node_id: str, request: Request, token: str | None = None
+) -> dict[str, Any]:
+    """The server's deployments as Heat serves them to os-collect-config."""
+    svc = deployments_of(request)
+    return await run_in_threadpool(svc.metadata, node_id, token, _urls(request))
+
+
+async def _signal(action_id: str, request: Request, token: str | None) -> dict[str, Any]:
+    body = b""
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > MAX_SIGNAL_BYTES:
+            raise SignalTooLarge(f"a signal may hold at most {MAX_SIGNAL_BYTES} bytes")
+    status = await run_in_threadpool(deployments_of(request).signal, action_id, token, body)
+    return {"status": status.value}
+
+
+_SIGNAL_DOC = schemas.raw_body(
+    "heat-config-notify's JSON: `deploy_stdout`, `deploy_stderr`, `deploy_status_code` and "
+    "the outputs at the top level."
+)
+
+
+@router.post(
+    SIGNAL_PATH.removeprefix("/v1"),
+    response_model=schemas.SignalAccepted,
+    openapi_extra=_SIGNAL_DOC,
+)
+async def signal_post(action_id: str, request: Request, token: str | None = None) -> dict[str, Any]:
+    """A deployment run finished on its node (the URL's token is the run's own secret)."""
+    return await _signal(action_id, request, token)
+
+
+@router.put(
+    SIGNAL_PATH.removeprefix("/v1"),
+    response_model=schemas.SignalAccepted,
+    openapi_extra=_SIGNAL_DOC,
+)
+async def signal_put(action_id: str, request: Request, token: str | None = None) -> dict[str, Any]:
+    """The same as POST (Heat's signal verb is configurable)."""
+    return await _signal(action_id, request, token)

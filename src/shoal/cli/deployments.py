@@ -1,0 +1,62 @@
+"""`shoal deployments CLUSTER`: per deployment and node, its status, action, when and exit code.
+
+And `deployment_log`, which `shoal logs NODE --deployment NAME` uses to print one deployment's
+last run on a node (stdout, then stderr), from `GET /v1/nodes/{id}/deployments/{name}`.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from shoal.cli.command import Session, remote, seg
+from shoal.cli.errors import EXIT_FAILED, EXIT_OK
+
+if TYPE_CHECKING:
+    from shoal.cli.client import ShoalClient
+
+
+@remote()
+async def deployments(
+    s: Session,
+    cluster: Annotated[str, typer.Argument(help="Cluster name or id.")],
+) -> int:
+    """Show the cluster's software deployments on each node (exit 1 if any FAILED)."""
+    from shoal.cli.output import console, emit_data
+    from shoal.cli.tables import status, table, text, when
+
+    found: list[dict[str, Any]] = (await s.client.get(f"/v1/clusters/{seg(cluster)}/deployments"))[
+        "deployments"
+    ]
+    if not s.table:
+        emit_data({"deployments": found}, s.output)
+    else:
+        t = table(
+            f"deployments of {cluster}",
+            ["DEPLOYMENT", "NODE", "ACTION", "STATUS", "EXIT", "ATTEMPTS", "ENDED"],
+        )
+        for d in found:
+            t.add_row(
+                text(d.get("deployment")),
+                text(d.get("node")),
+                text(d.get("action")),
+                status(d.get("status")),
+                text(d.get("status_code")),
+                text(d.get("attempts")),
+                when(d.get("ended_at") or d.get("started_at")),
+            )
+        console().print(t)
+    return EXIT_FAILED if any(d.get("status") == "FAILED" for d in found) else EXIT_OK
+
+
+async def deployment_log(client: ShoalClient, node_id: str, name: str) -> int:
+    """Print a deployment's last run on a node: stdout, then stderr (on stderr)."""
+    found = await client.get(f"/v1/nodes/{seg(node_id)}/deployments/{seg(name)}")
+    d: dict[str, Any] = found["deployment"]
+    sys.stdout.write(str(d.get("stdout") or ""))
+    sys.stdout.flush()
+    sys.stderr.write(str(d.get("stderr") or ""))
+    sys.stderr.flush()
+    return EXIT_FAILED if d.get("status") == "FAILED" else EXIT_OK

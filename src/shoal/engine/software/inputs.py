@@ -1,0 +1,79 @@
+"""What a NODE_DEPLOY action carries: the run the decider chose, typed, JSON only at the store.
+
+Inputs are stored with secrets redacted; the real values are looked up from the cluster's
+document when the node's agents fetch their metadata, and never reach the actions table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+from shoal.model.software import DeployAction, Json, ResolvedDeployment
+
+REDACTED = "******"
+
+
+@dataclass(frozen=True, slots=True)
+class DeployInputs:
+    deployment: str
+    node: str
+    """The node's name (what the resolver and the agents know it by)."""
+    action: DeployAction
+    config: str
+    hook: str
+    digest: str
+    inputs: Mapping[str, Json] = field(default_factory=dict, hash=False)
+    """Resolved values, secrets replaced by `REDACTED`."""
+    secret_inputs: tuple[str, ...] = ()
+    outputs: tuple[str, ...] = ()
+    """The config's declared outputs (a simulated run makes one of each)."""
+    timeout_s: float = 600.0
+
+    @classmethod
+    def of(cls, r: ResolvedDeployment, timeout_s: float) -> DeployInputs:
+        secret = tuple(sorted(r.secret_inputs))
+        shown = {k: (REDACTED if k in r.secret_inputs else v) for k, v in r.inputs.items()}
+        return cls(
+            deployment=r.deployment,
+            node=r.node,
+            action=r.action,
+            config=r.config.name,
+            hook=str(r.config.group),
+            digest=r.digest,
+            inputs=shown,
+            secret_inputs=secret,
+            outputs=tuple(o.name for o in r.config.outputs),
+            timeout_s=timeout_s,
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            # `node` is what the engine's node events read an action's node name from.
+            "node": self.node,
+            "deployment": self.deployment,
+            "action": self.action.value,
+            "config": self.config,
+            "hook": self.hook,
+            "digest": self.digest,
+            "inputs": dict(self.inputs),
+            "secret_inputs": list(self.secret_inputs),
+            "outputs": list(self.outputs),
+            "timeout_s": self.timeout_s,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> DeployInputs:
+        return cls(
+            deployment=str(data["deployment"]),
+            node=str(data["node"]),
+            action=DeployAction(data["action"]),
+            config=str(data["config"]),
+            hook=str(data["hook"]),
+            digest=str(data["digest"]),
+            inputs=cast(dict[str, Json], dict(data.get("inputs") or {})),
+            secret_inputs=tuple(str(s) for s in data.get("secret_inputs") or ()),
+            outputs=tuple(str(s) for s in data.get("outputs") or ()),
+            timeout_s=float(data.get("timeout_s", 600.0)),
+        )

@@ -1,0 +1,546 @@
+"""The deployer: one engine task that decides, claims, runs and finishes NODE_DEPLOY actions.
+
+Each pass:
+1. *decide* (in the engine holding the `deployer` lease, at most every `tick_s`, or at once
+   after a run finished): the NODE_DEPLOY actions now due (`decide.py`);
+2. *claim* READY NODE_DEPLOY actions (and RUNNING ones whose engine died) and, in the same
+   transaction, *publish* each run: its row goes IN_PROGRESS with the run's digest and signal
+   hash, which is what the node's metadata then serves. A run whose row already COMPLETEd with
+   the same digest, or whose own run already ended, is not run again (resuming after an engine
+   died never repeats a completed deployment);
+3. *run*: a provider that runs deployments itself (the simulated cloud) is awaited; otherwise
+   the run waits for the agents' signal to reach the row (`service/deployments.py`), up to the
+   deployment's timeout on the engine's clock;
+4. *finish*, batched in one transaction: the row, the action, the node (a failed deployment
+   puts it in WARNING with the tail of stderr; a later success clears that), events, and the
+   cluster's settled status, so failed deployments count toward its health.
+Retries are not looped here: a FAILED row is due again while its attempts allow
+(`planning.software.due`), so a retry is just another decision.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from shoal.engine import leases
+from shoal.engine.events import cluster_event, node_event
+from shoal.engine.settle import declared_nodes, settled_status
+from shoal.engine.software import secrets
+from shoal.engine.software.decide import SETTLED, PoliciesOf, SoftwareOf, decide, record
+from shoal.engine.software.inputs import DeployInputs
+from shoal.engine.software.removal import run_removals
+from shoal.engine.software.urls import Urls
+from shoal.model.enums import ActionKind, ActionStatus, NodeStatus
+from shoal.model.software import DeploymentSignal, DeploymentStatus, SoftwareSpec
+from shoal.providers.software import DeploymentRun, DeploymentRunner, RunsDeployments
+from shoal.store import actions as action_repo
+from shoal.store import clusters as cluster_repo
+from shoal.store import deployments as deployment_repo
+from shoal.store import nodes as node_repo
+from shoal.store.actions import Completion
+from shoal.store.deployments import DeploymentRow, Finish, Publish
+from shoal.store.events import NewEvent, add_events
+from shoal.store.records import ActionRecord, ClusterRecord, NodeRecord
+
+if TYPE_CHECKING:
+    from shoal.engine.runtime import Engine
+
+log = logging.getLogger("shoal.deployer")
+
+LEASE = "deployer"
+REASON_PREFIX = "deployment "
+"""Node status reasons written here start so, so a later success clears only its own."""
+_KINDS = [ActionKind.NODE_DEPLOY.value]
+_TERMINAL_ROW = (DeploymentStatus.COMPLETE, DeploymentStatus.FAILED)
+POLL_S = 0.25
+"""How often runs awaiting their agents' signals look at their rows (sooner when woken)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Claimed:
+    action: ActionRecord
+    run: DeployInputs
+    node: NodeRecord | None
+    settled: DeploymentRow | None
+    """The row when this run need not (or must not) run: already ended, or already complete
+    with the same digest."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Outcome:
+    claimed: _Claimed
+    finish: Finish | None
+    """What to write on the row; None when the row already holds the outcome."""
+    status: DeploymentStatus
+    status_code: int | None
+    stderr: str
+
+
+class Deployer:
+    def __init__(
+        self,
+        engine: Engine,
+        software_of: SoftwareOf,
+        *,
+        policies_of: PoliciesOf | None = None,
+        tick_s: float = 2.0,
+        concurrency: int = 2000,
+    ) -> None:
+        self.engine = engine
+        self.software_of = software_of
+        self.policies_of: PoliciesOf = policies_of or (lambda _c: {})
+        self._held: dict[str, set[str]] = {}
+        """Per cluster, deployments whose roll is held (an event when that starts)."""
+        self.tick_s = tick_s
+        self.concurrency = concurrency
+        self._decided_at = -1e18
+        self._dirty = True
+        self._inflight: set[asyncio.Task[None]] = set()
+        self._running: set[str] = set()
+        """Action ids this engine is running: a lease of ours that ran out (a stalled heartbeat,
+        a clock jump) may be claimed again, by us too, and must not start a second run."""
+        self._done: list[_Outcome] = []
+        self._waiting: dict[str, tuple[float, asyncio.Future[DeploymentRow | str]]] = {}
+        self._polled_at = -1e18
+        self._signalled = False
+        self._signal_key: str | None = None
+        self._server_key: str | None = None
+        self.agent_url: str | None = None
+        """Where servers' agents reach the API (set by `shoal server`); None: no agents."""
+        self._has_software: dict[str, bool] = {}
+        """Per cluster action (parent id): whether its cluster declares software (the document
+        cannot change under an action that holds the cluster's lock)."""
+
+    def wake(self) -> None:
+        """Something changed (a signal arrived, a cluster settled): decide again now."""
+        self._dirty = True
+        self._signalled = True
+        self.engine.wake()
+
+    async def close(self) -> None:
+        """Stop running: a run in flight is left RUNNING for its lease to run out (resumable)."""
+        for t in list(self._inflight):
+            t.cancel()
+        for t in list(self._inflight):
+            with contextlib.suppress(asyncio.CancelledError):
+                await t
+        e = self.engine
+        await asyncio.to_thread(leases.release, e.db, LEASE, e.id)
+
+    async def once(self) -> bool:
+        e = self.engine
+        busy = False
+        mono = time.monotonic()
+        if self._dirty or mono - self._decided_at >= self.tick_s:
+            self._dirty = False
+            self._decided_at = mono
+            busy |= await asyncio.to_thread(self._decide) > 0
+        free = self.concurrency - len(self._inflight)
+        if free > 0:
+            claimed = await asyncio.to_thread(self._claim, free)
+            for c in claimed:
+                if c.action.id in self._running:
+                    continue
+                self._running.add(c.action.id)
+                task = asyncio.create_task(self._run(c))
+                self._inflight.add(task)
+                task.add_done_callback(self._inflight.discard)
+            busy |= bool(claimed)
+        if self._waiting and (self._signalled or mono - self._polled_at >= POLL_S):
+            # Signals reach the rows through the API (maybe another process's): look at the
+            # waiting runs' rows now and then, at once when this process took a signal.
+            self._signalled = False
+            self._polled_at = mono
+            await asyncio.to_thread(self._poll_signals, e.clock.now())
+        if self._done:
+            batch, self._done = self._done, []
+            try:
+                await asyncio.to_thread(self._finish, batch)
+            except Exception:
+                self._done = batch + self._done
+                raise
+            self._running.difference_update(o.claimed.action.id for o in batch)
+            self._dirty = True
+            busy = True
+        return busy
+
+    # -- deciding ------------------------------------------------------------------------------
+
+    def _decide(self) -> int:
+        e = self.engine
+        now = e.clock.now()
+        if not leases.acquire(e.db, LEASE, e.id, now, max(e.lease_s, 3.0)):
+            return 0
+        with e.db.reading() as conn:
+            clusters = [
+                c
+                for c in cluster_repo.list_clusters(conn, None)
+                if c.status in SETTLED and c.lock_action_id is None
+            ]
+        made = 0
+        for c in clusters:
+            software = self.software_of(c)
+            if software is None or not software.deployments:
+                continue
+            try:
+                made += self._decide_one(c, software, now)
+            except Exception:
+                log.exception("deciding deployments of %s failed; next pass retries", c.name)
+        return made
+
+    def _decide_one(self, cluster: ClusterRecord, software: SoftwareSpec, now: float) -> int:
+        with self.engine.db.transaction() as conn:
+            current = cluster_repo.get_cluster(conn, cluster.id)
+            if current is None or current.lock_action_id is not None:
+                return 0
+            decision = decide(conn, current, software, self.policies_of(current))
+            newly = decision.held - self._held.get(cluster.id, set())
+            self._held[cluster.id] = decision.held
+            if newly:
+                why = ", ".join(sorted(newly))
+                decision.events.append(
+                    cluster_event(
+                        current,
+                        "WARNING",
+                        f"rolling update of deployment(s) {why} stopped: too many failed "
+                        "(the update policy's failure_threshold); fix the config to resume",
+                        level="WARNING",
+                    )
+                )
+            record(conn, decision, now)
+            return len(decision.actions)
+
+    # -- claiming and publishing ---------------------------------------------------------------
+
+    def _claim(self, limit: int) -> list[_Claimed]:
+        e = self.engine
+        now = e.clock.now()
+        with e.db.reading() as conn:
+            if not action_repo.claimable(conn, _KINDS, now):
+                return []
+        with e.db.transaction() as conn:
+            claimed = action_repo.claim(
+                conn,
+                owner=e.id,
+                now=now,
+                lease_s=e.lease_s,
+                limit=min(limit, 2000),
+                node_level=True,
+                skip_locked=not e.db.is_sqlite,
+                kinds=_KINDS,
+            )
+            if not claimed:
+                return []
+            if self._signal_key is None:
+                self._signal_key = deployment_repo.key(conn, secrets.SIGNAL_KEY)
+            nodes = node_repo.get_nodes(conn, [a.node_id for a in claimed if a.node_id])
+            rows = deployment_repo.rows_for(
+                conn, [(a.node_id or "", str(a.inputs.get("deployment"))) for a in claimed]
+            )
+            out: list[_Claimed] = []
+            publish: list[Publish] = []
+            events: list[NewEvent] = []
+            for a in claimed:
+                run = DeployInputs.from_json(a.inputs)
+                node = nodes.get(a.node_id or "")
+                row = rows.get((a.node_id or "", run.deployment))
+                settled: DeploymentRow | None = None
+                if row is not None and row.action_id == a.id:
+                    if row.status in _TERMINAL_ROW:
+                        settled = row  # its run ended before the engine that ran it died
+                elif (
+                    row is not None
+                    and row.digest == run.digest
+                    and row.status is DeploymentStatus.COMPLETE
+                ):
+                    settled = row  # already done with exactly these inputs: never twice
+                elif node is not None and node.cluster_id is not None:
+                    publish.append(self._publication(a, run, node))
+                    events.append(
+                        node_event(
+                            project_id=a.project_id,
+                            cluster_id=a.cluster_id,
+                            node_id=node.id,
+                            name=node.name,
+                            status="DEPLOYING",
+                            message=f"deployment {run.deployment} {run.action} started"
+                            + (f" (attempt {a.attempts})" if a.attempts > 1 else ""),
+                            action_id=a.id,
+                        )
+                    )
+                out.append(_Claimed(a, run, node, settled))
+            deployment_repo.publish(conn, publish, now)
+            add_events(conn, events, now)
+            return out
+
+    def _publication(self, a: ActionRecord, run: DeployInputs, node: NodeRecord) -> Publish:
+        assert node.cluster_id is not None
+        return Publish(
+            id=a.id,
+            project_id=a.project_id,
+            cluster_id=node.cluster_id,
+            node_id=node.id,
+            node_name=node.name,
+            name=run.deployment,
+            config=run.config,
+            hook=run.hook,
+            action=run.action,
+            digest=run.digest,
+            inputs=run.inputs,
+            secret_inputs=run.secret_inputs,
+            action_id=a.id,
+            signal_hash=self.signal_hash(a.id),
+        )
+
+    # -- running -------------------------------------------------------------------------------
+
+    def signal_hash(self, run_id: str) -> str:
+        return secrets.digest_of(secrets.derive(self.signal_key(), run_id))
+
+    def signal_key(self) -> str:
+        if self._signal_key is None:
+            with self.engine.db.transaction() as conn:
+                self._signal_key = deployment_repo.key(conn, secrets.SIGNAL_KEY)
+        return self._signal_key
+
+    def runner(self) -> DeploymentRunner | None:
+        p = self.engine.provider
+        return p.deployments if isinstance(p, RunsDeployments) else None
+
+    async def _run(self, c: _Claimed) -> None:
+        try:
+            outcome = await self._outcome(c)
+        except asyncio.CancelledError:
+            self._running.discard(c.action.id)
+            raise
+        except Exception as e:  # a bug must still end the action, not leave it RUNNING forever
+            log.exception("deployment action %s crashed", c.action.id)
+            outcome = _failed(c, f"internal error: {e!r}")
+        self._done.append(outcome)
+        self.engine.wake()
+
+    async def _outcome(self, c: _Claimed) -> _Outcome:
+        if c.settled is not None:
+            row = c.settled
+            return _Outcome(c, None, row.status, row.status_code, row.stderr)
+        if c.node is None or c.node.deleted_at is not None:
+            return _failed(c, "the node is gone")
+        runner = self.runner()
+        if runner is not None:
+            return await self._simulate(c, runner)
+        return await self._await_signal(c)
+
+    async def with_metadata_url(self, action: ActionRecord) -> ActionRecord:
+        """A NODE_CREATE of a server in a cluster with software, given the URL its agents poll
+        (`metadata_url` in its inputs, read by `nodework`); other actions as they are."""
+        if self.agent_url is None or action.node_id is None or action.cluster_id is None:
+            return action
+        profile = action.inputs.get("profile")
+        if isinstance(profile, dict) and profile.get("type") == "volume":
+            return action
+        key = action.parent_id or action.id
+        if key not in self._has_software:
+            self._has_software[key] = await asyncio.to_thread(self._declares, action.cluster_id)
+            if len(self._has_software) > 10_000:
+                self._has_software.clear()
+        if not self._has_software[key]:
+            return action
+        url = Urls(self.agent_url).metadata(
+            action.node_id, await asyncio.to_thread(self._server_secret, action.node_id)
+        )
+        return dataclasses.replace(action, inputs={**action.inputs, "metadata_url": url})
+
+    def _declares(self, cluster_id: str) -> bool:
+        with self.engine.db.reading() as conn:
+            cluster = cluster_repo.get_cluster(conn, cluster_id)
+        software = self.software_of(cluster) if cluster is not None else None
+        return software is not None and bool(software.deployments)
+
+    def _server_secret(self, node_id: str) -> str:
+        if self._server_key is None:
+            with self.engine.db.transaction() as conn:
+                self._server_key = deployment_repo.key(conn, secrets.SERVER_KEY)
+        return secrets.derive(self._server_key, node_id)
+
+    async def before_delete(self, action: ActionRecord) -> None:
+        """Run the DELETE deployments of the node `action` is about to delete (see removal)."""
+        await run_removals(self, action)
+
+    async def _simulate(self, c: _Claimed, runner: DeploymentRunner) -> _Outcome:
+        assert c.node is not None
+        run = DeploymentRun(
+            node=c.node.name,
+            provider_id=c.node.provider_id,
+            deployment=c.run.deployment,
+            action=c.run.action,
+            hook=c.run.hook,
+            inputs=c.run.inputs,
+            outputs=c.run.outputs,
+        )
+        try:
+            signal = await asyncio.wait_for(runner.run(run), c.run.timeout_s)
+        except TimeoutError:
+            return _failed(c, f"no signal within {c.run.timeout_s:g} s")
+        return _from_signal(c, signal)
+
+    async def _await_signal(self, c: _Claimed) -> _Outcome:
+        started = c.action.started_at or self.engine.clock.now()
+        row = await self.wait_row(c.action.id, started + c.run.timeout_s)
+        if isinstance(row, str):
+            return _failed(c, row)
+        return _Outcome(c, None, row.status, row.status_code, row.stderr)
+
+    async def wait_row(self, run_id: str, deadline: float) -> DeploymentRow | str:
+        """The run's row once its signal arrived, or why it never will (its time ran out, its
+        node is gone)."""
+        fut: asyncio.Future[DeploymentRow | str] = asyncio.get_running_loop().create_future()
+        self._waiting[run_id] = (deadline, fut)
+        self.engine.wake()
+        try:
+            return await fut
+        finally:
+            self._waiting.pop(run_id, None)
+
+    def _poll_signals(self, now: float) -> None:
+        """Resolve the runs whose signal arrived (their row ended) or whose time ran out."""
+        waiting = dict(self._waiting)
+        with self.engine.db.reading() as conn:
+            rows = deployment_repo.by_actions(conn, waiting)
+            nodes = node_repo.get_nodes(conn, {r.node_id for r in rows.values()})
+        for action_id, (deadline, fut) in waiting.items():
+            if fut.done():
+                continue
+            row = rows.get(action_id)
+            node = nodes.get(row.node_id) if row is not None else None
+            answer: DeploymentRow | str | None = None
+            if row is not None and row.status in _TERMINAL_ROW:
+                answer = row
+            elif row is None or node is None or node.deleted_at is not None:
+                answer = "the node is gone"
+            elif now >= deadline:
+                answer = "no signal in time (the deployment's timeout_s)"
+            if answer is not None:
+                fut.get_loop().call_soon_threadsafe(_resolve, fut, answer)
+
+    # -- finishing -----------------------------------------------------------------------------
+
+    def _finish(self, batch: list[_Outcome]) -> None:
+        e = self.engine
+        now = e.clock.now()
+        with e.db.transaction() as conn:
+            deployment_repo.finish(conn, [o.finish for o in batch if o.finish is not None], now)
+            done = set(
+                action_repo.complete(
+                    conn,
+                    [
+                        Completion(
+                            o.claimed.action.id,
+                            ActionStatus.SUCCEEDED
+                            if o.status is DeploymentStatus.COMPLETE
+                            else ActionStatus.FAILED,
+                            _reason(o),
+                            {"status_code": o.status_code},
+                        )
+                        for o in batch
+                    ],
+                    e.id,
+                    now,
+                )
+            )
+            mine = [o for o in batch if o.claimed.action.id in done]
+            nodes = node_repo.get_nodes(conn, [o.claimed.node.id for o in mine if o.claimed.node])
+            updates: list[dict[str, Any]] = []
+            events: list[NewEvent] = []
+            clusters: set[str] = set()
+            for o in mine:
+                n = nodes.get(o.claimed.node.id) if o.claimed.node else None
+                a = o.claimed.action
+                ok = o.status is DeploymentStatus.COMPLETE
+                events.append(
+                    node_event(
+                        project_id=a.project_id,
+                        cluster_id=a.cluster_id,
+                        node_id=a.node_id or "",
+                        name=o.claimed.run.node,
+                        status="DEPLOY_COMPLETE" if ok else "DEPLOY_FAILED",
+                        message=_reason(o),
+                        action_id=a.id,
+                        level="INFO" if ok else "ERROR",
+                    )
+                )
+                if n is None or n.deleted_at is not None:
+                    continue
+                if not ok and n.status is NodeStatus.ACTIVE:
+                    updates.append(
+                        {"node_id": n.id, "status": NodeStatus.WARNING, "status_reason": _reason(o)}
+                    )
+                elif (
+                    ok
+                    and n.status is NodeStatus.WARNING
+                    and n.status_reason.startswith(REASON_PREFIX)
+                ):
+                    updates.append(
+                        {"node_id": n.id, "status": NodeStatus.ACTIVE, "status_reason": ""}
+                    )
+                else:
+                    continue
+                if n.cluster_id is not None:
+                    clusters.add(n.cluster_id)
+            node_repo.update_nodes(conn, [dict(u, updated_at=now) for u in updates])
+            add_events(conn, events, now)
+            for cid in clusters:
+                _resettle(conn, cid, now)
+
+
+def _resolve(fut: asyncio.Future[DeploymentRow | str], answer: DeploymentRow | str) -> None:
+    if not fut.done():
+        fut.set_result(answer)
+
+
+def _failed(c: _Claimed, why: str) -> _Outcome:
+    return _Outcome(
+        c,
+        Finish(c.action.id, DeploymentStatus.FAILED, None, "", why),
+        DeploymentStatus.FAILED,
+        None,
+        why,
+    )
+
+
+def _from_signal(c: _Claimed, signal: DeploymentSignal) -> _Outcome:
+    status = DeploymentStatus.COMPLETE if signal.status_code == 0 else DeploymentStatus.FAILED
+    finish = Finish(
+        c.action.id, status, signal.status_code, signal.stdout, signal.stderr, signal.outputs
+    )
+    return _Outcome(c, finish, status, signal.status_code, signal.stderr)
+
+
+def _reason(o: _Outcome) -> str:
+    name = o.claimed.run.deployment
+    if o.status is DeploymentStatus.COMPLETE:
+        return f"{REASON_PREFIX}{name} {o.claimed.run.action} complete"
+    code = f" (exit {o.status_code})" if o.status_code is not None else ""
+    tail = o.stderr.strip()[-300:]
+    return f"{REASON_PREFIX}{name} {o.claimed.run.action} failed{code}" + (
+        f": {tail}" if tail else ""
+    )
+
+
+def _resettle(conn: Any, cluster_id: str, now: float) -> None:
+    """Judge a settled, unlocked cluster again after its nodes' deployment status changed."""
+    c = cluster_repo.get_cluster(conn, cluster_id)
+    if c is None or c.status not in SETTLED or c.lock_action_id is not None:
+        return
+    status, why = settled_status(node_repo.list_nodes(conn, c.id), declared_nodes(c.document))
+    if status is not c.status or why != c.status_reason:
+        cluster_repo.set_status(conn, c.id, status, why, now)
+
+
+RunStep = Callable[[], Awaitable[bool]]

@@ -1,0 +1,46 @@
+"""Where the deployer reads a cluster's software from: its stored document, read once per
+generation (the document changes only with a new generation); and the node groups' update
+policies, which roll config changes through in batches."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+from shoal.model.cluster import ClusterSpec
+from shoal.model.inventory import Inventory
+from shoal.model.policies import UpdatePolicy
+from shoal.model.problems import InvalidDocument
+from shoal.model.software import SoftwareSpec
+from shoal.spec import cluster_from_tree
+from shoal.store.records import ClusterRecord
+
+
+class DocumentSoftware:
+    """`SoftwareOf` over the stored documents, cached by (cluster, generation)."""
+
+    def __init__(self, inventory: Callable[[], Inventory]) -> None:
+        self._inventory = inventory
+        self._cache: dict[str, tuple[int, ClusterSpec | None]] = {}
+
+    def _spec(self, cluster: ClusterRecord) -> ClusterSpec | None:
+        cached = self._cache.get(cluster.id)
+        if cached is not None and cached[0] == cluster.generation:
+            return cached[1]
+        spec: ClusterSpec | None
+        try:
+            spec = cluster_from_tree(cluster.document, self._inventory())
+        except InvalidDocument:
+            spec = None
+        self._cache[cluster.id] = (cluster.generation, spec)
+        return spec
+
+    def __call__(self, cluster: ClusterRecord) -> SoftwareSpec | None:
+        spec = self._spec(cluster)
+        return None if spec is None else spec.software
+
+    def update_policies(self, cluster: ClusterRecord) -> Mapping[str, UpdatePolicy]:
+        """`PoliciesOf`: the node groups that declare an update policy."""
+        spec = self._spec(cluster)
+        if spec is None:
+            return {}
+        return {g.name: g.update for g in spec.node_groups if g.update is not None}

@@ -1,0 +1,40 @@
+"""Providers that run software deployments themselves instead of through in-guest agents.
+
+On `local` and `openstack` a deployment is served to the node's agents and finishes when their
+signal arrives at the API. A provider with no agents (the simulated cloud) offers a
+`DeploymentRunner` instead, and the engine awaits its answer, which has the signal's shape, so
+everything after the signal is the same code on every provider.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+from shoal.model.software import DeployAction, DeploymentSignal, Json
+
+
+@dataclass(frozen=True, slots=True)
+class DeploymentRun:
+    """One deployment on one node, as a provider without agents needs it."""
+
+    node: str
+    provider_id: str | None
+    deployment: str
+    action: DeployAction
+    hook: str
+    inputs: Mapping[str, Json]
+    outputs: tuple[str, ...]
+
+
+class DeploymentRunner(Protocol):
+    async def run(self, run: DeploymentRun) -> DeploymentSignal: ...
+
+
+@runtime_checkable
+class RunsDeployments(Protocol):
+    """A provider that runs deployments itself (`deployments` is None when it does not)."""
+
+    @property
+    def deployments(self) -> DeploymentRunner | None: ...

@@ -1,0 +1,245 @@
+"""A native document made concrete: parameters substituted, conditions applied, roles remapped.
+
+Runs on the parsed tree before the native reader, so the reader (and every check after it)
+sees an ordinary document. `{param: NAME}` is replaced by the parameter's value wherever the
+document has a value (counts, flavors, zones, …); inside a deployment's inputs it is left for
+the software reader, which turns a hidden parameter into a secret. An element switched off by
+its `condition:` is replaced by `DISABLED` in its list (so the pointers of the others stay
+true) and skipped by the reader; a deployment or config switched off is dropped.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from shoal.model.enums import Rule
+from shoal.spec.collect import ProblemList, child
+from shoal.spec.environment_native import Environment, RoleShape, Shape
+from shoal.spec.params import (
+    DISABLED,
+    MAX_VALUE_DEPTH,
+    ParameterTable,
+    apply_values,
+    read_parameters,
+)
+from shoal.spec.params_conditions import Conditions
+from shoal.spec.tree import Pairs, describe, is_list, is_mapping, pairs_of
+
+_ELEMENT_LISTS = ("node_groups", "instances", "groupings")
+_TEMPLATE_KEYS = ("parameters", "conditions", "software")
+
+
+@dataclass(slots=True)
+class Prepared:
+    tree: object
+    """The cluster part of the document, concrete."""
+    software: object | None
+    """The `software` section (parameters substituted, conditions applied), or None."""
+    params: ParameterTable = field(default_factory=ParameterTable)
+    unresolved: frozenset[str] = frozenset()
+    """Pointers of `{param: ...}` that gave no value (already reported): the readers' own
+    complaint about the missing value there would say the same thing again."""
+
+
+def prepare(data: object, env: Environment, out: ProblemList) -> Prepared:
+    """The concrete document; problems are added to `out` and the tree is still returned."""
+    if not is_mapping(data):
+        return Prepared(data, None)
+    top = pairs_of(data)
+    raw = {k: v for k, v in top if isinstance(k, str) and k in _TEMPLATE_KEYS}
+    params = read_parameters(raw.get("parameters"), "/parameters", out)
+    apply_values(params, env.parameters, env.parameter_defaults, out)
+    conditions = Conditions(raw.get("conditions"), "/conditions", params, out)
+    conditions.check_all()
+    sub = _Substitution(params, out)
+    rest = Pairs((k, v) for k, v in top if not (isinstance(k, str) and k in _TEMPLATE_KEYS))
+    tree = sub.walk(rest, "", 0)
+    assert isinstance(tree, Pairs)
+    tree = _switch_elements(tree, conditions)
+    tree = _apply_roles(tree, env, out)
+    software = raw.get("software")
+    if software is not None:
+        software = _switch_software(sub.walk(software, "/software", 0), conditions)
+    return Prepared(tree, software, params, frozenset(sub.unresolved))
+
+
+class _Substitution:
+    def __init__(self, params: ParameterTable, out: ProblemList) -> None:
+        self.params = params
+        self.out = out
+        self.unresolved: set[str] = set()
+
+    def walk(self, value: object, path: str, depth: int) -> object:
+        if depth > MAX_VALUE_DEPTH + 8:
+            self.out.add(path, f"the document nests deeper than {MAX_VALUE_DEPTH + 8} levels")
+            return None
+        if is_mapping(value):
+            items = pairs_of(value)
+            if len(items) == 1 and _is_input(path) and items[0][0] in ("param", "value"):
+                return value  # a source or an escaped literal: the software reader's
+            if len(items) == 1 and items[0][0] == "param":
+                result = self.param(items[0][1], child(path, "param"))
+                if result is None:
+                    self.unresolved.add(path)
+                return result
+            return Pairs((k, self.walk(v, child(path, str(k)), depth + 1)) for k, v in items)
+        if is_list(value):
+            return [self.walk(v, child(path, i), depth + 1) for i, v in enumerate(value)]
+        return value
+
+    def param(self, name: object, where: str) -> object:
+        p = self.params.get(name) if isinstance(name, str) else None
+        if p is None:
+            known = ", ".join(sorted(self.params.params)) or "none"
+            self.out.add(where, f"no parameter named {describe(name)} (declared: {known})")
+            return None
+        if p.broken:
+            return None
+        if not p.has_value:
+            self.out.add(
+                where,
+                f"parameter '{p.name}' has no value: give it a default, or a value in an "
+                "environment's parameters",
+            )
+            return None
+        return p.value
+
+
+def _is_input(path: str) -> bool:
+    """A deployment's input source (/software/deployments/NAME/inputs/INPUT)."""
+    parts = path.split("/")
+    return len(parts) == 6 and parts[1:3] == ["software", "deployments"] and parts[4] == "inputs"
+
+
+def _without(value: object, key: str) -> object:
+    return Pairs((k, v) for k, v in pairs_of(value) if k != key)
+
+
+def _condition_of(value: object) -> object:
+    return next((v for k, v in pairs_of(value) if k == "condition"), None)
+
+
+def _switch_elements(tree: Pairs, conditions: Conditions) -> Pairs:
+    result = Pairs()
+    for key, value in tree:
+        if key in _ELEMENT_LISTS and is_list(value):
+            items: list[object] = []
+            for i, item in enumerate(value):
+                if not is_mapping(item) or not any(k == "condition" for k, _ in pairs_of(item)):
+                    items.append(item)
+                    continue
+                where = child("", str(key), i, "condition")
+                on = conditions.switch(_condition_of(item), where)
+                items.append(_without(item, "condition") if on else DISABLED)
+            value = items
+        result.append((key, value))
+    return result
+
+
+def _switch_software(software: object, conditions: Conditions) -> object:
+    if not is_mapping(software):
+        return software
+    result = Pairs()
+    for key, section in pairs_of(software):
+        if key in ("configs", "deployments") and is_mapping(section):
+            kept = Pairs()
+            for name, body in pairs_of(section):
+                if is_mapping(body) and any(k == "condition" for k, _ in pairs_of(body)):
+                    where = child("/software", str(key), str(name), "condition")
+                    if not conditions.switch(_condition_of(body), where):
+                        continue
+                    body = _without(body, "condition")
+                kept.append((name, body))
+            section = kept
+        result.append((key, section))
+    return result
+
+
+def _field(value: object, key: str) -> object:
+    return next((v for k, v in pairs_of(value) if k == key), None)
+
+
+def _set(value: object, key: str, new: object) -> Pairs:
+    items = pairs_of(value)
+    if any(k == key for k, _ in items):
+        return Pairs((k, new if k == key else v) for k, v in items)
+    return Pairs([*items, (key, new)])
+
+
+def _apply_roles(tree: Pairs, env: Environment, out: ProblemList) -> Pairs:
+    if not env.roles:
+        return tree
+    groups = _field(tree, "node_groups")
+    new_groups: list[object] = list(groups) if is_list(groups) else []
+    extra_instances: list[object] = []
+    extra_groupings: list[object] = []
+    for i, group in enumerate(new_groups):
+        if not is_mapping(group):
+            continue
+        role = _field(group, "role")
+        shape = env.roles.get(role) if isinstance(role, str) else None
+        if shape is None:
+            continue
+        shape.used = True
+        name = _field(group, "name")
+        if shape.shape is Shape.INSTANCE:
+            if _field(group, "unit") is not None:
+                out.add(
+                    shape.path,
+                    f"node group {describe(name)} is a unit of several parts and cannot "
+                    "become one instance; give it a group shape",
+                )
+                continue
+            new_groups[i] = DISABLED
+            extra_instances.append(_as_instance(group, shape))
+            continue
+        new_groups[i] = _reshaped(group, shape)
+        if shape.anti_affinity is not None and isinstance(name, str):
+            extra_groupings.append(
+                Pairs(
+                    [
+                        ("name", f"{name}-{shape.anti_affinity}-apart"),
+                        ("members", [name]),
+                        ("rule", str(Rule.ANTI_AFFINITY)),
+                        ("scope", str(shape.anti_affinity)),
+                    ]
+                )
+            )
+    for shape in env.roles.values():
+        if not shape.used:
+            out.add(shape.path, f"no node group of the document has role '{shape.role}'")
+    result = tree
+    if is_list(groups):
+        result = _set(result, "node_groups", new_groups)
+    for key, extra in (("instances", extra_instances), ("groupings", extra_groupings)):
+        if extra:
+            current = _field(result, key)
+            result = _set(result, key, [*(current if is_list(current) else []), *extra])
+    return result
+
+
+def _reshaped(group: object, shape: RoleShape) -> object:
+    result: object = group
+    if shape.profile is not None:
+        result = _set(_without(result, "unit"), "profile", shape.profile)
+    if shape.count is not None:
+        result = _set(result, "count", shape.count)
+        low, high = _field(result, "min"), _field(result, "max")
+        if isinstance(low, int) and low > shape.count:
+            result = _set(result, "min", shape.count)
+        if isinstance(high, int) and high < shape.count:
+            result = _set(result, "max", shape.count)
+    return result
+
+
+def _as_instance(group: object, shape: RoleShape) -> Pairs:
+    """A node group written as one instance of the same name (deployments still find it)."""
+    instance = Pairs([("name", _field(group, "name"))])
+    instance.append(("profile", shape.profile or _field(group, "profile")))
+    zones = _field(group, "zones")
+    if is_list(zones) and len(zones) == 1:
+        instance.append(("zone", zones[0]))
+    depends = _field(group, "depends_on")
+    if depends is not None:
+        instance.append(("depends_on", depends))
+    return instance

@@ -1,0 +1,373 @@
+"""Deployment rows: what each software deployment last did on each node, and its secrets' keys.
+
+One row per (node, deployment). Publishing a run overwrites the row (IN_PROGRESS, the run's
+action id, digest and redacted inputs); finishing it writes the outcome only while the row still
+belongs to that run, so a late signal from an earlier run changes nothing. `attempts` counts the
+runs made with the current digest, which is what a deployment's retry limit is about.
+"""
+
+from __future__ import annotations
+
+import secrets as pysecrets
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from sqlalchemy import Connection, bindparam, insert, select, update
+from sqlalchemy.engine import RowMapping
+from sqlalchemy.exc import IntegrityError
+
+from shoal.model.enums import NodeKind, NodeStatus
+from shoal.model.software import DeployAction, DeploymentRecord, DeploymentStatus, Json
+from shoal.store.tables import deployments, nodes, software_keys
+
+TAIL_CHARS = 16_384
+"""How much of a run's stdout and stderr is kept (the end, where the error usually is)."""
+
+
+def tail(text: str, limit: int = TAIL_CHARS) -> str:
+    return text if len(text) <= limit else text[-limit:]
+
+
+@dataclass(frozen=True, slots=True)
+class DeploymentRow:
+    id: str
+    project_id: str
+    cluster_id: str
+    node_id: str
+    node_name: str
+    name: str
+    config: str
+    hook: str
+    action: DeployAction
+    status: DeploymentStatus
+    digest: str
+    inputs: Mapping[str, Json]
+    secret_inputs: tuple[str, ...]
+    outputs: Mapping[str, Json]
+    stdout: str
+    stderr: str
+    status_code: int | None
+    attempts: int
+    action_id: str | None
+    signal_hash: str
+    created_at: float
+    started_at: float | None
+    ended_at: float | None
+
+    @classmethod
+    def from_row(cls, row: RowMapping) -> DeploymentRow:
+        return cls(
+            id=row["id"],
+            project_id=row["project_id"],
+            cluster_id=row["cluster_id"],
+            node_id=row["node_id"],
+            node_name=row["node_name"],
+            name=row["name"],
+            config=row["config"],
+            hook=row["hook"],
+            action=DeployAction(row["action"]),
+            status=DeploymentStatus(row["status"]),
+            digest=row["digest"],
+            inputs=dict(row["inputs"] or {}),
+            secret_inputs=tuple(row["secret_inputs"] or ()),
+            outputs=dict(row["outputs"] or {}),
+            stdout=row["stdout"],
+            stderr=row["stderr"],
+            status_code=row["status_code"],
+            attempts=int(row["attempts"]),
+            action_id=row["action_id"],
+            signal_hash=row["signal_hash"],
+            created_at=row["created_at"],
+            started_at=row["started_at"],
+            ended_at=row["ended_at"],
+        )
+
+    def record(self) -> DeploymentRecord:
+        """The resolver's view of this row."""
+        return DeploymentRecord(
+            deployment=self.name,
+            node=self.node_name,
+            status=self.status,
+            digest=self.digest,
+            outputs=dict(self.outputs),
+            attempts=self.attempts,
+            action=self.action,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Publish:
+    """One run of a deployment on a node, made visible to the node's agents."""
+
+    id: str
+    """The row's id when a new row is made (an existing row keeps its own)."""
+    project_id: str
+    cluster_id: str
+    node_id: str
+    node_name: str
+    name: str
+    config: str
+    hook: str
+    action: DeployAction
+    digest: str
+    inputs: Mapping[str, Json]
+    secret_inputs: tuple[str, ...]
+    action_id: str
+    signal_hash: str
+
+
+@dataclass(frozen=True, slots=True)
+class Finish:
+    """How one run ended (from the agent's signal, the simulation, or a timeout)."""
+
+    action_id: str
+    status: DeploymentStatus
+    status_code: int | None
+    stdout: str = ""
+    stderr: str = ""
+    outputs: Mapping[str, Json] | None = None
+
+
+def rows_for(
+    conn: Connection, pairs: Sequence[tuple[str, str]]
+) -> dict[tuple[str, str], DeploymentRow]:
+    """The rows of these (node id, deployment) pairs."""
+    out: dict[tuple[str, str], DeploymentRow] = {}
+    nodes = sorted({p[0] for p in pairs})
+    wanted = set(pairs)
+    for start in range(0, len(nodes), 500):
+        q = select(deployments).where(deployments.c.node_id.in_(nodes[start : start + 500]))
+        for r in conn.execute(q).mappings():
+            row = DeploymentRow.from_row(r)
+            if (row.node_id, row.name) in wanted:
+                out[(row.node_id, row.name)] = row
+    return out
+
+
+def publish(conn: Connection, runs: Sequence[Publish], now: float) -> None:
+    """Mark each run IN_PROGRESS on its (node, deployment) row, making the row if needed."""
+    if not runs:
+        return
+    existing = rows_for(conn, [(p.node_id, p.name) for p in runs])
+    fresh: list[dict[str, object]] = []
+    changed: list[dict[str, object]] = []
+    for p in runs:
+        old = existing.get((p.node_id, p.name))
+        attempts = old.attempts + 1 if old is not None and old.digest == p.digest else 1
+        values: dict[str, object] = {
+            "config": p.config,
+            "hook": p.hook,
+            "action": p.action.value,
+            "status": DeploymentStatus.IN_PROGRESS.value,
+            "digest": p.digest,
+            "inputs": dict(p.inputs),
+            "secret_inputs": list(p.secret_inputs),
+            "attempts": attempts,
+            "action_id": p.action_id,
+            "signal_hash": p.signal_hash,
+            "started_at": now,
+            "ended_at": None,
+            "status_code": None,
+        }
+        if old is None:
+            fresh.append(
+                {
+                    "id": p.id,
+                    "project_id": p.project_id,
+                    "cluster_id": p.cluster_id,
+                    "node_id": p.node_id,
+                    "node_name": p.node_name,
+                    "name": p.name,
+                    "outputs": {},
+                    "stdout": "",
+                    "stderr": "",
+                    "created_at": now,
+                    **values,
+                }
+            )
+        else:
+            changed.append({"r_id": old.id, **{f"v_{k}": v for k, v in values.items()}})
+    if fresh:
+        conn.execute(insert(deployments), fresh)
+    if changed:
+        keys = [k.removeprefix("v_") for k in changed[0] if k.startswith("v_")]
+        conn.execute(
+            update(deployments)
+            .where(deployments.c.id == bindparam("r_id"))
+            .values(**{k: bindparam(f"v_{k}") for k in keys}),
+            changed,
+        )
+
+
+def finish(conn: Connection, done: Sequence[Finish], now: float) -> list[str]:
+    """Record how runs ended; only rows still on that run change. Returns those action ids."""
+    if not done:
+        return []
+    current = {
+        a: r
+        for a, r in by_actions(conn, [d.action_id for d in done]).items()
+        if r.status is DeploymentStatus.IN_PROGRESS
+    }
+    rows: list[dict[str, object]] = []
+    for d in done:
+        row = current.get(d.action_id)
+        if row is None:
+            continue
+        rows.append(
+            {
+                "r_id": row.id,
+                "r_action": d.action_id,
+                "v_status": d.status.value,
+                "v_status_code": d.status_code,
+                "v_stdout": tail(d.stdout),
+                "v_stderr": tail(d.stderr),
+                "v_outputs": dict(d.outputs) if d.outputs is not None else dict(row.outputs),
+                "v_ended_at": now,
+            }
+        )
+    if rows:
+        conn.execute(
+            update(deployments)
+            .where(
+                deployments.c.id == bindparam("r_id"),
+                deployments.c.action_id == bindparam("r_action"),
+            )
+            .values(
+                status=bindparam("v_status"),
+                status_code=bindparam("v_status_code"),
+                stdout=bindparam("v_stdout"),
+                stderr=bindparam("v_stderr"),
+                outputs=bindparam("v_outputs"),
+                ended_at=bindparam("v_ended_at"),
+            ),
+            rows,
+        )
+    return [str(r["r_action"]) for r in rows]
+
+
+def by_action(conn: Connection, action_id: str) -> DeploymentRow | None:
+    row = (
+        conn.execute(select(deployments).where(deployments.c.action_id == action_id))
+        .mappings()
+        .first()
+    )
+    return None if row is None else DeploymentRow.from_row(row)
+
+
+def by_actions(conn: Connection, action_ids: Iterable[str]) -> dict[str, DeploymentRow]:
+    ids = list(action_ids)
+    out: dict[str, DeploymentRow] = {}
+    for start in range(0, len(ids), 500):
+        q = select(deployments).where(deployments.c.action_id.in_(ids[start : start + 500]))
+        for r in conn.execute(q).mappings():
+            row = DeploymentRow.from_row(r)
+            if row.action_id is not None:
+                out[row.action_id] = row
+    return out
+
+
+def get(conn: Connection, record_id: str) -> DeploymentRow | None:
+    row = conn.execute(select(deployments).where(deployments.c.id == record_id)).mappings().first()
+    return None if row is None else DeploymentRow.from_row(row)
+
+
+def for_cluster(conn: Connection, cluster_id: str) -> list[DeploymentRow]:
+    q = (
+        select(deployments)
+        .where(deployments.c.cluster_id == cluster_id)
+        .order_by(deployments.c.name, deployments.c.node_name)
+    )
+    return [DeploymentRow.from_row(r) for r in conn.execute(q).mappings()]
+
+
+def for_node(conn: Connection, node_id: str) -> list[DeploymentRow]:
+    q = select(deployments).where(deployments.c.node_id == node_id).order_by(deployments.c.name)
+    return [DeploymentRow.from_row(r) for r in conn.execute(q).mappings()]
+
+
+def key(conn: Connection, name: str) -> str:
+    """The named secret key, made on first use (two first users agree: the insert races)."""
+    found = conn.execute(select(software_keys.c.value).where(software_keys.c.name == name)).scalar()
+    if found is not None:
+        return str(found)
+    value = pysecrets.token_hex(32)
+    try:
+        with conn.begin_nested():
+            conn.execute(insert(software_keys).values(name=name, value=value))
+    except IntegrityError:
+        pass
+    found = conn.execute(select(software_keys.c.value).where(software_keys.c.name == name)).scalar()
+    assert found is not None
+    return str(found)
+
+
+def records_for(conn: Connection, cluster_id: str) -> list[tuple[str, DeploymentRecord]]:
+    """(node id, the resolver's record) of every row of the cluster: only the columns the
+    decision reads (no inputs, no stdout/stderr), since it runs on every change."""
+    c = deployments.c
+    q = select(
+        c.node_id, c.name, c.node_name, c.status, c.digest, c.outputs, c.attempts, c.action
+    ).where(c.cluster_id == cluster_id)
+    return [
+        (
+            str(r[0]),
+            DeploymentRecord(
+                deployment=r[1],
+                node=r[2],
+                status=DeploymentStatus(r[3]),
+                digest=r[4],
+                outputs=dict(r[5] or {}),
+                attempts=int(r[6]),
+                action=DeployAction(r[7]),
+            ),
+        )
+        for r in conn.execute(q)
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class Server:
+    """A node as deployments need it (the columns `NodeFacts` are made of)."""
+
+    id: str
+    name: str
+    group_name: str
+    part: str | None
+    replica: int
+    status: NodeStatus
+    host: str | None
+    zone: str | None
+    address: str | None
+    provider_id: str | None
+
+
+def current_servers(conn: Connection, cluster_id: str) -> list[Server]:
+    """The cluster's servers standing for declared ones (not deleted, not on their way out,
+    not renamed aside), in name order."""
+    c = nodes.c
+    q = (
+        select(
+            c.id,
+            c.name,
+            c.group_name,
+            c.part,
+            c.replica,
+            c.status,
+            c.host,
+            c.zone,
+            c.address,
+            c.provider_id,
+        )
+        .where(
+            c.cluster_id == cluster_id,
+            c.deleted_at.is_(None),
+            c.kind == NodeKind.SERVER.value,
+            c.status.not_in([NodeStatus.DELETING.value, NodeStatus.DELETED.value]),
+        )
+        .order_by(c.name)
+    )
+    return [
+        Server(r[0], r[1], r[2], r[3], int(r[4] or 0), NodeStatus(r[5]), *r[6:10])
+        for r in conn.execute(q)
+        if "~" not in r[1]
+    ]
