@@ -127,8 +127,20 @@ async def _dry_run(s: Session, document: str, environment: list[Path] | None) ->
         f"placed as `shoal plan` places it (Shoal places it again when it is applied):",
         markup=False,
     )
-    plain, _ = read_document(document)
-    return place(document, plain, s.output, environment=environment)
+    return place(document, _plain(content, environment), s.output, environment=environment)
+
+
+def _plain(content: bytes, environment: list[Path] | None) -> bytes:
+    """The document itself out of what `read_request` made of it (stdin is read only once):
+    with environments a Shoal document travels as `{document, environment}`; a HOT template is
+    read again from its file by `place`."""
+    if not environment:
+        return content
+    import json
+
+    body = json.loads(content)
+    inner = body.get("document") if isinstance(body, dict) else None
+    return json.dumps(inner).encode() if inner is not None else content
 
 
 @remote()
