@@ -15,14 +15,14 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from shoal.clock import Clock
+from shoal.engine.contracts import AttachInputs, DeleteInputs, NodeInputs, NodeOutputs
 from shoal.engine.profiles import profile_from_row
-from shoal.model.enums import ActionKind, ActionStatus, NodeKind, NodeStatus
+from shoal.model.enums import ActionKind, ActionStatus, NodeStatus
 from shoal.model.inventory import Inventory
 from shoal.model.profile import ServerProfile, VolumeProfile
 from shoal.providers.base import (
     Provider,
     Resource,
-    ServerGroupHint,
     ServerRequest,
     VolumeRequest,
 )
@@ -37,7 +37,7 @@ class NodeOutcome:
     action: ActionRecord
     status: ActionStatus
     reason: str = ""
-    outputs: dict[str, Any] = field(default_factory=dict)
+    outputs: NodeOutputs = field(default_factory=NodeOutputs)
     node_update: dict[str, Any] = field(default_factory=dict)
     """Columns to set on the action's node (empty: leave the node alone)."""
     node_message: str = ""
@@ -103,25 +103,18 @@ async def _create(
     policy: RetryPolicy,
     clock: Clock,
 ) -> NodeOutcome:
-    i = action.inputs
+    i = NodeInputs.from_json(action.inputs)
     assert action.node_id is not None
     # A node without a cluster (a Senlin standalone node) is grouped under its project.
     owner = action.cluster_id or f"standalone-{action.project_id}"
-    profile = profile_from_row(i["profile"], inventory)
-    name = f"{i['cluster_name']}-{i['node']}" if i.get("cluster_name") else str(i["node"])
+    profile = profile_from_row(i.profile, inventory)
+    name = i.resource_name
+    host, zone = i.host or "", i.zone or ""
     resource: Resource
     if isinstance(profile, ServerProfile):
-        req = ServerRequest(
-            action.node_id,
-            name,
-            owner,
-            i["host"],
-            i["zone"],
-            profile,
-            server_group_hint(i.get("server_group")),
-        )
+        req = ServerRequest(action.node_id, name, owner, host, zone, profile, i.server_group)
         # Only the first try of an action never claimed before can be sure nothing was made.
-        tries = [dataclasses.replace(req, fresh=action.attempts <= 1 and "provider_id" not in i)]
+        tries = [dataclasses.replace(req, fresh=action.attempts <= 1 and not i.existing)]
 
         def create() -> Awaitable[Resource]:
             request = tries.pop() if tries else req
@@ -130,23 +123,16 @@ async def _create(
         resource = await _with_retries(create, policy, clock)
     else:
         assert isinstance(profile, VolumeProfile)
-        vreq = VolumeRequest(action.node_id, name, owner, i["host"], i["zone"], profile)
+        vreq = VolumeRequest(action.node_id, name, owner, host, zone, profile)
         resource = await _with_retries(lambda: provider.create_volume(vreq), policy, clock)
     where = f" at {resource.address}" if resource.address else ""
     return NodeOutcome(
         action,
         ActionStatus.SUCCEEDED,
-        outputs={"provider_id": resource.id, "address": resource.address},
+        outputs=NodeOutputs(resource.id, resource.address),
         node_update=_running(resource),
-        node_message=f"created on {i['host']}{where}",
+        node_message=f"created on {i.host}{where}",
     )
-
-
-def server_group_hint(row: dict[str, Any] | None) -> ServerGroupHint | None:
-    """The hint the planner stored in an action's inputs (absent in actions planned before)."""
-    if not row:
-        return None
-    return ServerGroupHint(str(row["grouping"]), str(row["policy"]), row.get("max_per_host"))
 
 
 def _running(resource: Resource) -> dict[str, Any]:
@@ -164,9 +150,9 @@ def _running(resource: Resource) -> dict[str, Any]:
 async def _delete(
     action: ActionRecord, provider: Provider, policy: RetryPolicy, clock: Clock
 ) -> NodeOutcome:
-    i = action.inputs
-    kind = NodeKind(i["kind"])
-    resource_id = i.get("provider_id")
+    i = DeleteInputs.from_json(action.inputs)
+    kind = i.kind
+    resource_id = i.provider_id
     if resource_id is None and action.cluster_id is not None:
         # The create may have reached the provider without its answer being recorded.
         found = await _with_retries(
@@ -193,7 +179,8 @@ async def _attach(
     provider_ids: Callable[[list[str]], Awaitable[dict[str, str | None]]],
 ) -> NodeOutcome:
     assert action.node_id is not None
-    server_node = str(action.inputs["server_node_id"])
+    i = AttachInputs.from_json(action.inputs)
+    server_node = i.server_node_id
     ids = await provider_ids([action.node_id, server_node])
     volume_id, server_id = ids.get(action.node_id), ids.get(server_node)
     if volume_id is None or server_id is None:
@@ -202,8 +189,8 @@ async def _attach(
     return NodeOutcome(
         action,
         ActionStatus.SUCCEEDED,
-        outputs={"server": action.inputs["server"]},
-        node_message=f"attached to {action.inputs['server']}",
+        outputs=NodeOutputs(server=i.server),
+        node_message=f"attached to {i.server}",
     )
 
 
@@ -215,8 +202,8 @@ async def _in_place(
     clock: Clock,
 ) -> NodeOutcome:
     """Reboot, or rebuild from the node's profile, keeping its id, host and address."""
-    i = action.inputs
-    server_id = i.get("provider_id")
+    i = NodeInputs.from_json(action.inputs)
+    server_id = i.provider_id
     if not server_id:
         raise PermanentError("the node has no provider resource to restart")
     sid = str(server_id)
@@ -224,7 +211,7 @@ async def _in_place(
         resource = await _with_retries(lambda: provider.reboot(sid), policy, clock)
         verb = "rebooted"
     else:
-        profile = profile_from_row(i["profile"], inventory)
+        profile = profile_from_row(i.profile, inventory)
         if not isinstance(profile, ServerProfile):
             raise PermanentError("only servers can be rebuilt")
         resource = await _with_retries(lambda: provider.rebuild(sid, profile), policy, clock)
@@ -232,7 +219,7 @@ async def _in_place(
     return NodeOutcome(
         action,
         ActionStatus.SUCCEEDED,
-        outputs={"provider_id": resource.id, "address": resource.address},
+        outputs=NodeOutputs(resource.id, resource.address),
         node_update=_running(resource),
-        node_message=f"{verb} on {i.get('host')}",
+        node_message=f"{verb} on {i.host}",
     )

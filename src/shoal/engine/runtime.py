@@ -21,10 +21,12 @@ from typing import Any, TypeVar
 
 from shoal.clock import Clock, SystemClock
 from shoal.engine import rolling
+from shoal.engine.context import EngineContext
+from shoal.engine.contracts import ClusterOutputs, Finish
 from shoal.engine.events import action_event, child_node_event
 from shoal.engine.manager import Manager
 from shoal.engine.nodework import NodeOutcome, RetryPolicy, run_node_action
-from shoal.engine.planner import STAGE_DONE, finish_action, plan_action
+from shoal.engine.planner import finish_action, plan_action
 from shoal.model.enums import ActionKind, ActionStatus, NodeStatus
 from shoal.model.inventory import Inventory
 from shoal.providers.base import Provider
@@ -84,8 +86,22 @@ class Engine:
         self._tasks: list[asyncio.Task[None]] = []
         self._children: set[asyncio.Task[None]] = set()
         self._inventory: Inventory | None = None
+        self.context = EngineContext(
+            db=db,
+            provider=provider,
+            clock=self.clock,
+            owner=self.id,
+            inventory=self.inventory,
+            refresh_inventory=self.refresh_inventory,
+            wake=self.wake,
+        )
         self.manager = (
-            Manager(self, tick_s=manage_tick_s, reconcile_s=reconcile_s, lease_s=max(lease_s, 3.0))
+            Manager(
+                self.context,
+                tick_s=manage_tick_s,
+                reconcile_s=reconcile_s,
+                lease_s=max(lease_s, 3.0),
+            )
             if manage
             else None
         )
@@ -160,7 +176,7 @@ class Engine:
         self._wake.clear()
 
     async def _db(self, fn: Callable[..., T], *args: Any) -> T:
-        return await asyncio.to_thread(fn, *args)
+        return await self.context.run_in_thread(fn, *args)
 
     # -- cluster-level actions -----------------------------------------------------------------
 
@@ -182,7 +198,7 @@ class Engine:
         if action is None or action.owner != self.id or action.status.is_terminal:
             self._parents.discard(action_id)
             return False
-        if not action.outputs.get("planned"):
+        if not ClusterOutputs.from_json(action.outputs).planned:
             inventory = await self.inventory()
             outcome = await self._db(
                 plan_action, self.db, action, inventory, self.id, self.clock.now()
@@ -192,9 +208,9 @@ class Engine:
             self._wake.set()
             return True
         final = await self._db(finish_action, self.db, action_id, self.id, self.clock.now())
-        if final == STAGE_DONE:
-            return await rolling.advance(self, action)
-        if final is not None:
+        if final is Finish.NEXT_STAGE:
+            return await rolling.advance(self.context, action)
+        if final is Finish.CLOSED:
             self._parents.discard(action_id)
             return True
         return False
@@ -296,7 +312,10 @@ class Engine:
             finished = set(
                 action_repo.complete(
                     conn,
-                    [Completion(o.action.id, o.status, o.reason, o.outputs) for o in batch],
+                    [
+                        Completion(o.action.id, o.status, o.reason, o.outputs.to_json())
+                        for o in batch
+                    ],
                     self.id,
                     now,
                 )

@@ -17,16 +17,16 @@ from typing import Any
 from sqlalchemy import Connection
 
 from shoal.clock import Clock
+from shoal.engine.contracts import Repair, RepairHow
 from shoal.engine.decide import observed_of
 from shoal.engine.planner import lock_placement
 from shoal.engine.settle import current_nodes, declared_nodes
 from shoal.engine.stale import stages_for
 from shoal.engine.submit import submit_recover
 from shoal.model.cluster import ClusterSpec
-from shoal.model.enums import ActionKind, ActionStatus, ClusterStatus, Health, NodeKind, NodeStatus
+from shoal.model.enums import ActionKind, ActionStatus, ClusterStatus, Health, NodeStatus
 from shoal.model.inventory import Inventory
 from shoal.model.nodes import Demand, expand
-from shoal.model.policies import Recovery
 from shoal.model.problems import InvalidDocument
 from shoal.placement import PlacementResult, solve
 from shoal.planning import StepKind, choose_replicas, make_plan
@@ -58,7 +58,9 @@ from shoal.store.quotas import Usage
 from shoal.store.records import ActionRecord, ClusterRecord, NodeRecord, Principal
 from shoal.store.reservations import Reserved
 
-RECOVERY_METHODS = ("recreate", "reboot", "rebuild", "replace")
+RECOVERY_METHODS = tuple(
+    str(h) for h in (RepairHow.RECREATE, RepairHow.REBOOT, RepairHow.REBUILD, RepairHow.REPLACE)
+)
 
 Mutation = Callable[[dict[str, Any], list[NodeRecord]], dict[str, Any]]
 Within = Callable[[Connection, ClusterRecord, float], None]
@@ -393,26 +395,20 @@ class ClusterService:
         if not chosen and absent <= 0:
             raise Conflict(f"no node of cluster {cluster.name} needs recovering")
         spec = self._validated(cluster.document)
-        repairs = []
+        repairs: list[Repair] = []
         for n in chosen:
-            method = how
+            method = RepairHow(how) if how is not None else None
             if method is None:
                 policy = spec.health_of(n.group_name)
-                method = (
-                    str(policy.recovery)
-                    if not nodes and policy is not None and policy.recovery is not Recovery.NONE
-                    else "recreate"
-                )
-            if n.provider_id is None or (
-                n.kind is NodeKind.VOLUME and method in ("reboot", "rebuild")
-            ):
-                method = "recreate"  # nothing to reboot or rebuild: make it
+                by_policy = RepairHow.of_policy(policy.recovery) if policy is not None else None
+                method = by_policy if not nodes and by_policy else RepairHow.RECREATE
+            method = method.fitted(n.kind, made=n.provider_id is not None)
             if n in lost:
-                method = "replace"
+                method = RepairHow.REPLACE
             why = f"host {n.host} lost" if n in lost else "requested"
-            repairs.append({"node": n.name, "how": method, "why": why})
+            repairs.append(Repair(n.name, method, why))
         if absent > 0:
-            repairs.append({"node": f"{absent} missing node(s)", "how": "create", "why": "missing"})
+            repairs.append(Repair.missing(absent))
         action_id = submit_recover(self.db, cluster, repairs, now, "recovery requested")
         if action_id is None:
             raise Conflict(
@@ -459,7 +455,7 @@ class ClusterService:
             "delete": [st.node for st in plan.of(StepKind.DELETE)],
             "attach": [{"volume": st.node, "server": st.server} for st in plan.of(StepKind.ATTACH)],
             "update_batches": [
-                {"group": st["group"], "nodes": st["nodes"]} for st in stages_for(desired, nodes)
+                {"group": st.group, "nodes": list(st.nodes)} for st in stages_for(desired, nodes)
             ],
             "soft_violations": [v.as_dict() for v in result.soft_violations],
         }
