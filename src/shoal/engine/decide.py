@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from sqlalchemy import Connection
-
 from shoal.engine.contracts import ClusterInputs, NodeInputs, Repair, RepairHow
 from shoal.model.cluster import ClusterSpec
 from shoal.model.enums import ActionKind
@@ -29,6 +27,7 @@ from shoal.planning import (
 )
 from shoal.spec import cluster_from_tree
 from shoal.store import nodes as node_repo
+from shoal.store.database import Connection
 from shoal.store.records import ClusterRecord, NodeRecord
 
 

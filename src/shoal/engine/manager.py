@@ -22,7 +22,6 @@ from typing import Any
 
 import httpx
 
-from shoal.engine import leases
 from shoal.engine.context import EngineContext
 from shoal.engine.contracts import Repair, RepairHow
 from shoal.engine.events import cluster_event, node_record_event
@@ -38,6 +37,7 @@ from shoal.providers.base import Resource, ResourceState
 from shoal.providers.errors import ProviderError
 from shoal.spec import cluster_from_tree
 from shoal.store import clusters as cluster_repo
+from shoal.store import leases
 from shoal.store import nodes as node_repo
 from shoal.store.events import NewEvent, add_events
 from shoal.store.records import ClusterRecord, NodeRecord

@@ -14,8 +14,6 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, select, update
-
 from shoal.engine.contracts import (
     AttachInputs,
     BarrierInputs,
@@ -43,10 +41,10 @@ from shoal.store import clusters as cluster_repo
 from shoal.store import nodes as node_repo
 from shoal.store import reservations as reservation_repo
 from shoal.store.actions import NewAction
-from shoal.store.database import Database
+from shoal.store.database import Connection, Database
 from shoal.store.events import add_events
+from shoal.store.placement import lock_placement
 from shoal.store.records import ActionRecord, ClusterRecord, NodeRecord
-from shoal.store.tables import placement_lock
 
 log = logging.getLogger("shoal.engine")
 
@@ -76,16 +74,6 @@ class PlanOutcome:
     planned: bool
     empty: bool
     reasons: tuple[str, ...] = ()
-
-
-def lock_placement(conn: Connection, db: Database, holder: str, now: float) -> None:
-    """Hold the placement lock until `conn`'s transaction ends (admission takes it too)."""
-    # On SQLite the transaction already holds the write lock (BEGIN IMMEDIATE).
-    if not db.is_sqlite:
-        conn.execute(select(placement_lock.c.id).where(placement_lock.c.id == 1).with_for_update())
-    conn.execute(
-        update(placement_lock).where(placement_lock.c.id == 1).values(holder=holder, updated_at=now)
-    )
 
 
 def plan_action(

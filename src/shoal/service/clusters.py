@@ -14,12 +14,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection
-
 from shoal.clock import Clock
 from shoal.engine.contracts import Repair, RepairHow
 from shoal.engine.decide import observed_of
-from shoal.engine.planner import lock_placement
 from shoal.engine.settle import current_nodes, declared_nodes
 from shoal.engine.stale import stages_for
 from shoal.engine.submit import submit_recover
@@ -51,9 +48,10 @@ from shoal.store import nodes as node_repo
 from shoal.store import quotas as quota_repo
 from shoal.store import reservations as reservation_repo
 from shoal.store.actions import NewAction
-from shoal.store.database import Database
+from shoal.store.database import Connection, Database
 from shoal.store.errors import NameTaken
 from shoal.store.events import NewEvent, add_events
+from shoal.store.placement import lock_placement
 from shoal.store.quotas import Usage
 from shoal.store.records import ActionRecord, ClusterRecord, NodeRecord, Principal
 from shoal.store.reservations import Reserved

@@ -17,8 +17,6 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import Connection
-
 from shoal.model.cluster import ClusterSpec, NodeGroup
 from shoal.model.enums import ActionKind
 from shoal.service.clusters import ClusterService, Submitted
@@ -28,6 +26,7 @@ from shoal.service.views import iso
 from shoal.spec.names import NAME_RULE, is_name
 from shoal.store import clusters as cluster_repo
 from shoal.store import receivers as repo
+from shoal.store.database import Connection
 from shoal.store.errors import NameTaken
 from shoal.store.receivers import ReceiverRecord
 from shoal.store.records import ClusterRecord, NodeRecord, Principal
