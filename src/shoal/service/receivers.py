@@ -19,6 +19,7 @@ from typing import Any
 
 from shoal.model.cluster import ClusterSpec, NodeGroup
 from shoal.model.enums import ActionKind
+from shoal.model.problems import Problem
 from shoal.service.clusters import ClusterService, Submitted
 from shoal.service.errors import Conflict, Invalid, NotFound, ServiceError
 from shoal.service.triggers import check_cooldown, check_params, effective_policy, scaled_count
@@ -176,7 +177,7 @@ class ReceiverService:
         try:
             self.clusters.admissible(who, cluster, doc)
         except ServiceError as refused:
-            refused.details = [dict(d, path=pointer) for d in refused.details]
+            refused.problems = [Problem(pointer, p.message) for p in refused.problems]
             raise
 
     def list(self, who: Principal) -> list[dict[str, Any]]:
