@@ -270,6 +270,20 @@ StepInputs = NodeInputs | DeleteInputs | AttachInputs | BarrierInputs
 """What a child action of a cluster action carries."""
 
 
+@dataclass(frozen=True, slots=True)
+class StepLabel:
+    """What every child action's inputs say, whatever its kind: the node (or step) it works on
+    and, for one that makes or restarts a node, the host — for events and reasons."""
+
+    node: str
+    host: str | None
+
+    @classmethod
+    def from_json(cls, row: Mapping[str, Any]) -> StepLabel:
+        host = row.get("host")
+        return cls(str(row.get("node", "")), str(host) if host else None)
+
+
 # -- outcomes -----------------------------------------------------------------------------------
 
 

@@ -25,6 +25,7 @@ from shoal.engine.contracts import (
     Repair,
     RollingState,
     StepInputs,
+    StepLabel,
     server_group_hint,
 )
 from shoal.engine.decide import Decision, Unplaceable, decide, node_inputs
@@ -352,7 +353,8 @@ def finish_action(db: Database, action_id: str, owner: str, now: float) -> Finis
         if failed:
             samples = action_repo.failed_children(conn, action.id)
             reason = f"{failed} step(s) failed: " + "; ".join(
-                f"{c.inputs.get('node', c.kind)}: {c.status_reason}" for c in samples
+                f"{StepLabel.from_json(c.inputs).node or c.kind}: {c.status_reason}"
+                for c in samples
             )
             final = ActionStatus.FAILED
         elif cancelled:

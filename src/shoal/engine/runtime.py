@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 from shoal.clock import Clock, SystemClock
 from shoal.engine import rolling
 from shoal.engine.context import EngineContext
-from shoal.engine.contracts import ClusterOutputs, Finish
+from shoal.engine.contracts import ClusterOutputs, Finish, StepLabel
 from shoal.engine.events import action_event, child_node_event
 from shoal.engine.manager import Manager
 from shoal.engine.nodework import NodeOutcome, RetryPolicy, run_node_action
@@ -241,7 +241,7 @@ class Engine:
             for a in claimed:
                 status = _STARTED_NODE_STATUS.get(a.kind)
                 retry = f" (attempt {a.attempts})" if a.attempts > 1 else ""
-                where = a.inputs.get("host") or "its host"
+                where = StepLabel.from_json(a.inputs).host or "its host"
                 event = child_node_event(a, str(status), f"{a.kind} started on {where}{retry}")
                 if status is None or event is None:
                     continue

@@ -1,7 +1,8 @@
 """Refusals, as types: each says what kind of refusal it is and every problem found.
 
 The service knows nothing of HTTP: a refusal has a kind (`ErrorKind`), a stable code, a title,
-a message and its problems (the `Problem` type, a JSON pointer and a sentence each). The API
+a message and its problems (`Problem` values: a JSON pointer and a sentence each, which a
+refusal may extend with facts, as a quota names its limit and use). The API
 maps kinds to status codes at its edge (`api/errors.py`), as httpx maps transport errors at its.
 """
 
@@ -27,12 +28,6 @@ class ErrorKind(enum.Enum):
     """Something the service depends on (Keystone) does not answer."""
 
 
-def _problem(p: Problem | Mapping[str, Any]) -> Problem:
-    if isinstance(p, Problem):
-        return p
-    return Problem(str(p.get("path", "")), str(p.get("message", "")))
-
-
 class ServiceError(Exception):
     kind: ClassVar[ErrorKind] = ErrorKind.BAD_REQUEST
     code = "bad_request"
@@ -46,12 +41,15 @@ class ServiceError(Exception):
     ) -> None:
         super().__init__(message)
         self.message = message
-        self.problems: list[Problem] = [_problem(p) for p in details or ()]
+        # A detail is a Problem; some refusals add facts to it (a quota's limit and use).
+        self.details: list[dict[str, Any]] = [
+            p.as_dict() if isinstance(p, Problem) else dict(p) for p in details or ()
+        ]
 
     @property
-    def details(self) -> list[dict[str, str]]:
-        """The problems as the error body shows them."""
-        return [p.as_dict() for p in self.problems]
+    def problems(self) -> list[Problem]:
+        """Where and what, for each detail."""
+        return [Problem(str(d.get("path", "")), str(d.get("message", ""))) for d in self.details]
 
     def body(self) -> dict[str, Any]:
         return {

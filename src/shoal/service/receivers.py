@@ -19,7 +19,6 @@ from typing import Any
 
 from shoal.model.cluster import ClusterSpec, NodeGroup
 from shoal.model.enums import ActionKind
-from shoal.model.problems import Problem
 from shoal.service.clusters import ClusterService, Submitted
 from shoal.service.errors import Conflict, Invalid, NotFound, ServiceError
 from shoal.service.triggers import check_cooldown, check_params, effective_policy, scaled_count
@@ -177,7 +176,7 @@ class ReceiverService:
         try:
             self.clusters.admissible(who, cluster, doc)
         except ServiceError as refused:
-            refused.problems = [Problem(pointer, p.message) for p in refused.problems]
+            refused.details = [dict(d, path=pointer) for d in refused.details]
             raise
 
     def list(self, who: Principal) -> list[dict[str, Any]]:
