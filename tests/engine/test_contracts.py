@@ -10,13 +10,14 @@ from shoal.engine.contracts import (
     DeleteInputs,
     NodeInputs,
     NodeOutputs,
+    NodeUpdate,
     Repair,
     RepairHow,
     RollingPhase,
     RollingStage,
     RollingState,
 )
-from shoal.model.enums import NodeKind
+from shoal.model.enums import NodeKind, NodeStatus
 from shoal.model.policies import Recovery
 from shoal.providers.base import ServerGroupHint
 
@@ -104,3 +105,18 @@ def test_rolling_state_round_trips_inside_the_outputs() -> None:
         "rollback": False,
     }
     assert RollingState.from_json(old) == RollingState((stage,))
+
+
+def test_a_node_update_sets_only_its_columns() -> None:
+    assert NodeUpdate.running("p1", None).columns() == {
+        "status": NodeStatus.ACTIVE,
+        "status_reason": "",
+        "provider_id": "p1",
+        "address": None,
+        "health": "UNKNOWN",
+        "health_reason": "",
+    }
+    assert NodeUpdate(NodeStatus.DELETED, deleted_at=5.0).columns() == {
+        "status": NodeStatus.DELETED,
+        "deleted_at": 5.0,
+    }

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from shoal.model.enums import NodeKind
+from shoal.model.enums import NodeKind, NodeStatus
 from shoal.model.policies import Recovery
 from shoal.providers.base import ServerGroupHint
 
@@ -301,6 +301,43 @@ class NodeOutputs:
         if self.provider_id is None:
             return {}
         return {"provider_id": self.provider_id, "address": self.address}
+
+
+@dataclass(frozen=True, slots=True)
+class NodeUpdate:
+    """What a node action changes on its node's row (None: leave the column alone)."""
+
+    status: NodeStatus | None = None
+    status_reason: str | None = None
+    provider_id: str | None = None
+    address: str | None = None
+    health: str | None = None
+    health_reason: str | None = None
+    deleted_at: float | None = None
+    clear_address: bool = False
+    """Set `address` even to None (a resource that runs without one)."""
+
+    @classmethod
+    def running(cls, provider_id: str, address: str | None) -> NodeUpdate:
+        """A node whose resource runs: new health checks start from UNKNOWN."""
+        return cls(NodeStatus.ACTIVE, "", provider_id, address, "UNKNOWN", "", clear_address=True)
+
+    def columns(self) -> JSON:
+        """The columns to set, for the store's node update."""
+        out: JSON = {}
+        for name in (
+            "status",
+            "status_reason",
+            "provider_id",
+            "address",
+            "health",
+            "health_reason",
+            "deleted_at",
+        ):
+            value = getattr(self, name)
+            if value is not None or (name == "address" and self.clear_address):
+                out[name] = value
+        return out
 
 
 class Finish(enum.Enum):

@@ -12,10 +12,10 @@ import contextlib
 import dataclasses
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from shoal.clock import Clock
-from shoal.engine.contracts import AttachInputs, DeleteInputs, NodeInputs, NodeOutputs
+from shoal.engine.contracts import AttachInputs, DeleteInputs, NodeInputs, NodeOutputs, NodeUpdate
 from shoal.engine.profiles import profile_from_row
 from shoal.model.enums import ActionKind, ActionStatus, NodeStatus
 from shoal.model.inventory import Inventory
@@ -38,7 +38,7 @@ class NodeOutcome:
     status: ActionStatus
     reason: str = ""
     outputs: NodeOutputs = field(default_factory=NodeOutputs)
-    node_update: dict[str, Any] = field(default_factory=dict)
+    node_update: NodeUpdate | None = None
     """Columns to set on the action's node (empty: leave the node alone)."""
     node_message: str = ""
 
@@ -88,9 +88,9 @@ async def run_node_action(
         return NodeOutcome(action, ActionStatus.SUCCEEDED)
     except ProviderError as e:
         reason = str(e) + (f" ({e.fault})" if e.fault else "")
-        update: dict[str, Any] = {}
+        update = None
         if action.kind is not ActionKind.BARRIER and action.node_id:
-            update = {"status": NodeStatus.ERROR, "status_reason": reason}
+            update = NodeUpdate(NodeStatus.ERROR, reason)
         return NodeOutcome(
             action, ActionStatus.FAILED, reason, node_update=update, node_message=reason
         )
@@ -130,21 +130,9 @@ async def _create(
         action,
         ActionStatus.SUCCEEDED,
         outputs=NodeOutputs(resource.id, resource.address),
-        node_update=_running(resource),
+        node_update=NodeUpdate.running(resource.id, resource.address),
         node_message=f"created on {i.host}{where}",
     )
-
-
-def _running(resource: Resource) -> dict[str, Any]:
-    """A node's columns once its resource runs: new health checks start from UNKNOWN."""
-    return {
-        "status": NodeStatus.ACTIVE,
-        "status_reason": "",
-        "provider_id": resource.id,
-        "address": resource.address,
-        "health": "UNKNOWN",
-        "health_reason": "",
-    }
 
 
 async def _delete(
@@ -166,7 +154,7 @@ async def _delete(
     return NodeOutcome(
         action,
         ActionStatus.SUCCEEDED,
-        node_update={"status": NodeStatus.DELETED, "deleted_at": clock.now()},
+        node_update=NodeUpdate(NodeStatus.DELETED, deleted_at=clock.now()),
         node_message="deleted",
     )
 
@@ -220,6 +208,6 @@ async def _in_place(
         action,
         ActionStatus.SUCCEEDED,
         outputs=NodeOutputs(resource.id, resource.address),
-        node_update=_running(resource),
+        node_update=NodeUpdate.running(resource.id, resource.address),
         node_message=f"{verb} on {i.host}",
     )

@@ -329,11 +329,15 @@ class Engine:
                 if a.kind is ActionKind.BARRIER:
                     continue
                 level = "INFO" if o.status is ActionStatus.SUCCEEDED else "ERROR"
-                if o.node_update and a.node_id:
-                    updates.append({"node_id": a.node_id, **o.node_update, "updated_at": now})
+                if o.node_update is not None and a.node_id:
+                    updates.append(
+                        {"node_id": a.node_id, **o.node_update.columns(), "updated_at": now}
+                    )
                 event = child_node_event(
                     a,
-                    str(o.node_update.get("status", o.status)),
+                    str(
+                        o.node_update.status if o.node_update and o.node_update.status else o.status
+                    ),
                     o.node_message or o.reason or str(o.status),
                     level,
                 )
