@@ -12,7 +12,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from shoal.model.problems import pointer
-from shoal.service.errors import ServiceError, Unauthorized
+from shoal.service.errors import ErrorKind, ServiceError, Unauthorized
 
 log = logging.getLogger("shoal.api")
 
@@ -39,6 +39,22 @@ _TITLES = {
     415: ("unsupported_media_type", "Unsupported media type"),
     422: ("invalid_request", "Invalid request"),
 }
+
+
+HTTP_STATUS = {
+    ErrorKind.BAD_REQUEST: 400,
+    ErrorKind.INVALID: 422,
+    ErrorKind.NOT_FOUND: 404,
+    ErrorKind.CONFLICT: 409,
+    ErrorKind.FORBIDDEN: 403,
+    ErrorKind.UNAUTHORIZED: 401,
+    ErrorKind.UNAVAILABLE: 503,
+}
+"""The service's refusals by kind, as HTTP: the one place their status codes are chosen."""
+
+
+def http_status(exc: ServiceError) -> int:
+    return HTTP_STATUS[exc.kind]
 
 
 def error_body(
@@ -73,7 +89,7 @@ def install(app: FastAPI) -> None:
         headers = None
         if isinstance(exc, Unauthorized):
             headers = {"WWW-Authenticate": exc.challenge or "Bearer"}
-        return ErrorJSON(exc.body(), status_code=exc.status, headers=headers)
+        return ErrorJSON(exc.body(), status_code=http_status(exc), headers=headers)
 
     @app.exception_handler(RequestValidationError)
     async def _validation(_: Request, exc: RequestValidationError) -> JSONResponse:

@@ -20,7 +20,6 @@ from typing import Any
 from keystoneauth1 import session as ks_session
 from keystoneauth1.exceptions import ClientException
 from keystoneauth1.identity import v3
-from sqlalchemy.exc import IntegrityError
 
 from shoal.service.errors import Unauthorized
 from shoal.settings import Settings
@@ -117,13 +116,9 @@ class KeystoneAuth:
         """Shoal's tables refer to projects: the first call of a Keystone project records it."""
         if who.project_id in self._known_projects:
             return
-        try:
-            with self.db.transaction() as conn:
-                auth_repo.ensure_project(
-                    conn, who.project_id, f"keystone:{who.project_id}", time.time()
-                )
-        except IntegrityError:  # a concurrent first call recorded it
-            pass
+        auth_repo.remember_project(
+            self.db, who.project_id, f"keystone:{who.project_id}", time.time()
+        )
         with self._lock:
             self._known_projects.add(who.project_id)
 

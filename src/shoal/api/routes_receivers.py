@@ -15,6 +15,7 @@ from starlette.concurrency import run_in_threadpool
 
 from shoal.api import schemas
 from shoal.api.auth import Caller, runtime_of
+from shoal.api.errors import http_status
 from shoal.api.responses import accepted
 from shoal.api.routes_clusters import json_object
 from shoal.service.receivers import ReceiverService
@@ -76,5 +77,7 @@ async def trigger(
         sub = await run_in_threadpool(svc.trigger, receiver_id, token)
     except Cooldown as e:
         wait = max(0, math.ceil(e.ends_at - svc.clock.now()))
-        return JSONResponse(e.body(), status_code=e.status, headers={"Retry-After": str(wait)})
+        return JSONResponse(
+            e.body(), status_code=http_status(e), headers={"Retry-After": str(wait)}
+        )
     return accepted(sub, response)

@@ -3,6 +3,8 @@
 A vcluster is a Shoal cluster created from the blueprint's document; its instances are the
 cluster's nodes and its groupings the cluster's groupings. `tenant_id` must be the caller's
 project (an admin may name any project); anything else is 404, as for a missing cluster.
+The routes are async (one reads the raw body); every database read runs in the thread pool,
+never on the event loop.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ router = APIRouter(
 
 
 def _tenant(request: Request, who: Principal, tenant_id: str) -> Principal:
+    """The project a route acts on (reads the database: call it in the thread pool)."""
     if tenant_id == who.project_id:
         return who
     if who.is_admin:
@@ -42,6 +45,8 @@ def _tenant(request: Request, who: Principal, tenant_id: str) -> Principal:
 
 
 def vcluster_view(request: Request, c: ClusterRecord) -> dict[str, Any]:
+    """A vcluster's answer with its instances (reads the database: call it in the thread
+    pool)."""
     rt = runtime_of(request)
     with rt.db.reading() as conn:
         nodes = node_repo.list_nodes(conn, c.id)
@@ -86,7 +91,7 @@ async def create_vcluster(
     tenant_id: str, request: Request, response: Response, who: Caller
 ) -> dict[str, Any]:
     rt = runtime_of(request)
-    tenant = _tenant(request, who, tenant_id)
+    tenant = await run_in_threadpool(_tenant, request, who, tenant_id)
     sub = await run_in_threadpool(rt.service.create, tenant, await request.body())
     view = await run_in_threadpool(vcluster_view, request, sub.cluster)
     response.headers["Location"] = f"/v1/actions/{sub.action.id}"
@@ -96,9 +101,13 @@ async def create_vcluster(
 @router.get("", response_model=schemas.VClusterList)
 async def list_vclusters(tenant_id: str, request: Request, who: Caller) -> dict[str, Any]:
     rt = runtime_of(request)
-    tenant = _tenant(request, who, tenant_id)
-    with rt.db.reading() as conn:
-        found = cluster_repo.list_clusters(conn, tenant.project_id)
+    tenant = await run_in_threadpool(_tenant, request, who, tenant_id)
+
+    def read() -> list[ClusterRecord]:
+        with rt.db.reading() as conn:
+            return cluster_repo.list_clusters(conn, tenant.project_id)
+
+    found = await run_in_threadpool(read)
     return {"vclusters": [{"id": c.id, "name": c.name, "status": str(c.status)} for c in found]}
 
 
@@ -107,7 +116,7 @@ async def get_vcluster(
     tenant_id: str, vcluster_id: str, request: Request, who: Caller
 ) -> dict[str, Any]:
     rt = runtime_of(request)
-    tenant = _tenant(request, who, tenant_id)
+    tenant = await run_in_threadpool(_tenant, request, who, tenant_id)
     c = await run_in_threadpool(rt.queries.cluster_record, tenant, vcluster_id)
     return {"vcluster": await run_in_threadpool(vcluster_view, request, c)}
 
@@ -121,7 +130,7 @@ async def delete_vcluster(
     tenant_id: str, vcluster_id: str, request: Request, response: Response, who: Caller
 ) -> dict[str, Any]:
     rt = runtime_of(request)
-    tenant = _tenant(request, who, tenant_id)
+    tenant = await run_in_threadpool(_tenant, request, who, tenant_id)
     sub = await run_in_threadpool(rt.service.delete, tenant, vcluster_id)
     response.headers["Location"] = f"/v1/actions/{sub.action.id}"
     return {"action": sub.action.id}

@@ -9,10 +9,8 @@ name at once; the renamed node is deleted by the same plan.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
-from sqlalchemy import Connection
-
+from shoal.engine.contracts import ClusterInputs, NodeInputs, Repair, RepairHow
 from shoal.model.cluster import ClusterSpec
 from shoal.model.enums import ActionKind
 from shoal.model.inventory import Inventory
@@ -29,7 +27,8 @@ from shoal.planning import (
 )
 from shoal.spec import cluster_from_tree
 from shoal.store import nodes as node_repo
-from shoal.store.records import ActionRecord, ClusterRecord, NodeRecord
+from shoal.store.database import Connection
+from shoal.store.records import ClusterRecord, NodeRecord
 
 
 class Unplaceable(Exception):
@@ -114,11 +113,12 @@ def place(
 
 def decide(
     conn: Connection,
-    action: ActionRecord,
+    kind: ActionKind,
+    inputs: ClusterInputs,
     cluster: ClusterRecord,
     nodes: list[NodeRecord],
     inventory: Inventory,
-    stage: list[dict[str, Any]] | None = None,
+    stage: tuple[Repair, ...] | None = None,
     retire_first: bool = False,
 ) -> Decision:
     """The plan for `action`; with `stage`, the plan of one batch of repairs (a rolling
@@ -130,12 +130,13 @@ def decide(
         return _recover(
             conn, stage, cluster, declared, nodes, inventory, attached, deps, retire_first
         )
-    if action.kind is ActionKind.CLUSTER_DELETE:
+    if kind is ActionKind.CLUSTER_DELETE:
         return Decision(make_plan(None, {}, {}, observed_of(nodes), attached, deps), spec=declared)
-    if action.kind is ActionKind.CLUSTER_RECOVER:
-        repairs = list(action.inputs.get("repairs", []))
-        return _recover(conn, repairs, cluster, declared, nodes, inventory, attached, deps)
-    victims = list(action.inputs.get("victims", []))
+    if kind is ActionKind.CLUSTER_RECOVER:
+        return _recover(
+            conn, inputs.repairs or (), cluster, declared, nodes, inventory, attached, deps
+        )
+    victims = list(inputs.victims or ())
     desired, hosts, zones = place(conn, cluster, declared, nodes, nodes, inventory, victims)
     plan = make_plan(desired, hosts, zones, observed_of(nodes), attached, deps)
     return Decision(plan, hosts, zones, spec=declared)
@@ -155,7 +156,7 @@ def component(name: str, nodes: list[NodeRecord]) -> set[str]:
 
 def _recover(
     conn: Connection,
-    repairs: list[dict[str, Any]],
+    repairs: tuple[Repair, ...],
     cluster: ClusterRecord,
     declared: ClusterSpec,
     nodes: list[NodeRecord],
@@ -165,13 +166,13 @@ def _recover(
     retire_first: bool = False,
 ) -> Decision:
     by_name = {n.name: n for n in nodes}
-    how: dict[str, str] = {}
+    how: dict[str, RepairHow] = {}
     for r in repairs:
-        if r.get("node") in by_name:
-            how[str(r["node"])] = str(r.get("how", "replace"))
+        if r.node in by_name:
+            how[r.node] = r.how
     replaced: set[str] = set()
     for name, h in how.items():
-        if h == "replace":
+        if h is RepairHow.REPLACE:
             replaced |= component(name, nodes)
     kept = [n for n in nodes if n.name not in replaced]
     desired, hosts, zones = place(conn, cluster, declared, kept, nodes, inventory, [])
@@ -191,30 +192,35 @@ def _recover(
         for name in sorted(replaced)
     ]
 
-    def pick(kind: str) -> list[str]:
-        return sorted(n for n, h in how.items() if h == kind and n not in replaced)
+    def pick(kind: RepairHow) -> list[str]:
+        return sorted(n for n, h in how.items() if h is kind and n not in replaced)
 
-    in_place = pick("recreate") + pick("reboot") + pick("rebuild")
+    recreate, reboot, rebuild = (
+        pick(RepairHow.RECREATE),
+        pick(RepairHow.REBOOT),
+        pick(RepairHow.REBUILD),
+    )
     add_repairs(
         plan,
         retire=retire,
-        recreate=pick("recreate"),
-        reboot=pick("reboot"),
-        rebuild=pick("rebuild"),
+        recreate=recreate,
+        reboot=reboot,
+        rebuild=rebuild,
         attached=attached,
         retire_first=retire_first,
     )
-    return Decision(plan, hosts, zones, renames, in_place, spec=declared)
+    return Decision(plan, hosts, zones, renames, recreate + reboot + rebuild, spec=declared)
 
 
-def node_inputs(node: NodeRecord, cluster_name: str) -> dict[str, Any]:
+def node_inputs(node: NodeRecord, cluster_name: str) -> NodeInputs:
     """What a provider call on an existing node needs, from its row alone."""
-    return {
-        "node": node.name,
-        "cluster_name": cluster_name,
-        "kind": str(node.kind),
-        "host": node.host,
-        "zone": node.zone,
-        "profile": node.profile,
-        "provider_id": node.provider_id,
-    }
+    return NodeInputs(
+        node=node.name,
+        cluster_name=cluster_name,
+        kind=node.kind,
+        host=node.host,
+        zone=node.zone,
+        profile=node.profile,
+        provider_id=node.provider_id,
+        existing=True,
+    )

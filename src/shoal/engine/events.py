@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from shoal.engine.contracts import StepLabel
 from shoal.store.events import NewEvent
 from shoal.store.records import ActionRecord, ClusterRecord, NodeRecord
 
@@ -91,7 +92,7 @@ def child_node_event(
         project_id=a.project_id,
         cluster_id=a.cluster_id,
         node_id=a.node_id,
-        name=str(a.inputs.get("node", "")),
+        name=StepLabel.from_json(a.inputs).node,
         status=status,
         message=message,
         action_id=a.id,

@@ -18,30 +18,29 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import httpx
 
-from shoal.engine import leases
+from shoal.engine.context import EngineContext
+from shoal.engine.contracts import Repair, RepairHow
 from shoal.engine.events import cluster_event, node_record_event
 from shoal.engine.probes import probe
 from shoal.engine.settle import current_nodes, declared_nodes, settled_status
 from shoal.engine.submit import submit_recover
 from shoal.model.cluster import ClusterSpec
-from shoal.model.enums import ClusterStatus, Health, NodeKind, NodeStatus
+from shoal.model.enums import ClusterStatus, Health, NodeStatus
 from shoal.model.inventory import Inventory
-from shoal.model.policies import HealthPolicy, Recovery, StrayHandling
+from shoal.model.policies import HealthPolicy, StrayHandling
 from shoal.model.problems import InvalidDocument
 from shoal.providers.base import Resource, ResourceState
 from shoal.providers.errors import ProviderError
 from shoal.spec import cluster_from_tree
 from shoal.store import clusters as cluster_repo
+from shoal.store import leases
 from shoal.store import nodes as node_repo
 from shoal.store.events import NewEvent, add_events
 from shoal.store.records import ClusterRecord, NodeRecord
-
-if TYPE_CHECKING:
-    from shoal.engine.runtime import Engine
 
 log = logging.getLogger("shoal.manager")
 
@@ -55,12 +54,11 @@ CONVERGE_ATTEMPTS = 4
 CONVERGE_BACKOFF_S = 5.0
 _SETTLED = (ClusterStatus.ACTIVE, ClusterStatus.WARNING, ClusterStatus.ERROR)
 _WATCHED = (NodeStatus.ACTIVE, NodeStatus.WARNING, NodeStatus.ERROR)
-_HOW = {Recovery.REBOOT: "reboot", Recovery.REBUILD: "rebuild", Recovery.REPLACE: "replace"}
 
 
 @dataclass(slots=True)
 class _Trouble:
-    how: str
+    how: RepairHow
     why: str
 
 
@@ -69,8 +67,8 @@ class _Writes:
     updates: list[dict[str, Any]] = field(default_factory=list)
     events: list[NewEvent] = field(default_factory=list)
     statuses: list[tuple[ClusterRecord, ClusterStatus, str]] = field(default_factory=list)
-    repairs: list[tuple[ClusterRecord, list[dict[str, Any]]]] = field(default_factory=list)
-    converge: list[tuple[ClusterRecord, list[dict[str, Any]]]] = field(default_factory=list)
+    repairs: list[tuple[ClusterRecord, list[Repair]]] = field(default_factory=list)
+    converge: list[tuple[ClusterRecord, list[Repair]]] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -87,7 +85,7 @@ class Manager:
 
     def __init__(
         self,
-        engine: Engine,
+        ctx: EngineContext,
         *,
         tick_s: float = 1.0,
         reconcile_s: float = 5.0,
@@ -96,7 +94,7 @@ class Manager:
         converge_attempts: int = CONVERGE_ATTEMPTS,
         converge_backoff_s: float = CONVERGE_BACKOFF_S,
     ) -> None:
-        self.engine = engine
+        self.ctx = ctx
         self.tick_s = tick_s
         self.reconcile_s = reconcile_s
         self.lease_s = lease_s
@@ -121,22 +119,22 @@ class Manager:
         if self._client is not None:
             await self._client.aclose()
             self._client = None
-        e = self.engine
-        await asyncio.to_thread(leases.release, e.db, LEASE, e.id)
+        ctx = self.ctx
+        await ctx.run_in_thread(leases.release, ctx.db, LEASE, ctx.owner)
 
     async def tick(self) -> None:
         """One pass over every settled cluster (a no-op unless this engine holds the lease)."""
-        e = self.engine
-        now = e.clock.now()
-        held = await asyncio.to_thread(leases.acquire, e.db, LEASE, e.id, now, self.lease_s)
+        ctx = self.ctx
+        now = ctx.clock.now()
+        held = await ctx.run_in_thread(leases.acquire, ctx.db, LEASE, ctx.owner, now, self.lease_s)
         if not held:
             return
         if self._client is None:
             self._client = httpx.AsyncClient(trust_env=False)
-        clusters, busy = await asyncio.to_thread(self._load)
+        clusters, busy = await ctx.run_in_thread(self._load)
         if not clusters:
             return
-        inventory = await e.refresh_inventory()
+        inventory = await ctx.refresh_inventory()
         writes = _Writes()
         seen: set[str] = set()
         for cluster, nodes in clusters:
@@ -154,13 +152,13 @@ class Manager:
         known = {c.id for c, _ in clusters} | busy
         for cid in [c for c in self._converging if c not in known]:
             del self._converging[cid]
-        await asyncio.to_thread(self._write, writes, now)
+        await ctx.run_in_thread(self._write, writes, now)
 
     # -- reading -------------------------------------------------------------------------------
 
     def _load(self) -> tuple[list[tuple[ClusterRecord, list[NodeRecord]]], set[str]]:
         """Settled clusters with their nodes, and the ids of the busy ones."""
-        with self.engine.db.reading() as conn:
+        with self.ctx.db.reading() as conn:
             found = cluster_repo.list_clusters(conn, None)
             busy = {c.id for c in found if c.status not in _SETTLED}
             settled = [c for c in found if c.status in _SETTLED]
@@ -198,7 +196,7 @@ class Manager:
         hosts = {h.name for h in inventory.hosts}
         for n in nodes:
             if n.status in _WATCHED and n.provider_id is not None and n.host not in hosts:
-                trouble[n.name] = _Trouble("replace", f"host {n.host} is gone")
+                trouble[n.name] = _Trouble(RepairHow.REPLACE, f"host {n.host} is gone")
         if now - self._reconciled_at.get(cluster.id, -1e18) >= self.reconcile_s:
             self._reconciled_at[cluster.id] = now
             await self._reconcile(cluster, spec, nodes, trouble, writes)
@@ -246,13 +244,9 @@ class Manager:
             return True
         if cluster.lock_action_id is not None or now < state.not_before:
             return True
-        repairs = [
-            {"node": n.name, "how": "recreate", "why": f"{n.status}, never made"} for n in unmade
-        ]
+        repairs = [Repair(n.name, RepairHow.RECREATE, f"{n.status}, never made") for n in unmade]
         if missing:
-            repairs.append(
-                {"node": f"{missing} missing node(s)", "how": "create", "why": "missing"}
-            )
+            repairs.append(Repair.missing(missing))
         writes.converge.append((cluster, repairs))
         return True
 
@@ -265,7 +259,7 @@ class Manager:
         writes: _Writes,
     ) -> None:
         try:
-            resources = await self.engine.provider.list_resources(cluster.id)
+            resources = await self.ctx.provider.list_resources(cluster.id)
         except ProviderError as e:
             log.warning("cannot list %s's resources: %s", cluster.name, e)
             return
@@ -277,7 +271,9 @@ class Manager:
             r = by_id.get(n.provider_id) or by_key.get(n.id)
             if r is None or r.state in (ResourceState.MISSING, ResourceState.ERROR):
                 state = "gone" if r is None or r.state is ResourceState.MISSING else "broken"
-                trouble[n.name] = _Trouble("recreate", f"its {n.kind} is {state} at the provider")
+                trouble[n.name] = _Trouble(
+                    RepairHow.RECREATE, f"its {n.kind} is {state} at the provider"
+                )
         if cluster.lock_action_id is None:
             await self._drop_duplicates(cluster, nodes, resources, by_id, writes)
         live = {n.id for n in nodes}
@@ -297,7 +293,7 @@ class Manager:
             )
             if delete:
                 try:
-                    await self.engine.provider.delete(r.kind, r.id)
+                    await self.ctx.provider.delete(r.kind, r.id)
                 except ProviderError as e:
                     log.warning("could not delete stray %s: %s", r.id, e)
 
@@ -335,7 +331,7 @@ class Manager:
                 )
             )
             try:
-                await self.engine.provider.delete(r.kind, r.id)
+                await self.ctx.provider.delete(r.kind, r.id)
             except ProviderError as e:
                 log.warning("could not delete duplicate %s: %s", r.id, e)
 
@@ -365,7 +361,7 @@ class Manager:
 
         async def one(n: NodeRecord, policy: HealthPolicy) -> str | None:
             async with self._probes:
-                return await probe(n, policy, self.engine.provider, client)
+                return await probe(n, policy, self.ctx.provider, client)
 
         answers = await asyncio.gather(*(one(n, p) for n, p in due))
         for (n, policy), reason in zip(due, answers, strict=True):
@@ -431,11 +427,9 @@ class Manager:
             writes.events.append(
                 node_record_event(n, "UNHEALTHY", f"{count} checks failed: {reason}", level="ERROR")
             )
-        how = _HOW.get(policy.recovery)
+        how = RepairHow.of_policy(policy.recovery)
         if how is not None:
-            if n.kind is NodeKind.VOLUME and how != "replace":
-                how = "recreate"
-            trouble[n.name] = _Trouble(how, f"unhealthy: {reason}")
+            trouble[n.name] = _Trouble(how.fitted(n.kind, made=True), f"unhealthy: {reason}")
 
     def _remediate(
         self,
@@ -463,7 +457,7 @@ class Manager:
         for name in trouble:
             n = by_name[name]
             per_group.setdefault(n.group_name, set()).add(n.replica or n.name)
-        repairs: list[dict[str, Any]] = []
+        repairs: list[Repair] = []
         warnings: list[str] = []
         for name, t in sorted(trouble.items()):
             n = by_name[name]
@@ -482,7 +476,7 @@ class Manager:
                             f"than max_unhealthy {policy.max_unhealthy}; not remediating"
                         )
                     continue
-            repairs.append({"node": name, "how": t.how, "why": t.why})
+            repairs.append(Repair(name, t.how, t.why))
         for text in warnings:
             writes.statuses.append((cluster, ClusterStatus.WARNING, text))
             writes.events.append(cluster_event(cluster, "WARNING", text, level="WARNING"))
@@ -492,14 +486,14 @@ class Manager:
     # -- writing -------------------------------------------------------------------------------
 
     def _write(self, writes: _Writes, now: float) -> None:
-        db = self.engine.db
+        db = self.ctx.db
         with db.transaction() as conn:
             node_repo.update_nodes(conn, [dict(u, updated_at=now) for u in writes.updates])
             for cluster, status, reason in writes.statuses:
                 cluster_repo.set_status(conn, cluster.id, status, reason, now)
             add_events(conn, writes.events, now)
         for cluster, repairs in writes.repairs:
-            key = (cluster.id, frozenset(r["node"] for r in repairs))
+            key = (cluster.id, frozenset(r.node for r in repairs))
             not_before, wait = self._retry.get(key, (0.0, REPAIR_BACKOFF_S / 2))
             if now < not_before:
                 continue
@@ -507,7 +501,7 @@ class Manager:
             if submit_recover(db, cluster, repairs, now, why) is not None:
                 wait = min(wait * 2, REPAIR_BACKOFF_MAX_S)
                 self._retry[key] = (now + wait, wait)
-                self.engine.wake()
+                self.ctx.wake()
         for cluster, repairs in writes.converge:
             state = self._converging.get(cluster.id)
             why = "converging to the declared cluster"
@@ -515,4 +509,4 @@ class Manager:
                 continue
             state.not_before = now + self.converge_backoff_s * 2**state.attempts
             state.attempts += 1
-            self.engine.wake()
+            self.ctx.wake()

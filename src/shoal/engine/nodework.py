@@ -12,17 +12,17 @@ import contextlib
 import dataclasses
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from shoal.clock import Clock
+from shoal.engine.contracts import AttachInputs, DeleteInputs, NodeInputs, NodeOutputs, NodeUpdate
 from shoal.engine.profiles import profile_from_row
-from shoal.model.enums import ActionKind, ActionStatus, NodeKind, NodeStatus
+from shoal.model.enums import ActionKind, ActionStatus, NodeStatus
 from shoal.model.inventory import Inventory
 from shoal.model.profile import ServerProfile, VolumeProfile
 from shoal.providers.base import (
     Provider,
     Resource,
-    ServerGroupHint,
     ServerRequest,
     VolumeRequest,
 )
@@ -37,8 +37,8 @@ class NodeOutcome:
     action: ActionRecord
     status: ActionStatus
     reason: str = ""
-    outputs: dict[str, Any] = field(default_factory=dict)
-    node_update: dict[str, Any] = field(default_factory=dict)
+    outputs: NodeOutputs = field(default_factory=NodeOutputs)
+    node_update: NodeUpdate | None = None
     """Columns to set on the action's node (empty: leave the node alone)."""
     node_message: str = ""
 
@@ -88,9 +88,9 @@ async def run_node_action(
         return NodeOutcome(action, ActionStatus.SUCCEEDED)
     except ProviderError as e:
         reason = str(e) + (f" ({e.fault})" if e.fault else "")
-        update: dict[str, Any] = {}
+        update = None
         if action.kind is not ActionKind.BARRIER and action.node_id:
-            update = {"status": NodeStatus.ERROR, "status_reason": reason}
+            update = NodeUpdate(NodeStatus.ERROR, reason)
         return NodeOutcome(
             action, ActionStatus.FAILED, reason, node_update=update, node_message=reason
         )
@@ -103,26 +103,27 @@ async def _create(
     policy: RetryPolicy,
     clock: Clock,
 ) -> NodeOutcome:
-    i = action.inputs
+    i = NodeInputs.from_json(action.inputs)
     assert action.node_id is not None
     # A node without a cluster (a Senlin standalone node) is grouped under its project.
     owner = action.cluster_id or f"standalone-{action.project_id}"
-    profile = profile_from_row(i["profile"], inventory)
-    name = f"{i['cluster_name']}-{i['node']}" if i.get("cluster_name") else str(i["node"])
+    profile = profile_from_row(i.profile, inventory)
+    name = i.resource_name
+    host, zone = i.host or "", i.zone or ""
     resource: Resource
     if isinstance(profile, ServerProfile):
         req = ServerRequest(
             action.node_id,
             name,
             owner,
-            i["host"],
-            i["zone"],
+            host,
+            zone,
             profile,
-            server_group_hint(i.get("server_group")),
-            metadata_url=i.get("metadata_url"),  # issue 11: set by the deployer for agents
+            i.server_group,
+            metadata_url=i.metadata_url,  # issue 11: set by the deployer for agents
         )
         # Only the first try of an action never claimed before can be sure nothing was made.
-        tries = [dataclasses.replace(req, fresh=action.attempts <= 1 and "provider_id" not in i)]
+        tries = [dataclasses.replace(req, fresh=action.attempts <= 1 and not i.existing)]
 
         def create() -> Awaitable[Resource]:
             request = tries.pop() if tries else req
@@ -131,43 +132,24 @@ async def _create(
         resource = await _with_retries(create, policy, clock)
     else:
         assert isinstance(profile, VolumeProfile)
-        vreq = VolumeRequest(action.node_id, name, owner, i["host"], i["zone"], profile)
+        vreq = VolumeRequest(action.node_id, name, owner, host, zone, profile)
         resource = await _with_retries(lambda: provider.create_volume(vreq), policy, clock)
     where = f" at {resource.address}" if resource.address else ""
     return NodeOutcome(
         action,
         ActionStatus.SUCCEEDED,
-        outputs={"provider_id": resource.id, "address": resource.address},
-        node_update=_running(resource),
-        node_message=f"created on {i['host']}{where}",
+        outputs=NodeOutputs(resource.id, resource.address),
+        node_update=NodeUpdate.running(resource.id, resource.address),
+        node_message=f"created on {i.host}{where}",
     )
-
-
-def server_group_hint(row: dict[str, Any] | None) -> ServerGroupHint | None:
-    """The hint the planner stored in an action's inputs (absent in actions planned before)."""
-    if not row:
-        return None
-    return ServerGroupHint(str(row["grouping"]), str(row["policy"]), row.get("max_per_host"))
-
-
-def _running(resource: Resource) -> dict[str, Any]:
-    """A node's columns once its resource runs: new health checks start from UNKNOWN."""
-    return {
-        "status": NodeStatus.ACTIVE,
-        "status_reason": "",
-        "provider_id": resource.id,
-        "address": resource.address,
-        "health": "UNKNOWN",
-        "health_reason": "",
-    }
 
 
 async def _delete(
     action: ActionRecord, provider: Provider, policy: RetryPolicy, clock: Clock
 ) -> NodeOutcome:
-    i = action.inputs
-    kind = NodeKind(i["kind"])
-    resource_id = i.get("provider_id")
+    i = DeleteInputs.from_json(action.inputs)
+    kind = i.kind
+    resource_id = i.provider_id
     if resource_id is None and action.cluster_id is not None:
         # The create may have reached the provider without its answer being recorded.
         found = await _with_retries(
@@ -181,7 +163,7 @@ async def _delete(
     return NodeOutcome(
         action,
         ActionStatus.SUCCEEDED,
-        node_update={"status": NodeStatus.DELETED, "deleted_at": clock.now()},
+        node_update=NodeUpdate(NodeStatus.DELETED, deleted_at=clock.now()),
         node_message="deleted",
     )
 
@@ -194,7 +176,8 @@ async def _attach(
     provider_ids: Callable[[list[str]], Awaitable[dict[str, str | None]]],
 ) -> NodeOutcome:
     assert action.node_id is not None
-    server_node = str(action.inputs["server_node_id"])
+    i = AttachInputs.from_json(action.inputs)
+    server_node = i.server_node_id
     ids = await provider_ids([action.node_id, server_node])
     volume_id, server_id = ids.get(action.node_id), ids.get(server_node)
     if volume_id is None or server_id is None:
@@ -203,8 +186,8 @@ async def _attach(
     return NodeOutcome(
         action,
         ActionStatus.SUCCEEDED,
-        outputs={"server": action.inputs["server"]},
-        node_message=f"attached to {action.inputs['server']}",
+        outputs=NodeOutputs(server=i.server),
+        node_message=f"attached to {i.server}",
     )
 
 
@@ -216,8 +199,8 @@ async def _in_place(
     clock: Clock,
 ) -> NodeOutcome:
     """Reboot, or rebuild from the node's profile, keeping its id, host and address."""
-    i = action.inputs
-    server_id = i.get("provider_id")
+    i = NodeInputs.from_json(action.inputs)
+    server_id = i.provider_id
     if not server_id:
         raise PermanentError("the node has no provider resource to restart")
     sid = str(server_id)
@@ -225,7 +208,7 @@ async def _in_place(
         resource = await _with_retries(lambda: provider.reboot(sid), policy, clock)
         verb = "rebooted"
     else:
-        profile = profile_from_row(i["profile"], inventory)
+        profile = profile_from_row(i.profile, inventory)
         if not isinstance(profile, ServerProfile):
             raise PermanentError("only servers can be rebuilt")
         resource = await _with_retries(lambda: provider.rebuild(sid, profile), policy, clock)
@@ -233,7 +216,7 @@ async def _in_place(
     return NodeOutcome(
         action,
         ActionStatus.SUCCEEDED,
-        outputs={"provider_id": resource.id, "address": resource.address},
-        node_update=_running(resource),
-        node_message=f"{verb} on {i.get('host')}",
+        outputs=NodeOutputs(resource.id, resource.address),
+        node_update=NodeUpdate.running(resource.id, resource.address),
+        node_message=f"{verb} on {i.host}",
     )

@@ -14,8 +14,20 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, select, update
-
+from shoal.engine.contracts import (
+    AttachInputs,
+    BarrierInputs,
+    ClusterInputs,
+    ClusterOutputs,
+    DeleteInputs,
+    Finish,
+    NodeInputs,
+    Repair,
+    RollingState,
+    StepInputs,
+    StepLabel,
+    server_group_hint,
+)
 from shoal.engine.decide import Decision, Unplaceable, decide, node_inputs
 from shoal.engine.events import action_event, cluster_event
 from shoal.engine.profiles import profile_row
@@ -30,10 +42,10 @@ from shoal.store import clusters as cluster_repo
 from shoal.store import nodes as node_repo
 from shoal.store import reservations as reservation_repo
 from shoal.store.actions import NewAction
-from shoal.store.database import Database
+from shoal.store.database import Connection, Database
 from shoal.store.events import add_events
+from shoal.store.placement import lock_placement
 from shoal.store.records import ActionRecord, ClusterRecord, NodeRecord
-from shoal.store.tables import placement_lock
 
 log = logging.getLogger("shoal.engine")
 
@@ -65,16 +77,6 @@ class PlanOutcome:
     reasons: tuple[str, ...] = ()
 
 
-def lock_placement(conn: Connection, db: Database, holder: str, now: float) -> None:
-    """Hold the placement lock until `conn`'s transaction ends (admission takes it too)."""
-    # On SQLite the transaction already holds the write lock (BEGIN IMMEDIATE).
-    if not db.is_sqlite:
-        conn.execute(select(placement_lock.c.id).where(placement_lock.c.id == 1).with_for_update())
-    conn.execute(
-        update(placement_lock).where(placement_lock.c.id == 1).values(holder=holder, updated_at=now)
-    )
-
-
 def plan_action(
     db: Database,
     action: ActionRecord,
@@ -82,21 +84,22 @@ def plan_action(
     owner: str,
     now: float,
     *,
-    stage: list[dict[str, Any]] | None = None,
+    stage: tuple[Repair, ...] | None = None,
     retire_first: bool = False,
-    outputs: dict[str, Any] | None = None,
+    rolling: RollingState | None = None,
 ) -> PlanOutcome:
     """Plan `action` and record its children; a failure to place fails the action.
 
     With `stage`, plan one more batch of an action already running (a rolling update) and
-    store `outputs` with it.
+    store its `rolling` state with it.
     """
     with db.transaction() as conn:
         lock_placement(conn, db, owner, now)
         current = action_repo.get_action(conn, action.id)
         if current is None or current.owner != owner:
             return PlanOutcome(planned=False, empty=False)
-        if stage is None and current.outputs.get("planned"):
+        recorded = ClusterOutputs.from_json(current.outputs)
+        if stage is None and recorded.planned:
             return PlanOutcome(planned=False, empty=False)
         assert action.cluster_id is not None
         cluster = cluster_repo.get_cluster(conn, action.cluster_id, include_deleted=True)
@@ -107,7 +110,10 @@ def plan_action(
             return PlanOutcome(planned=False, empty=False, reasons=("cluster is gone",))
         nodes = node_repo.list_nodes(conn, cluster.id)
         try:
-            decision = decide(conn, action, cluster, nodes, inventory, stage, retire_first)
+            inputs = ClusterInputs.from_json(action.inputs)
+            decision = decide(
+                conn, action.kind, inputs, cluster, nodes, inventory, stage, retire_first
+            )
         except Unplaceable as e:
             if stage is not None:
                 return PlanOutcome(planned=False, empty=False, reasons=e.reasons)
@@ -119,14 +125,16 @@ def plan_action(
         children = _record_plan(conn, action, cluster, decision, by_name, now)
         summary = decision.plan.summary()
         if stage is not None:
-            outputs = dict(outputs or current.outputs)
+            outputs = dataclasses.replace(recorded, rolling=rolling or recorded.rolling)
         else:
-            outputs = dict(action.outputs, planned=True, plan=summary)
-            rolling = start_rolling(cluster, nodes, inventory, action)
-            if rolling is not None:
-                outputs["rolling"] = rolling
+            outputs = dataclasses.replace(
+                ClusterOutputs.from_json(action.outputs),
+                planned=True,
+                plan=summary,
+                rolling=start_rolling(cluster, nodes, inventory, action),
+            )
         action_repo.set_status(
-            conn, action.id, ActionStatus.RUNNING, now, outputs=outputs, owner=owner
+            conn, action.id, ActionStatus.RUNNING, now, outputs=outputs.to_json(), owner=owner
         )
         status = busy_status(action.kind)
         text = ", ".join(f"{v} {k}" for k, v in summary.items() if v) or "nothing to do"
@@ -258,39 +266,46 @@ def _record_plan(
     groups = ServerGroups(decision.spec) if decision.spec is not None else None
     children: list[NewAction] = []
     for s in plan.steps:
-        inputs: dict[str, Any] = {"node": s.node, "cluster_name": cluster.name}
+        inputs: StepInputs
         node_id: str | None = None
         if s.kind is StepKind.CREATE:
             assert s.spec is not None
             node_id = node_ids[s.node]
             kind = ActionKind.NODE_CREATE
-            inputs.update(
-                kind=str(s.spec.kind),
+            hint = None
+            if groups is not None and s.spec.kind is NodeKind.SERVER:
+                hint = server_group_hint(groups.of(s.spec.group, s.spec.part))
+            inputs = NodeInputs(
+                node=s.node,
+                cluster_name=cluster.name,
+                kind=s.spec.kind,
                 host=s.host,
                 zone=s.zone,
                 profile=profile_row(s.spec.profile),
+                server_group=hint,
             )
-            if groups is not None and s.spec.kind is NodeKind.SERVER:
-                inputs["server_group"] = groups.of(s.spec.group, s.spec.part)
         elif s.kind is StepKind.DELETE:
             n = by_name[s.node]
             node_id = n.id
             kind = ActionKind.NODE_DELETE
-            inputs.update(kind=str(n.kind), provider_id=n.provider_id)
+            inputs = DeleteInputs(s.node, cluster.name, n.kind, n.provider_id)
         elif s.kind is StepKind.ATTACH:
             node_id = node_ids[s.node]
             kind = ActionKind.NODE_ATTACH
             assert s.server is not None
-            inputs.update(server=s.server, server_node_id=node_ids[s.server])
+            inputs = AttachInputs(s.node, cluster.name, s.server, node_ids[s.server])
         elif s.kind in _IN_PLACE:
             n = by_name[s.node]
             node_id = n.id
             kind = _IN_PLACE[s.kind]
             inputs = node_inputs(n, cluster.name)
             if groups is not None and n.kind is NodeKind.SERVER:
-                inputs["server_group"] = groups.of(n.group_name, n.part)
+                inputs = inputs.with_server_group(
+                    server_group_hint(groups.of(n.group_name, n.part))
+                )
         else:
             kind = ActionKind.BARRIER
+            inputs = BarrierInputs(s.node, cluster.name)
         children.append(
             NewAction(
                 id=action_ids[s.id],
@@ -299,7 +314,7 @@ def _record_plan(
                 cluster_id=cluster.id,
                 node_id=node_id,
                 parent_id=action.id,
-                inputs=inputs,
+                inputs=inputs.to_json(),
                 depends_on=[action_ids[d] for d in s.depends_on],
             )
         )
@@ -307,22 +322,16 @@ def _record_plan(
     return children
 
 
-STAGE_DONE = "stage-done"
-"""`finish_action`'s answer when a rolling update's batch is done and the next step is due."""
-
-
-def finish_action(
-    db: Database, action_id: str, owner: str, now: float
-) -> ActionStatus | str | None:
+def finish_action(db: Database, action_id: str, owner: str, now: float) -> Finish:
     """Close a planned cluster action whose children are all done.
 
-    None while some still run; STAGE_DONE when a rolling update has more to do; else the final
-    status it was closed with.
+    PENDING while some still run; NEXT_STAGE when a rolling update has more to do; else CLOSED
+    (with its final status recorded).
     """
     with db.transaction() as conn:
         action = action_repo.get_action(conn, action_id)
         if action is None or action.owner != owner or action.status.is_terminal:
-            return None
+            return Finish.PENDING
         if action.cancel_requested:
             action_repo.cancel_pending_children(conn, action.id, now, "cancelled by request")
         counts = action_repo.child_counts(conn, action.id)
@@ -333,15 +342,19 @@ def finish_action(
             action_repo.cancel_pending_children(conn, action.id, now, "a step it waits on failed")
             counts = action_repo.child_counts(conn, action.id)
         if any(not s.is_terminal and n for s, n in counts.items()):
-            return None
-        if "rolling" in action.outputs and not action.cancel_requested:
-            return STAGE_DONE
+            return Finish.PENDING
+        if (
+            ClusterOutputs.from_json(action.outputs).rolling is not None
+            and not action.cancel_requested
+        ):
+            return Finish.NEXT_STAGE
         failed = counts.get(ActionStatus.FAILED, 0)
         cancelled = counts.get(ActionStatus.CANCELLED, 0) > 0 or action.cancel_requested
         if failed:
             samples = action_repo.failed_children(conn, action.id)
             reason = f"{failed} step(s) failed: " + "; ".join(
-                f"{c.inputs.get('node', c.kind)}: {c.status_reason}" for c in samples
+                f"{StepLabel.from_json(c.inputs).node or c.kind}: {c.status_reason}"
+                for c in samples
             )
             final = ActionStatus.FAILED
         elif cancelled:
@@ -349,7 +362,7 @@ def finish_action(
         else:
             reason, final = "", ActionStatus.SUCCEEDED
         close_action(conn, action, owner, now, final, reason)
-        return final
+        return Finish.CLOSED
 
 
 def close_action(

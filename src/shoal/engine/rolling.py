@@ -10,10 +10,20 @@ the same way; the action then ends FAILED, saying it rolled back.
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+import dataclasses
 
 import httpx
 
+from shoal.engine.context import EngineContext
+from shoal.engine.contracts import (
+    ClusterInputs,
+    ClusterOutputs,
+    Repair,
+    RepairHow,
+    RollingPhase,
+    RollingStage,
+    RollingState,
+)
 from shoal.engine.decide import declared_cluster
 from shoal.engine.events import action_event
 from shoal.engine.planner import close_action, plan_action
@@ -25,104 +35,102 @@ from shoal.store import actions as action_repo
 from shoal.store import clusters as cluster_repo
 from shoal.store import nodes as node_repo
 from shoal.store.events import add_events
-from shoal.store.records import ActionRecord, NodeRecord
-
-if TYPE_CHECKING:
-    from shoal.engine.runtime import Engine
+from shoal.store.records import ActionRecord, ClusterRecord, NodeRecord
 
 # How often the health gate probes a batch's new nodes.
 GATE_EVERY_S = 0.5
 
 
-async def advance(engine: Engine, action: ActionRecord) -> bool:
+def _failed_children(ctx: EngineContext, action_id: str) -> int:
+    with ctx.db.reading() as conn:
+        return action_repo.child_counts(conn, action_id).get(ActionStatus.FAILED, 0)
+
+
+async def advance(ctx: EngineContext, action: ActionRecord) -> bool:
     """Move a rolling update one step; True when something changed."""
-    r: dict[str, Any] = dict(action.outputs["rolling"])
-    now = engine.clock.now()
-    with engine.db.reading() as conn:
-        counts = action_repo.child_counts(conn, action.id)
-    failed_total = counts.get(ActionStatus.FAILED, 0)
-    phase = r.get("phase", "plan")
-    stages: list[dict[str, Any]] = r["stages"]
-    current = stages[r["next"] - 1] if r["next"] > 0 else None
+    r = ClusterOutputs.from_json(action.outputs).rolling
+    assert r is not None
+    now = ctx.clock.now()
+    failed_total = await ctx.run_in_thread(_failed_children, ctx, action.id)
+    current = r.current
 
-    if phase == "run":
+    if r.phase is RollingPhase.RUN:
         assert current is not None
-        failed_now = failed_total - int(r.get("failed_before", 0))
-        if failed_now >= current["threshold"]:
-            return await _stop(
-                engine, action, r, f"{failed_now} step(s) failed in batch {r['next']}"
+        failed_now = failed_total - r.failed_before
+        if failed_now >= current.threshold:
+            return await _stop(ctx, action, r, f"{failed_now} step(s) failed in batch {r.next}")
+        if current.gate:
+            r = dataclasses.replace(
+                r, phase=RollingPhase.GATE, gate_until=now + current.gate_timeout_s, gate_next=now
             )
-        if current["gate"]:
-            r.update(phase="gate", gate_until=now + current["gate_timeout_s"], gate_next=now)
         else:
-            r.update(phase="pause", resume_at=now + current["pause_s"])
-        return await _save(engine, action, r)
+            r = dataclasses.replace(r, phase=RollingPhase.PAUSE, resume_at=now + current.pause_s)
+        return await _save(ctx, action, r)
 
-    if phase == "gate":
+    if r.phase is RollingPhase.GATE:
         assert current is not None
-        if now < r.get("gate_next", 0):
+        if now < r.gate_next:
             return False
-        unhealthy = await _unhealthy(engine, action, current)
+        unhealthy = await _unhealthy(ctx, action, current)
         if not unhealthy:
-            r.update(phase="pause", resume_at=now + current["pause_s"])
-            await _event(engine, action, f"batch {r['next']} healthy")
-            return await _save(engine, action, r)
-        if now >= r["gate_until"]:
-            if len(unhealthy) >= current["threshold"]:
-                why = f"batch {r['next']}: {', '.join(unhealthy)} not healthy in time"
-                return await _stop(engine, action, r, why)
-            r.update(phase="pause", resume_at=now + current["pause_s"])
-            return await _save(engine, action, r)
-        r["gate_next"] = now + GATE_EVERY_S
-        return await _save(engine, action, r)
+            r = dataclasses.replace(r, phase=RollingPhase.PAUSE, resume_at=now + current.pause_s)
+            await _event(ctx, action, f"batch {r.next} healthy")
+            return await _save(ctx, action, r)
+        if now >= r.gate_until:
+            if len(unhealthy) >= current.threshold:
+                why = f"batch {r.next}: {', '.join(unhealthy)} not healthy in time"
+                return await _stop(ctx, action, r, why)
+            r = dataclasses.replace(r, phase=RollingPhase.PAUSE, resume_at=now + current.pause_s)
+            return await _save(ctx, action, r)
+        return await _save(ctx, action, dataclasses.replace(r, gate_next=now + GATE_EVERY_S))
 
-    if phase == "pause" and now < r.get("resume_at", 0):
+    if r.phase is RollingPhase.PAUSE and now < r.resume_at:
         return False
 
-    if r["next"] >= len(stages):
-        return await _finish(engine, action, r)
-    stage = stages[r["next"]]
-    r.update(phase="run", next=r["next"] + 1, failed_before=failed_total)
-    inventory = await engine.inventory()
-    outcome = await asyncio.to_thread(
+    if r.next >= len(r.stages):
+        return await _finish(ctx, action, r)
+    stage = r.stages[r.next]
+    r = dataclasses.replace(r, phase=RollingPhase.RUN, next=r.next + 1, failed_before=failed_total)
+    inventory = await ctx.inventory()
+    outcome = await ctx.run_in_thread(
         plan_action,
-        engine.db,
+        ctx.db,
         action,
         inventory,
-        engine.id,
+        ctx.owner,
         now,
-        stage=[{"node": n, "how": "replace"} for n in stage["nodes"]],
-        retire_first=stage["retire_first"],
-        outputs=dict(action.outputs, rolling=r),
+        stage=tuple(Repair(n, RepairHow.REPLACE) for n in stage.nodes),
+        retire_first=stage.retire_first,
+        rolling=r,
     )
     if not outcome.planned:
-        return await _stop(engine, action, r, "cannot place batch: " + "; ".join(outcome.reasons))
-    await _event(engine, action, f"batch {r['next']} of {len(stages)}: {', '.join(stage['nodes'])}")
-    engine.wake()
+        return await _stop(ctx, action, r, "cannot place batch: " + "; ".join(outcome.reasons))
+    await _event(ctx, action, f"batch {r.next} of {len(r.stages)}: {', '.join(stage.nodes)}")
+    ctx.wake()
     return True
 
 
-async def _unhealthy(engine: Engine, action: ActionRecord, stage: dict[str, Any]) -> list[str]:
+async def _unhealthy(ctx: EngineContext, action: ActionRecord, stage: RollingStage) -> list[str]:
     """Names of the batch's new nodes that do not pass their health check (yet)."""
     assert action.cluster_id is not None
     cluster_id = action.cluster_id
 
-    def read() -> tuple[list[NodeRecord], Any]:
-        with engine.db.reading() as conn:
+    def read() -> tuple[list[NodeRecord], ClusterRecord | None]:
+        with ctx.db.reading() as conn:
             cluster = cluster_repo.get_cluster(conn, cluster_id)
             return node_repo.list_nodes(conn, cluster_id), cluster
 
-    nodes, cluster = await asyncio.to_thread(read)
+    nodes, cluster = await ctx.run_in_thread(read)
     if cluster is None:
         return []
-    spec = declared_cluster(cluster, await engine.inventory())
-    policy = spec.health_of(stage["group"]) or HealthPolicy()
-    wanted = set(stage["nodes"])
+    spec = declared_cluster(cluster, await ctx.inventory())
+    policy = spec.health_of(stage.group) or HealthPolicy()
+    wanted = set(stage.nodes)
     batch = [n for n in nodes if n.name in wanted or _sibling(n, nodes, wanted)]
     bad = [n.name for n in batch if n.status is not NodeStatus.ACTIVE]
     async with httpx.AsyncClient(trust_env=False) as client:
         answers = await asyncio.gather(
-            *(probe(n, policy, engine.provider, client) for n in batch if n.name not in bad)
+            *(probe(n, policy, ctx.provider, client) for n in batch if n.name not in bad)
         )
     bad += [
         n.name for n, a in zip([n for n in batch if n.name not in bad], answers, strict=True) if a
@@ -136,85 +144,78 @@ def _sibling(n: NodeRecord, nodes: list[NodeRecord], names: set[str]) -> bool:
     )
 
 
-async def _stop(engine: Engine, action: ActionRecord, r: dict[str, Any], why: str) -> bool:
+async def _stop(ctx: EngineContext, action: ActionRecord, r: RollingState, why: str) -> bool:
     """A batch failed: roll back (once), or end the action if the rollback failed too."""
-    if r.get("rollback"):
-        return await _close(
-            engine, action, ActionStatus.FAILED, f"{r['reason']}; rollback failed: {why}"
-        )
-    previous = action.inputs.get("previous_document")
+    if r.rollback:
+        return await _close(ctx, action, ActionStatus.FAILED, f"{r.reason}; rollback failed: {why}")
+    previous = ClusterInputs.from_json(action.inputs).previous_document
     if previous is None:
-        return await _close(engine, action, ActionStatus.FAILED, why)
+        return await _close(ctx, action, ActionStatus.FAILED, why)
     assert action.cluster_id is not None
     cluster_id = action.cluster_id
-    now = engine.clock.now()
+    now = ctx.clock.now()
+    inventory = await ctx.inventory()
 
-    def restore() -> list[dict[str, Any]]:
-        with engine.db.transaction() as conn:
+    def restore() -> tuple[list[RollingStage], int]:
+        with ctx.db.transaction() as conn:
             cluster_repo.set_document(conn, cluster_id, previous, now)
             cluster = cluster_repo.get_cluster(conn, cluster_id)
             nodes = node_repo.list_nodes(conn, cluster_id)
+            failed = action_repo.child_counts(conn, action.id).get(ActionStatus.FAILED, 0)
         assert cluster is not None
-        return stages_for(declared_cluster(cluster, inventory), nodes)
+        return stages_for(declared_cluster(cluster, inventory), nodes), failed
 
-    inventory = await engine.inventory()
-    stages = await asyncio.to_thread(restore)
-    with engine.db.reading() as conn:
-        failed_total = action_repo.child_counts(conn, action.id).get(ActionStatus.FAILED, 0)
-    await _event(engine, action, f"update stopped ({why}); rolling back", level="WARNING")
-    fresh = {
-        "stages": stages,
-        "next": 0,
-        "phase": "plan",
-        "failed_before": failed_total,
-        "rollback": True,
-        "reason": why,
-    }
-    return await _save(engine, action, fresh)
+    stages, failed_total = await ctx.run_in_thread(restore)
+    await _event(ctx, action, f"update stopped ({why}); rolling back", level="WARNING")
+    fresh = RollingState(tuple(stages), failed_before=failed_total, rollback=True, reason=why)
+    return await _save(ctx, action, fresh)
 
 
-async def _finish(engine: Engine, action: ActionRecord, r: dict[str, Any]) -> bool:
-    if r.get("rollback"):
+async def _finish(ctx: EngineContext, action: ActionRecord, r: RollingState) -> bool:
+    if r.rollback:
         return await _close(
-            engine, action, ActionStatus.FAILED, f"update failed ({r['reason']}); rolled back"
+            ctx, action, ActionStatus.FAILED, f"update failed ({r.reason}); rolled back"
         )
-    return await _close(engine, action, ActionStatus.SUCCEEDED, "")
+    return await _close(ctx, action, ActionStatus.SUCCEEDED, "")
 
 
-async def _close(engine: Engine, action: ActionRecord, final: ActionStatus, reason: str) -> bool:
-    now = engine.clock.now()
+async def _close(
+    ctx: EngineContext, action: ActionRecord, final: ActionStatus, reason: str
+) -> bool:
+    now = ctx.clock.now()
 
     def close() -> None:
-        with engine.db.transaction() as conn:
-            close_action(conn, action, engine.id, now, final, reason)
+        with ctx.db.transaction() as conn:
+            close_action(conn, action, ctx.owner, now, final, reason)
 
-    await asyncio.to_thread(close)
+    await ctx.run_in_thread(close)
     return True
 
 
-async def _save(engine: Engine, action: ActionRecord, r: dict[str, Any]) -> bool:
-    now = engine.clock.now()
+async def _save(ctx: EngineContext, action: ActionRecord, r: RollingState) -> bool:
+    now = ctx.clock.now()
+    outputs = dataclasses.replace(ClusterOutputs.from_json(action.outputs), rolling=r)
 
     def save() -> None:
-        with engine.db.transaction() as conn:
+        with ctx.db.transaction() as conn:
             action_repo.set_status(
                 conn,
                 action.id,
                 ActionStatus.RUNNING,
                 now,
-                outputs=dict(action.outputs, rolling=r),
-                owner=engine.id,
+                outputs=outputs.to_json(),
+                owner=ctx.owner,
             )
 
-    await asyncio.to_thread(save)
+    await ctx.run_in_thread(save)
     return True
 
 
-async def _event(engine: Engine, action: ActionRecord, text: str, level: str = "INFO") -> None:
-    now = engine.clock.now()
+async def _event(ctx: EngineContext, action: ActionRecord, text: str, level: str = "INFO") -> None:
+    now = ctx.clock.now()
 
     def write() -> None:
-        with engine.db.transaction() as conn:
+        with ctx.db.transaction() as conn:
             add_events(conn, [action_event(action, "RUNNING", text, level=level)], now)
 
-    await asyncio.to_thread(write)
+    await ctx.run_in_thread(write)

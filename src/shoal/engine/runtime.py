@@ -21,10 +21,12 @@ from typing import Any, TypeVar
 
 from shoal.clock import Clock, SystemClock
 from shoal.engine import rolling
+from shoal.engine.context import EngineContext
+from shoal.engine.contracts import ClusterOutputs, Finish, StepLabel
 from shoal.engine.events import action_event, child_node_event
 from shoal.engine.manager import Manager
 from shoal.engine.nodework import NodeOutcome, RetryPolicy, run_node_action
-from shoal.engine.planner import STAGE_DONE, finish_action, plan_action
+from shoal.engine.planner import finish_action, plan_action
 from shoal.engine.software.decide import SoftwareOf
 from shoal.engine.software.runner import Deployer
 from shoal.engine.software.source import DocumentSoftware
@@ -88,14 +90,33 @@ class Engine:
         self._tasks: list[asyncio.Task[None]] = []
         self._children: set[asyncio.Task[None]] = set()
         self._inventory: Inventory | None = None
+        self.context = EngineContext(
+            db=db,
+            provider=provider,
+            clock=self.clock,
+            owner=self.id,
+            inventory=self.inventory,
+            refresh_inventory=self.refresh_inventory,
+            wake=self.wake,
+        )
         self.manager = (
-            Manager(self, tick_s=manage_tick_s, reconcile_s=reconcile_s, lease_s=max(lease_s, 3.0))
+            Manager(
+                self.context,
+                tick_s=manage_tick_s,
+                reconcile_s=reconcile_s,
+                lease_s=max(lease_s, 3.0),
+            )
             if manage
             else None
         )
         # Software deployments (issue 11): their own loop, see engine/software/runner.py.
         source = DocumentSoftware(self.inventory_now)
-        self.deployer = Deployer(self, software_of or source, policies_of=source.update_policies)
+        self.deployer = Deployer(
+            self.context,
+            software_of or source,
+            policies_of=source.update_policies,
+            lease_s=self.lease_s,
+        )
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -169,7 +190,7 @@ class Engine:
         self._wake.clear()
 
     async def _db(self, fn: Callable[..., T], *args: Any) -> T:
-        return await asyncio.to_thread(fn, *args)
+        return await self.context.run_in_thread(fn, *args)
 
     # -- cluster-level actions -----------------------------------------------------------------
 
@@ -191,7 +212,7 @@ class Engine:
         if action is None or action.owner != self.id or action.status.is_terminal:
             self._parents.discard(action_id)
             return False
-        if not action.outputs.get("planned"):
+        if not ClusterOutputs.from_json(action.outputs).planned:
             inventory = await self.inventory()
             outcome = await self._db(
                 plan_action, self.db, action, inventory, self.id, self.clock.now()
@@ -201,9 +222,9 @@ class Engine:
             self._wake.set()
             return True
         final = await self._db(finish_action, self.db, action_id, self.id, self.clock.now())
-        if final == STAGE_DONE:
-            return await rolling.advance(self, action)
-        if final is not None:
+        if final is Finish.NEXT_STAGE:
+            return await rolling.advance(self.context, action)
+        if final is Finish.CLOSED:
             self._parents.discard(action_id)
             self.deployer.wake()  # issue 11: nodes changed; deployments may be due
             return True
@@ -235,7 +256,7 @@ class Engine:
             for a in claimed:
                 status = _STARTED_NODE_STATUS.get(a.kind)
                 retry = f" (attempt {a.attempts})" if a.attempts > 1 else ""
-                where = a.inputs.get("host") or "its host"
+                where = StepLabel.from_json(a.inputs).host or "its host"
                 event = child_node_event(a, str(status), f"{a.kind} started on {where}{retry}")
                 if status is None or event is None:
                     continue
@@ -318,7 +339,10 @@ class Engine:
             finished = set(
                 action_repo.complete(
                     conn,
-                    [Completion(o.action.id, o.status, o.reason, o.outputs) for o in batch],
+                    [
+                        Completion(o.action.id, o.status, o.reason, o.outputs.to_json())
+                        for o in batch
+                    ],
                     self.id,
                     now,
                 )
@@ -332,11 +356,15 @@ class Engine:
                 if a.kind is ActionKind.BARRIER:
                     continue
                 level = "INFO" if o.status is ActionStatus.SUCCEEDED else "ERROR"
-                if o.node_update and a.node_id:
-                    updates.append({"node_id": a.node_id, **o.node_update, "updated_at": now})
+                if o.node_update is not None and a.node_id:
+                    updates.append(
+                        {"node_id": a.node_id, **o.node_update.columns(), "updated_at": now}
+                    )
                 event = child_node_event(
                     a,
-                    str(o.node_update.get("status", o.status)),
+                    str(
+                        o.node_update.status if o.node_update and o.node_update.status else o.status
+                    ),
                     o.node_message or o.reason or str(o.status),
                     level,
                 )

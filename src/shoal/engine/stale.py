@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from shoal.engine.contracts import RollingStage, RollingState
 from shoal.engine.decide import declared_cluster
 from shoal.engine.profiles import profile_row
 from shoal.model.cluster import ClusterSpec
@@ -43,35 +44,35 @@ def stale_units(spec: ClusterSpec, nodes: list[NodeRecord]) -> dict[str, list[st
     return out
 
 
-def stages_for(spec: ClusterSpec, nodes: list[NodeRecord]) -> list[dict[str, Any]]:
+def stages_for(spec: ClusterSpec, nodes: list[NodeRecord]) -> list[RollingStage]:
     """The batches of a rolling update, in order, each with its group's update policy."""
-    stages: list[dict[str, Any]] = []
+    stages: list[RollingStage] = []
     for group_name, names in stale_units(spec, nodes).items():
         group = spec.node_group(group_name)
         policy = (group.update if group is not None else None) or UpdatePolicy()
         size = max(1, policy.max_unavailable + policy.max_surge)
         for start in range(0, len(names), size):
             stages.append(
-                {
-                    "group": group_name,
-                    "nodes": names[start : start + size],
-                    "retire_first": policy.max_surge == 0,
-                    "gate": policy.health_gate,
-                    "gate_timeout_s": policy.gate_timeout_s,
-                    "pause_s": policy.pause_s,
-                    "threshold": policy.failure_threshold,
-                }
+                RollingStage(
+                    group=group_name,
+                    nodes=tuple(names[start : start + size]),
+                    retire_first=policy.max_surge == 0,
+                    gate=policy.health_gate,
+                    gate_timeout_s=policy.gate_timeout_s,
+                    pause_s=policy.pause_s,
+                    threshold=policy.failure_threshold,
+                )
             )
     return stages
 
 
 def start_rolling(
     cluster: ClusterRecord, nodes: list[NodeRecord], inventory: Inventory, action: ActionRecord
-) -> dict[str, Any] | None:
+) -> RollingState | None:
     """The rolling-update state for an update action, or None when no profile changed."""
     if action.kind not in UPDATES:
         return None
     stages = stages_for(declared_cluster(cluster, inventory), nodes)
     if not stages:
         return None
-    return {"stages": stages, "next": 0, "phase": "plan", "failed_before": 0, "rollback": False}
+    return RollingState(tuple(stages))

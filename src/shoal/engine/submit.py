@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import logging
 import uuid
-from typing import Any
 
+from shoal.engine.contracts import ClusterInputs, Repair
 from shoal.engine.events import cluster_event
 from shoal.model.enums import ActionKind
 from shoal.store import actions as action_repo
@@ -23,7 +23,7 @@ log = logging.getLogger("shoal.manager")
 
 
 def submit_recover(
-    db: Database, cluster: ClusterRecord, repairs: list[dict[str, Any]], now: float, why: str
+    db: Database, cluster: ClusterRecord, repairs: list[Repair], now: float, why: str
 ) -> str | None:
     """Record a CLUSTER_RECOVER action for `repairs`; None when the cluster is busy."""
     action_id = str(uuid.uuid4())
@@ -38,12 +38,12 @@ def submit_recover(
                     project_id=cluster.project_id,
                     kind=ActionKind.CLUSTER_RECOVER,
                     cluster_id=cluster.id,
-                    inputs={"repairs": repairs, "reason": why},
+                    inputs=ClusterInputs(repairs=tuple(repairs), reason=why).to_json(),
                 )
             ],
             now,
         )
-        names = ", ".join(f"{r['node']} ({r['how']})" for r in repairs[:10])
+        names = ", ".join(f"{r.node} ({r.how})" for r in repairs[:10])
         more = f" and {len(repairs) - 10} more" if len(repairs) > 10 else ""
         log.info("cluster %s: %s: repairing %s%s", cluster.name, why, names, more)
         add_events(

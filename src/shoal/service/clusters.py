@@ -1,9 +1,13 @@
 """Cluster requests: create, change and delete clusters and node groups, as actions.
 
-Every mutating request follows one path (`_submit`): read the cluster, refuse if another action
-holds it (409), compute the new document, validate it (422 with every problem), place it as a
-dry run (409 with reasons if it cannot be placed), then in the same transaction store the new
-document, take the cluster's lock and record the action. The engine does the rest.
+Every change of an existing cluster follows one path (`_submit`): read the cluster, refuse if
+another action holds it (Conflict), compute the new document with a pure edit (`edits`),
+validate it (Invalid, with every problem), place it as a dry run (`_place`, Unplaceable with
+reasons), then in the same transaction store the new document, take the cluster's lock and
+record the action. The engine does the rest. A new cluster has no lock to take and no document
+to edit, so `create_spec` admits it in its own transaction; a recovery changes no document, so
+it is recorded the way the engine records its own (`engine.submit.submit_recover`). `preview`
+places a change the way `_submit` does, and records nothing.
 """
 
 from __future__ import annotations
@@ -14,22 +18,20 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection
-
 from shoal.clock import Clock
+from shoal.engine.contracts import ClusterInputs, Repair, RepairHow
 from shoal.engine.decide import observed_of
-from shoal.engine.planner import lock_placement
 from shoal.engine.settle import current_nodes, declared_nodes
 from shoal.engine.stale import stages_for
 from shoal.engine.submit import submit_recover
 from shoal.model.cluster import ClusterSpec
-from shoal.model.enums import ActionKind, ActionStatus, ClusterStatus, Health, NodeKind, NodeStatus
+from shoal.model.enums import ActionKind, ActionStatus, ClusterStatus, Health, NodeStatus
 from shoal.model.inventory import Inventory
 from shoal.model.nodes import Demand, expand
-from shoal.model.policies import Recovery
-from shoal.model.problems import InvalidDocument
+from shoal.model.problems import InvalidDocument, Problem
 from shoal.placement import PlacementResult, solve
-from shoal.planning import StepKind, choose_replicas, make_plan
+from shoal.planning import ObservedNode, StepKind, choose_replicas, make_plan
+from shoal.service import edits
 from shoal.service.deletion import dropped, victim_orders
 from shoal.service.errors import Conflict, Invalid, NotFound, placement_refusal
 from shoal.service.limits import (
@@ -40,7 +42,7 @@ from shoal.service.limits import (
     check_size,
     footprint,
 )
-from shoal.service.resize import Adjustment, new_count
+from shoal.service.resize import Adjustment
 from shoal.spec import cluster_from_tree
 from shoal.spec.export import to_document
 from shoal.spec.syntax import parse
@@ -51,14 +53,17 @@ from shoal.store import nodes as node_repo
 from shoal.store import quotas as quota_repo
 from shoal.store import reservations as reservation_repo
 from shoal.store.actions import NewAction
-from shoal.store.database import Database
+from shoal.store.database import Connection, Database
 from shoal.store.errors import NameTaken
 from shoal.store.events import NewEvent, add_events
+from shoal.store.placement import lock_placement
 from shoal.store.quotas import Usage
 from shoal.store.records import ActionRecord, ClusterRecord, NodeRecord, Principal
 from shoal.store.reservations import Reserved
 
-RECOVERY_METHODS = ("recreate", "reboot", "rebuild", "replace")
+RECOVERY_METHODS = tuple(
+    str(h) for h in (RepairHow.RECREATE, RepairHow.REBOOT, RepairHow.REBUILD, RepairHow.REPLACE)
+)
 
 Mutation = Callable[[dict[str, Any], list[NodeRecord]], dict[str, Any]]
 Within = Callable[[Connection, ClusterRecord, float], None]
@@ -66,8 +71,8 @@ Within = Callable[[Connection, ClusterRecord, float], None]
 change: it may refuse the change (raise) or write alongside it (cooldowns, receivers)."""
 
 
-def problems_of(bad: InvalidDocument, prefix: str = "") -> list[dict[str, Any]]:
-    return [{"path": prefix + p.path, "message": p.message} for p in bad.problems]
+def problems_of(bad: InvalidDocument, prefix: str = "") -> list[Problem]:
+    return [Problem(prefix + p.path, p.message) for p in bad.problems]
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,7 +123,7 @@ class ClusterService:
             if not result.feasible:
                 raise placement_refusal(result.undecided)(
                     f"cluster {spec.name} cannot be placed",
-                    [{"path": "", "message": r} for r in result.reasons],
+                    [Problem("", r) for r in result.reasons],
                 )
             cluster_id = str(uuid.uuid4())
             action_id = str(uuid.uuid4())
@@ -134,9 +139,9 @@ class ClusterService:
                     lock_action_id=action_id,
                 )
             except NameTaken as e:
-                raise Conflict(str(e), [{"path": "/name", "message": str(e)}]) from None
+                raise Conflict(str(e), [Problem("/name", str(e))]) from None
             action = self._record_action(
-                conn, cluster, ActionKind.CLUSTER_CREATE, {}, action_id, now
+                conn, cluster, ActionKind.CLUSTER_CREATE, ClusterInputs(), action_id, now
             )
             _reserve(conn, action, spec, result)
         self.wake()
@@ -150,17 +155,7 @@ class ClusterService:
         new_doc = to_document(spec)
 
         def mutate(doc: dict[str, Any], _nodes: list[NodeRecord]) -> dict[str, Any]:
-            if new_doc["name"] != doc["name"]:
-                raise Invalid(
-                    "a cluster cannot be renamed",
-                    [
-                        {
-                            "path": "/name",
-                            "message": f"is {new_doc['name']!r}, the cluster is {doc['name']!r}",
-                        }
-                    ],
-                )
-            return copy.deepcopy(new_doc)
+            return edits.replace_document(doc, new_doc)
 
         return self._submit(who, ref, ActionKind.CLUSTER_UPDATE, mutate, {})
 
@@ -182,23 +177,12 @@ class ClusterService:
         max_size: int | None = None,
         pointer: str = "/number",
     ) -> Submitted:
+        change = edits.Resize(
+            adjustment, number, nodegroup, min_step, strict, min_size, max_size, pointer
+        )
+
         def mutate(doc: dict[str, Any], _nodes: list[NodeRecord]) -> dict[str, Any]:
-            group = _pick_group(doc, nodegroup)
-            if min_size is not None:
-                group["min"] = min_size
-            if max_size is not None:
-                group["max"] = max_size
-            group["count"] = new_count(
-                int(group.get("count", 0)),
-                adjustment,
-                number,
-                min_size=int(group.get("min", 0)),
-                max_size=group.get("max"),
-                min_step=min_step,
-                strict=strict,
-                pointer=pointer,
-            )
-            return doc
+            return edits.resize(doc, change)
 
         inputs = {"adjustment_type": str(adjustment), "number": number, "nodegroup": nodegroup}
         return self._submit(who, ref, kind, mutate, inputs)
@@ -207,9 +191,7 @@ class ClusterService:
         self, who: Principal, ref: str, *, out: bool, count: int, nodegroup: str | None
     ) -> Submitted:
         if count < 1:
-            raise Invalid(
-                "count must be 1 or more", [{"path": "/count", "message": f"{count} < 1"}]
-            )
+            raise Invalid("count must be 1 or more", [Problem("/count", f"{count} < 1")])
         return self.resize(
             who,
             ref,
@@ -222,8 +204,7 @@ class ClusterService:
 
     def add_nodes(self, who: Principal, ref: str, instances: list[dict[str, Any]]) -> Submitted:
         def mutate(doc: dict[str, Any], _nodes: list[NodeRecord]) -> dict[str, Any]:
-            doc.setdefault("instances", []).extend(copy.deepcopy(instances))
-            return doc
+            return edits.add_instances(doc, instances)
 
         names = [str(i.get("name")) for i in instances if isinstance(i, dict)]
         return self._submit(who, ref, ActionKind.CLUSTER_ADD_NODES, mutate, {"nodes": names})
@@ -232,49 +213,9 @@ class ClusterService:
         victims: list[str] = []
 
         def mutate(doc: dict[str, Any], nodes: list[NodeRecord]) -> dict[str, Any]:
-            by_ref = {n.id: n for n in nodes} | {n.name: n for n in nodes}
-            missing = [r for r in node_refs if r not in by_ref]
-            if missing:
-                raise NotFound(
-                    f"no node {', '.join(missing)} in this cluster",
-                    [
-                        {"path": f"/nodes/{node_refs.index(m)}", "message": "no such node"}
-                        for m in missing
-                    ],
-                )
-            gone_instances: set[str] = set()
-            for r in dict.fromkeys(node_refs):
-                n = by_ref[r]
-                group = next(
-                    (g for g in doc.get("node_groups", []) if g["name"] == n.group_name), None
-                )
-                if group is None:
-                    gone_instances.add(n.name)
-                    continue
-                replica_nodes = [
-                    m.name for m in nodes if m.group_name == n.group_name and m.replica == n.replica
-                ]
-                if any(v in victims for v in replica_nodes):
-                    continue
-                victims.extend(replica_nodes)
-                group["count"] = int(group.get("count", 0)) - 1
-                if group["count"] < int(group.get("min", 0)):
-                    raise Conflict(
-                        f"removing {n.name} would take node group {n.group_name} below its min "
-                        f"{group.get('min', 0)}",
-                        [
-                            {
-                                "path": f"/nodes/{node_refs.index(r)}",
-                                "message": "below the group's min",
-                            }
-                        ],
-                    )
-            if gone_instances:
-                doc["instances"] = [
-                    i for i in doc.get("instances", []) if i["name"] not in gone_instances
-                ]
-                _drop_members(doc, gone_instances)
-            return doc
+            edited, chosen = edits.remove_nodes(doc, nodes, node_refs)
+            victims.extend(chosen)
+            return edited
 
         return self._submit(
             who, ref, ActionKind.CLUSTER_DEL_NODES, mutate, {"nodes": node_refs}, victims
@@ -282,8 +223,7 @@ class ClusterService:
 
     def nodegroup_create(self, who: Principal, ref: str, group: dict[str, Any]) -> Submitted:
         def mutate(doc: dict[str, Any], _nodes: list[NodeRecord]) -> dict[str, Any]:
-            doc.setdefault("node_groups", []).append(copy.deepcopy(group))
-            return doc
+            return edits.add_node_group(doc, group)
 
         return self._submit(
             who, ref, ActionKind.NODEGROUP_CREATE, mutate, {"nodegroup": group.get("name")}
@@ -292,38 +232,10 @@ class ClusterService:
     def nodegroup_update(
         self, who: Principal, ref: str, name: str, changes: dict[str, Any]
     ) -> Submitted:
-        allowed = {
-            "count",
-            "min",
-            "max",
-            "zones",
-            "labels",
-            "role",
-            "depends_on",
-            "profile",
-            "unit",
-            "health",
-            "update",
-            "deletion",
-            "scaling",
-        }
-        bad = sorted(set(changes) - allowed)
-        if bad:
-            raise Invalid(
-                "these node group fields cannot be changed in place",
-                [
-                    {
-                        "path": f"/{k}",
-                        "message": f"unknown or read-only field {k!r}",
-                    }
-                    for k in bad
-                ],
-            )
+        edits.check_group_changes(changes)  # before anything is read or locked
 
         def mutate(doc: dict[str, Any], _nodes: list[NodeRecord]) -> dict[str, Any]:
-            group = _pick_group(doc, name)
-            group.update(copy.deepcopy(changes))
-            return doc
+            return edits.update_node_group(doc, name, changes)
 
         return self._submit(
             who, ref, ActionKind.NODEGROUP_UPDATE, mutate, {"nodegroup": name, "changes": changes}
@@ -331,20 +243,7 @@ class ClusterService:
 
     def nodegroup_delete(self, who: Principal, ref: str, name: str) -> Submitted:
         def mutate(doc: dict[str, Any], _nodes: list[NodeRecord]) -> dict[str, Any]:
-            _pick_group(doc, name)
-            users = [
-                x["name"]
-                for x in doc.get("node_groups", []) + doc.get("instances", [])
-                if name in x.get("depends_on", [])
-            ]
-            if users:
-                raise Conflict(
-                    f"{', '.join(users)} depend(s) on node group {name}; change that first",
-                    [{"path": "", "message": f"{u} depends on {name}"} for u in users],
-                )
-            doc["node_groups"] = [g for g in doc["node_groups"] if g["name"] != name]
-            _drop_members(doc, {name})
-            return doc
+            return edits.delete_node_group(doc, name)
 
         return self._submit(who, ref, ActionKind.NODEGROUP_DELETE, mutate, {"nodegroup": name})
 
@@ -361,7 +260,7 @@ class ClusterService:
         if how is not None and how not in RECOVERY_METHODS:
             raise Invalid(
                 f"unknown recovery {how!r}",
-                [{"path": "/how", "message": f"one of {', '.join(RECOVERY_METHODS)}"}],
+                [Problem("/how", f"one of {', '.join(RECOVERY_METHODS)}")],
             )
         now = self.clock.now()
         with self.db.reading() as conn:
@@ -374,10 +273,7 @@ class ClusterService:
             if missing:
                 raise NotFound(
                     f"no node {', '.join(missing)} in cluster {cluster.name}",
-                    [
-                        {"path": f"/nodes/{nodes.index(m)}", "message": "no such node"}
-                        for m in missing
-                    ],
+                    [Problem(f"/nodes/{nodes.index(m)}", "no such node") for m in missing],
                 )
             chosen = [by_ref[r] for r in dict.fromkeys(nodes)]
         else:
@@ -393,26 +289,20 @@ class ClusterService:
         if not chosen and absent <= 0:
             raise Conflict(f"no node of cluster {cluster.name} needs recovering")
         spec = self._validated(cluster.document)
-        repairs = []
+        repairs: list[Repair] = []
         for n in chosen:
-            method = how
+            method = RepairHow(how) if how is not None else None
             if method is None:
                 policy = spec.health_of(n.group_name)
-                method = (
-                    str(policy.recovery)
-                    if not nodes and policy is not None and policy.recovery is not Recovery.NONE
-                    else "recreate"
-                )
-            if n.provider_id is None or (
-                n.kind is NodeKind.VOLUME and method in ("reboot", "rebuild")
-            ):
-                method = "recreate"  # nothing to reboot or rebuild: make it
+                by_policy = RepairHow.of_policy(policy.recovery) if policy is not None else None
+                method = by_policy if not nodes and by_policy else RepairHow.RECREATE
+            method = method.fitted(n.kind, made=n.provider_id is not None)
             if n in lost:
-                method = "replace"
+                method = RepairHow.REPLACE
             why = f"host {n.host} lost" if n in lost else "requested"
-            repairs.append({"node": n.name, "how": method, "why": why})
+            repairs.append(Repair(n.name, method, why))
         if absent > 0:
-            repairs.append({"node": f"{absent} missing node(s)", "how": "create", "why": "missing"})
+            repairs.append(Repair.missing(absent))
         action_id = submit_recover(self.db, cluster, repairs, now, "recovery requested")
         if action_id is None:
             raise Conflict(
@@ -439,14 +329,7 @@ class ClusterService:
         else:
             spec = self._validated(cluster.document)
         observed = observed_of(nodes)
-        orders = victim_orders(spec, observed, seed=cluster.generation)
-        desired = choose_replicas(spec, observed, order_victims=orders)
-        result = solve(desired, inv, existing={n.name: n.host for n in nodes if n.host}, used=used)
-        if not result.feasible:
-            raise placement_refusal(result.undecided)(
-                f"cluster {cluster.name} cannot be placed after this change",
-                [{"path": "", "message": r} for r in result.reasons],
-            )
+        desired, result = _place(cluster, spec, observed, nodes, [], used, inv)
         hosts = {a.node: a.host for a in result.assignments}
         zones = {a.node: a.zone for a in result.assignments}
         plan = make_plan(desired, hosts, zones, observed)
@@ -459,7 +342,7 @@ class ClusterService:
             "delete": [st.node for st in plan.of(StepKind.DELETE)],
             "attach": [{"volume": st.node, "server": st.server} for st in plan.of(StepKind.ATTACH)],
             "update_batches": [
-                {"group": st["group"], "nodes": st["nodes"]} for st in stages_for(desired, nodes)
+                {"group": st.group, "nodes": list(st.nodes)} for st in stages_for(desired, nodes)
             ],
             "soft_violations": [v.as_dict() for v in result.soft_violations],
         }
@@ -508,7 +391,9 @@ class ClusterService:
         *,
         within: Within | None = None,
     ) -> Submitted:
-        """A change another service defines (a receiver's trigger), on the same path."""
+        """A change another service defines (a receiver's trigger), on the same path.
+
+        `inputs` is what the request said, recorded with the action for people to read."""
         return self._submit(who, ref, kind, mutate, inputs, within=within)
 
     def spec_of(self, doc: dict[str, Any]) -> ClusterSpec:
@@ -537,7 +422,7 @@ class ClusterService:
                 raise Conflict(
                     f"cluster {cluster.name} is busy with action {cluster.lock_action_id}; "
                     "try again when it has finished",
-                    [{"path": "", "message": f"locked by action {cluster.lock_action_id}"}],
+                    [Problem("", f"locked by action {cluster.lock_action_id}")],
                 )
             if within is not None:
                 within(conn, cluster, now)
@@ -551,10 +436,14 @@ class ClusterService:
                 chosen, placed = self._dry_run(conn, cluster, spec, nodes, victims or [], inv)
                 victims = victims or chosen
                 cluster_repo.set_document(conn, cluster.id, to_document(spec), now)
-            action_inputs = dict(inputs, victims=victims or [])
-            if kind in (ActionKind.CLUSTER_UPDATE, ActionKind.NODEGROUP_UPDATE):
+            action_inputs = ClusterInputs(
+                victims=tuple(victims or ()),
                 # A rolling update that fails rolls back to this.
-                action_inputs["previous_document"] = cluster.document
+                previous_document=cluster.document
+                if kind in (ActionKind.CLUSTER_UPDATE, ActionKind.NODEGROUP_UPDATE)
+                else None,
+                request=inputs,
+            )
             action = self._record_action(conn, cluster, kind, action_inputs, str(uuid.uuid4()), now)
             if not cluster_repo.try_lock(conn, cluster.id, action.id, now):
                 raise Conflict(f"cluster {cluster.name} is busy with another action")
@@ -594,15 +483,8 @@ class ClusterService:
         """Place the changed cluster: the nodes it leaves out (by the deletion policies), and
         the desired cluster with its placement."""
         observed = observed_of(nodes)
-        orders = victim_orders(spec, observed, seed=cluster.generation)
-        desired = choose_replicas(spec, observed, victims, order_victims=orders)
         used = node_repo.used_capacity(conn, exclude_cluster=cluster.id)
-        result = solve(desired, inv, existing={n.name: n.host for n in nodes if n.host}, used=used)
-        if not result.feasible:
-            raise placement_refusal(result.undecided)(
-                f"cluster {cluster.name} cannot be placed after this change",
-                [{"path": "", "message": r} for r in result.reasons],
-            )
+        desired, result = _place(cluster, spec, observed, nodes, victims, used, inv)
         return dropped(desired, observed), (desired, result)
 
     def _check_quota(
@@ -644,7 +526,7 @@ class ClusterService:
         conn: Connection,
         cluster: ClusterRecord,
         kind: ActionKind,
-        inputs: dict[str, Any],
+        inputs: ClusterInputs,
         action_id: str,
         now: float,
     ) -> ActionRecord:
@@ -656,7 +538,7 @@ class ClusterService:
                     project_id=cluster.project_id,
                     kind=kind,
                     cluster_id=cluster.id,
-                    inputs=inputs,
+                    inputs=inputs.to_json(),
                 )
             ],
             now,
@@ -702,41 +584,27 @@ def _reserve(
     )
 
 
-def _pick_group(doc: dict[str, Any], name: str | None) -> dict[str, Any]:
-    groups = doc.get("node_groups", [])
-    if name is None:
-        if len(groups) == 1:
-            return groups[0]  # type: ignore[no-any-return]
-        raise Invalid(
-            "say which node group: this cluster has "
-            + (
-                f"{len(groups)} node groups ({', '.join(g['name'] for g in groups)})"
-                if groups
-                else "none"
-            ),
-            [
-                {
-                    "path": "/nodegroup",
-                    "message": "required when a cluster has more than one node group",
-                }
-            ],
+def _place(
+    cluster: ClusterRecord,
+    spec: ClusterSpec,
+    observed: list[ObservedNode],
+    nodes: list[NodeRecord],
+    victims: list[str],
+    used: dict[str, Demand],
+    inv: Inventory,
+) -> tuple[ClusterSpec, PlacementResult]:
+    """Place `cluster` changed to `spec`, its nodes staying where they are: the desired cluster
+    (replicas chosen, the deletion policies picking who goes) and its placement; refused
+    with the reasons when it cannot be placed. A submitted change and a preview both use it."""
+    orders = victim_orders(spec, observed, seed=cluster.generation)
+    desired = choose_replicas(spec, observed, victims, order_victims=orders)
+    result = solve(desired, inv, existing={n.name: n.host for n in nodes if n.host}, used=used)
+    if not result.feasible:
+        raise placement_refusal(result.undecided)(
+            f"cluster {cluster.name} cannot be placed after this change",
+            [Problem("", r) for r in result.reasons],
         )
-    for g in groups:
-        if g["name"] == name:
-            return g  # type: ignore[no-any-return]
-    raise NotFound(
-        f"no node group {name!r}", [{"path": "/nodegroup", "message": f"no node group {name!r}"}]
-    )
-
-
-def _drop_members(doc: dict[str, Any], names: set[str]) -> None:
-    """Remove references to deleted groups or instances from groupings (and empty groupings)."""
-    kept = []
-    for g in doc.get("groupings", []):
-        members = [m for m in g.get("members", []) if m.split("/", 1)[0] not in names]
-        if members:
-            kept.append(dict(g, members=members))
-    doc["groupings"] = kept
+    return desired, result
 
 
 def _on_lost_hosts(records: list[NodeRecord], hosts: set[str]) -> list[NodeRecord]:

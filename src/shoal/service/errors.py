@@ -1,19 +1,55 @@
-"""Refusals, each with the HTTP status and the error code it maps to."""
+"""Refusals, as types: each says what kind of refusal it is and every problem found.
+
+The service knows nothing of HTTP: a refusal has a kind (`ErrorKind`), a stable code, a title,
+a message and its problems (`Problem` values: a JSON pointer and a sentence each, which a
+refusal may extend with facts, as a quota names its limit and use). The API
+maps kinds to status codes at its edge (`api/errors.py`), as httpx maps transport errors at its.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+import enum
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
+
+from shoal.model.problems import Problem
+
+
+class ErrorKind(enum.Enum):
+    BAD_REQUEST = "bad_request"
+    INVALID = "invalid"
+    """The input is well-formed but wrong (every problem named)."""
+    NOT_FOUND = "not_found"
+    CONFLICT = "conflict"
+    """The request clashes with the current state (busy, below a minimum, cannot be placed)."""
+    FORBIDDEN = "forbidden"
+    UNAUTHORIZED = "unauthorized"
+    UNAVAILABLE = "unavailable"
+    """Something the service depends on (Keystone) does not answer."""
 
 
 class ServiceError(Exception):
-    status = 400
+    kind: ClassVar[ErrorKind] = ErrorKind.BAD_REQUEST
     code = "bad_request"
     title = "Bad request"
+    # Transitional: api/senlin/errors.py (branch senlin) still reads `status`; Shoal's own API
+    # maps `kind` (api/errors.py). Remove once the Senlin façade maps kinds too.
+    status = 400
 
-    def __init__(self, message: str, details: list[dict[str, Any]] | None = None) -> None:
+    def __init__(
+        self, message: str, details: Sequence[Problem | Mapping[str, Any]] | None = None
+    ) -> None:
         super().__init__(message)
         self.message = message
-        self.details = details or []
+        # A detail is a Problem; some refusals add facts to it (a quota's limit and use).
+        self.details: list[dict[str, Any]] = [
+            p.as_dict() if isinstance(p, Problem) else dict(p) for p in details or ()
+        ]
+
+    @property
+    def problems(self) -> list[Problem]:
+        """Where and what, for each detail."""
+        return [Problem(str(d.get("path", "")), str(d.get("message", ""))) for d in self.details]
 
     def body(self) -> dict[str, Any]:
         return {
@@ -27,24 +63,28 @@ class ServiceError(Exception):
 
 
 class Invalid(ServiceError):
+    kind = ErrorKind.INVALID
     status = 422
     code = "invalid_document"
     title = "Invalid input"
 
 
 class NotFound(ServiceError):
+    kind = ErrorKind.NOT_FOUND
     status = 404
     code = "not_found"
     title = "Not found"
 
 
 class Conflict(ServiceError):
+    kind = ErrorKind.CONFLICT
     status = 409
     code = "conflict"
     title = "Conflict"
 
 
 class Unplaceable(ServiceError):
+    kind = ErrorKind.CONFLICT
     status = 409
     code = "unplaceable"
     title = "Cannot be placed"
@@ -63,12 +103,14 @@ def placement_refusal(undecided: bool) -> type[Unplaceable]:
 
 
 class Forbidden(ServiceError):
+    kind = ErrorKind.FORBIDDEN
     status = 403
     code = "forbidden"
     title = "Forbidden"
 
 
 class Unauthorized(ServiceError):
+    kind = ErrorKind.UNAUTHORIZED
     status = 401
     code = "unauthorized"
     title = "Unauthorized"
@@ -76,7 +118,7 @@ class Unauthorized(ServiceError):
     def __init__(
         self,
         message: str,
-        details: list[dict[str, Any]] | None = None,
+        details: Sequence[Problem | Mapping[str, Any]] | None = None,
         *,
         challenge: str | None = None,
     ) -> None:

@@ -18,6 +18,7 @@ from typing import Any
 from shoal.model.cluster import ClusterSpec
 from shoal.model.inventory import Inventory
 from shoal.model.nodes import Demand, demand_of
+from shoal.model.problems import Problem
 from shoal.service.errors import Forbidden, Invalid, Unplaceable
 from shoal.store.quotas import Usage
 
@@ -92,10 +93,10 @@ def check_size(spec: ClusterSpec, inventory: Inventory, limits: Limits) -> Footp
             f"cluster {spec.name} declares {fp.nodes} nodes; the most a cluster may have is "
             f"{limits.max_cluster_nodes}",
             [
-                {
-                    "path": _pointer(fp),
-                    "message": f"{fp.nodes} nodes > max_cluster_nodes {limits.max_cluster_nodes}",
-                }
+                Problem(
+                    _pointer(fp),
+                    f"{fp.nodes} nodes > max_cluster_nodes {limits.max_cluster_nodes}",
+                )
             ],
         )
     capacity = Demand()
@@ -114,7 +115,7 @@ def check_size(spec: ClusterSpec, inventory: Inventory, limits: Limits) -> Footp
     if over:
         raise Unplaceable(
             f"cluster {spec.name} needs more than the whole inventory: " + "; ".join(over),
-            [{"path": _pointer(fp), "message": m} for m in over],
+            [Problem(_pointer(fp), m) for m in over],
         )
     return fp
 
@@ -162,21 +163,16 @@ def check_quota_values(body: object) -> dict[str, int]:
     if not isinstance(body, dict) or not body:
         raise Invalid(
             'give the quotas to set, e.g. {"quotas": {"nodes": 100}}',
-            [{"path": "/quotas", "message": "an object of resource: limit"}],
+            [Problem("/quotas", "an object of resource: limit")],
         )
-    problems: list[dict[str, Any]] = []
+    problems: list[Problem] = []
     out: dict[str, int] = {}
     for k, v in body.items():
         if k not in QUOTA_RESOURCES:
-            problems.append(
-                {"path": f"/quotas/{k}", "message": f"one of {', '.join(QUOTA_RESOURCES)}"}
-            )
+            problems.append(Problem(f"/quotas/{k}", f"one of {', '.join(QUOTA_RESOURCES)}"))
         elif isinstance(v, bool) or not isinstance(v, int) or v < -1 or v > MAX_QUOTA:
             problems.append(
-                {
-                    "path": f"/quotas/{k}",
-                    "message": f"a whole number, -1 (unlimited) to {MAX_QUOTA}",
-                }
+                Problem(f"/quotas/{k}", f"a whole number, -1 (unlimited) to {MAX_QUOTA}")
             )
         else:
             out[str(k)] = v

@@ -13,7 +13,7 @@ from typing import Any
 
 from shoal.clock import Clock
 from shoal.model.inventory import Inventory
-from shoal.model.problems import InvalidDocument
+from shoal.model.problems import InvalidDocument, Problem
 from shoal.service.errors import Conflict, Invalid, NotFound
 from shoal.service.views import iso
 from shoal.spec import cluster_from_tree
@@ -37,10 +37,7 @@ def validate_profile(name: str, spec: dict[str, Any], inventory: Inventory) -> N
     except InvalidDocument as bad:
         prefix = f"/profiles/{name}"
         details = [
-            {
-                "path": p.path[len(prefix) :] if p.path.startswith(prefix) else "",
-                "message": p.message,
-            }
+            Problem(p.path[len(prefix) :] if p.path.startswith(prefix) else "", p.message)
             for p in bad.problems
         ]
         raise Invalid(f"profile {name} has {len(details)} problem(s)", details) from None
@@ -66,7 +63,7 @@ class ProfileService:
     def create(self, who: Principal, body: dict[str, Any]) -> dict[str, Any]:
         name = body.get("name")
         if not isinstance(name, str) or not name:
-            raise Invalid("a profile needs a name", [{"path": "/name", "message": "required"}])
+            raise Invalid("a profile needs a name", [Problem("/name", "required")])
         spec = {k: v for k, v in body.items() if k != "name"}
         validate_profile(name, spec, self.inventory())
         with self.db.transaction() as conn:
@@ -75,7 +72,7 @@ class ProfileService:
                     conn, who.project_id, name, str(spec.get("type")), spec, self.clock.now()
                 )
             except NameTaken as e:
-                raise Conflict(str(e), [{"path": "/name", "message": str(e)}]) from None
+                raise Conflict(str(e), [Problem("/name", str(e))]) from None
         return profile_view(row)
 
     def list(self, who: Principal) -> list[dict[str, Any]]:

@@ -9,14 +9,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Connection
-
 from shoal.clock import Clock
 from shoal.service.errors import Forbidden, NotFound
 from shoal.service.limits import QUOTA_RESOURCES, Limits, check_quota_values
 from shoal.store import auth as auth_repo
 from shoal.store import quotas as quota_repo
-from shoal.store.database import Database
+from shoal.store.database import Connection, Database
 from shoal.store.records import Principal
 
 

@@ -17,10 +17,9 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import Connection
-
 from shoal.model.cluster import ClusterSpec, NodeGroup
 from shoal.model.enums import ActionKind
+from shoal.model.problems import Problem
 from shoal.service.clusters import ClusterService, Submitted
 from shoal.service.errors import Conflict, Invalid, NotFound, ServiceError
 from shoal.service.triggers import check_cooldown, check_params, effective_policy, scaled_count
@@ -28,6 +27,7 @@ from shoal.service.views import iso
 from shoal.spec.names import NAME_RULE, is_name
 from shoal.store import clusters as cluster_repo
 from shoal.store import receivers as repo
+from shoal.store.database import Connection
 from shoal.store.errors import NameTaken
 from shoal.store.receivers import ReceiverRecord
 from shoal.store.records import ClusterRecord, NodeRecord, Principal
@@ -71,7 +71,7 @@ def receiver_view(r: ReceiverRecord, secret: str | None = None) -> dict[str, Any
 
 def parse_receiver(body: dict[str, Any]) -> NewReceiver:
     """The creation request, or a 422 with every problem."""
-    problems: list[dict[str, Any]] = []
+    problems: list[Problem] = []
     name, cluster, action, group = (
         body.get("name"),
         body.get("cluster"),
@@ -79,24 +79,24 @@ def parse_receiver(body: dict[str, Any]) -> NewReceiver:
         body.get("nodegroup"),
     )
     if not isinstance(name, str) or not is_name(name):
-        problems.append({"path": "/name", "message": NAME_RULE})
+        problems.append(Problem("/name", NAME_RULE))
     if not isinstance(cluster, str) or not cluster:
-        problems.append({"path": "/cluster", "message": "the cluster's name or id is required"})
+        problems.append(Problem("/cluster", "the cluster's name or id is required"))
     if action not in set(ReceiverAction):
-        problems.append({"path": "/action", "message": f"one of {', '.join(ReceiverAction)}"})
+        problems.append(Problem("/action", f"one of {', '.join(ReceiverAction)}"))
     if group is not None and not isinstance(group, str):
-        problems.append({"path": "/nodegroup", "message": "a node group name"})
+        problems.append(Problem("/nodegroup", "a node group name"))
     if action == ReceiverAction.RECOVER and group is not None:
-        problems.append({"path": "/nodegroup", "message": "recover acts on the whole cluster"})
+        problems.append(Problem("/nodegroup", "recover acts on the whole cluster"))
     unknown = sorted(set(body) - {"name", "cluster", "action", "nodegroup", "params"})
-    problems += [{"path": f"/{k}", "message": "unknown field"} for k in unknown]
+    problems += [Problem(f"/{k}", "unknown field") for k in unknown]
     try:
         params = check_params(body.get("params"))
     except Invalid as bad:
-        problems += bad.details
+        problems += bad.problems
         params = {}
     if action == ReceiverAction.RECOVER and params:
-        problems.append({"path": "/params", "message": "recover takes no params"})
+        problems.append(Problem("/params", "recover takes no params"))
     if problems:
         raise Invalid(f"the receiver has {len(problems)} problem(s)", problems)
     return NewReceiver(str(name), str(cluster), ReceiverAction(str(action)), group, params)
@@ -108,13 +108,13 @@ def pick_group(spec: ClusterSpec, name: str | None) -> NodeGroup:
             return spec.node_groups[0]
         raise Invalid(
             f"say which node group: cluster {spec.name} has {len(spec.node_groups)}",
-            [{"path": "/nodegroup", "message": "required unless the cluster has one node group"}],
+            [Problem("/nodegroup", "required unless the cluster has one node group")],
         )
     group = spec.node_group(name)
     if group is None:
         raise NotFound(
             f"no node group {name!r} in cluster {spec.name}",
-            [{"path": "/nodegroup", "message": f"no node group {name!r}"}],
+            [Problem("/nodegroup", f"no node group {name!r}")],
         )
     return group
 
@@ -156,7 +156,7 @@ class ReceiverService:
                     now=self.clock.now(),
                 )
             except NameTaken as e:
-                raise Conflict(str(e), [{"path": "/name", "message": str(e)}]) from None
+                raise Conflict(str(e), [Problem("/name", str(e))]) from None
         return receiver_view(found, secret)
 
     def _check_growth(self, who: Principal, cluster: ClusterRecord, req: NewReceiver) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from enum import StrEnum
 
+from shoal.model.problems import Problem
 from shoal.service.errors import Conflict, Invalid
 from shoal.spec.native import MAX_REPLICAS
 
@@ -47,20 +48,20 @@ def new_count(
     if isinstance(number, bool) or not is_finite(number):
         raise Invalid(
             "the number must be a finite number",
-            [{"path": pointer, "message": f"{number!r} is not a finite number"}],
+            [Problem(pointer, f"{number!r} is not a finite number")],
         )
     if adjustment is Adjustment.EXACT_CAPACITY:
         if number != int(number) or number < 0:
             raise Invalid(
                 "an exact capacity is a whole number of nodes, 0 or more",
-                [{"path": pointer, "message": f"{number!r} is not a whole number >= 0"}],
+                [Problem(pointer, f"{number!r} is not a whole number >= 0")],
             )
         target = int(number)
     elif adjustment is Adjustment.CHANGE_IN_CAPACITY:
         if number != int(number):
             raise Invalid(
                 "a change in capacity is a whole number of nodes",
-                [{"path": pointer, "message": f"{number!r} is not a whole number"}],
+                [Problem(pointer, f"{number!r} is not a whole number")],
             )
         target = current + int(number)
     else:
@@ -73,7 +74,7 @@ def new_count(
     if target > MAX_REPLICAS and (strict or max_size is None):
         raise Invalid(
             f"the new size {target} is more than any node group may have ({MAX_REPLICAS})",
-            [{"path": pointer, "message": f"gives {target} nodes, more than {MAX_REPLICAS}"}],
+            [Problem(pointer, f"gives {target} nodes, more than {MAX_REPLICAS}")],
         )
     low, high = min_size, max_size
     if target < low or (high is not None and target > high):
@@ -81,7 +82,7 @@ def new_count(
         if strict:
             raise Conflict(
                 f"the new size {target} is outside the node group's bounds {bounds}",
-                [{"path": pointer, "message": f"gives {target} nodes, outside {bounds}"}],
+                [Problem(pointer, f"gives {target} nodes, outside {bounds}")],
             )
         target = max(low, target if high is None else min(high, target))
     return target

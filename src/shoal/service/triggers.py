@@ -15,6 +15,7 @@ from typing import Any
 
 from shoal.model.cluster import NodeGroup
 from shoal.model.policies import AdjustmentType, ScalingPolicy
+from shoal.model.problems import Problem
 from shoal.service.errors import Conflict, Invalid
 from shoal.service.resize import Adjustment, is_finite, new_count
 from shoal.service.views import iso
@@ -28,7 +29,7 @@ class Cooldown(Conflict):
     title = "Cooling down"
 
     def __init__(self, message: str, ends_at: float) -> None:
-        super().__init__(message, [{"path": "", "message": f"cooldown ends at {iso(ends_at)}"}])
+        super().__init__(message, [Problem("", f"cooldown ends at {iso(ends_at)}")])
         self.ends_at = ends_at
 
 
@@ -37,11 +38,11 @@ def check_params(params: object) -> dict[str, Any]:
     if params is None:
         return {}
     if not isinstance(params, dict):
-        raise Invalid("params must be an object", [{"path": "/params", "message": "not an object"}])
-    problems: list[dict[str, Any]] = []
+        raise Invalid("params must be an object", [Problem("/params", "not an object")])
+    problems: list[Problem] = []
 
     def bad(key: str, message: str) -> None:
-        problems.append({"path": f"/params/{key}", "message": message})
+        problems.append(Problem(f"/params/{key}", message))
 
     for key, value in params.items():
         if key not in PARAMS:
@@ -131,4 +132,4 @@ def scaled_count(group: NodeGroup, policy: ScalingPolicy, *, out: bool) -> int:
             f"the scaling policy leaves node group {group.name} at {group.count}; "
             f"nothing to scale {direction}"
         )
-    raise Conflict(message, [{"path": "", "message": message}])
+    raise Conflict(message, [Problem("", message)])

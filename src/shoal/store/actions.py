@@ -328,3 +328,14 @@ def live_actions_on(conn: Connection, cluster_ids: Iterable[str]) -> list[Action
         actions.c.status.not_in([s.value for s in ActionStatus if s.is_terminal]),
     )
     return [ActionRecord.from_row(r) for r in conn.execute(q).mappings()]
+
+
+def live_inputs(conn: Connection, cluster_id: str, kind: ActionKind) -> list[tuple[str, Any]]:
+    """(node id, raw inputs) of the cluster's actions of `kind` not yet ended."""
+    live = [s.value for s in ActionStatus if not s.is_terminal]
+    q = select(actions.c.node_id, actions.c.inputs).where(
+        actions.c.cluster_id == cluster_id,
+        actions.c.kind == kind.value,
+        actions.c.status.in_(live),
+    )
+    return [(str(r[0]), r[1]) for r in conn.execute(q) if r[0]]

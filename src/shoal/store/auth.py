@@ -13,7 +13,9 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from sqlalchemy import Connection, RowMapping, insert, select, update
+from sqlalchemy.exc import IntegrityError
 
+from shoal.store.database import Database
 from shoal.store.errors import NameTaken
 from shoal.store.records import Principal
 from shoal.store.tables import projects, tokens
@@ -167,6 +169,16 @@ def ensure_admin(conn: Connection, now: float) -> str | None:
     project_id = create_project(conn, ADMIN_PROJECT, now)
     # The bootstrap token never expires: it is the operator's way back in (revocable).
     return issue_token(conn, project_id, now, is_admin=True, name="bootstrap").secret
+
+
+def remember_project(db: Database, project_id: str, name: str, now: float) -> None:
+    """`ensure_project` in its own transaction, tolerating a concurrent first call that
+    recorded the same project a moment before."""
+    try:
+        with db.transaction() as conn:
+            ensure_project(conn, project_id, name, now)
+    except IntegrityError:
+        pass
 
 
 def ensure_project(conn: Connection, project_id: str, name: str, now: float) -> None:

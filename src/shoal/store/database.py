@@ -21,6 +21,10 @@ from sqlalchemy.engine import Engine
 from shoal.files import narrow, private_dir, private_file
 from shoal.store.tables import placement_lock
 
+__all__ = ["MIGRATIONS", "Connection", "Database"]
+# `Connection` is the handle of an open transaction that the repositories take: the layers above
+# the store name it from here, and never import SQLAlchemy themselves.
+
 MIGRATIONS = str(Path(__file__).parent / "migrations")
 
 

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
 
 from shoal.api.keystone import KeystoneAuth
-from shoal.service.errors import NotFound, ServiceError, Unauthorized
+from shoal.service.errors import ErrorKind, NotFound, ServiceError, Unauthorized
 
 router = APIRouter(prefix="/ui/api")
 
@@ -23,6 +23,7 @@ _TIMEOUT_S = 15.0
 
 
 class KeystoneUnavailable(ServiceError):
+    kind = ErrorKind.UNAVAILABLE
     status = 503
     code = "keystone_unavailable"
     title = "Keystone unavailable"

@@ -15,13 +15,11 @@ from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from sqlalchemy import Connection, select
-
 from shoal.engine.events import node_event
 from shoal.engine.software.inputs import DeployInputs
 from shoal.engine.software.rolling import roll
 from shoal.model.cluster import MemberRef
-from shoal.model.enums import ActionKind, ActionStatus, ClusterStatus, NodeStatus
+from shoal.model.enums import ActionKind, ClusterStatus, NodeStatus
 from shoal.model.policies import UpdatePolicy
 from shoal.model.software import (
     DeployAction,
@@ -34,10 +32,10 @@ from shoal.planning import software as resolver
 from shoal.store import actions as action_repo
 from shoal.store import deployments as deployment_repo
 from shoal.store.actions import NewAction
+from shoal.store.database import Connection
 from shoal.store.deployments import Server
 from shoal.store.events import NewEvent, add_events
 from shoal.store.records import ClusterRecord, NodeRecord
-from shoal.store.tables import actions
 
 SETTLED = (ClusterStatus.ACTIVE, ClusterStatus.WARNING, ClusterStatus.ERROR)
 RUNNABLE_NODE = (NodeStatus.ACTIVE, NodeStatus.WARNING)
@@ -73,13 +71,8 @@ class Decision:
 
 def live_runs(conn: Connection, cluster_id: str) -> list[tuple[str, DeployInputs]]:
     """(node id, run) of the cluster's NODE_DEPLOY actions not yet ended."""
-    live = [s.value for s in ActionStatus if not s.is_terminal]
-    q = select(actions.c.node_id, actions.c.inputs).where(
-        actions.c.cluster_id == cluster_id,
-        actions.c.kind == ActionKind.NODE_DEPLOY.value,
-        actions.c.status.in_(live),
-    )
-    return [(str(r[0]), DeployInputs.from_json(r[1])) for r in conn.execute(q) if r[0]]
+    found = action_repo.live_inputs(conn, cluster_id, ActionKind.NODE_DEPLOY)
+    return [(node, DeployInputs.from_json(inputs)) for node, inputs in found]
 
 
 def decide(

@@ -14,24 +14,37 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from typing import TYPE_CHECKING
+from typing import Protocol
 
+from shoal.engine.context import EngineContext
 from shoal.engine.events import node_event
-from shoal.engine.software.decide import facts_of
+from shoal.engine.software.decide import SoftwareOf, facts_of
 from shoal.engine.software.inputs import DeployInputs
 from shoal.model.enums import NodeKind
 from shoal.model.software import DeployAction, DeploymentStatus, ResolvedDeployment, SoftwareSpec
 from shoal.planning import software as resolver
-from shoal.providers.software import DeploymentRun
+from shoal.providers.software import DeploymentRun, DeploymentRunner
 from shoal.store import clusters as cluster_repo
 from shoal.store import deployments as deployment_repo
 from shoal.store import nodes as node_repo
-from shoal.store.deployments import Finish, Publish
+from shoal.store.deployments import DeploymentRow, Finish, Publish
 from shoal.store.events import add_events
 from shoal.store.records import ActionRecord, NodeRecord
 
-if TYPE_CHECKING:
-    from shoal.engine.software.runner import Deployer
+
+class Deployer(Protocol):
+    """What removals need of the deployer (`runner.Deployer`), named here so this module
+    does not import the one that calls it."""
+
+    engine: EngineContext
+    software_of: SoftwareOf
+
+    def signal_hash(self, run_id: str) -> str: ...
+
+    def runner(self) -> DeploymentRunner | None: ...
+
+    async def wait_row(self, run_id: str, deadline: float) -> DeploymentRow | str: ...
+
 
 log = logging.getLogger("shoal.deployer")
 

@@ -27,9 +27,9 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from shoal.engine import leases
+from shoal.engine.context import EngineContext
 from shoal.engine.events import cluster_event, node_event
 from shoal.engine.settle import declared_nodes, settled_status
 from shoal.engine.software import secrets
@@ -43,14 +43,12 @@ from shoal.providers.software import DeploymentRun, DeploymentRunner, RunsDeploy
 from shoal.store import actions as action_repo
 from shoal.store import clusters as cluster_repo
 from shoal.store import deployments as deployment_repo
+from shoal.store import leases
 from shoal.store import nodes as node_repo
 from shoal.store.actions import Completion
 from shoal.store.deployments import DeploymentRow, Finish, Publish
 from shoal.store.events import NewEvent, add_events
 from shoal.store.records import ActionRecord, ClusterRecord, NodeRecord
-
-if TYPE_CHECKING:
-    from shoal.engine.runtime import Engine
 
 log = logging.getLogger("shoal.deployer")
 
@@ -86,14 +84,16 @@ class _Outcome:
 class Deployer:
     def __init__(
         self,
-        engine: Engine,
+        engine: EngineContext,
         software_of: SoftwareOf,
         *,
+        lease_s: float = 30.0,
         policies_of: PoliciesOf | None = None,
         tick_s: float = 2.0,
         concurrency: int = 2000,
     ) -> None:
         self.engine = engine
+        self.lease_s = lease_s
         self.software_of = software_of
         self.policies_of: PoliciesOf = policies_of or (lambda _c: {})
         self._held: dict[str, set[str]] = {}
@@ -132,7 +132,7 @@ class Deployer:
             with contextlib.suppress(asyncio.CancelledError):
                 await t
         e = self.engine
-        await asyncio.to_thread(leases.release, e.db, LEASE, e.id)
+        await asyncio.to_thread(leases.release, e.db, LEASE, e.owner)
 
     async def once(self) -> bool:
         e = self.engine
@@ -176,7 +176,7 @@ class Deployer:
     def _decide(self) -> int:
         e = self.engine
         now = e.clock.now()
-        if not leases.acquire(e.db, LEASE, e.id, now, max(e.lease_s, 3.0)):
+        if not leases.acquire(e.db, LEASE, e.owner, now, max(self.lease_s, 3.0)):
             return 0
         with e.db.reading() as conn:
             clusters = [
@@ -228,9 +228,9 @@ class Deployer:
         with e.db.transaction() as conn:
             claimed = action_repo.claim(
                 conn,
-                owner=e.id,
+                owner=e.owner,
                 now=now,
-                lease_s=e.lease_s,
+                lease_s=self.lease_s,
                 limit=min(limit, 2000),
                 node_level=True,
                 skip_locked=not e.db.is_sqlite,
@@ -450,12 +450,14 @@ class Deployer:
                         )
                         for o in batch
                     ],
-                    e.id,
+                    e.owner,
                     now,
                 )
             )
             mine = [o for o in batch if o.claimed.action.id in done]
-            nodes = node_repo.get_nodes(conn, [o.claimed.node.id for o in mine if o.claimed.node])
+            nodes = node_repo.get_nodes(
+                conn, [o.claimed.node.id for o in mine if o.claimed.node]
+            )
             updates: list[dict[str, Any]] = []
             events: list[NewEvent] = []
             clusters: set[str] = set()

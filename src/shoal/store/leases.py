@@ -1,5 +1,7 @@
 """Named leases: work that one engine at a time should do (health checks, reconciling).
 
+(The engine's manager takes the "manager" lease; the SQL lives here, with the other tables.)
+
 An engine holds a lease until `expires_at` and renews it while it works; when it dies, another
 engine takes the lease over once it runs out. Acquisition is a compare-and-set, so two engines
 never both believe they hold it.
