@@ -101,3 +101,23 @@ def busy_with(conn: Connection, node_id: str) -> str | None:
 
 def create_action(conn: Connection, action: action_repo.NewAction, now: float) -> None:
     action_repo.insert_actions(conn, [action], now)
+
+
+def record_profiles(
+    conn: Connection,
+    project_id: str,
+    node_ids: list[str],
+    profile_id: str | None,
+    *,
+    only_unset: bool,
+) -> None:
+    """Set the Senlin profile these nodes show: every node's (a cluster's profile change), or
+    only those that show none of their own yet (`only_unset`: a change of the cluster's
+    profile alone, after which its nodes keep showing the one they were made from)."""
+    have = get_extras(conn, node_ids)
+    for node_id in node_ids:
+        found = have.get(node_id)
+        if found is None:
+            conn.execute(insert(t).values(**_values(NodeExtras(node_id, project_id, profile_id))))
+        elif not only_unset or found.profile_id is None:
+            conn.execute(update(t).where(t.c.node_id == node_id).values(profile_id=profile_id))

@@ -12,8 +12,6 @@ import dataclasses
 import uuid
 from typing import Any
 
-from sqlalchemy import Connection
-
 from shoal.model.enums import ActionKind, Health, NodeStatus
 from shoal.service.clusters import RECOVERY_METHODS, ClusterService, Submitted
 from shoal.service.errors import Conflict, NotFound
@@ -36,6 +34,7 @@ from shoal.store import nodes as node_repo
 from shoal.store import senlin_clusters as senlin_cluster_repo
 from shoal.store import senlin_nodes as senlin_node_repo
 from shoal.store.records import ClusterRecord, NodeRecord, Principal
+from shoal.store.senlin_conn import Conn
 
 ACTIONS = (
     "scale_out",
@@ -167,6 +166,7 @@ class SenlinClusters:
             changes["profile_id"] = new_profile["id"]
         if new_name is None and not changes:
             raise BadRequest("No property needs an update.")
+        profile_only = bool(data.get("profile_only"))
         native = native_of(new_profile) if "profile_id" in changes and new_profile else None
 
         def mutate(doc: dict[str, Any], _nodes: list[NodeRecord]) -> dict[str, Any]:
@@ -174,13 +174,26 @@ class SenlinClusters:
             doc["metadata"] = meta.encode(dataclasses.replace(m, **changes))
             if new_name is not None:
                 doc["name"] = new_name
-            if native is not None:
+            if native is not None and not profile_only:
+                # The nodes follow the cluster's profile: the group's replicas and the members
+                # made from it (nodes created into the cluster); Shoal replaces them.
                 group = _group(doc)
+                old = group.get("profile")
                 group.pop("unit", None)
                 group["profile"] = native
+                for instance in doc.get("instances", []):
+                    if instance.get("profile") == old:
+                        instance["profile"] = copy.deepcopy(native)
             return doc
 
-        def rename(conn: Connection, c: ClusterRecord, _now: float) -> None:
+        def within(conn: Conn, c: ClusterRecord, _now: float) -> None:
+            if native is not None and profile_only:
+                # Only the cluster's profile changes (Senlin 1.6): its nodes keep showing the
+                # one they were made from, and new nodes are still made from that one.
+                members = [n.id for n in node_repo.list_nodes(conn, c.id)]
+                senlin_node_repo.record_profiles(
+                    conn, c.project_id, members, current.profile_id, only_unset=True
+                )
             if new_name is None:
                 return
             if senlin_cluster_repo.name_taken(conn, c.project_id, new_name, c.id):
@@ -189,7 +202,7 @@ class SenlinClusters:
 
         inputs = {"name": new_name, **{k: v for k, v in changes.items() if k != "metadata"}}
         return self.svc.submit(
-            who, cluster.id, ActionKind.CLUSTER_UPDATE, mutate, inputs, within=rename
+            who, cluster.id, ActionKind.CLUSTER_UPDATE, mutate, inputs, within=within
         )
 
     def delete(self, who: Principal, ref: str) -> Submitted:
@@ -408,7 +421,7 @@ class SenlinClusters:
             doc.setdefault("instances", []).extend(copy.deepcopy(instances))
             return doc
 
-        def adopt(conn: Connection, c: ClusterRecord, now: float) -> None:
+        def adopt(conn: Conn, c: ClusterRecord, now: float) -> None:
             node_repo.update_nodes(
                 conn,
                 [
@@ -449,7 +462,7 @@ class SenlinClusters:
         instance = {"name": name, "profile": native_of(row)}
         return cluster.id, self.svc.add_nodes(who, cluster.id, [instance])
 
-    def _profile_type(self, conn: Connection, who: Principal, profile_id: str | None) -> str:
+    def _profile_type(self, conn: Conn, who: Principal, profile_id: str | None) -> str:
         if profile_id is None:
             return "os.nova.server-1.0"
         try:
@@ -485,7 +498,7 @@ class SenlinClusters:
         return self.svc.submit(who, ref, ActionKind.CLUSTER_RECOVER, same, inputs)
 
     def _members(
-        self, conn: Connection, who: Principal, cluster: ClusterRecord, refs: list[str]
+        self, conn: Conn, who: Principal, cluster: ClusterRecord, refs: list[str]
     ) -> list[NodeRecord]:
         """The nodes `refs` name, all members of `cluster`; Senlin's 400s otherwise."""
         found: dict[str, NodeRecord] = {}

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from sqlalchemy import Connection
-
 from shoal.service.errors import NotFound
 from shoal.service.senlin.errors import BadRequest
 from shoal.store import nodes as node_repo
 from shoal.store.records import NodeRecord, Principal
+from shoal.store.senlin_conn import Conn
 
 
-def find_node(conn: Connection, who: Principal, ref: str) -> NodeRecord:
+def find_node(conn: Conn, who: Principal, ref: str) -> NodeRecord:
     scope = None if who.is_admin else who.project_id
     node = node_repo.get_node(conn, ref, scope)
     if node is None or node.deleted_at is not None:

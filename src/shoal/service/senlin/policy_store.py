@@ -6,8 +6,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Connection
-
 from shoal.clock import Clock
 from shoal.service.errors import NotFound
 from shoal.service.senlin import meta
@@ -19,6 +17,7 @@ from shoal.store import clusters as cluster_repo
 from shoal.store import senlin_policies as repo
 from shoal.store.database import Database
 from shoal.store.records import Principal
+from shoal.store.senlin_conn import Conn
 
 TYPE_PREFIX = "senlin.policy."
 
@@ -76,7 +75,7 @@ class SenlinPolicies:
         self.db = db
         self.clock = clock
 
-    def row(self, conn: Connection, who: Principal, ref: str) -> dict[str, Any]:
+    def row(self, conn: Conn, who: Principal, ref: str) -> dict[str, Any]:
         return _row(one(repo.find_policies(conn, who.project_id, ref), ref, "policy"))
 
     def list(self, who: Principal, everyone: bool = False) -> list[dict[str, Any]]:

@@ -7,8 +7,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection
-
 from shoal.service.errors import NotFound
 from shoal.service.senlin import meta
 from shoal.service.senlin.errors import BadRequest
@@ -32,6 +30,7 @@ from shoal.store import senlin_actions as senlin_action_repo
 from shoal.store import senlin_nodes as senlin_node_repo
 from shoal.store.database import Database
 from shoal.store.records import ClusterRecord, NodeRecord, Principal
+from shoal.store.senlin_conn import Conn
 
 Filters = dict[str, tuple[str, ...]]
 """A list's filters: field -> the values it may have (any of them)."""
@@ -90,7 +89,7 @@ class SenlinReads:
         """Lists show the caller's project; an admin's spans all with `global_project`."""
         return None if who.is_admin and paging.everyone else who.project_id
 
-    def _cluster(self, conn: Connection, who: Principal, ref: str) -> ClusterRecord:
+    def _cluster(self, conn: Conn, who: Principal, ref: str) -> ClusterRecord:
         """By id, else by the name Senlin clients know (two matches are Senlin's 400), else by
         a unique short id."""
         found = cluster_repo.get_cluster(conn, ref, self._scope(who))
@@ -110,14 +109,14 @@ class SenlinReads:
             raise NotFound(f"The cluster '{ref}' could not be found.")
         return next(c for c in mine if c.id == short)
 
-    def _profile_of(self, conn: Connection, c: ClusterRecord) -> tuple[str | None, str | None]:
+    def _profile_of(self, conn: Conn, c: ClusterRecord) -> tuple[str | None, str | None]:
         pid = meta.decode(c.document.get("metadata", {})).profile_id
         if pid is None:
             return None, None
         row = profile_repo.get_profile(conn, c.project_id, pid)
         return pid, (row["name"] if row else None)
 
-    def _cluster_view(self, conn: Connection, c: ClusterRecord) -> dict[str, Any]:
+    def _cluster_view(self, conn: Conn, c: ClusterRecord) -> dict[str, Any]:
         return cluster_view(c, node_repo.list_nodes(conn, c.id), self._profile_of(conn, c)[1])
 
     def clusters(self, who: Principal, filters: Filters, paging: Paging) -> list[Any]:
@@ -159,7 +158,7 @@ class SenlinReads:
         return page([v for v in views if matches(v, filters)], paging, "init_at")
 
     def _node_views(
-        self, conn: Connection, found: list[NodeRecord], *, details: bool, tainted: bool
+        self, conn: Conn, found: list[NodeRecord], *, details: bool, tainted: bool
     ) -> list[dict[str, Any]]:
         """Senlin's node views: the cluster's profile, or the node's own (standalone nodes and
         nodes made through the façade), with its metadata, role and tainted flag."""
@@ -185,7 +184,7 @@ class SenlinReads:
         return views
 
     def _profiles_by_cluster(
-        self, conn: Connection, ids: Iterable[str | None]
+        self, conn: Conn, ids: Iterable[str | None]
     ) -> dict[str | None, tuple[str | None, str | None]]:
         out: dict[str | None, tuple[str | None, str | None]] = {}
         for cid in ids:
@@ -222,7 +221,7 @@ class SenlinReads:
         return page([v for v in views if matches(v, wanted)], paging, "created_at")
 
     @staticmethod
-    def _with_deps(conn: Connection, views: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    def _with_deps(conn: Conn, views: list[dict[str, Any]]) -> list[dict[str, Any]]:
         on, by = senlin_action_repo.dependencies(conn, [str(v["id"]) for v in views])
         for v in views:
             v["depends_on"] = sorted(set(on.get(v["id"], [])))
@@ -264,7 +263,7 @@ class SenlinReads:
         raise NotFound(f"The event '{ref}' could not be found.")
 
 
-def _action_names(conn: Connection, ids: set[str]) -> dict[str, str]:
+def _action_names(conn: Conn, ids: set[str]) -> dict[str, str]:
     """Action id -> the name Senlin would show (its kind, or the Senlin action it stands for)."""
     found = senlin_action_repo.kinds_and_inputs(conn, sorted(ids))
     return {i: str(inputs.get(SENLIN_ACTION) or kind) for i, (kind, inputs) in found.items()}
