@@ -27,7 +27,8 @@ async def _node_profiles(senlin: Senlin) -> dict[str, str]:
     return {n["id"]: n["profile_id"] for n in nodes}
 
 
-async def test_profile_only_changes_the_cluster_not_its_nodes(senlin: Senlin) -> None:
+async def test_profile_only_changes_the_cluster_not_its_nodes(senlin_db: Senlin) -> None:
+    senlin = senlin_db
     cluster_id, old, member = await _cluster_with_member(senlin)
     before = await _node_profiles(senlin)
     assert set(before.values()) == {old} and member in before
@@ -39,8 +40,9 @@ async def test_profile_only_changes_the_cluster_not_its_nodes(senlin: Senlin) ->
     assert await _node_profiles(senlin) == before, "the same nodes, on their own profile"
 
 
-async def test_before_1_6_profile_only_is_ignored_and_the_nodes_follow(senlin: Senlin) -> None:
-    _, old, member = await _cluster_with_member(senlin)
+async def test_before_1_6_profile_only_is_ignored_and_the_nodes_follow(senlin_db: Senlin) -> None:
+    senlin = senlin_db
+    _, _, member = await _cluster_with_member(senlin)
     new = await senlin.profile("web-big", BIGGER)
     body = {"cluster": {"profile_id": new, "profile_only": True}}
     await senlin.accepted("PATCH", "/clusters/web", json=body, version="1.5")
