@@ -570,9 +570,67 @@ class SenlinClusters:
             ]
             if odd:
                 raise BadRequest(f"Profile type of nodes {odd} do not match that of the cluster.")
-        raise FeatureNotSupported(
-            "replace_nodes with existing standalone nodes is not supported; "
-            "use recover with operation REPLACE"
+            idle = [v for v, n in news.items() if n.status is not NodeStatus.ACTIVE]
+            if idle:
+                raise BadRequest(f"Nodes are not ACTIVE: {idle}.")
+            leaving = {n.id for n in olds.values()}
+            taken = {n.name for n in node_repo.list_nodes(conn, cluster.id) if n.id not in leaving}
+            clash = [n.name for n in news.values() if n.name in taken]
+            if clash:
+                raise BadRequest(f"The cluster already has nodes named {clash}.")
+        profile_id = meta.decode(cluster.document.get("metadata", {})).profile_id
+        return self._replace(who, cluster.id, list(olds.values()), list(news.values()), profile_id)
+
+    def _replace(
+        self,
+        who: Principal,
+        cluster_id: str,
+        olds: list[NodeRecord],
+        news: list[NodeRecord],
+        profile_id: str | None,
+    ) -> Submitted:
+        """Senlin's replace: each original leaves the cluster and stays, a standalone node;
+        each replacement joins it, as `add_nodes` adopts one. One action, one transaction."""
+        joining = [{"name": n.name, "profile": copy.deepcopy(n.profile)} for n in news]
+
+        def mutate(doc: dict[str, Any], _nodes: list[NodeRecord]) -> dict[str, Any]:
+            groups = {g["name"]: g for g in doc.get("node_groups", [])}
+            gone: set[str] = set()
+            for n in olds:
+                group = groups.get(n.group_name)
+                if group is None:
+                    gone.add(n.name)
+                    continue
+                if "unit" in group or int(group.get("count", 0)) - 1 < int(group.get("min", 0)):
+                    raise FeatureNotSupported(
+                        f"Node {n.name} cannot leave its node group (a unit of several "
+                        "members, or at its min); use recover with operation REPLACE."
+                    )
+                group["count"] = int(group.get("count", 0)) - 1
+            kept = [i for i in doc.get("instances", []) if i["name"] not in gone]
+            doc["instances"] = kept + copy.deepcopy(joining)
+            return doc
+
+        def swap(conn: Conn, c: ClusterRecord, now: float) -> None:
+            senlin_node_repo.record_profiles(
+                conn, c.project_id, [n.id for n in olds], profile_id, only_unset=True
+            )
+            leave = [
+                {"node_id": n.id, "cluster_id": None, "group_name": "", "updated_at": now}
+                for n in olds
+            ]
+            join = [
+                {"node_id": n.id, "cluster_id": c.id, "group_name": n.name, "updated_at": now}
+                for n in news
+            ]
+            node_repo.update_nodes(conn, leave + join)
+
+        inputs = {
+            "nodes": {o.name: n.name for o, n in zip(olds, news, strict=True)},
+            SENLIN_ACTION: "CLUSTER_REPLACE_NODES",
+        }
+        return self.svc.submit(
+            who, cluster_id, ActionKind.CLUSTER_ADD_NODES, mutate, inputs, within=swap
         )
 
     # -- nodes --------------------------------------------------------------------------------
