@@ -95,7 +95,10 @@ images:
   - {name: cirros-0.4.0-x86_64-disk, min_disk_gb: 1}
   - {name: new_image, min_disk_gb: 1}
 INV
+# A server takes 7 s to build, as a small one does in a cloud: the plugin's locked-cluster test
+# (TestClusterScaleOutNegativeResourceIsLocked) expects a scale-out to be running 5 s later.
 SHOAL_HOME=$ROOT/shoal SHOAL_PROVIDER=sim SHOAL_INVENTORY=$ROOT/shoal/inventory.yaml \
+  SHOAL_PROVIDER_OPTIONS='{"create_latency_s": 7}' \
   SHOAL_AUTH=keystone SHOAL_KEYSTONE_URL="http://127.0.0.1:$KS_PORT/v3" \
   SHOAL_KEYSTONE_PASSWORD=$SERVICE_PW SHOAL_KEYSTONE_CACHE_S=3600 SHOAL_RETRY_BACKOFF_S=0.05 \
   "$SHOAL_BIN" server --port "$SVC_PORT" --log-level warning > "$ROOT/shoal/server.log" 2>&1 &

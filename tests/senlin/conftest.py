@@ -34,12 +34,12 @@ NOVA_SPEC: dict[str, Any] = {
 }
 
 
-def settings(home: Path, database_url: str | None = None) -> Settings:
+def settings(home: Path, database_url: str | None = None, **sim: Any) -> Settings:
     return Settings(
         home=home,
         database_url=database_url,
         provider="sim",
-        provider_options={"state_path": "memory"},
+        provider_options={"state_path": "memory", **sim},
         manage=False,
         retry_backoff_s=0.0,
     )
@@ -99,8 +99,8 @@ class Senlin:
 
 
 @asynccontextmanager
-async def serving(home: Path, database_url: str | None = None) -> AsyncIterator[Senlin]:
-    runtime = await Runtime.open(settings(home, database_url))
+async def serving(home: Path, database_url: str | None = None, **sim: Any) -> AsyncIterator[Senlin]:
+    runtime = await Runtime.open(settings(home, database_url, **sim))
     try:
         token = runtime.new_admin_token
         assert token is not None

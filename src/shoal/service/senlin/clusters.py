@@ -20,7 +20,7 @@ from shoal.service.senlin import meta
 from shoal.service.senlin.action_bodies import ClusterAction, bounded
 from shoal.service.senlin.attach import SenlinAttach
 from shoal.service.senlin.bodies import integer
-from shoal.service.senlin.errors import BadRequest, FeatureNotSupported
+from shoal.service.senlin.errors import BadRequest, ClusterLocked, FeatureNotSupported
 from shoal.service.senlin.nodes import find_node
 from shoal.service.senlin.policies import effect, scaling_event
 from shoal.service.senlin.policy_store import SenlinPolicies, checked_of
@@ -211,7 +211,19 @@ class SenlinClusters:
     # -- cluster actions ----------------------------------------------------------------------
 
     def act(self, who: Principal, ref: str, action: ClusterAction) -> Submitted:
-        """Run a checked cluster action (`parse_action`) on the cluster `ref`."""
+        """Run a checked cluster action (`parse_action`) on the cluster `ref`; a cluster busy
+        with another action is Senlin's 409 naming the action refused."""
+        try:
+            return self._act(who, ref, action)
+        except Conflict as busy:
+            if not any(str(d.get("message", "")).startswith("locked by") for d in busy.details):
+                raise
+            raise ClusterLocked(
+                f"CLUSTER_{action.name.upper()} for cluster '{ref}' cannot be completed "
+                "because it is already locked."
+            ) from None
+
+    def _act(self, who: Principal, ref: str, action: ClusterAction) -> Submitted:
         name, params = action.name, action.params
         if name in ("scale_out", "scale_in"):
             return self.scale(who, ref, name == "scale_out", params)
