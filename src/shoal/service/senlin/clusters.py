@@ -232,7 +232,9 @@ class SenlinClusters:
         if name == "add_nodes":
             return self.add_nodes(who, ref, params)
         if name == "del_nodes":
-            return self.del_nodes(who, ref, params["nodes"])
+            return self.del_nodes(
+                who, ref, params["nodes"], bool(params.get("destroy_after_deletion"))
+            )
         if name == "check":
             return self.noop(who, ref, "CLUSTER_CHECK")
         if name == "recover":
@@ -527,17 +529,25 @@ class SenlinClusters:
             raise BadRequest(f"Nodes not members of specified cluster: {strangers}.")
         return list(found.values())
 
-    def del_nodes(self, who: Principal, ref: str, refs: list[str]) -> Submitted:
+    def del_nodes(
+        self, who: Principal, ref: str, refs: list[str], destroy: bool = False
+    ) -> Submitted:
+        """Senlin's del_nodes: the nodes leave the cluster and stay, standalone; with
+        `destroy_after_deletion` they are deleted."""
         with self.db.reading() as conn:
             cluster = self.svc.get(conn, who, ref)
             nodes = self._members(conn, who, cluster, refs)
-            group = _group(cluster.document)
-            count = int(group.get("count", 0))
-            was = Bounds(int(group.get("min", 0)), int(group.get("max", -1)), count)
-            problem = check_size_params(was, count - len(nodes), None, None, True)
+            view = cluster_view(cluster, node_repo.list_nodes(conn, cluster.id), None)
+            was = Bounds(view["min_size"], view["max_size"], view["desired_capacity"])
+            problem = check_size_params(
+                was, view["desired_capacity"] - len(nodes), None, None, True
+            )
             if problem:
                 raise BadRequest(problem)
-        return self.svc.del_nodes(who, cluster.id, [n.id for n in nodes])
+        if destroy:
+            return self.svc.del_nodes(who, cluster.id, [n.id for n in nodes])
+        profile_id = meta.decode(cluster.document.get("metadata", {})).profile_id
+        return self._swap(who, cluster.id, nodes, [], profile_id, "CLUSTER_DEL_NODES")
 
     def replace_nodes(self, who: Principal, ref: str, pairs: dict[str, str]) -> Submitted:
         with self.db.reading() as conn:
@@ -591,18 +601,27 @@ class SenlinClusters:
             if clash:
                 raise BadRequest(f"The cluster already has nodes named {clash}.")
         profile_id = meta.decode(cluster.document.get("metadata", {})).profile_id
-        return self._replace(who, cluster.id, list(olds.values()), list(news.values()), profile_id)
+        return self._swap(
+            who,
+            cluster.id,
+            list(olds.values()),
+            list(news.values()),
+            profile_id,
+            "CLUSTER_REPLACE_NODES",
+        )
 
-    def _replace(
+    def _swap(
         self,
         who: Principal,
         cluster_id: str,
         olds: list[NodeRecord],
         news: list[NodeRecord],
         profile_id: str | None,
+        senlin_action: str,
     ) -> Submitted:
-        """Senlin's replace: each original leaves the cluster and stays, a standalone node;
-        each replacement joins it, as `add_nodes` adopts one. One action, one transaction."""
+        """Nodes leave the cluster and stay, standalone (Senlin's del_nodes, and the originals
+        of its replace_nodes); standalone nodes join it, as `add_nodes` adopts them. One
+        action, one transaction."""
         joining = [{"name": n.name, "profile": copy.deepcopy(n.profile)} for n in news]
 
         def mutate(doc: dict[str, Any], _nodes: list[NodeRecord]) -> dict[str, Any]:
@@ -637,13 +656,14 @@ class SenlinClusters:
             ]
             node_repo.update_nodes(conn, leave + join)
 
-        inputs = {
-            "nodes": {o.name: n.name for o, n in zip(olds, news, strict=True)},
-            SENLIN_ACTION: "CLUSTER_REPLACE_NODES",
-        }
-        return self.svc.submit(
-            who, cluster_id, ActionKind.CLUSTER_ADD_NODES, mutate, inputs, within=swap
-        )
+        inputs: dict[str, Any] = {SENLIN_ACTION: senlin_action}
+        if news:
+            inputs["nodes"] = {o.name: n.name for o, n in zip(olds, news, strict=True)}
+            kind = ActionKind.CLUSTER_ADD_NODES
+        else:
+            inputs["nodes"] = [o.name for o in olds]
+            kind = ActionKind.CLUSTER_DEL_NODES
+        return self.svc.submit(who, cluster_id, kind, mutate, inputs, within=swap)
 
     # -- nodes --------------------------------------------------------------------------------
 
