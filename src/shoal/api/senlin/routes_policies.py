@@ -100,6 +100,4 @@ async def get_cluster_policy(
     for b in await run_in_threadpool(attach_of(request).bindings, who, cluster_id):
         if b["policy_id"] == policy_id:
             return {"cluster_policy": b}
-    raise NotFound(
-        f"The policy '{policy}' is not found attached to the specified cluster '{ref}'."
-    )
+    raise NotFound(f"The policy '{policy}' is not found attached to the specified cluster '{ref}'.")

@@ -18,15 +18,14 @@ from shoal.service.senlin.views import (
     action_view,
     cluster_view,
     event_view,
-    is_internal,
     node_view,
 )
 from shoal.store import actions as action_repo
 from shoal.store import clusters as cluster_repo
-from shoal.store import events as event_repo
 from shoal.store import nodes as node_repo
 from shoal.store import profiles as profile_repo
 from shoal.store import senlin_actions as senlin_action_repo
+from shoal.store import senlin_lists as senlin_list_repo
 from shoal.store import senlin_nodes as senlin_node_repo
 from shoal.store.database import Database
 from shoal.store.records import ClusterRecord, NodeRecord, Principal
@@ -212,13 +211,14 @@ class SenlinReads:
             cluster_id = None
             if filters.get("cluster_id"):
                 cluster_id = self._cluster(conn, who, filters["cluster_id"][0]).id
-            found = action_repo.list_actions(
-                conn, self._list_scope(who, paging), cluster_id=cluster_id, limit=1_000_000
+            query = _list_query(
+                self._list_scope(who, paging), cluster_id, filters, paging, "created_at"
             )
-            shown = [a for a in found if not is_internal(a)]
-            views = self._with_deps(conn, [action_view(a) for a in shown])
-        wanted = {k: v for k, v in filters.items() if k != "cluster_id"}
-        return page([v for v in views if matches(v, wanted)], paging, "created_at")
+            try:
+                found = senlin_list_repo.list_actions(conn, query)
+            except senlin_list_repo.MarkerNotFound:
+                raise BadRequest(f"The marker '{paging.marker}' could not be found.") from None
+            return self._with_deps(conn, [action_view(a) for a in found])
 
     @staticmethod
     def _with_deps(conn: Conn, views: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -249,18 +249,43 @@ class SenlinReads:
                 if c is None:
                     raise NotFound(f"The cluster '{ref}' could not be found.")
                 cluster_id = c.id
-            found = event_repo.list_events(
-                conn, self._list_scope(who, paging), cluster_id=cluster_id, limit=1_000_000
+            query = _list_query(
+                self._list_scope(who, paging), cluster_id, filters, paging, "timestamp"
             )
+            try:
+                found = senlin_list_repo.list_events(conn, query)
+            except senlin_list_repo.MarkerNotFound:
+                raise BadRequest(f"The marker '{paging.marker}' could not be found.") from None
             names = _action_names(conn, {e.action_id for e in found if e.action_id})
-        views = [event_view(e, names) for e in found]
-        wanted = {k: v for k, v in filters.items() if k != "cluster_id"}
-        return page([v for v in views if matches(v, wanted)], paging, "timestamp")
+        return [event_view(e, names) for e in found]
 
     def event(self, who: Principal, ref: str) -> dict[str, Any]:
         for e in self.events(who, {"id": (ref,)}, Paging(everyone=True)):
             return e
         raise NotFound(f"The event '{ref}' could not be found.")
+
+
+def _list_query(
+    project_id: str | None,
+    cluster_id: str | None,
+    filters: Filters,
+    paging: Paging,
+    default_sort: str,
+) -> senlin_list_repo.ListQuery:
+    """A list request as the store pages it: `sort` is "key:dir,key2" (checked already)."""
+    sort = []
+    for part in (paging.sort or default_sort).split(","):
+        key, _, direction = part.strip().partition(":")
+        if key:
+            sort.append((key, direction == "desc"))
+    return senlin_list_repo.ListQuery(
+        project_id=project_id,
+        cluster_id=cluster_id,
+        filters={k: v for k, v in filters.items() if k != "cluster_id"},
+        sort=tuple(sort),
+        marker=paging.marker,
+        limit=paging.limit,
+    )
 
 
 def _action_names(conn: Conn, ids: set[str]) -> dict[str, str]:

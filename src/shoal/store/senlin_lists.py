@@ -1,0 +1,152 @@
+"""Senlin's action and event lists, filtered, sorted and paged in SQL.
+
+Senlin's filters and sort keys name fields of its views; each is an expression over the rows
+here (an action's Senlin name is the one its inputs carry, else its kind), so a page is one
+query: `WHERE` for the filters, `ORDER BY` the sort keys then the id, and the marker found by
+its position in that order (`row_number()`), which works for any sort key, NULLs included.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import (
+    ColumnElement,
+    Connection,
+    Select,
+    String,
+    and_,
+    case,
+    cast,
+    func,
+    literal,
+    not_,
+    select,
+)
+
+from shoal.store.records import ActionRecord, EventRecord
+from shoal.store.tables import actions, events
+
+SENLIN_ACTION = "senlin_action"
+"""The input key naming the Senlin action a Shoal action stands for."""
+
+LEVELS = {"DEBUG": "10", "INFO": "20", "WARNING": "30", "ERROR": "40", "CRITICAL": "50"}
+"""Event levels as Senlin shows them (numbers as text)."""
+
+
+class MarkerNotFound(LookupError):
+    """The page's marker names no row of the list."""
+
+
+@dataclass(frozen=True, slots=True)
+class ListQuery:
+    project_id: str | None
+    """None: every project (an admin's `global_project`)."""
+    cluster_id: str | None = None
+    filters: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """View field -> the values it may have (any of them)."""
+    sort: Sequence[tuple[str, bool]] = ()
+    """(view field, descending), in order; the id breaks ties."""
+    marker: str | None = None
+    limit: int | None = None
+
+
+def _action_name() -> ColumnElement[Any]:
+    senlin = actions.c.inputs[SENLIN_ACTION].as_string()
+    return func.coalesce(senlin, actions.c.kind)
+
+
+def _action_fields() -> dict[str, ColumnElement[Any]]:
+    name = _action_name()
+    return {
+        "name": func.lower(name) + literal("_") + func.substr(actions.c.id, 1, 8),
+        "action": name,
+        "target": func.coalesce(actions.c.node_id, actions.c.cluster_id),
+        "cluster_id": actions.c.cluster_id,
+        "status": actions.c.status,
+        "created_at": actions.c.created_at,
+        "id": actions.c.id,
+    }
+
+
+def _event_fields() -> dict[str, ColumnElement[Any]]:
+    name = select(_action_name()).where(actions.c.id == events.c.action_id).scalar_subquery()
+    level = case(
+        *[(func.upper(events.c.level) == k, literal(v)) for k, v in LEVELS.items()],
+        else_=events.c.level,
+    )
+    return {
+        "oid": case(
+            (events.c.obj_type == "NODE", events.c.node_id),
+            (events.c.obj_type == "ACTION", events.c.action_id),
+            else_=events.c.cluster_id,
+        ),
+        "oname": events.c.obj_name,
+        "otype": events.c.obj_type,
+        "cluster_id": events.c.cluster_id,
+        "level": level,
+        "action": func.coalesce(name, literal("")),
+        "status": events.c.status,
+        "timestamp": events.c.ts,
+        "id": cast(events.c.id, String),
+    }
+
+
+def _paged(
+    conn: Connection,
+    q: Select[Any],
+    fields: Mapping[str, ColumnElement[Any]],
+    query: ListQuery,
+    tie: ColumnElement[Any],
+) -> list[str]:
+    """The ids of one page of `q` (which selects the row id as `key`)."""
+    for name, wanted in query.filters.items():
+        q = q.where(fields[name].in_(wanted))
+    order = []
+    for key, descending in query.sort:
+        expr = fields[key]
+        order.append(expr.desc().nulls_first() if descending else expr.asc().nulls_last())
+    ranked = q.add_columns(func.row_number().over(order_by=[*order, tie]).label("rn")).subquery()
+    page = select(ranked.c.key).order_by(ranked.c.rn)
+    if query.marker is not None:
+        at = conn.execute(select(ranked.c.rn).where(ranked.c.key == query.marker)).scalar()
+        if at is None:
+            raise MarkerNotFound(query.marker)
+        page = page.where(ranked.c.rn > at)
+    if query.limit is not None:
+        page = page.limit(query.limit)
+    return [str(k) for k in conn.execute(page).scalars()]
+
+
+def list_actions(conn: Connection, query: ListQuery) -> list[ActionRecord]:
+    """Senlin's action list: every action but ordering steps Senlin has no word for."""
+    internal = and_(
+        actions.c.kind == "BARRIER", actions.c.inputs[SENLIN_ACTION].as_string().is_(None)
+    )
+    q: Select[Any] = select(actions.c.id.label("key")).where(not_(internal))
+    if query.project_id is not None:
+        q = q.where(actions.c.project_id == query.project_id)
+    if query.cluster_id is not None:
+        q = q.where(actions.c.cluster_id == query.cluster_id)
+    ids = _paged(conn, q, _action_fields(), query, actions.c.id)
+    if not ids:
+        return []
+    rows = conn.execute(select(actions).where(actions.c.id.in_(ids))).mappings()
+    by_id = {r["id"]: ActionRecord.from_row(r) for r in rows}
+    return [by_id[i] for i in ids if i in by_id]
+
+
+def list_events(conn: Connection, query: ListQuery) -> list[EventRecord]:
+    q: Select[Any] = select(cast(events.c.id, String).label("key"))
+    if query.project_id is not None:
+        q = q.where(events.c.project_id == query.project_id)
+    if query.cluster_id is not None:
+        q = q.where(events.c.cluster_id == query.cluster_id)
+    ids = _paged(conn, q, _event_fields(), query, events.c.id)
+    if not ids:
+        return []
+    rows = conn.execute(select(events).where(events.c.id.in_([int(i) for i in ids]))).mappings()
+    by_id = {str(r["id"]): EventRecord.from_row(r) for r in rows}
+    return [by_id[i] for i in ids if i in by_id]
