@@ -1,0 +1,56 @@
+"""Action and event lists page in SQL: every page of a walk by `marker` and `limit` is the next
+slice of the whole list, in the order `sort` asks for, with filters applied before paging.
+(Event ids are numbers and Senlin's marker is a UUID, so events page by `limit` only.)"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.senlin.conftest import Senlin
+from tests.senlin.test_errors import senlin_error
+
+
+async def _walk(senlin: Senlin, path: str, key: str, query: str) -> list[dict[str, Any]]:
+    """Every item of `path`, two at a time by marker."""
+    out: list[dict[str, Any]] = []
+    marker = ""
+    while True:
+        page = (await senlin.ok("GET", f"{path}?{query}&limit=2{marker}"))[key]
+        assert len(page) <= 2
+        out += page
+        if len(page) < 2:
+            return out
+        marker = f"&marker={page[-1]['id']}"
+
+
+async def test_pages_walk_the_whole_list_in_order(senlin_db: Senlin) -> None:
+    senlin = senlin_db
+    c = await senlin.cluster(size=3)
+    await senlin.accepted("POST", "/clusters/web/actions", json={"scale_in": {"count": 1}})
+    for sort in ("created_at", "action:desc,created_at", "status,target:desc"):
+        query = f"cluster_id={c['id']}&sort={sort}"
+        whole = (await senlin.ok("GET", f"/actions?{query}"))["actions"]
+        assert len(whole) >= 6
+        assert [a["id"] for a in await _walk(senlin, "/actions", "actions", query)] == [
+            a["id"] for a in whole
+        ]
+    desc = (await senlin.ok("GET", f"/actions?cluster_id={c['id']}&sort=action:desc"))["actions"]
+    names = [a["action"] for a in desc]
+    assert names == sorted(names, reverse=True)
+    creates = (await senlin.ok("GET", "/actions?action=NODE_CREATE&limit=2"))["actions"]
+    assert [a["action"] for a in creates] == ["NODE_CREATE"] * 2
+
+    query = f"cluster_id={c['id']}&sort=otype,timestamp:desc"
+    events = (await senlin.ok("GET", f"/events?{query}"))["events"]
+    first = (await senlin.ok("GET", f"/events?{query}&limit=3"))["events"]
+    assert first == events[:3]
+    otypes = [e["otype"] for e in events]
+    assert otypes == sorted(otypes) and len(set(otypes)) > 1
+    node_events = (await senlin.ok("GET", "/events?otype=NODE&action=NODE_CREATE"))["events"]
+    assert node_events and {(e["otype"], e["action"]) for e in node_events} == {
+        ("NODE", "NODE_CREATE")
+    }
+    r = await senlin.call("GET", "/actions?marker=00000000-0000-0000-0000-000000000000")
+    assert senlin_error(r, 400)["message"] == (
+        "The marker '00000000-0000-0000-0000-000000000000' could not be found."
+    )
