@@ -8,6 +8,7 @@ from typing import Any
 
 from tests.senlin.conftest import Senlin
 from tests.senlin.test_errors import senlin_error
+from tests.senlin.test_policies import policy, spec
 
 
 async def _walk(senlin: Senlin, path: str, key: str, query: str) -> list[dict[str, Any]]:
@@ -54,3 +55,15 @@ async def test_pages_walk_the_whole_list_in_order(senlin_db: Senlin) -> None:
     assert senlin_error(r, 400)["message"] == (
         "The marker '00000000-0000-0000-0000-000000000000' could not be found."
     )
+
+
+async def test_policies_page_in_sql(senlin_db: Senlin) -> None:
+    senlin = senlin_db
+    ids = {}
+    for name in ("b", "a", "d", "c", "e"):
+        ids[name] = await policy(senlin, name, spec("deletion", criteria="OLDEST_FIRST"))
+    await policy(senlin, "z", spec("zone_placement", zones=[{"name": "az1"}]))
+    query = "type=senlin.policy.deletion-1.0&sort=name:desc"
+    walked = await _walk(senlin, "/policies", "policies", query)
+    assert [p["name"] for p in walked] == ["e", "d", "c", "b", "a"]
+    assert [p["id"] for p in walked] == [ids[n] for n in "edcba"]

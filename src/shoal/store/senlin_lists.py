@@ -27,7 +27,8 @@ from sqlalchemy import (
 )
 
 from shoal.store.records import ActionRecord, EventRecord
-from shoal.store.tables import actions, events
+from shoal.store.senlin_policies import PolicyRecord, record_of
+from shoal.store.tables import actions, events, senlin_policies
 
 SENLIN_ACTION = "senlin_action"
 """The input key naming the Senlin action a Shoal action stands for."""
@@ -51,6 +52,16 @@ class ListQuery:
     """(view field, descending), in order; the id breaks ties."""
     marker: str | None = None
     limit: int | None = None
+
+
+def parse_sort(text: str) -> tuple[tuple[str, bool], ...]:
+    """Senlin's `sort` ("key:dir,key2", checked by the façade) as (key, descending) pairs."""
+    out = []
+    for part in text.split(","):
+        key, _, direction = part.strip().partition(":")
+        if key:
+            out.append((key, direction == "desc"))
+    return tuple(out)
 
 
 def _action_name() -> ColumnElement[Any]:
@@ -149,4 +160,23 @@ def list_events(conn: Connection, query: ListQuery) -> list[EventRecord]:
         return []
     rows = conn.execute(select(events).where(events.c.id.in_([int(i) for i in ids]))).mappings()
     by_id = {str(r["id"]): EventRecord.from_row(r) for r in rows}
+    return [by_id[i] for i in ids if i in by_id]
+
+
+def list_policies(conn: Connection, query: ListQuery) -> list[PolicyRecord]:
+    t = senlin_policies
+    fields: dict[str, ColumnElement[Any]] = {
+        "name": t.c.name,
+        "type": t.c.type,
+        "created_at": t.c.created_at,
+        "updated_at": t.c.updated_at,
+        "id": t.c.id,
+    }
+    q: Select[Any] = select(t.c.id.label("key"))
+    if query.project_id is not None:
+        q = q.where(t.c.project_id == query.project_id)
+    ids = _paged(conn, q, fields, query, t.c.id)
+    if not ids:
+        return []
+    by_id = {r.id: record_of(r) for r in conn.execute(select(t).where(t.c.id.in_(ids)))}
     return [by_id[i] for i in ids if i in by_id]

@@ -211,7 +211,7 @@ class SenlinReads:
             cluster_id = None
             if filters.get("cluster_id"):
                 cluster_id = self._cluster(conn, who, filters["cluster_id"][0]).id
-            query = _list_query(
+            query = list_query(
                 self._list_scope(who, paging), cluster_id, filters, paging, "created_at"
             )
             try:
@@ -249,7 +249,7 @@ class SenlinReads:
                 if c is None:
                     raise NotFound(f"The cluster '{ref}' could not be found.")
                 cluster_id = c.id
-            query = _list_query(
+            query = list_query(
                 self._list_scope(who, paging), cluster_id, filters, paging, "timestamp"
             )
             try:
@@ -265,24 +265,19 @@ class SenlinReads:
         raise NotFound(f"The event '{ref}' could not be found.")
 
 
-def _list_query(
+def list_query(
     project_id: str | None,
     cluster_id: str | None,
     filters: Filters,
     paging: Paging,
     default_sort: str,
 ) -> senlin_list_repo.ListQuery:
-    """A list request as the store pages it: `sort` is "key:dir,key2" (checked already)."""
-    sort = []
-    for part in (paging.sort or default_sort).split(","):
-        key, _, direction = part.strip().partition(":")
-        if key:
-            sort.append((key, direction == "desc"))
+    """A list request as the store pages it (`sort` was checked by the façade)."""
     return senlin_list_repo.ListQuery(
         project_id=project_id,
         cluster_id=cluster_id,
         filters={k: v for k, v in filters.items() if k != "cluster_id"},
-        sort=tuple(sort),
+        sort=senlin_list_repo.parse_sort(paging.sort or default_sort),
         marker=paging.marker,
         limit=paging.limit,
     )
