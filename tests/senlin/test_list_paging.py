@@ -67,3 +67,14 @@ async def test_policies_page_in_sql(senlin_db: Senlin) -> None:
     walked = await _walk(senlin, "/policies", "policies", query)
     assert [p["name"] for p in walked] == ["e", "d", "c", "b", "a"]
     assert [p["id"] for p in walked] == [ids[n] for n in "edcba"]
+
+
+async def test_a_node_is_found_by_name_or_short_id_in_sql(senlin_db: Senlin) -> None:
+    senlin = senlin_db
+    c = await senlin.cluster(size=2)
+    first = c["nodes"][0]
+    shown = (await senlin.ok("GET", f"/nodes/{first[:8]}"))["node"]
+    assert shown["id"] == first
+    assert (await senlin.ok("GET", f"/nodes/{shown['name']}"))["node"]["id"] == first
+    for odd in ("%", "_", "nope"):
+        senlin_error(await senlin.call("GET", f"/nodes/{odd}"), 404)

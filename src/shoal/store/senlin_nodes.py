@@ -7,12 +7,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import Connection, delete, insert, select, update
+from sqlalchemy import Connection, delete, insert, or_, select, update
 
 from shoal.model.enums import ActionStatus
 from shoal.store import actions as action_repo
 from shoal.store import nodes as node_repo
-from shoal.store.tables import actions, placement_lock
+from shoal.store.records import NodeRecord
+from shoal.store.tables import actions, nodes, placement_lock
 from shoal.store.tables import senlin_nodes as t
 
 
@@ -121,3 +122,21 @@ def record_profiles(
             conn.execute(insert(t).values(**_values(NodeExtras(node_id, project_id, profile_id))))
         elif not only_unset or found.profile_id is None:
             conn.execute(update(t).where(t.c.node_id == node_id).values(profile_id=profile_id))
+
+
+def named_or_prefixed(conn: Connection, project_id: str | None, ref: str) -> list[NodeRecord]:
+    """Live nodes named `ref` or whose id starts with it (a Senlin short id); at most two,
+    which is enough to tell one match from several."""
+    prefix = ref.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+    q = (
+        select(nodes)
+        .where(
+            nodes.c.deleted_at.is_(None),
+            or_(nodes.c.name == ref, nodes.c.id.like(prefix, escape="\\")),
+        )
+        .order_by(nodes.c.created_at)
+        .limit(2)
+    )
+    if project_id is not None:
+        q = q.where(nodes.c.project_id == project_id)
+    return [NodeRecord.from_row(r) for r in conn.execute(q).mappings()]
