@@ -78,3 +78,20 @@ async def test_a_node_is_found_by_name_or_short_id_in_sql(senlin_db: Senlin) -> 
     assert (await senlin.ok("GET", f"/nodes/{shown['name']}"))["node"]["id"] == first
     for odd in ("%", "_", "nope"):
         senlin_error(await senlin.call("GET", f"/nodes/{odd}"), 404)
+
+
+async def test_nodes_page_in_sql(senlin_db: Senlin) -> None:
+    senlin = senlin_db
+    c = await senlin.cluster(size=5)
+    for sort in ("init_at", "name:desc", "index:desc,name"):
+        query = f"cluster_id=web&sort={sort}"
+        whole = (await senlin.ok("GET", f"/nodes?{query}"))["nodes"]
+        assert sorted(n["id"] for n in whole) == sorted(c["nodes"])
+        assert [n["id"] for n in await _walk(senlin, "/nodes", "nodes", query)] == [
+            n["id"] for n in whole
+        ]
+    by_name = (await senlin.ok("GET", "/nodes?sort=name:desc"))["nodes"]
+    assert [n["name"] for n in by_name] == sorted((n["name"] for n in by_name), reverse=True)
+    active = (await senlin.ok("GET", "/nodes?status=ACTIVE&limit=2"))["nodes"]
+    assert len(active) == 2 and {n["status"] for n in active} == {"ACTIVE"}
+    assert (await senlin.ok("GET", "/nodes?status=ERROR"))["nodes"] == []

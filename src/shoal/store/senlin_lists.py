@@ -1,4 +1,4 @@
-"""Senlin's action and event lists, filtered, sorted and paged in SQL.
+"""Senlin's action, event, node and policy lists, filtered, sorted and paged in SQL.
 
 Senlin's filters and sort keys name fields of its views; each is an expression over the rows
 here (an action's Senlin name is the one its inputs carry, else its kind), so a page is one
@@ -26,9 +26,9 @@ from sqlalchemy import (
     select,
 )
 
-from shoal.store.records import ActionRecord, EventRecord
+from shoal.store.records import ActionRecord, EventRecord, NodeRecord
 from shoal.store.senlin_policies import PolicyRecord, record_of
-from shoal.store.tables import actions, events, senlin_policies
+from shoal.store.tables import actions, events, nodes, senlin_policies
 
 SENLIN_ACTION = "senlin_action"
 """The input key naming the Senlin action a Shoal action stands for."""
@@ -179,4 +179,28 @@ def list_policies(conn: Connection, query: ListQuery) -> list[PolicyRecord]:
     if not ids:
         return []
     by_id = {r.id: record_of(r) for r in conn.execute(select(t).where(t.c.id.in_(ids)))}
+    return [by_id[i] for i in ids if i in by_id]
+
+
+def list_nodes(conn: Connection, query: ListQuery) -> list[NodeRecord]:
+    """Live nodes of a cluster (`cluster_id`) or of the scope, as Senlin lists them."""
+    fields: dict[str, ColumnElement[Any]] = {
+        "name": nodes.c.name,
+        "status": nodes.c.status,
+        "index": case((nodes.c.replica > 0, nodes.c.replica), else_=literal(-1)),
+        "init_at": nodes.c.created_at,
+        "created_at": nodes.c.created_at,
+        "updated_at": nodes.c.updated_at,
+        "id": nodes.c.id,
+    }
+    q: Select[Any] = select(nodes.c.id.label("key")).where(nodes.c.deleted_at.is_(None))
+    if query.project_id is not None:
+        q = q.where(nodes.c.project_id == query.project_id)
+    if query.cluster_id is not None:
+        q = q.where(nodes.c.cluster_id == query.cluster_id)
+    ids = _paged(conn, q, fields, query, nodes.c.id)
+    if not ids:
+        return []
+    rows = conn.execute(select(nodes).where(nodes.c.id.in_(ids))).mappings()
+    by_id = {r["id"]: NodeRecord.from_row(r) for r in rows}
     return [by_id[i] for i in ids if i in by_id]

@@ -145,16 +145,19 @@ class SenlinReads:
         tainted: bool = False,
     ) -> list[dict[str, Any]]:
         with self.db.reading() as conn:
+            cluster_id = None
             if cluster is not None:
                 try:
                     cluster_id = self._cluster(conn, who, cluster).id
                 except NotFound:
                     raise BadRequest(f"Cannot find the given cluster: {cluster}.") from None
-                found = node_repo.list_nodes(conn, cluster_id)
-            else:
-                found = node_repo.list_project_nodes(conn, self._list_scope(who, paging))
-            views = self._node_views(conn, found, details=details, tainted=tainted)
-        return page([v for v in views if matches(v, filters)], paging, "init_at")
+            scope = None if cluster_id is not None else self._list_scope(who, paging)
+            query = list_query(scope, cluster_id, filters, paging, "init_at")
+            try:
+                found = senlin_list_repo.list_nodes(conn, query)
+            except senlin_list_repo.MarkerNotFound:
+                raise BadRequest(f"The marker '{paging.marker}' could not be found.") from None
+            return self._node_views(conn, found, details=details, tainted=tainted)
 
     def _node_views(
         self, conn: Conn, found: list[NodeRecord], *, details: bool, tainted: bool
