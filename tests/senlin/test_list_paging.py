@@ -95,3 +95,24 @@ async def test_nodes_page_in_sql(senlin_db: Senlin) -> None:
     active = (await senlin.ok("GET", "/nodes?status=ACTIVE&limit=2"))["nodes"]
     assert len(active) == 2 and {n["status"] for n in active} == {"ACTIVE"}
     assert (await senlin.ok("GET", "/nodes?status=ERROR"))["nodes"] == []
+
+
+async def test_receivers_page_in_sql(senlin_db: Senlin) -> None:
+    senlin = senlin_db
+    c = await senlin.cluster(size=1)
+    made = {}
+    for name, action in (
+        ("b", "CLUSTER_SCALE_OUT"),
+        ("a", "CLUSTER_RESIZE"),
+        ("c", "CLUSTER_SCALE_IN"),
+    ):
+        body = {"name": name, "type": "webhook", "cluster_id": c["id"], "action": action}
+        made[name] = (await senlin.ok("POST", "/receivers", 201, json={"receiver": body}))[
+            "receiver"
+        ]["id"]
+    walked = await _walk(senlin, "/receivers", "receivers", "sort=name:desc")
+    assert [r["id"] for r in walked] == [made[n] for n in "cba"]
+    resize = (await senlin.ok("GET", "/receivers?action=CLUSTER_RESIZE"))["receivers"]
+    assert [r["id"] for r in resize] == [made["a"]]
+    by_action = (await senlin.ok("GET", "/receivers?sort=action"))["receivers"]
+    assert [r["action"] for r in by_action] == sorted(r["action"] for r in by_action)

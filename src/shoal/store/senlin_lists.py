@@ -1,4 +1,4 @@
-"""Senlin's action, event, node and policy lists, filtered, sorted and paged in SQL.
+"""Senlin's action, event, node, policy and receiver lists, filtered, sorted and paged in SQL.
 
 Senlin's filters and sort keys name fields of its views; each is an expression over the rows
 here (an action's Senlin name is the one its inputs carry, else its kind), so a page is one
@@ -26,9 +26,10 @@ from sqlalchemy import (
     select,
 )
 
+from shoal.store.receivers import ReceiverRecord
 from shoal.store.records import ActionRecord, EventRecord, NodeRecord
 from shoal.store.senlin_policies import PolicyRecord, record_of
-from shoal.store.tables import actions, events, nodes, senlin_policies
+from shoal.store.tables import actions, events, nodes, receivers, senlin_policies, senlin_receivers
 
 SENLIN_ACTION = "senlin_action"
 """The input key naming the Senlin action a Shoal action stands for."""
@@ -203,4 +204,40 @@ def list_nodes(conn: Connection, query: ListQuery) -> list[NodeRecord]:
         return []
     rows = conn.execute(select(nodes).where(nodes.c.id.in_(ids))).mappings()
     by_id = {r["id"]: NodeRecord.from_row(r) for r in rows}
+    return [by_id[i] for i in ids if i in by_id]
+
+
+RECEIVER_ACTIONS = {
+    "scale_out": "CLUSTER_SCALE_OUT",
+    "scale_in": "CLUSTER_SCALE_IN",
+    "recover": "CLUSTER_RECOVER",
+}
+"""Shoal's receiver actions by the Senlin action each stands for."""
+
+
+def list_receivers(conn: Connection, query: ListQuery) -> list[ReceiverRecord]:
+    """Receivers as Senlin lists them: by the name and action the façade keeps for them."""
+    r, sr = receivers, senlin_receivers
+    native_action = case(
+        *[(r.c.action == k, literal(v)) for k, v in RECEIVER_ACTIONS.items()],
+        else_=func.upper(r.c.action),
+    )
+    fields: dict[str, ColumnElement[Any]] = {
+        "name": func.coalesce(sr.c.name, r.c.name),
+        "type": literal("webhook"),
+        "cluster_id": r.c.cluster_id,
+        "action": func.coalesce(sr.c.action, native_action),
+        "created_at": r.c.created_at,
+        "user": literal("None"),
+        "id": r.c.id,
+    }
+    joined = r.outerjoin(sr, sr.c.receiver_id == r.c.id)
+    q: Select[Any] = select(r.c.id.label("key")).select_from(joined)
+    if query.project_id is not None:
+        q = q.where(r.c.project_id == query.project_id)
+    ids = _paged(conn, q, fields, query, r.c.id)
+    if not ids:
+        return []
+    rows = conn.execute(select(r).where(r.c.id.in_(ids))).mappings()
+    by_id = {row["id"]: ReceiverRecord.from_row(row) for row in rows}
     return [by_id[i] for i in ids if i in by_id]

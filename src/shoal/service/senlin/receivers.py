@@ -10,19 +10,23 @@ so the channel's `alarm_url` (which carries it) is shown once, in the answer to 
 
 from __future__ import annotations
 
+import builtins
 import uuid
 from typing import Any
 
 from shoal.service.errors import Invalid, NotFound
 from shoal.service.receivers import ReceiverAction, ReceiverService, pick_group
+from shoal.service.receivers import receiver_view as native_view
 from shoal.service.senlin.bodies import check_name
 from shoal.service.senlin.errors import BadRequest, FeatureNotSupported
 from shoal.service.senlin.requests import as_map
 from shoal.service.senlin.shortid import by_short_id
 from shoal.service.triggers import check_params
+from shoal.store import senlin_lists as list_repo
 from shoal.store import senlin_receivers as repo
 from shoal.store.records import Principal
 from shoal.store.senlin_conn import Conn
+from shoal.store.senlin_lists import ListQuery
 from shoal.store.senlin_receivers import SenlinReceiver
 
 ACTIONS = {
@@ -192,6 +196,15 @@ class SenlinReceivers:
 
     def list(self, who: Principal) -> list[dict[str, Any]]:
         return self._views(self.receivers.list(who))
+
+    def page(self, query: ListQuery) -> builtins.list[dict[str, Any]]:
+        """One page of Senlin's receiver list, filtered, sorted and paged in SQL."""
+        with self.receivers.db.reading() as conn:
+            try:
+                found = list_repo.list_receivers(conn, query)
+            except list_repo.MarkerNotFound:
+                raise BadRequest(f"The marker '{query.marker}' could not be found.") from None
+        return self._views([native_view(r) for r in found])
 
     def _ref(self, who: Principal, ref: str) -> str:
         """The id of the receiver `ref` names: its id, its Senlin name (two receivers of that
