@@ -116,3 +116,19 @@ async def test_receivers_page_in_sql(senlin_db: Senlin) -> None:
     assert [r["id"] for r in resize] == [made["a"]]
     by_action = (await senlin.ok("GET", "/receivers?sort=action"))["receivers"]
     assert [r["action"] for r in by_action] == sorted(r["action"] for r in by_action)
+
+
+async def test_clusters_page_in_sql_by_their_senlin_names(senlin_db: Senlin) -> None:
+    senlin = senlin_db
+    profile = await senlin.profile("p")
+    made = []
+    for name in ("b", "a", "b", "c"):
+        body = {"cluster": {"name": name, "profile_id": profile, "desired_capacity": 0}}
+        answer, _ = await senlin.accepted("POST", "/clusters", json=body)
+        made.append(answer["cluster"]["id"])
+    walked = await _walk(senlin, "/clusters", "clusters", "sort=name,created_at")
+    assert [c["name"] for c in walked] == ["a", "b", "b", "c"]
+    assert [c["id"] for c in walked] == [made[1], made[0], made[2], made[3]]
+    named = (await senlin.ok("GET", "/clusters?name=b"))["clusters"]
+    assert sorted(c["id"] for c in named) == sorted([made[0], made[2]])
+    assert (await senlin.ok("GET", "/clusters?status=ERROR"))["clusters"] == []

@@ -1,4 +1,5 @@
-"""Senlin's action, event, node, policy and receiver lists, filtered, sorted and paged in SQL.
+"""Senlin's lists (clusters, nodes, actions, events, policies, receivers), filtered, sorted and
+paged in SQL.
 
 Senlin's filters and sort keys name fields of its views; each is an expression over the rows
 here (an action's Senlin name is the one its inputs carry, else its kind), so a page is one
@@ -27,9 +28,17 @@ from sqlalchemy import (
 )
 
 from shoal.store.receivers import ReceiverRecord
-from shoal.store.records import ActionRecord, EventRecord, NodeRecord
+from shoal.store.records import ActionRecord, ClusterRecord, EventRecord, NodeRecord
 from shoal.store.senlin_policies import PolicyRecord, record_of
-from shoal.store.tables import actions, events, nodes, receivers, senlin_policies, senlin_receivers
+from shoal.store.tables import (
+    actions,
+    clusters,
+    events,
+    nodes,
+    receivers,
+    senlin_policies,
+    senlin_receivers,
+)
 
 SENLIN_ACTION = "senlin_action"
 """The input key naming the Senlin action a Shoal action stands for."""
@@ -240,4 +249,28 @@ def list_receivers(conn: Connection, query: ListQuery) -> list[ReceiverRecord]:
         return []
     rows = conn.execute(select(r).where(r.c.id.in_(ids))).mappings()
     by_id = {row["id"]: ReceiverRecord.from_row(row) for row in rows}
+    return [by_id[i] for i in ids if i in by_id]
+
+
+def list_clusters(conn: Connection, query: ListQuery, name_key: str) -> list[ClusterRecord]:
+    """Live clusters as Senlin lists them: by the name Senlin clients gave (kept in the
+    document's metadata under `name_key` when Shoal's own name had to differ)."""
+    c = clusters
+    given = c.c.document[("metadata", name_key)].as_string()
+    fields: dict[str, ColumnElement[Any]] = {
+        "name": func.coalesce(given, c.c.name),
+        "status": c.c.status,
+        "init_at": c.c.created_at,
+        "created_at": c.c.created_at,
+        "updated_at": c.c.updated_at,
+        "id": c.c.id,
+    }
+    q: Select[Any] = select(c.c.id.label("key")).where(c.c.deleted_at.is_(None))
+    if query.project_id is not None:
+        q = q.where(c.c.project_id == query.project_id)
+    ids = _paged(conn, q, fields, query, c.c.id)
+    if not ids:
+        return []
+    rows = conn.execute(select(c).where(c.c.id.in_(ids))).mappings()
+    by_id = {row["id"]: ClusterRecord.from_row(row) for row in rows}
     return [by_id[i] for i in ids if i in by_id]

@@ -119,12 +119,13 @@ class SenlinReads:
         return cluster_view(c, node_repo.list_nodes(conn, c.id), self._profile_of(conn, c)[1])
 
     def clusters(self, who: Principal, filters: Filters, paging: Paging) -> list[Any]:
+        query = list_query(self._list_scope(who, paging), None, filters, paging, "created_at")
         with self.db.reading() as conn:
-            found = [
-                self._cluster_view(conn, c)
-                for c in cluster_repo.list_clusters(conn, self._list_scope(who, paging))
-            ]
-        return page([c for c in found if matches(c, filters)], paging, "created_at")
+            try:
+                found = senlin_list_repo.list_clusters(conn, query, meta.NAME)
+            except senlin_list_repo.MarkerNotFound:
+                raise BadRequest(f"The marker '{paging.marker}' could not be found.") from None
+            return [self._cluster_view(conn, c) for c in found]
 
     def cluster(self, who: Principal, ref: str) -> dict[str, Any]:
         with self.db.reading() as conn:
