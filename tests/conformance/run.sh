@@ -79,7 +79,8 @@ curl -sf "http://127.0.0.1:$KS_PORT/v3" >/dev/null || { tail -20 "$STATE/uwsgi.l
 "$TP_VENV/bin/python" "$HERE/register.py" || exit 2
 echo "== keystone on :$KS_PORT: $(( $(ts) - T0 ))s"
 
-# 3. shoal server in keystone mode, sim provider, an inventory with the plugin's defaults
+# 3. shoal server in keystone mode, sim provider, an inventory with the plugin's defaults (and
+#    the flavor and image test_cluster_update_profile changes a cluster to)
 mkdir -p "$ROOT/shoal"
 cat > "$ROOT/shoal/inventory.yaml" <<'INV'
 zones: [nova]
@@ -89,10 +90,15 @@ hosts:
 flavors:
   - {id: "1", name: m1.tiny, vcpus: 1, ram_mb: 512, disk_gb: 1}
   - {id: "2", name: m1.small, vcpus: 1, ram_mb: 2048, disk_gb: 20}
+  - {id: new_flavor, name: new_flavor, vcpus: 1, ram_mb: 512, disk_gb: 1}
 images:
   - {name: cirros-0.4.0-x86_64-disk, min_disk_gb: 1}
+  - {name: new_image, min_disk_gb: 1}
 INV
+# A server takes 7 s to build, as a small one does in a cloud: the plugin's locked-cluster test
+# (TestClusterScaleOutNegativeResourceIsLocked) expects a scale-out to be running 5 s later.
 SHOAL_HOME=$ROOT/shoal SHOAL_PROVIDER=sim SHOAL_INVENTORY=$ROOT/shoal/inventory.yaml \
+  SHOAL_PROVIDER_OPTIONS='{"create_latency_s": 7}' \
   SHOAL_AUTH=keystone SHOAL_KEYSTONE_URL="http://127.0.0.1:$KS_PORT/v3" \
   SHOAL_KEYSTONE_PASSWORD=$SERVICE_PW SHOAL_KEYSTONE_CACHE_S=3600 SHOAL_RETRY_BACKOFF_S=0.05 \
   "$SHOAL_BIN" server --port "$SVC_PORT" --log-level warning > "$ROOT/shoal/server.log" 2>&1 &

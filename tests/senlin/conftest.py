@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ import pytest
 from shoal.api.app import create_app
 from shoal.runtime import Runtime
 from shoal.settings import Settings
+from tests.databases import database_url
 
 TERMINAL = ("SUCCEEDED", "FAILED", "CANCELLED")
 
@@ -32,11 +34,12 @@ NOVA_SPEC: dict[str, Any] = {
 }
 
 
-def settings(home: Path) -> Settings:
+def settings(home: Path, database_url: str | None = None, **sim: Any) -> Settings:
     return Settings(
         home=home,
+        database_url=database_url,
         provider="sim",
-        provider_options={"state_path": "memory"},
+        provider_options={"state_path": "memory", **sim},
         manage=False,
         retry_backoff_s=0.0,
     )
@@ -95,9 +98,9 @@ class Senlin:
         return cluster
 
 
-@pytest.fixture
-async def senlin(tmp_path: Path) -> AsyncIterator[Senlin]:
-    runtime = await Runtime.open(settings(tmp_path / "home"))
+@asynccontextmanager
+async def serving(home: Path, database_url: str | None = None, **sim: Any) -> AsyncIterator[Senlin]:
+    runtime = await Runtime.open(settings(home, database_url, **sim))
     try:
         token = runtime.new_admin_token
         assert token is not None
@@ -108,3 +111,17 @@ async def senlin(tmp_path: Path) -> AsyncIterator[Senlin]:
                 yield Senlin(http, runtime, token)
     finally:
         await runtime.close()
+
+
+@pytest.fixture
+async def senlin(tmp_path: Path) -> AsyncIterator[Senlin]:
+    async with serving(tmp_path / "home") as served:
+        yield served
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+async def senlin_db(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Senlin]:
+    """The façade over SQLite, then over a fresh PostgreSQL database."""
+    with database_url(str(request.param), tmp_path) as url:
+        async with serving(tmp_path / "home", url) as served:
+            yield served

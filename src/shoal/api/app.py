@@ -67,7 +67,7 @@ def create_app(runtime: Runtime, *, run_engine: bool = False) -> FastAPI:
     app.include_router(logs_router)  # GET /v1/nodes/{id}/log: `shoal logs`
     clustering = senlin.clustering_app(runtime)
     clustering.state.keystone = keystone
-    app.mount(senlin.PREFIX, clustering)  # the Senlin v1 façade
+    senlin.mount(app, clustering)  # the Senlin v1 façade, at /clustering
     install_ui(app)  # the web dashboard at /ui
 
     @app.get("/healthz", tags=["meta"], response_model=schemas.Health)

@@ -7,12 +7,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import Connection, delete, insert, select, update
+from sqlalchemy import Connection, delete, insert, or_, select, update
 
 from shoal.model.enums import ActionStatus
 from shoal.store import actions as action_repo
 from shoal.store import nodes as node_repo
-from shoal.store.tables import actions, placement_lock
+from shoal.store.records import NodeRecord
+from shoal.store.tables import actions, nodes, placement_lock
 from shoal.store.tables import senlin_nodes as t
 
 
@@ -101,3 +102,41 @@ def busy_with(conn: Connection, node_id: str) -> str | None:
 
 def create_action(conn: Connection, action: action_repo.NewAction, now: float) -> None:
     action_repo.insert_actions(conn, [action], now)
+
+
+def record_profiles(
+    conn: Connection,
+    project_id: str,
+    node_ids: list[str],
+    profile_id: str | None,
+    *,
+    only_unset: bool,
+) -> None:
+    """Set the Senlin profile these nodes show: every node's (a cluster's profile change), or
+    only those that show none of their own yet (`only_unset`: a change of the cluster's
+    profile alone, after which its nodes keep showing the one they were made from)."""
+    have = get_extras(conn, node_ids)
+    for node_id in node_ids:
+        found = have.get(node_id)
+        if found is None:
+            conn.execute(insert(t).values(**_values(NodeExtras(node_id, project_id, profile_id))))
+        elif not only_unset or found.profile_id is None:
+            conn.execute(update(t).where(t.c.node_id == node_id).values(profile_id=profile_id))
+
+
+def named_or_prefixed(conn: Connection, project_id: str | None, ref: str) -> list[NodeRecord]:
+    """Live nodes named `ref` or whose id starts with it (a Senlin short id); at most two,
+    which is enough to tell one match from several."""
+    prefix = ref.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+    q = (
+        select(nodes)
+        .where(
+            nodes.c.deleted_at.is_(None),
+            or_(nodes.c.name == ref, nodes.c.id.like(prefix, escape="\\")),
+        )
+        .order_by(nodes.c.created_at)
+        .limit(2)
+    )
+    if project_id is not None:
+        q = q.where(nodes.c.project_id == project_id)
+    return [NodeRecord.from_row(r) for r in conn.execute(q).mappings()]

@@ -24,7 +24,7 @@ class PolicyRecord:
     updated_at: float | None
 
 
-def _record(row: Any) -> PolicyRecord:
+def record_of(row: Any) -> PolicyRecord:
     return PolicyRecord(
         id=row.id,
         project_id=row.project_id,
@@ -59,19 +59,12 @@ def find_policies(conn: Connection, project_id: str, ref: str) -> list[PolicyRec
     mine = select(t).where(t.c.project_id == project_id)
     by_id = conn.execute(mine.where(t.c.id == ref)).first()
     if by_id is not None:
-        return [_record(by_id)]
-    named = [_record(r) for r in conn.execute(mine.where(t.c.name == ref).limit(2))]
+        return [record_of(by_id)]
+    named = [record_of(r) for r in conn.execute(mine.where(t.c.name == ref).limit(2))]
     if named:
         return named
     q = mine.where(t.c.id.startswith(ref, autoescape=True)).limit(2)
-    return [_record(r) for r in conn.execute(q)]
-
-
-def list_policies(conn: Connection, project_id: str | None) -> list[PolicyRecord]:
-    q = select(t).order_by(t.c.created_at, t.c.id)
-    if project_id is not None:
-        q = q.where(t.c.project_id == project_id)
-    return [_record(r) for r in conn.execute(q)]
+    return [record_of(r) for r in conn.execute(q)]
 
 
 def rename_policy(conn: Connection, policy_id: str, name: str, now: float) -> None:

@@ -266,13 +266,17 @@ senlin_nodes = Table(
     Column("tainted", Boolean, nullable=False, default=False),
 )
 
-# The Senlin action a receiver was created for, when Shoal's receivers have no such action
-# (CLUSTER_RESIZE runs as a scale by the receiver's params).
+# What a Senlin receiver keeps beyond Shoal's receiver row: the Senlin action it was created
+# for when Shoal's receivers have no such action (CLUSTER_RESIZE runs as a scale by the
+# receiver's params), and the name and params as the client gave them (Senlin's names repeat;
+# its params may be strings).
 senlin_receivers = Table(
     "senlin_receivers",
     metadata,
     Column("receiver_id", String(36), primary_key=True),
-    Column("action", String(32), nullable=False),
+    Column("action", String(32), nullable=True),
+    Column("name", String(255), nullable=True),
+    Column("params", JSON, nullable=True),
 )
 
 # Software deployments (issue 11): one row per deployment x node, what last ran there and how it

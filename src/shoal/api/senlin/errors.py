@@ -61,6 +61,7 @@ _TYPES = {
     "cooldown": "ActionCooldown",
     "resource_in_use": "ResourceInUse",
     "node_not_orphan": "NodeNotOrphan",
+    "cluster_locked": "ActionInProgress",
     "feature_not_supported": "FeatureNotSupported",
     "forbidden": "Forbidden",
     "unauthorized": "HTTPUnauthorized",

@@ -18,6 +18,7 @@ from shoal.api.senlin.common import (
     needs,
     reads_of,
 )
+from shoal.api.senlin.versions import version_of
 from shoal.service.senlin.action_bodies import parse_action
 from shoal.service.senlin.bodies import CLUSTER_CREATE, CLUSTER_UPDATE, request_body
 from shoal.service.senlin.errors import BadRequest
@@ -50,6 +51,8 @@ async def get_cluster(ref: str, request: Request, who: Caller) -> dict[str, Any]
 @router.patch("/{ref}", status_code=202)
 async def update_cluster(ref: str, request: Request, who: Caller) -> JSONResponse:
     data = request_body(await body_of(request), CLUSTER_UPDATE)
+    if version_of(request) < (1, 6):
+        data.pop("profile_only", None)  # Senlin reads it from 1.6 on
     reads = reads_of(request)
     cluster_id = await run_in_threadpool(reads.cluster_id, who, ref)
     sub = await run_in_threadpool(clusters_of(request).update, who, cluster_id, data)

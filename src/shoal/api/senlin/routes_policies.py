@@ -15,7 +15,7 @@ from shoal.service.errors import NotFound
 from shoal.service.senlin.bodies import POLICY_CREATE, POLICY_UPDATE, POLICY_VALIDATE, request_body
 from shoal.service.senlin.policies import POLICY_TYPES, PolicyType
 from shoal.service.senlin.queries import CLUSTER_POLICIES, POLICIES
-from shoal.service.senlin.reads import matches, page
+from shoal.service.senlin.reads import list_query, matches, page
 
 router = APIRouter(prefix="/v1")
 
@@ -48,8 +48,9 @@ async def get_policy_type(name: str, request: Request, who: Caller) -> dict[str,
 @router.get("/policies")
 async def list_policies(request: Request, who: Caller) -> dict[str, Any]:
     wanted, paged = listing(request, POLICIES, who)
-    found = await run_in_threadpool(policies_of(request).list, who)
-    return {"policies": page([p for p in found if matches(p, wanted)], paged, "created_at")}
+    scope = None if who.is_admin and paged.everyone else who.project_id
+    query = list_query(scope, None, wanted, paged, "created_at")
+    return {"policies": await run_in_threadpool(policies_of(request).page, who, query)}
 
 
 @router.post("/policies", status_code=201)
@@ -100,4 +101,4 @@ async def get_cluster_policy(
     for b in await run_in_threadpool(attach_of(request).bindings, who, cluster_id):
         if b["policy_id"] == policy_id:
             return {"cluster_policy": b}
-    raise NotFound(f"The policy '{policy}' is not found attached to cluster '{ref}'.")
+    raise NotFound(f"The policy '{policy}' is not found attached to the specified cluster '{ref}'.")

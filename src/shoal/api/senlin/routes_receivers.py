@@ -13,7 +13,7 @@ from shoal.api.senlin.common import accepted, body_of, listing
 from shoal.service.receivers import ReceiverService
 from shoal.service.senlin.bodies import RECEIVER_CREATE, RECEIVER_UPDATE, request_body
 from shoal.service.senlin.queries import RECEIVERS
-from shoal.service.senlin.reads import matches, page
+from shoal.service.senlin.reads import list_query
 from shoal.service.senlin.receivers import SenlinReceivers
 
 router = APIRouter(prefix="/v1")
@@ -44,8 +44,9 @@ async def create_receiver(request: Request, who: Caller) -> JSONResponse:
 @router.get("/receivers")
 async def list_receivers(request: Request, who: Caller) -> dict[str, Any]:
     wanted, paged = listing(request, RECEIVERS, who)
-    found = await run_in_threadpool(_receivers(request).list, who)
-    return {"receivers": page([r for r in found if matches(r, wanted)], paged, "created_at")}
+    scope = None if who.is_admin and paged.everyone else who.project_id
+    query = list_query(scope, None, wanted, paged, "created_at")
+    return {"receivers": await run_in_threadpool(_receivers(request).page, query)}
 
 
 @router.get("/receivers/{ref}")

@@ -18,7 +18,7 @@ from shoal.service.clusters import ClusterService, Submitted
 from shoal.service.errors import NotFound
 from shoal.service.senlin import meta
 from shoal.service.senlin.errors import BadRequest
-from shoal.service.senlin.policies import effect, scaling_event
+from shoal.service.senlin.policies import effect
 from shoal.service.senlin.policy_store import SenlinPolicies, checked_of, policy_view
 from shoal.service.senlin.requests import as_bool
 from shoal.service.senlin.views import SENLIN_ACTION
@@ -62,10 +62,9 @@ class SenlinAttach:
         new = checked_of(policy)
         for b in bound:
             old = checked_of(rows[b["policy_id"]])
-            same = old.short == new.short and (
-                new.short != "scaling" or scaling_event(old) == scaling_event(new)
-            )
-            if same:
+            # Senlin's scaling policies are not singletons: several may be attached (the
+            # last enabled one sets the group's scaling; a scale uses the first for its event).
+            if old.short == new.short and new.short != "scaling":
                 raise BadRequest(
                     f"Only one instance of policy type ({old.type_name.rsplit('-', 1)[0]}) "
                     f"can be attached to a cluster, but another instance ({b['policy_id']}) "

@@ -12,8 +12,6 @@ import dataclasses
 import uuid
 from typing import Any
 
-from sqlalchemy import Connection
-
 from shoal.model.enums import ActionKind, Health, NodeStatus
 from shoal.service.clusters import RECOVERY_METHODS, ClusterService, Submitted
 from shoal.service.errors import Conflict, NotFound
@@ -22,7 +20,7 @@ from shoal.service.senlin import meta
 from shoal.service.senlin.action_bodies import ClusterAction, bounded
 from shoal.service.senlin.attach import SenlinAttach
 from shoal.service.senlin.bodies import integer
-from shoal.service.senlin.errors import BadRequest, FeatureNotSupported
+from shoal.service.senlin.errors import BadRequest, ClusterLocked, FeatureNotSupported
 from shoal.service.senlin.nodes import find_node
 from shoal.service.senlin.policies import effect, scaling_event
 from shoal.service.senlin.policy_store import SenlinPolicies, checked_of
@@ -36,6 +34,7 @@ from shoal.store import nodes as node_repo
 from shoal.store import senlin_clusters as senlin_cluster_repo
 from shoal.store import senlin_nodes as senlin_node_repo
 from shoal.store.records import ClusterRecord, NodeRecord, Principal
+from shoal.store.senlin_conn import Conn
 
 ACTIONS = (
     "scale_out",
@@ -167,6 +166,7 @@ class SenlinClusters:
             changes["profile_id"] = new_profile["id"]
         if new_name is None and not changes:
             raise BadRequest("No property needs an update.")
+        profile_only = bool(data.get("profile_only"))
         native = native_of(new_profile) if "profile_id" in changes and new_profile else None
 
         def mutate(doc: dict[str, Any], _nodes: list[NodeRecord]) -> dict[str, Any]:
@@ -174,13 +174,26 @@ class SenlinClusters:
             doc["metadata"] = meta.encode(dataclasses.replace(m, **changes))
             if new_name is not None:
                 doc["name"] = new_name
-            if native is not None:
+            if native is not None and not profile_only:
+                # The nodes follow the cluster's profile: the group's replicas and the members
+                # made from it (nodes created into the cluster); Shoal replaces them.
                 group = _group(doc)
+                old = group.get("profile")
                 group.pop("unit", None)
                 group["profile"] = native
+                for instance in doc.get("instances", []):
+                    if instance.get("profile") == old:
+                        instance["profile"] = copy.deepcopy(native)
             return doc
 
-        def rename(conn: Connection, c: ClusterRecord, _now: float) -> None:
+        def within(conn: Conn, c: ClusterRecord, _now: float) -> None:
+            if native is not None and profile_only:
+                # Only the cluster's profile changes (Senlin 1.6): its nodes keep showing the
+                # one they were made from, and new nodes are still made from that one.
+                members = [n.id for n in node_repo.list_nodes(conn, c.id)]
+                senlin_node_repo.record_profiles(
+                    conn, c.project_id, members, current.profile_id, only_unset=True
+                )
             if new_name is None:
                 return
             if senlin_cluster_repo.name_taken(conn, c.project_id, new_name, c.id):
@@ -189,7 +202,7 @@ class SenlinClusters:
 
         inputs = {"name": new_name, **{k: v for k, v in changes.items() if k != "metadata"}}
         return self.svc.submit(
-            who, cluster.id, ActionKind.CLUSTER_UPDATE, mutate, inputs, within=rename
+            who, cluster.id, ActionKind.CLUSTER_UPDATE, mutate, inputs, within=within
         )
 
     def delete(self, who: Principal, ref: str) -> Submitted:
@@ -198,7 +211,19 @@ class SenlinClusters:
     # -- cluster actions ----------------------------------------------------------------------
 
     def act(self, who: Principal, ref: str, action: ClusterAction) -> Submitted:
-        """Run a checked cluster action (`parse_action`) on the cluster `ref`."""
+        """Run a checked cluster action (`parse_action`) on the cluster `ref`; a cluster busy
+        with another action is Senlin's 409 naming the action refused."""
+        try:
+            return self._act(who, ref, action)
+        except Conflict as busy:
+            if not any(str(d.get("message", "")).startswith("locked by") for d in busy.details):
+                raise
+            raise ClusterLocked(
+                f"CLUSTER_{action.name.upper()} for cluster '{ref}' cannot be completed "
+                "because it is already locked."
+            ) from None
+
+    def _act(self, who: Principal, ref: str, action: ClusterAction) -> Submitted:
         name, params = action.name, action.params
         if name in ("scale_out", "scale_in"):
             return self.scale(who, ref, name == "scale_out", params)
@@ -207,7 +232,9 @@ class SenlinClusters:
         if name == "add_nodes":
             return self.add_nodes(who, ref, params)
         if name == "del_nodes":
-            return self.del_nodes(who, ref, params["nodes"])
+            return self.del_nodes(
+                who, ref, params["nodes"], bool(params.get("destroy_after_deletion"))
+            )
         if name == "check":
             return self.noop(who, ref, "CLUSTER_CHECK")
         if name == "recover":
@@ -408,7 +435,7 @@ class SenlinClusters:
             doc.setdefault("instances", []).extend(copy.deepcopy(instances))
             return doc
 
-        def adopt(conn: Connection, c: ClusterRecord, now: float) -> None:
+        def adopt(conn: Conn, c: ClusterRecord, now: float) -> None:
             node_repo.update_nodes(
                 conn,
                 [
@@ -449,7 +476,7 @@ class SenlinClusters:
         instance = {"name": name, "profile": native_of(row)}
         return cluster.id, self.svc.add_nodes(who, cluster.id, [instance])
 
-    def _profile_type(self, conn: Connection, who: Principal, profile_id: str | None) -> str:
+    def _profile_type(self, conn: Conn, who: Principal, profile_id: str | None) -> str:
         if profile_id is None:
             return "os.nova.server-1.0"
         try:
@@ -485,7 +512,7 @@ class SenlinClusters:
         return self.svc.submit(who, ref, ActionKind.CLUSTER_RECOVER, same, inputs)
 
     def _members(
-        self, conn: Connection, who: Principal, cluster: ClusterRecord, refs: list[str]
+        self, conn: Conn, who: Principal, cluster: ClusterRecord, refs: list[str]
     ) -> list[NodeRecord]:
         """The nodes `refs` name, all members of `cluster`; Senlin's 400s otherwise."""
         found: dict[str, NodeRecord] = {}
@@ -502,17 +529,25 @@ class SenlinClusters:
             raise BadRequest(f"Nodes not members of specified cluster: {strangers}.")
         return list(found.values())
 
-    def del_nodes(self, who: Principal, ref: str, refs: list[str]) -> Submitted:
+    def del_nodes(
+        self, who: Principal, ref: str, refs: list[str], destroy: bool = False
+    ) -> Submitted:
+        """Senlin's del_nodes: the nodes leave the cluster and stay, standalone; with
+        `destroy_after_deletion` they are deleted."""
         with self.db.reading() as conn:
             cluster = self.svc.get(conn, who, ref)
             nodes = self._members(conn, who, cluster, refs)
-            group = _group(cluster.document)
-            count = int(group.get("count", 0))
-            was = Bounds(int(group.get("min", 0)), int(group.get("max", -1)), count)
-            problem = check_size_params(was, count - len(nodes), None, None, True)
+            view = cluster_view(cluster, node_repo.list_nodes(conn, cluster.id), None)
+            was = Bounds(view["min_size"], view["max_size"], view["desired_capacity"])
+            problem = check_size_params(
+                was, view["desired_capacity"] - len(nodes), None, None, True
+            )
             if problem:
                 raise BadRequest(problem)
-        return self.svc.del_nodes(who, cluster.id, [n.id for n in nodes])
+        if destroy:
+            return self.svc.del_nodes(who, cluster.id, [n.id for n in nodes])
+        profile_id = meta.decode(cluster.document.get("metadata", {})).profile_id
+        return self._swap(who, cluster.id, nodes, [], profile_id, "CLUSTER_DEL_NODES")
 
     def replace_nodes(self, who: Principal, ref: str, pairs: dict[str, str]) -> Submitted:
         with self.db.reading() as conn:
@@ -557,10 +592,78 @@ class SenlinClusters:
             ]
             if odd:
                 raise BadRequest(f"Profile type of nodes {odd} do not match that of the cluster.")
-        raise FeatureNotSupported(
-            "replace_nodes with existing standalone nodes is not supported; "
-            "use recover with operation REPLACE"
+            idle = [v for v, n in news.items() if n.status is not NodeStatus.ACTIVE]
+            if idle:
+                raise BadRequest(f"Nodes are not ACTIVE: {idle}.")
+            leaving = {n.id for n in olds.values()}
+            taken = {n.name for n in node_repo.list_nodes(conn, cluster.id) if n.id not in leaving}
+            clash = [n.name for n in news.values() if n.name in taken]
+            if clash:
+                raise BadRequest(f"The cluster already has nodes named {clash}.")
+        profile_id = meta.decode(cluster.document.get("metadata", {})).profile_id
+        return self._swap(
+            who,
+            cluster.id,
+            list(olds.values()),
+            list(news.values()),
+            profile_id,
+            "CLUSTER_REPLACE_NODES",
         )
+
+    def _swap(
+        self,
+        who: Principal,
+        cluster_id: str,
+        olds: list[NodeRecord],
+        news: list[NodeRecord],
+        profile_id: str | None,
+        senlin_action: str,
+    ) -> Submitted:
+        """Nodes leave the cluster and stay, standalone (Senlin's del_nodes, and the originals
+        of its replace_nodes); standalone nodes join it, as `add_nodes` adopts them. One
+        action, one transaction."""
+        joining = [{"name": n.name, "profile": copy.deepcopy(n.profile)} for n in news]
+
+        def mutate(doc: dict[str, Any], _nodes: list[NodeRecord]) -> dict[str, Any]:
+            groups = {g["name"]: g for g in doc.get("node_groups", [])}
+            gone: set[str] = set()
+            for n in olds:
+                group = groups.get(n.group_name)
+                if group is None:
+                    gone.add(n.name)
+                    continue
+                if "unit" in group or int(group.get("count", 0)) - 1 < int(group.get("min", 0)):
+                    raise FeatureNotSupported(
+                        f"Node {n.name} cannot leave its node group (a unit of several "
+                        "members, or at its min); use recover with operation REPLACE."
+                    )
+                group["count"] = int(group.get("count", 0)) - 1
+            kept = [i for i in doc.get("instances", []) if i["name"] not in gone]
+            doc["instances"] = kept + copy.deepcopy(joining)
+            return doc
+
+        def swap(conn: Conn, c: ClusterRecord, now: float) -> None:
+            senlin_node_repo.record_profiles(
+                conn, c.project_id, [n.id for n in olds], profile_id, only_unset=True
+            )
+            leave = [
+                {"node_id": n.id, "cluster_id": None, "group_name": "", "updated_at": now}
+                for n in olds
+            ]
+            join = [
+                {"node_id": n.id, "cluster_id": c.id, "group_name": n.name, "updated_at": now}
+                for n in news
+            ]
+            node_repo.update_nodes(conn, leave + join)
+
+        inputs: dict[str, Any] = {SENLIN_ACTION: senlin_action}
+        if news:
+            inputs["nodes"] = {o.name: n.name for o, n in zip(olds, news, strict=True)}
+            kind = ActionKind.CLUSTER_ADD_NODES
+        else:
+            inputs["nodes"] = [o.name for o in olds]
+            kind = ActionKind.CLUSTER_DEL_NODES
+        return self.svc.submit(who, cluster_id, kind, mutate, inputs, within=swap)
 
     # -- nodes --------------------------------------------------------------------------------
 

@@ -27,3 +27,9 @@ class NodeNotOrphan(Conflict):
 
 class FeatureNotSupported(Conflict):
     code = "feature_not_supported"
+
+
+class ClusterLocked(Conflict):
+    """A cluster busy with another action, in Senlin's words (its `ActionInProgress`)."""
+
+    code = "cluster_locked"

@@ -2,23 +2,19 @@
 
 from __future__ import annotations
 
-from sqlalchemy import Connection
-
 from shoal.service.errors import NotFound
 from shoal.service.senlin.errors import BadRequest
 from shoal.store import nodes as node_repo
+from shoal.store import senlin_nodes as senlin_node_repo
 from shoal.store.records import NodeRecord, Principal
+from shoal.store.senlin_conn import Conn
 
 
-def find_node(conn: Connection, who: Principal, ref: str) -> NodeRecord:
+def find_node(conn: Conn, who: Principal, ref: str) -> NodeRecord:
     scope = None if who.is_admin else who.project_id
     node = node_repo.get_node(conn, ref, scope)
     if node is None or node.deleted_at is not None:
-        matches = [
-            n
-            for n in node_repo.list_project_nodes(conn, scope)
-            if n.name == ref or n.id.startswith(ref)
-        ]
+        matches = senlin_node_repo.named_or_prefixed(conn, scope, ref)
         if len(matches) > 1:
             raise BadRequest(
                 f"Multiple results found matching the query criteria '{ref}'. "

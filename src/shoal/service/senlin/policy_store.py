@@ -6,8 +6,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Connection
-
 from shoal.clock import Clock
 from shoal.service.errors import NotFound
 from shoal.service.senlin import meta
@@ -16,9 +14,12 @@ from shoal.service.senlin.errors import BadRequest, InvalidSpec, ResourceInUse
 from shoal.service.senlin.policies import CheckedPolicy, parse_policy_spec
 from shoal.service.senlin.views import isotime
 from shoal.store import clusters as cluster_repo
+from shoal.store import senlin_lists as list_repo
 from shoal.store import senlin_policies as repo
 from shoal.store.database import Database
 from shoal.store.records import Principal
+from shoal.store.senlin_conn import Conn
+from shoal.store.senlin_lists import ListQuery
 
 TYPE_PREFIX = "senlin.policy."
 
@@ -76,13 +77,17 @@ class SenlinPolicies:
         self.db = db
         self.clock = clock
 
-    def row(self, conn: Connection, who: Principal, ref: str) -> dict[str, Any]:
+    def row(self, conn: Conn, who: Principal, ref: str) -> dict[str, Any]:
         return _row(one(repo.find_policies(conn, who.project_id, ref), ref, "policy"))
 
-    def list(self, who: Principal, everyone: bool = False) -> list[dict[str, Any]]:
-        scope = None if who.is_admin and everyone else who.project_id
+    def page(self, who: Principal, query: ListQuery) -> list[dict[str, Any]]:
+        """One page of Senlin's policy list, filtered, sorted and paged in SQL."""
         with self.db.reading() as conn:
-            return [policy_view(_row(p)) for p in repo.list_policies(conn, scope)]
+            try:
+                found = list_repo.list_policies(conn, query)
+            except list_repo.MarkerNotFound:
+                raise BadRequest(f"The marker '{query.marker}' could not be found.") from None
+            return [policy_view(_row(p)) for p in found]
 
     def get(self, who: Principal, ref: str) -> dict[str, Any]:
         with self.db.reading() as conn:

@@ -14,8 +14,6 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from sqlalchemy import Connection
-
 from shoal.clock import Clock
 from shoal.model.inventory import Inventory
 from shoal.service.senlin import meta
@@ -28,6 +26,7 @@ from shoal.store import clusters as cluster_repo
 from shoal.store import profiles as repo
 from shoal.store.database import Database
 from shoal.store.records import Principal
+from shoal.store.senlin_conn import Conn
 
 ENVELOPE = "senlin"
 
@@ -53,7 +52,7 @@ def senlin_name(row: dict[str, Any]) -> str:
     return str(row["name"])
 
 
-def _stored_name(conn: Connection, project_id: str, name: str) -> str:
+def _stored_name(conn: Conn, project_id: str, name: str) -> str:
     """`name`, or a unique variant of it: Senlin lets profile names repeat, Shoal does not."""
     if repo.get_profile(conn, project_id, name) is None:
         return name
@@ -86,7 +85,7 @@ class SenlinProfiles:
         self.inventory = inventory
         self.clock = clock
 
-    def row(self, conn: Connection, who: Principal, ref: str) -> dict[str, Any]:
+    def row(self, conn: Conn, who: Principal, ref: str) -> dict[str, Any]:
         """By id, else by (Senlin) name, else by short id; two matches are Senlin's 400."""
         by_id = repo.get_profile(conn, who.project_id, ref)
         if by_id is not None and by_id["id"] == ref:

@@ -7,8 +7,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection
-
 from shoal.service.errors import NotFound
 from shoal.service.senlin import meta
 from shoal.service.senlin.errors import BadRequest
@@ -20,18 +18,18 @@ from shoal.service.senlin.views import (
     action_view,
     cluster_view,
     event_view,
-    is_internal,
     node_view,
 )
 from shoal.store import actions as action_repo
 from shoal.store import clusters as cluster_repo
-from shoal.store import events as event_repo
 from shoal.store import nodes as node_repo
 from shoal.store import profiles as profile_repo
 from shoal.store import senlin_actions as senlin_action_repo
+from shoal.store import senlin_lists as senlin_list_repo
 from shoal.store import senlin_nodes as senlin_node_repo
 from shoal.store.database import Database
 from shoal.store.records import ClusterRecord, NodeRecord, Principal
+from shoal.store.senlin_conn import Conn
 
 Filters = dict[str, tuple[str, ...]]
 """A list's filters: field -> the values it may have (any of them)."""
@@ -90,7 +88,7 @@ class SenlinReads:
         """Lists show the caller's project; an admin's spans all with `global_project`."""
         return None if who.is_admin and paging.everyone else who.project_id
 
-    def _cluster(self, conn: Connection, who: Principal, ref: str) -> ClusterRecord:
+    def _cluster(self, conn: Conn, who: Principal, ref: str) -> ClusterRecord:
         """By id, else by the name Senlin clients know (two matches are Senlin's 400), else by
         a unique short id."""
         found = cluster_repo.get_cluster(conn, ref, self._scope(who))
@@ -110,23 +108,24 @@ class SenlinReads:
             raise NotFound(f"The cluster '{ref}' could not be found.")
         return next(c for c in mine if c.id == short)
 
-    def _profile_of(self, conn: Connection, c: ClusterRecord) -> tuple[str | None, str | None]:
+    def _profile_of(self, conn: Conn, c: ClusterRecord) -> tuple[str | None, str | None]:
         pid = meta.decode(c.document.get("metadata", {})).profile_id
         if pid is None:
             return None, None
         row = profile_repo.get_profile(conn, c.project_id, pid)
         return pid, (row["name"] if row else None)
 
-    def _cluster_view(self, conn: Connection, c: ClusterRecord) -> dict[str, Any]:
+    def _cluster_view(self, conn: Conn, c: ClusterRecord) -> dict[str, Any]:
         return cluster_view(c, node_repo.list_nodes(conn, c.id), self._profile_of(conn, c)[1])
 
     def clusters(self, who: Principal, filters: Filters, paging: Paging) -> list[Any]:
+        query = list_query(self._list_scope(who, paging), None, filters, paging, "created_at")
         with self.db.reading() as conn:
-            found = [
-                self._cluster_view(conn, c)
-                for c in cluster_repo.list_clusters(conn, self._list_scope(who, paging))
-            ]
-        return page([c for c in found if matches(c, filters)], paging, "created_at")
+            try:
+                found = senlin_list_repo.list_clusters(conn, query, meta.NAME)
+            except senlin_list_repo.MarkerNotFound:
+                raise BadRequest(f"The marker '{paging.marker}' could not be found.") from None
+            return [self._cluster_view(conn, c) for c in found]
 
     def cluster(self, who: Principal, ref: str) -> dict[str, Any]:
         with self.db.reading() as conn:
@@ -147,19 +146,22 @@ class SenlinReads:
         tainted: bool = False,
     ) -> list[dict[str, Any]]:
         with self.db.reading() as conn:
+            cluster_id = None
             if cluster is not None:
                 try:
                     cluster_id = self._cluster(conn, who, cluster).id
                 except NotFound:
                     raise BadRequest(f"Cannot find the given cluster: {cluster}.") from None
-                found = node_repo.list_nodes(conn, cluster_id)
-            else:
-                found = node_repo.list_project_nodes(conn, self._list_scope(who, paging))
-            views = self._node_views(conn, found, details=details, tainted=tainted)
-        return page([v for v in views if matches(v, filters)], paging, "init_at")
+            scope = None if cluster_id is not None else self._list_scope(who, paging)
+            query = list_query(scope, cluster_id, filters, paging, "init_at")
+            try:
+                found = senlin_list_repo.list_nodes(conn, query)
+            except senlin_list_repo.MarkerNotFound:
+                raise BadRequest(f"The marker '{paging.marker}' could not be found.") from None
+            return self._node_views(conn, found, details=details, tainted=tainted)
 
     def _node_views(
-        self, conn: Connection, found: list[NodeRecord], *, details: bool, tainted: bool
+        self, conn: Conn, found: list[NodeRecord], *, details: bool, tainted: bool
     ) -> list[dict[str, Any]]:
         """Senlin's node views: the cluster's profile, or the node's own (standalone nodes and
         nodes made through the façade), with its metadata, role and tainted flag."""
@@ -185,7 +187,7 @@ class SenlinReads:
         return views
 
     def _profiles_by_cluster(
-        self, conn: Connection, ids: Iterable[str | None]
+        self, conn: Conn, ids: Iterable[str | None]
     ) -> dict[str | None, tuple[str | None, str | None]]:
         out: dict[str | None, tuple[str | None, str | None]] = {}
         for cid in ids:
@@ -213,16 +215,17 @@ class SenlinReads:
             cluster_id = None
             if filters.get("cluster_id"):
                 cluster_id = self._cluster(conn, who, filters["cluster_id"][0]).id
-            found = action_repo.list_actions(
-                conn, self._list_scope(who, paging), cluster_id=cluster_id, limit=1_000_000
+            query = list_query(
+                self._list_scope(who, paging), cluster_id, filters, paging, "created_at"
             )
-            shown = [a for a in found if not is_internal(a)]
-            views = self._with_deps(conn, [action_view(a) for a in shown])
-        wanted = {k: v for k, v in filters.items() if k != "cluster_id"}
-        return page([v for v in views if matches(v, wanted)], paging, "created_at")
+            try:
+                found = senlin_list_repo.list_actions(conn, query)
+            except senlin_list_repo.MarkerNotFound:
+                raise BadRequest(f"The marker '{paging.marker}' could not be found.") from None
+            return self._with_deps(conn, [action_view(a) for a in found])
 
     @staticmethod
-    def _with_deps(conn: Connection, views: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    def _with_deps(conn: Conn, views: list[dict[str, Any]]) -> list[dict[str, Any]]:
         on, by = senlin_action_repo.dependencies(conn, [str(v["id"]) for v in views])
         for v in views:
             v["depends_on"] = sorted(set(on.get(v["id"], [])))
@@ -250,13 +253,15 @@ class SenlinReads:
                 if c is None:
                     raise NotFound(f"The cluster '{ref}' could not be found.")
                 cluster_id = c.id
-            found = event_repo.list_events(
-                conn, self._list_scope(who, paging), cluster_id=cluster_id, limit=1_000_000
+            query = list_query(
+                self._list_scope(who, paging), cluster_id, filters, paging, "timestamp"
             )
+            try:
+                found = senlin_list_repo.list_events(conn, query)
+            except senlin_list_repo.MarkerNotFound:
+                raise BadRequest(f"The marker '{paging.marker}' could not be found.") from None
             names = _action_names(conn, {e.action_id for e in found if e.action_id})
-        views = [event_view(e, names) for e in found]
-        wanted = {k: v for k, v in filters.items() if k != "cluster_id"}
-        return page([v for v in views if matches(v, wanted)], paging, "timestamp")
+        return [event_view(e, names) for e in found]
 
     def event(self, who: Principal, ref: str) -> dict[str, Any]:
         for e in self.events(who, {"id": (ref,)}, Paging(everyone=True)):
@@ -264,7 +269,25 @@ class SenlinReads:
         raise NotFound(f"The event '{ref}' could not be found.")
 
 
-def _action_names(conn: Connection, ids: set[str]) -> dict[str, str]:
+def list_query(
+    project_id: str | None,
+    cluster_id: str | None,
+    filters: Filters,
+    paging: Paging,
+    default_sort: str,
+) -> senlin_list_repo.ListQuery:
+    """A list request as the store pages it (`sort` was checked by the façade)."""
+    return senlin_list_repo.ListQuery(
+        project_id=project_id,
+        cluster_id=cluster_id,
+        filters={k: v for k, v in filters.items() if k != "cluster_id"},
+        sort=senlin_list_repo.parse_sort(paging.sort or default_sort),
+        marker=paging.marker,
+        limit=paging.limit,
+    )
+
+
+def _action_names(conn: Conn, ids: set[str]) -> dict[str, str]:
     """Action id -> the name Senlin would show (its kind, or the Senlin action it stands for)."""
     found = senlin_action_repo.kinds_and_inputs(conn, sorted(ids))
     return {i: str(inputs.get(SENLIN_ACTION) or kind) for i, (kind, inputs) in found.items()}

@@ -2,22 +2,32 @@
 
 `CLUSTER_SCALE_OUT`, `CLUSTER_SCALE_IN` and `CLUSTER_RECOVER` map onto Shoal's receiver
 actions; `params` (`count`, or `adjustment_type` and `number`...) override the node group's
-scaling policy as natively. Shoal keeps only a hash of a receiver's secret, so the channel's
-`alarm_url` (which carries it) is shown once, in the answer to the creation.
+scaling policy as natively. Senlin's receivers may share a name and keep their params as given
+(numbers as strings): the façade keeps both beside the native row (`store/senlin_receivers`),
+and a native name already taken gets a suffix. Shoal keeps only a hash of a receiver's secret,
+so the channel's `alarm_url` (which carries it) is shown once, in the answer to the creation.
 """
 
 from __future__ import annotations
 
+import builtins
+import uuid
 from typing import Any
 
-from shoal.service.errors import Conflict, NotFound
-from shoal.service.receivers import ReceiverService
+from shoal.service.errors import Invalid, NotFound
+from shoal.service.receivers import ReceiverAction, ReceiverService, pick_group
+from shoal.service.receivers import receiver_view as native_view
 from shoal.service.senlin.bodies import check_name
 from shoal.service.senlin.errors import BadRequest, FeatureNotSupported
 from shoal.service.senlin.requests import as_map
 from shoal.service.senlin.shortid import by_short_id
+from shoal.service.triggers import check_params
+from shoal.store import senlin_lists as list_repo
 from shoal.store import senlin_receivers as repo
 from shoal.store.records import Principal
+from shoal.store.senlin_conn import Conn
+from shoal.store.senlin_lists import ListQuery
+from shoal.store.senlin_receivers import SenlinReceiver
 
 ACTIONS = {
     "CLUSTER_SCALE_OUT": "scale_out",
@@ -53,6 +63,43 @@ def secret_of(native: dict[str, Any]) -> str:
     return url.partition("token=")[2]
 
 
+def _number(value: object) -> object:
+    """Senlin takes numbers as strings (`{"count": "2"}`); Shoal's params are typed."""
+    if isinstance(value, str):
+        for kind in (int, float):
+            try:
+                return kind(value)
+            except ValueError:
+                continue
+    return value
+
+
+def native_params(params: dict[str, Any]) -> dict[str, Any]:
+    """Senlin's params as Shoal's receivers take them, or Senlin's 400 naming the problem.
+    A resize's `min_size` / `max_size` are dropped: Shoal's receivers do not move bounds."""
+    out: dict[str, Any] = {}
+    for key, value in params.items():
+        if key in ("min_size", "max_size"):
+            continue
+        if key == "strict" and isinstance(value, str):
+            value = value.lower() in ("true", "1", "yes", "on")
+        out[key] = _number(value) if key in ("count", "number", "min_step") else value
+    try:
+        return check_params(out)
+    except Invalid as bad:
+        detail = bad.details[0] if bad.details else {"path": "/params", "message": str(bad)}
+        raise BadRequest(
+            f"Invalid receiver params: {detail['path'].removeprefix('/params/')}: "
+            f"{detail['message']}."
+        ) from None
+
+
+def _native_name(conn: Conn, project_id: str, name: str, receiver_id: str = "") -> str:
+    if not repo.native_name_taken(conn, project_id, name, receiver_id):
+        return name
+    return f"{name[:54]}-{uuid.uuid4().hex[:8]}"
+
+
 class SenlinReceivers:
     def __init__(self, receivers: ReceiverService) -> None:
         self.receivers = receivers
@@ -71,59 +118,108 @@ class SenlinReceivers:
         cluster = data.get("cluster_id")
         if not cluster:
             raise BadRequest("Cluster identity is required for creating webhook receiver.")
+        params = as_map("params", data.get("params"))
+        native_action = ACTIONS.get(str(action), "scale_out")
+        with self.receivers.db.reading() as conn:
+            stored_name = _native_name(conn, who.project_id, name)
         body = {
-            "name": name,
+            "name": stored_name,
             "cluster": cluster,
-            "action": ACTIONS.get(str(action), "scale_out"),
-            "params": as_map("params", data.get("params")),
+            "action": native_action,
+            "params": native_params(params) if native_action != "recover" else {},
         }
         try:
             native = self.receivers.create(who, body)
         except NotFound:
             raise BadRequest(f"The specified cluster '{cluster}' could not be found.") from None
-        if action == RESIZE:
-            with self.receivers.db.transaction() as conn:
-                repo.set_action(conn, native["id"], RESIZE)
+        with self.receivers.db.transaction() as conn:
+            extras = SenlinReceiver(
+                str(native["id"]), RESIZE if action == RESIZE else None, name, params
+            )
+            repo.put(conn, extras)
         return self._views([native])[0], secret_of(native)
 
     def _views(self, natives: list[dict[str, Any]]) -> list[dict[str, Any]]:
         with self.receivers.db.reading() as conn:
-            senlin = repo.actions_of(conn, [str(r["id"]) for r in natives])
+            senlin = repo.extras_of(conn, [str(r["id"]) for r in natives])
         out = []
         for r in natives:
             view = receiver_view(r)
-            if r["id"] in senlin:
-                view["action"] = senlin[r["id"]]
+            e = senlin.get(r["id"])
+            if e is not None:
+                if e.action is not None:
+                    view["action"] = e.action
+                if e.name is not None:
+                    view["name"] = e.name
+                if e.params is not None:
+                    view["params"] = e.params
             out.append(view)
         return out
 
     def update(self, who: Principal, ref: str, data: dict[str, Any]) -> dict[str, Any]:
-        """A new name (Shoal's receivers keep their action and params: a new one is a new
-        receiver, so a change of either is refused)."""
+        """A new name, action or params (the receiver keeps its id, cluster and secret)."""
         if not data:
             raise BadRequest("No property needs an update.")
-        native = self.receivers.get(who, self._ref(who, ref))
-        if set(data) - {"name"}:
-            raise FeatureNotSupported(
-                "Only a receiver's name can be changed here; create a new receiver for "
-                "another action or params."
-            )
-        name = check_name("receiver", data["name"])
+        current = self.get(who, ref)
+        native = self.receivers.get(who, str(current["id"]))
+        name = check_name("receiver", data["name"]) if "name" in data else current["name"]
+        action = data.get("action", current["action"])
+        if action not in ACTIONS and action != RESIZE:
+            raise BadRequest(f"Value '{action}' is not acceptable for field 'action'.")
+        params = as_map("params", data["params"]) if "params" in data else current["params"]
+        native_action = ACTIONS.get(str(action), "scale_out")
+        typed = native_params(params) if native_action != "recover" else {}
         with self.receivers.db.transaction() as conn:
-            taken = [r for r in self.receivers.list(who) if r["name"] == name]
-            if taken and taken[0]["id"] != native["id"]:
-                raise Conflict(f"A receiver named '{name}' already exists.")
-            repo.rename(conn, str(native["id"]), name)
+            group = native.get("nodegroup")
+            if native_action == ReceiverAction.RECOVER:
+                group = None
+            elif group is None:
+                c = self.receivers.clusters.get(conn, who, str(native["cluster_id"]))
+                group = pick_group(self.receivers.clusters.spec_of(c.document), None).name
+            project = str(native.get("project") or who.project_id)
+            stored = native["name"]
+            if name != current["name"]:
+                stored = _native_name(conn, project, name, str(native["id"]))
+            repo.retarget(
+                conn,
+                str(native["id"]),
+                name=stored,
+                action=native_action,
+                nodegroup=group,
+                params=typed,
+            )
+            extras = SenlinReceiver(
+                str(native["id"]), RESIZE if action == RESIZE else None, name, params
+            )
+            repo.put(conn, extras)
         return self.get(who, str(native["id"]))
 
     def list(self, who: Principal) -> list[dict[str, Any]]:
         return self._views(self.receivers.list(who))
 
+    def page(self, query: ListQuery) -> builtins.list[dict[str, Any]]:
+        """One page of Senlin's receiver list, filtered, sorted and paged in SQL."""
+        with self.receivers.db.reading() as conn:
+            try:
+                found = list_repo.list_receivers(conn, query)
+            except list_repo.MarkerNotFound:
+                raise BadRequest(f"The marker '{query.marker}' could not be found.") from None
+        return self._views([native_view(r) for r in found])
+
     def _ref(self, who: Principal, ref: str) -> str:
-        """`ref` itself if it is a receiver's id or name, else the id it is a short id of."""
-        listed = self.receivers.list(who)
-        if any(ref in (r["id"], r["name"]) for r in listed):
+        """The id of the receiver `ref` names: its id, its Senlin name (two receivers of that
+        name are Senlin's 400), or a unique short id."""
+        listed = self.list(who)
+        if any(ref == r["id"] for r in listed):
             return ref
+        named = [str(r["id"]) for r in listed if r["name"] == ref]
+        if len(named) > 1:
+            raise BadRequest(
+                f"Multiple results found matching the query criteria '{ref}'. "
+                "Please be more specific."
+            )
+        if named:
+            return named[0]
         return by_short_id((str(r["id"]) for r in listed), ref) or ref
 
     def get(self, who: Principal, ref: str) -> dict[str, Any]:
