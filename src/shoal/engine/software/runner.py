@@ -455,9 +455,7 @@ class Deployer:
                 )
             )
             mine = [o for o in batch if o.claimed.action.id in done]
-            nodes = node_repo.get_nodes(
-                conn, [o.claimed.node.id for o in mine if o.claimed.node]
-            )
+            nodes = node_repo.get_nodes(conn, [o.claimed.node.id for o in mine if o.claimed.node])
             updates: list[dict[str, Any]] = []
             events: list[NewEvent] = []
             clusters: set[str] = set()

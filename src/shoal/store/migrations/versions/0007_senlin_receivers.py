@@ -4,8 +4,8 @@ Senlin lets receivers share a name and keeps a receiver's params as given (`{"co
 Shoal's receiver names are unique per project and its params are typed. `senlin_receivers`
 keeps the Senlin name and params beside the native row; its action becomes optional.
 
-Revision ID: 0006
-Revises: 0005
+Revision ID: 0007
+Revises: 0006
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0006"
-down_revision = "0005"
+revision = "0007"
+down_revision = "0006"
 branch_labels = None
 depends_on = None
 
