@@ -49,6 +49,7 @@ HTTP_STATUS = {
     ErrorKind.FORBIDDEN: 403,
     ErrorKind.UNAUTHORIZED: 401,
     ErrorKind.UNAVAILABLE: 503,
+    ErrorKind.TOO_LARGE: 413,
 }
 """The service's refusals by kind, as HTTP: the one place their status codes are chosen."""
 

@@ -19,7 +19,7 @@ from shoal.api import schemas
 from shoal.api.auth import Caller, runtime_of
 from shoal.engine.software.urls import SIGNAL_PATH, Urls
 from shoal.service.deployments import DeploymentService
-from shoal.service.errors import ServiceError
+from shoal.service.errors import ErrorKind, ServiceError
 from shoal.spec.heat_metadata import MAX_SIGNAL_BYTES
 
 router = APIRouter(
@@ -28,6 +28,7 @@ router = APIRouter(
 
 
 class SignalTooLarge(ServiceError):
+    kind = ErrorKind.TOO_LARGE
     status = 413
     code = "too_large"
     title = "Signal too large"

@@ -26,6 +26,8 @@ class ErrorKind(enum.Enum):
     UNAUTHORIZED = "unauthorized"
     UNAVAILABLE = "unavailable"
     """Something the service depends on (Keystone) does not answer."""
+    TOO_LARGE = "too_large"
+    """A body over its limit (an agent's signal)."""
 
 
 class ServiceError(Exception):
