@@ -70,8 +70,11 @@ class Engine:
         manage_tick_s: float = 1.0,
         reconcile_s: float = 5.0,
         software_of: SoftwareOf | None = None,
+        stop_grace_s: float = 15.0,
     ) -> None:
         self.db = db
+        self.stop_grace_s = stop_grace_s
+        """How long `stop` lets running provider calls finish before it abandons them."""
         self.provider = provider
         self.clock = clock or SystemClock()
         self.concurrency = concurrency
@@ -135,7 +138,12 @@ class Engine:
             )
 
     async def stop(self) -> None:
-        """Stop claiming; let running provider calls finish and write their results."""
+        """Stop claiming; let running provider calls finish and write their results.
+
+        A call still running after `stop_grace_s` (a slow cloud, a hung provider) is abandoned:
+        its action stays RUNNING under this engine's lease, which runs out, and another engine
+        takes it over as after a crash (creates are idempotent by node id). Stopping never
+        waits on a provider without bound."""
         self._stopping = True
         for t in self._tasks:
             t.cancel()
@@ -143,7 +151,14 @@ class Engine:
             with contextlib.suppress(asyncio.CancelledError):
                 await t
         if self._children:
-            await asyncio.gather(*self._children, return_exceptions=True)
+            _, pending = await asyncio.wait(set(self._children), timeout=self.stop_grace_s)
+            for t in pending:
+                t.cancel()
+            if pending:
+                log.warning(
+                    "stopping: %d provider call(s) abandoned to lease takeover", len(pending)
+                )
+                await asyncio.gather(*pending, return_exceptions=True)
         await self._flush_once()
         await self.deployer.close()
         self._tasks = []
