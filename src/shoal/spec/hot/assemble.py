@@ -37,12 +37,15 @@ class _Out:
     """Top-level resource -> element names made for it."""
 
 
-def assemble(shape: Shape, name: str | None, report: Report) -> ClusterDraft:
+def assemble(
+    shape: Shape, name: str | None, report: Report
+) -> tuple[ClusterDraft, dict[str, list[str]]]:
+    """The draft, and the element names each top-level resource became (for deployments)."""
     out = _Out(ClusterDraft(name=name), report)
     _emit(out, shape, "", None, top=True)
     _groupings(out, shape)
     _dependencies(out, shape)
-    return out.draft
+    return out.draft, out.made
 
 
 def _units(shape: Shape, report: Report) -> tuple[list[_Unit], list[VolumeShape]]:
