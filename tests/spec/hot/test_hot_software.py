@@ -223,7 +223,9 @@ def test_what_cannot_map_is_one_problem_each_with_its_pointer() -> None:
     assert reasons == {
         "software config group Heat::Ungrouped": "/resources/ungrouped/properties/group",
         "another server's attribute as text": "/resources/d2/properties/input_values/peer",
-        "get_attr into a deployment input": "/resources/d3/properties/input_values/peer",
+        "get_attr of OS::Nova::Server into a deployment input": (
+            "/resources/d3/properties/input_values/peer"
+        ),
     }
     assert not any("not supported yet" in p.message for p in result.problems)
 
@@ -260,3 +262,51 @@ def test_structured_config_is_served_as_json_text() -> None:
     assert result.problems == []
     assert result.spec is not None
     assert result.spec.software.configs[0].config == '{"/tmp/x": {"a": 1}}'
+
+
+def test_deployment_group_over_a_map_of_servers_is_one_deployment_per_server() -> None:
+    body = tpl(
+        {
+            "a": SERVER,
+            "b": SERVER,
+            "cfg": config(),
+            "both": {
+                "type": "OS::Heat::SoftwareDeploymentGroup",
+                "properties": {
+                    "config": {"get_resource": "cfg"},
+                    "servers": {"0": {"get_resource": "a"}, "1": {"get_resource": "b"}},
+                },
+            },
+            "after": {**deploy("cfg", "a"), "depends_on": "both"},
+        }
+    )
+    result = read(body)
+    assert result.problems == []
+    assert result.spec is not None
+    sw = result.spec.software
+    assert {d.name: str(d.target) for d in sw.deployments} == {
+        "both-0": "a",
+        "both-1": "b",
+        "after": "a",
+    }
+    after = sw.deployment("after")
+    assert after is not None and after.depends_on == ("both-0", "both-1")
+
+
+def test_random_string_into_an_input_names_its_type() -> None:
+    body = tpl(
+        {
+            "a": SERVER,
+            "pw": {"type": "OS::Heat::RandomString"},
+            "cfg": config(),
+            "d": deploy("cfg", "a", input_values={"pw": {"get_attr": ["pw", "value"]}}),
+        }
+    )
+    result = read(body)
+    assert result.spec is None
+    assert [(u.reason, u.path) for u in result.unsupported] == [
+        (
+            "get_attr of OS::Heat::RandomString into a deployment input",
+            "/resources/d/properties/input_values/pw",
+        )
+    ]

@@ -8,7 +8,9 @@ named by the cluster elements its servers became:
 - `SoftwareDeployment(s)` / `StructuredDeployment(s)` on `server: {get_resource: S}` → a
   deployment targeting S's instance (or S's `server` part when volumes made it a unit);
   `SoftwareDeploymentGroup` / `StructuredDeploymentGroup` on `servers: {get_attr: [G,
-  refs_map]}` → one targeting ResourceGroup G's node group, or on a one-server map → that server.
+  refs_map]}` → one targeting ResourceGroup G's node group; on a map of servers of this
+  template → one deployment per server, named `GROUP-KEY` (what depends on the group depends
+  on all of them).
 - `input_values`: a literal → `LiteralInput`; `get_param` of a hidden parameter →
   `SecretInput`; `get_attr: [S, first_address | networks … | name]` → `NodeFactInput` on S
   itself, `MemberFactsInput` (a list) on another server or a group; `get_attr: [D, OUTPUT]` of
@@ -24,7 +26,7 @@ inside nested templates is not mapped yet (one item per template).
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from shoal.model.members import MemberRef
 from shoal.model.software import (
@@ -49,6 +51,7 @@ from shoal.spec.drafts import ClusterDraft
 from shoal.spec.hot.report import Report
 from shoal.spec.hot.shapes import Shape, SoftwareShape
 from shoal.spec.hot.values import Attr, Ref, first_symbolic, is_symbolic
+from shoal.spec.names import NAME_RULE, is_name
 from shoal.spec.params import to_json
 from shoal.spec.software import DeploymentDraft, SoftwareDraft, build_software
 from shoal.spec.software_checks import check_software
@@ -78,6 +81,10 @@ class _Map:
     """Config -> declared inputs given literals of another type (Heat passes them as given)."""
     secrets: dict[str, str] = field(default_factory=dict)
     mapped: bool = True
+    fanned: dict[str, list[str]] = field(default_factory=dict)
+    """A deployment group over several servers -> the per-server deployments it became."""
+    origin: dict[str, str] = field(default_factory=dict)
+    """Per-server deployment -> the deployment group it came from."""
 
 
 def is_deployment(kind: str) -> bool:
@@ -92,7 +99,8 @@ def map_software(
     m = _Map(shape, made, cluster, report)
     for s in shape.software:
         if is_deployment(s.kind):
-            m.deployments[s.name] = s
+            for one in _fan_out(m, s):
+                m.deployments[one.name] = one
         else:
             m.configs[s.name] = s
     if not m.deployments:
@@ -141,6 +149,31 @@ def _nested(shape: Shape, report: Report) -> None:
         walk(n.shape)
     for g in shape.groups:
         walk(g.member)
+
+
+def _fan_out(m: _Map, d: SoftwareShape) -> list[SoftwareShape]:
+    """A deployment group over a map of several servers: one deployment per server."""
+    servers = d.props.get("servers")
+    if not isinstance(servers, dict) or len(servers) < 2:
+        return [d]
+    names = {s.name for s in m.shape.servers}
+    if not all(isinstance(v, Ref) and v.name in names for v in servers.values()):
+        return [d]
+    out = []
+    for key, ref in servers.items():
+        name = f"{d.name}-{key}"
+        if not is_name(name):
+            _cannot(
+                m,
+                "a deployment or config name Shoal cannot use",
+                child(d.path, "properties", "servers", str(key)),
+                f"'{name}' (deployment {d.name} on server {key}) is not a valid name: {NAME_RULE}",
+            )
+            continue
+        m.origin[name] = d.name
+        out.append(replace(d, name=name, props={**d.props, "servers": {key: ref}}))
+    m.fanned[d.name] = [o.name for o in out]
+    return out
 
 
 def _element(m: _Map, resource: str) -> str | None:
@@ -197,6 +230,7 @@ def _cannot(m: _Map, reason: str, path: str, message: str) -> None:
 
 def _deployment(m: _Map, d: SoftwareShape) -> DeploymentDraft:
     draft = DeploymentDraft(d.name, d.path, target=m.targets.get(d.name))
+    _named(m, d)
     where = child(d.path, "properties")
     config = d.props.get("config")
     if isinstance(config, Ref) and config.name in m.configs:
@@ -232,7 +266,8 @@ def _deployment(m: _Map, d: SoftwareShape) -> DeploymentDraft:
             child(where, "input_values"),
             "input_values must be a mapping known before the cluster exists",
         )
-    deps = sorted(m.shape.depends.get(d.name, set()) & set(m.deployments))
+    written = m.shape.depends.get(m.origin.get(d.name, d.name), set())
+    deps = sorted(x for n in written for x in m.fanned.get(n, [n]) if x in m.deployments)
     draft.depends_on = [(n, child(d.path, "depends_on")) for n in deps]
     draft.actions = _actions(m, d, child(where, "actions"))
     return draft
@@ -277,12 +312,22 @@ def _attr(
     path = value.path[1:] if is_group and first == "attributes" else value.path
     fact = _fact(str(path[0]) if path else "")
     member = _element(m, value.name) if is_server or is_group else None
-    if fact is None or member is None:
+    if value.name in m.fanned:
         _cannot(
             m,
-            "get_attr into a deployment input",
+            "output of a deployment group over several servers",
             at,
-            f"get_attr {'.'.join([value.name, *map(str, value.path)])} has no Shoal "
+            f"{value.name} runs on several servers as separate deployments; take the output "
+            "from a deployment group over a ResourceGroup instead",
+        )
+        return None
+    if fact is None or member is None:
+        kind = m.shape.kinds.get(value.name, "resource")
+        _cannot(
+            m,
+            f"get_attr of {kind} into a deployment input",
+            at,
+            f"get_attr {'.'.join([value.name, *map(str, value.path)])} ({kind}) has no Shoal "
             "counterpart; Shoal takes a server's or group's address or name, or a "
             "deployment's output",
         )
@@ -361,8 +406,19 @@ def _actions(m: _Map, d: SoftwareShape, at: str) -> frozenset[DeployAction]:
     return kept or frozenset({DeployAction.CREATE})
 
 
+def _named(m: _Map, s: SoftwareShape) -> None:
+    if not is_name(s.name):
+        _cannot(
+            m,
+            "a deployment or config name Shoal cannot use",
+            s.path,
+            f"'{s.name}' is not a valid name for a {s.kind}: {NAME_RULE}",
+        )
+
+
 def _config(m: _Map, c: SoftwareShape) -> SoftwareConfig | None:
     where = child(c.path, "properties")
+    _named(m, c)
     group = c.props.get("group", "Heat::Ungrouped")
     hook = _HOOKS.get(group) if isinstance(group, str) else None
     if hook is None:

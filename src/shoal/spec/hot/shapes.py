@@ -94,6 +94,8 @@ class Shape:
     depends: dict[str, set[str]] = field(default_factory=dict)
     """Resource name -> the resources it depends on (explicit and through functions)."""
     outputs: dict[str, object] = field(default_factory=dict)
+    kinds: dict[str, str] = field(default_factory=dict)
+    """Resource name -> its type after the registry (for messages about what cannot map)."""
 
     def node_resources(self) -> set[str]:
         """Names of resources that make nodes."""
