@@ -202,21 +202,30 @@ def _target(m: _Map, d: SoftwareShape) -> str | None:
         )
         return None
     value = d.props.get("servers")
-    if isinstance(value, Attr) and value.path in (("refs_map",), ("refs",)):
-        group = next((g for g in m.shape.groups if g.name == value.name), None)
-        target = _element(m, value.name) if group is not None else None
+    at = child(where, "servers")
+    refs = isinstance(value, Attr) and value.path in (("refs_map",), ("refs",))
+    if isinstance(value, Attr) and refs and value.name in {g.name for g in m.shape.groups}:
+        target = _element(m, value.name)
         if target is not None:
             return target
+        _cannot(
+            m,
+            "deployment group over a group of several servers",
+            at,
+            f"{d.kind} {d.name}: each member of {value.name} has several servers; Shoal "
+            "targets one node group",
+        )
+        return None
     if isinstance(value, dict) and len(value) == 1:
         only = next(iter(value.values()))
         if isinstance(only, Ref) and only.name in {s.name for s in m.shape.servers}:
             return _element(m, only.name)
     _cannot(
         m,
-        "deployment group over several servers",
-        child(where, "servers"),
-        f"{d.kind} {d.name}: Shoal targets one node group; give 'servers' as get_attr "
-        "[GROUP, refs_map] of a ResourceGroup of servers, or one server",
+        "deployment to servers outside the template",
+        at,
+        f"{d.kind} {d.name}: 'servers' must be get_attr [GROUP, refs_map] of a ResourceGroup "
+        "of this template, or a map of this template's servers",
     )
     return None
 
