@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from shoal.cli.main import app
 from shoal.model.catalogs import default_inventory
 from shoal.model.members import MemberRef
 from shoal.model.software import (
@@ -16,6 +22,7 @@ from shoal.model.software import (
     OutputScope,
     SecretInput,
 )
+from shoal.planning.software import order
 from shoal.spec.hot import read_body
 from shoal.spec.hot.load import HotResult
 
@@ -310,3 +317,60 @@ def test_random_string_into_an_input_names_its_type() -> None:
             "/resources/d/properties/input_values/pw",
         )
     ]
+
+
+CORPUS = (
+    Path(__file__).resolve().parents[2]
+    / "data"
+    / "hot"
+    / "heat-templates"
+    / "hot"
+    / "software-config"
+    / "example-templates"
+)
+
+
+def test_heat_deploy_sequence_example_orders_like_heat() -> None:
+    """heat-templates' example-deploy-sequence: a → b (through stdout) → c (depends_on)."""
+    path = CORPUS / "example-deploy-sequence.yaml"
+    env = {"parameters": {"flavor": "m1.small", "image": "cirros"}}
+    result = read_body({"template": path.read_text(), "environment": env}, default_inventory())
+    assert result.problems == []
+    assert result.spec is not None
+    sw = result.spec.software
+    assert order(sw) == ("deployment_a", "deployment_b", "deployment_c")
+    b = sw.deployment("deployment_b")
+    assert b is not None
+    assert next(iter(b.inputs.values())) == OutputInput(
+        "deployment_a", "deploy_stdout", OutputScope.NODE
+    )
+
+
+def test_plan_shows_mapped_deployments_and_never_a_secret(tmp_path: Path) -> None:
+    t = tmp_path / "app.yaml"
+    t.write_text(
+        "heat_template_version: 2016-10-14\n"
+        "parameters:\n  pw: {type: string, hidden: true, default: hunter2-secret}\n"
+        "resources:\n"
+        "  app:\n    type: OS::Heat::ResourceGroup\n    properties:\n      count: 2\n"
+        "      resource_def: {type: OS::Nova::Server, "
+        "properties: {flavor: m1.small, image: cirros}}\n"
+        "  cfg: {type: OS::Heat::SoftwareConfig, properties: {group: script, config: 'true'}}\n"
+        "  sw:\n    type: OS::Heat::SoftwareDeploymentGroup\n    properties:\n"
+        "      config: {get_resource: cfg}\n      servers: {get_attr: [app, refs_map]}\n"
+        "      input_values: {pw: {get_param: pw}}\n"
+    )
+    result = CliRunner().invoke(app, ["plan", str(t), "-o", "json"])
+    assert result.exit_code == 0, result.stdout
+    data = json.loads(result.stdout)
+    assert data["deployments"] == [
+        {
+            "name": "sw",
+            "config": "cfg",
+            "target": "app",
+            "nodes": 2,
+            "depends_on": [],
+            "actions": ["CREATE", "UPDATE"],
+        }
+    ]
+    assert "hunter2-secret" not in result.stdout
