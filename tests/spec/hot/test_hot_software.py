@@ -374,3 +374,74 @@ def test_plan_shows_mapped_deployments_and_never_a_secret(tmp_path: Path) -> Non
         }
     ]
     assert "hunter2-secret" not in result.stdout
+
+
+ROLE = """
+heat_template_version: 2016-10-14
+parameters:
+  pw: {type: string, hidden: true}
+resources:
+  server: {type: OS::Nova::Server, properties: {flavor: m1.small, image: cirros}}
+  cfg:
+    type: OS::Heat::SoftwareConfig
+    properties: {group: script, config: "echo $me", outputs: [{name: url}]}
+  install:
+    type: OS::Heat::SoftwareDeployment
+    properties:
+      config: {get_resource: cfg}
+      server: {get_resource: server}
+      input_values:
+        me: {get_attr: [server, first_address]}
+        pw: {get_param: pw}
+  start:
+    type: OS::Heat::SoftwareDeployment
+    depends_on: install
+    properties:
+      config: {get_resource: cfg}
+      server: {get_resource: server}
+      input_values: {url: {get_attr: [install, url]}}
+"""
+
+
+def test_deployments_in_a_group_member_template_target_the_group() -> None:
+    body = {
+        "template": tpl(
+            {
+                "app": {
+                    "type": "OS::Heat::ResourceGroup",
+                    "properties": {
+                        "count": 3,
+                        "resource_def": {"type": "role.yaml", "properties": {"pw": "s3cret-pw"}},
+                    },
+                }
+            }
+        ),
+        "files": {"role.yaml": ROLE},
+    }
+    result = read_body(body, default_inventory())
+    assert result.problems == []
+    assert result.spec is not None
+    sw = result.spec.software
+    assert [c.name for c in sw.configs] == ["app-cfg"]
+    install, start = sw.deployment("app-install"), sw.deployment("app-start")
+    assert install is not None and start is not None
+    assert install.target == start.target == MemberRef("app")
+    assert install.inputs["me"] == NodeFactInput(NodeFact.ADDRESS)
+    assert install.inputs["pw"] == SecretInput("app-pw")
+    assert sw.secrets == {"app-pw": "s3cret-pw"}
+    assert start.inputs["url"] == OutputInput("app-install", "url", OutputScope.NODE)
+    assert order(sw) == ("app-install", "app-start")
+
+
+def test_deployments_in_a_nested_template_used_once_are_named_under_it() -> None:
+    body = {
+        "template": tpl({"db": {"type": "role.yaml", "properties": {"pw": "x"}}, "web": SERVER}),
+        "files": {"role.yaml": ROLE},
+    }
+    result = read_body(body, default_inventory())
+    assert result.problems == []
+    assert result.spec is not None
+    assert {d.name: str(d.target) for d in result.spec.software.deployments} == {
+        "db-install": "db",
+        "db-start": "db",
+    }

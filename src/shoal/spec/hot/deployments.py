@@ -19,8 +19,11 @@ named by the cluster elements its servers became:
 - `depends_on` between deployments is kept; `actions` keep CREATE, UPDATE and DELETE (SUSPEND
   and RESUME have no Shoal counterpart and are noticed).
 
-Anything else is one unsupported item naming the type or property and its pointer. Software
-inside nested templates is not mapped yet (one item per template).
+The same holds in nested templates and ResourceGroup members: their configs and deployments are
+named `PREFIX-NAME` after the element prefix their template's elements got (`ctl-sw` for
+deployment `sw` of nested resource `ctl`), and a deployment in a group member targets the
+group (it runs on every replica, each with its own node facts). Anything else is one
+unsupported item naming the type or property and its pointer.
 """
 
 from __future__ import annotations
@@ -48,6 +51,7 @@ from shoal.model.software import (
 )
 from shoal.spec.collect import child
 from shoal.spec.drafts import ClusterDraft
+from shoal.spec.hot.assemble import Placed
 from shoal.spec.hot.report import Report
 from shoal.spec.hot.shapes import Shape, SoftwareShape
 from shoal.spec.hot.values import Attr, Ref, first_symbolic, is_symbolic
@@ -81,10 +85,18 @@ class _Map:
     """Config -> declared inputs given literals of another type (Heat passes them as given)."""
     secrets: dict[str, str] = field(default_factory=dict)
     mapped: bool = True
+    prefix: str = ""
+    """What this template's names are qualified with (its elements' prefix)."""
+    used: set[str] = field(default_factory=set)
+    """Configs its deployments apply."""
     fanned: dict[str, list[str]] = field(default_factory=dict)
     """A deployment group over several servers -> the per-server deployments it became."""
     origin: dict[str, str] = field(default_factory=dict)
     """Per-server deployment -> the deployment group it came from."""
+
+    def full(self, name: str) -> str:
+        """A name of this template as a name of the cluster: `PREFIX-NAME` when nested."""
+        return f"{self.prefix}-{name}" if self.prefix else name
 
 
 def is_deployment(kind: str) -> bool:
@@ -92,37 +104,23 @@ def is_deployment(kind: str) -> bool:
 
 
 def map_software(
-    shape: Shape, made: dict[str, list[str]], cluster: ClusterDraft, report: Report
+    shape: Shape, placed: Placed, cluster: ClusterDraft, report: Report
 ) -> SoftwareSpec | None:
-    """The software of the top template; None when it has none or it cannot be mapped."""
-    _nested(shape, report)
-    m = _Map(shape, made, cluster, report)
-    for s in shape.software:
-        if is_deployment(s.kind):
-            for one in _fan_out(m, s):
-                m.deployments[one.name] = one
-        else:
-            m.configs[s.name] = s
-    if not m.deployments:
-        return None
-    for d in m.deployments.values():
-        target = _target(m, d)
-        if target is not None:
-            m.targets[d.name] = target
-        else:
-            m.mapped = False
+    """The software of every template read; None when there is none or it cannot be mapped."""
     sw = SoftwareDraft()
-    drafts = [_deployment(m, d) for d in m.deployments.values()]
-    used = {x.config for x in drafts if x.config is not None}
-    for name in sorted(used):
-        config = _config(m, m.configs[name])
-        if config is not None:
-            sw.configs[name] = config
-            sw.config_paths[name] = m.configs[name].path
-    if not m.mapped:
+    mapped = True
+    any_deployment = False
+    for scope in _scopes(shape):
+        prefix = placed.prefixes.get(scope.scope)
+        if prefix is None:
+            continue  # not made into elements (e.g. a group inside a group): reported there
+        made = {r: e for (sc, r), e in placed.elements.items() if sc == scope.scope}
+        m = _Map(scope, made, cluster, report, prefix=prefix)
+        if _scope(m, sw):
+            any_deployment = True
+            mapped = mapped and m.mapped
+    if not any_deployment or not mapped:
         return None
-    sw.deployments = drafts
-    sw.secrets = m.secrets
     before = len(report.out)
     check_software(sw, cluster, report.out)
     if len(report.out) > before:
@@ -130,25 +128,49 @@ def map_software(
     return build_software(sw)
 
 
-def _nested(shape: Shape, report: Report) -> None:
-    def walk(s: Shape) -> None:
-        found = [x for x in s.software if is_deployment(x.kind)]
-        if found:
-            report.cannot(
-                "software deployment in a nested template",
-                found[0].path,
-                f"{found[0].kind} {found[0].name} is in a nested template; Shoal maps the "
-                "software deployments of the top template only",
-            )
-        for n in s.nested:
-            walk(n.shape)
-        for g in s.groups:
-            walk(g.member)
-
+def _scopes(shape: Shape) -> list[Shape]:
+    """The template and every nested template and group member it uses."""
+    found = [shape]
     for n in shape.nested:
-        walk(n.shape)
+        found += _scopes(n.shape)
     for g in shape.groups:
-        walk(g.member)
+        found += _scopes(g.member)
+    return found
+
+
+def _scope(m: _Map, sw: SoftwareDraft) -> bool:
+    """Maps one template's software into `sw`; False when it has no deployment."""
+    for s in m.shape.software:
+        if is_deployment(s.kind):
+            for one in _fan_out(m, s):
+                m.deployments[one.name] = one
+        else:
+            m.configs[s.name] = s
+    if not m.deployments:
+        return False
+    for d in m.deployments.values():
+        target = _target(m, d)
+        if target is not None:
+            m.targets[d.name] = target
+        else:
+            m.mapped = False
+    drafts = [_deployment(m, d) for d in m.deployments.values()]
+    for name in sorted(m.used):
+        config = _config(m, m.configs[name])
+        if config is not None:
+            sw.configs[m.full(name)] = config
+            sw.config_paths[m.full(name)] = m.configs[name].path
+    for draft in drafts:
+        if any(x.name == draft.name for x in sw.deployments):
+            _cannot(
+                m,
+                "two deployments with one name",
+                draft.path,
+                f"deployment '{draft.name}' is also the name of another template's deployment",
+            )
+        sw.deployments.append(draft)
+    sw.secrets.update(m.secrets)
+    return True
 
 
 def _fan_out(m: _Map, d: SoftwareShape) -> list[SoftwareShape]:
@@ -238,13 +260,14 @@ def _cannot(m: _Map, reason: str, path: str, message: str) -> None:
 
 
 def _deployment(m: _Map, d: SoftwareShape) -> DeploymentDraft:
-    draft = DeploymentDraft(d.name, d.path, target=m.targets.get(d.name))
+    draft = DeploymentDraft(m.full(d.name), d.path, target=m.targets.get(d.name))
     _named(m, d)
     where = child(d.path, "properties")
     config = d.props.get("config")
     if isinstance(config, Ref) and config.name in m.configs:
         if m.configs[config.name].kind in MAPPED_CONFIGS:
-            draft.config = config.name
+            draft.config = m.full(config.name)
+            m.used.add(config.name)
         else:
             _cannot(
                 m,
@@ -266,8 +289,8 @@ def _deployment(m: _Map, d: SoftwareShape) -> DeploymentDraft:
             source = _source(m, d, str(key), value, at)
             if source is not None:
                 draft.inputs[str(key)] = Source(source, at, at)
-                if draft.config is not None:
-                    _declare(m, draft.config, str(key), source)
+                if isinstance(config, Ref) and config.name in m.used:
+                    _declare(m, config.name, str(key), source)
     else:
         _cannot(
             m,
@@ -277,7 +300,7 @@ def _deployment(m: _Map, d: SoftwareShape) -> DeploymentDraft:
         )
     written = m.shape.depends.get(m.origin.get(d.name, d.name), set())
     deps = sorted(x for n in written for x in m.fanned.get(n, [n]) if x in m.deployments)
-    draft.depends_on = [(n, child(d.path, "depends_on")) for n in deps]
+    draft.depends_on = [(m.full(n), child(d.path, "depends_on")) for n in deps]
     draft.actions = _actions(m, d, child(where, "actions"))
     return draft
 
@@ -286,7 +309,7 @@ def _source(
     m: _Map, d: SoftwareShape, key: str, value: object, at: str
 ) -> LiteralInput | SecretInput | NodeFactInput | MemberFactsInput | OutputInput | None:
     if key in d.secrets:
-        param = d.secrets[key]
+        param = m.full(d.secrets[key])
         if isinstance(value, str) or not is_symbolic(value):
             m.secrets[param] = value if isinstance(value, str) else json.dumps(to_json(value))
         return SecretInput(param)
@@ -315,7 +338,7 @@ def _attr(
             g.name == MemberRef.parse(other).target for g in m.cluster.groups
         )
         scope = OutputScope.NODE if own == other or one_node else OutputScope.ALL
-        return OutputInput(value.name, first, scope)
+        return OutputInput(m.full(value.name), first, scope)
     is_server = value.name in {s.name for s in m.shape.servers}
     is_group = value.name in {g.name for g in m.shape.groups}
     path = value.path[1:] if is_group and first == "attributes" else value.path
@@ -460,7 +483,7 @@ def _config(m: _Map, c: SoftwareShape) -> SoftwareConfig | None:
     if hook is None or text is None:
         return None
     return SoftwareConfig(
-        c.name,
+        m.full(c.name),
         hook,
         text,
         tuple(inputs),

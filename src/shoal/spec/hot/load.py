@@ -172,12 +172,12 @@ def read_hot(
     cluster = name or DEFAULT_NAME
     if not is_name(cluster):
         report.problem("/stack_name", f"{describe(cluster)} is not a valid cluster name")
-    draft, made = assemble(shape, cluster, report)
+    draft, placed = assemble(shape, cluster, report)
     mapped = None
     if software == "ignore":
         _ignored(shape, report)
     else:
-        mapped = map_software(shape, made, draft, report)
+        mapped = map_software(shape, placed, draft, report)
     spec = None
     if not report.out.items:
         check_names(draft, report.out)
