@@ -54,7 +54,7 @@ from shoal.spec.drafts import ClusterDraft
 from shoal.spec.hot.assemble import Placed
 from shoal.spec.hot.report import Report
 from shoal.spec.hot.shapes import Shape, SoftwareShape
-from shoal.spec.hot.values import Attr, Ref, first_symbolic, is_symbolic
+from shoal.spec.hot.values import Attr, Ref, first_symbolic
 from shoal.spec.names import NAME_RULE, is_name
 from shoal.spec.params import to_json
 from shoal.spec.software import DeploymentDraft, SoftwareDraft, build_software
@@ -143,6 +143,13 @@ def _scope(m: _Map, sw: SoftwareDraft) -> bool:
     for s in m.shape.software:
         if is_deployment(s.kind):
             for one in _fan_out(m, s):
+                if one.name in m.deployments:
+                    _cannot(
+                        m,
+                        "two deployments with one name",
+                        one.path,
+                        f"'{one.name}' is also the name of a deployment group's per-server part",
+                    )
                 m.deployments[one.name] = one
         else:
             m.configs[s.name] = s
@@ -199,7 +206,7 @@ def _fan_out(m: _Map, d: SoftwareShape) -> list[SoftwareShape]:
 
 
 def _element(m: _Map, resource: str) -> str | None:
-    """The target a top-level server (or one-server group) became: `element[/server]`."""
+    """What a server (or one-server group) of this template became: `element[/server]`."""
     elements = m.made.get(resource, [])
     if len(elements) != 1:
         return None
@@ -253,10 +260,9 @@ def _target(m: _Map, d: SoftwareShape) -> str | None:
 
 
 def _cannot(m: _Map, reason: str, path: str, message: str) -> None:
-    """Counted under `reason`; returns None so a mapper can `return _cannot(...)`."""
+    """Valid Heat Shoal cannot map, counted under `reason`; the cluster gets no software."""
     m.report.cannot(reason, path, message)
     m.mapped = False
-    return None
 
 
 def _deployment(m: _Map, d: SoftwareShape) -> DeploymentDraft:
@@ -310,8 +316,15 @@ def _source(
 ) -> LiteralInput | SecretInput | NodeFactInput | MemberFactsInput | OutputInput | None:
     if key in d.secrets:
         param = m.full(d.secrets[key])
-        if isinstance(value, str) or not is_symbolic(value):
-            m.secrets[param] = value if isinstance(value, str) else json.dumps(to_json(value))
+        if first_symbolic(value) is not None:
+            _cannot(
+                m,
+                "hidden parameter known only at run time",
+                at,
+                f"input '{key}' is a hidden parameter whose value comes from resources at run time",
+            )
+            return None
+        m.secrets[param] = value if isinstance(value, str) else json.dumps(to_json(value))
         return SecretInput(param)
     if isinstance(value, Attr) and value.scope == m.shape.scope:
         return _attr(m, d, value, at)
