@@ -9,7 +9,9 @@ counted once, by its first reason.
 
 Run: `python benchmarks/hot_corpus.py [--corpus heat-templates,magnum,tripleo]
 [--software ignore]`. Prints one JSON line per corpus (`corpus, templates, parsed, planned,
-planned_with_nodes, seconds, unsupported`) and one for all of them together (`corpus: "all"`).
+planned_with_nodes, planned_with_deployments, seconds, unsupported`) and one for all of them
+together (`corpus: "all"`). `planned_with_deployments` counts planned templates whose Heat
+software deployments were mapped onto Shoal's software model.
 """
 
 from __future__ import annotations
@@ -42,7 +44,13 @@ def main() -> None:
         root = HEAT_TEMPLATES if corpus == "heat-templates" else fetch(corpus)
         line = run_corpus(corpus, root, args.software).line()
         print(json.dumps(line), flush=True)
-        for key in ("templates", "parsed", "planned", "planned_with_nodes"):
+        for key in (
+            "templates",
+            "parsed",
+            "planned",
+            "planned_with_nodes",
+            "planned_with_deployments",
+        ):
             total[key] += int(line[key])  # type: ignore[call-overload]
         seconds += float(line["seconds"])  # type: ignore[arg-type]
         reasons.update(line["unsupported"])  # type: ignore[arg-type]

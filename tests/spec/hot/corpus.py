@@ -50,6 +50,8 @@ class Outcome:
     planned: bool
     reason: str | None = None
     nodes: int = 0
+    deployments: int = 0
+    """Software deployments of the planned cluster (mapped from Heat's)."""
 
 
 @dataclass(slots=True)
@@ -66,6 +68,7 @@ class Summary:
             "parsed": sum(o.parsed for o in self.outcomes),
             "planned": sum(o.planned for o in self.outcomes),
             "planned_with_nodes": sum(o.planned and o.nodes > 0 for o in self.outcomes),
+            "planned_with_deployments": sum(o.planned and o.deployments > 0 for o in self.outcomes),
             "seconds": round(self.seconds, 2),
             "unsupported": dict(reasons.most_common()),
         }
@@ -235,7 +238,8 @@ def run_one(path: Path, root: Path, software: str = "refuse") -> Outcome:
     placed = solve(result.spec, inv)
     if not placed.feasible:
         return Outcome(rel, True, False, "infeasible on the synthetic inventory")
-    return Outcome(rel, True, True, nodes=len(placed.assignments))
+    deployments = len(result.spec.software.deployments)
+    return Outcome(rel, True, True, nodes=len(placed.assignments), deployments=deployments)
 
 
 def _read(

@@ -27,6 +27,16 @@ class _Unit:
     volumes: list[VolumeShape] = field(default_factory=list)
 
 
+@dataclass(frozen=True, slots=True)
+class Placed:
+    """Where each template's resources ended up in the draft (what deployments target)."""
+
+    elements: dict[tuple[str, str], list[str]]
+    """(scope, resource) -> element names made for it, in every template read."""
+    prefixes: dict[str, str]
+    """Scope -> the element name prefix its elements got ("" for the top template)."""
+
+
 @dataclass(slots=True)
 class _Out:
     draft: ClusterDraft
@@ -35,14 +45,16 @@ class _Out:
     """(scope, server group) -> (element name, pointer) of its members."""
     made: dict[str, list[str]] = field(default_factory=dict)
     """Top-level resource -> element names made for it."""
+    placed: Placed = field(default_factory=lambda: Placed({}, {}))
 
 
-def assemble(shape: Shape, name: str | None, report: Report) -> ClusterDraft:
+def assemble(shape: Shape, name: str | None, report: Report) -> tuple[ClusterDraft, Placed]:
+    """The draft, and where each resource ended up in it (for deployments)."""
     out = _Out(ClusterDraft(name=name), report)
     _emit(out, shape, "", None, top=True)
     _groupings(out, shape)
     _dependencies(out, shape)
-    return out.draft
+    return out.draft, out.placed
 
 
 def _units(shape: Shape, report: Report) -> tuple[list[_Unit], list[VolumeShape]]:
@@ -74,7 +86,13 @@ def _emit(out: _Out, shape: Shape, prefix: str, count: int | None, *, top: bool 
             return element
         return prefix if count_elements == 1 else f"{prefix}-{element}"
 
+    # A server member of a group shares its group's scope: the first (outer) prefix holds.
+    out.placed.prefixes.setdefault(shape.scope, prefix)
+
     def made(resource: str, element: str) -> None:
+        elements = out.placed.elements.setdefault((shape.scope, resource), [])
+        if element not in elements:
+            elements.append(element)
         if top:
             out.made.setdefault(resource, []).append(element)
 

@@ -14,6 +14,7 @@ from shoal.spec.collect import child
 from shoal.spec.hot.environment import Environment
 from shoal.spec.hot.files import Files
 from shoal.spec.hot.functions import BROKEN, Budget
+from shoal.spec.hot.parameters import Parameter
 from shoal.spec.hot.report import Report
 from shoal.spec.hot.shapes import Shape
 from shoal.spec.hot.values import is_symbolic, shown
@@ -59,6 +60,7 @@ class StackView(Protocol):
     scope: str
     version: Version
     depth: int
+    params: dict[str, Parameter]
 
     @property
     def name(self) -> str:

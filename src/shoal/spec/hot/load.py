@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from shoal.model.catalogs import default_inventory
@@ -25,6 +25,7 @@ from shoal.spec.drafts import build
 from shoal.spec.files import read_bytes
 from shoal.spec.hot.assemble import assemble
 from shoal.spec.hot.context import Context, Wants
+from shoal.spec.hot.deployments import is_deployment, map_software
 from shoal.spec.hot.environment import Environment, is_file_ref, read_environment
 from shoal.spec.hot.files import Files
 from shoal.spec.hot.functions import plain
@@ -48,8 +49,6 @@ _BODY_KEYS = {
     "stack_name",
     "name",
 }
-SOFTWARE_REASON = "software deployments are not supported yet"
-_DEPLOYMENTS = ("Deployment", "Deployments", "DeploymentGroup")
 
 
 @dataclass(slots=True)
@@ -152,8 +151,8 @@ def read_hot(
 ) -> HotResult:
     """Read a template; `environments` are (parsed env, pointer, file it came from) in order.
 
-    `software="ignore"` turns the one problem about software deployments into a notice (the
-    corpus run uses it to count what would plan without them).
+    `software="ignore"` leaves software deployments out with a notice instead of mapping them
+    (the corpus run uses it to count what would plan without them).
     """
     report = Report()
     env = Environment()
@@ -173,8 +172,12 @@ def read_hot(
     cluster = name or DEFAULT_NAME
     if not is_name(cluster):
         report.problem("/stack_name", f"{describe(cluster)} is not a valid cluster name")
-    draft = assemble(shape, cluster, report)
-    _software(shape, report, software)
+    draft, placed = assemble(shape, cluster, report)
+    mapped = None
+    if software == "ignore":
+        _ignored(shape, report)
+    else:
+        mapped = map_software(shape, placed, draft, report)
     spec = None
     if not report.out.items:
         check_names(draft, report.out)
@@ -182,6 +185,8 @@ def read_hot(
         check_groupings(draft, report.out)
     if not report.out.items:
         spec = build(draft)
+        if mapped is not None:
+            spec = replace(spec, software=mapped)
     return HotResult(
         spec,
         list(report.out.items),
@@ -193,28 +198,23 @@ def read_hot(
     )
 
 
-def _software(shape: Shape, report: Report, mode: str) -> None:
+def _ignored(shape: Shape, report: Report) -> None:
     found: list[SoftwareShape] = []
 
     def walk(s: Shape) -> None:
-        found.extend(x for x in s.software if x.kind.endswith(_DEPLOYMENTS))
+        found.extend(x for x in s.software if is_deployment(x.kind))
         for n in s.nested:
             walk(n.shape)
         for g in s.groups:
             walk(g.member)
 
     walk(shape)
-    if not found:
-        return
-    where = ", ".join(x.path or "/" for x in found[:5]) + (" ..." if len(found) > 5 else "")
-    message = (
-        f"{SOFTWARE_REASON}: {len(found)} deployment(s) were read and checked ({where}); "
-        "Shoal would create the servers without running them"
-    )
-    if mode == "ignore":
-        report.notice(found[0].path, message)
-    else:
-        report.cannot("software deployments", found[0].path, message)
+    if found:
+        report.notice(
+            found[0].path,
+            f"{len(found)} software deployment(s) were read and checked and left out: "
+            "Shoal creates the servers without running them",
+        )
 
 
 def load_hot(

@@ -1,8 +1,8 @@
 """What one template (or nested template) contributes to a cluster, before naming and nesting.
 
 The resource handlers fill a `Shape`; `assemble.py` turns the top template's shape, with its
-nested shapes, into Shoal's cluster draft. A later module for software deployments adds its own
-list here and its own step in `assemble.py`; nothing else needs to change.
+nested shapes, into Shoal's cluster draft; `deployments.py` maps the `software` list onto
+Shoal's software model against that draft.
 """
 
 from __future__ import annotations
@@ -69,12 +69,16 @@ class GroupShape:
 
 @dataclass(slots=True)
 class SoftwareShape:
-    """A software config or deployment, validated and kept for when Shoal can run it."""
+    """A software config or deployment, validated; `deployments.py` maps it onto the model."""
 
     name: str
     path: str
     kind: str
     servers: tuple[str, ...] = ()
+    props: dict[str, object] = field(default_factory=dict)
+    """Its evaluated properties (symbolic values where only the cloud would know)."""
+    secrets: dict[str, str] = field(default_factory=dict)
+    """Deployment input name -> the hidden parameter its value is (`get_param`)."""
 
 
 @dataclass(slots=True)
@@ -90,6 +94,8 @@ class Shape:
     depends: dict[str, set[str]] = field(default_factory=dict)
     """Resource name -> the resources it depends on (explicit and through functions)."""
     outputs: dict[str, object] = field(default_factory=dict)
+    kinds: dict[str, str] = field(default_factory=dict)
+    """Resource name -> its type after the registry (for messages about what cannot map)."""
 
     def node_resources(self) -> set[str]:
         """Names of resources that make nodes."""

@@ -1,10 +1,10 @@
-"""Heat software configs and deployments: read and validated, not yet run.
+"""Heat software configs and deployments: read and validated as Heat validates them.
 
-Shoal's own model of software deployments (issue 11) does not exist yet. Until it does, these
-resources are checked as Heat checks them (their properties, that a deployment's `config`
-names a config and its `server` a server) and kept as `SoftwareShape`s; the loader then says,
-once, that software deployments are not supported yet. Mapping them onto the model later is a
-new step in `assemble.py` reading `shape.software`, not a change here.
+These resources are checked as Heat checks them (their properties, that a deployment's
+`config` names a config and its `server` a server) and kept as `SoftwareShape`s with their
+evaluated properties; `deployments.py` maps them onto Shoal's software model once the cluster
+draft (the elements each server became) is known. Which input is a hidden parameter is only
+visible here, before evaluation replaced `get_param` by its value.
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ def config(stack: StackView, res: Resource, props: dict[str, object]) -> None:
         report.problem(child(where, "config"), f"a software config is text, found {describe(body)}")
     for key in ("inputs", "outputs"):
         _io(stack, props.get(key), child(where, key))
-    stack.shape.software.append(SoftwareShape(res.name, res.path, res.type))
+    stack.shape.software.append(SoftwareShape(res.name, res.path, res.type, props=props))
 
 
 def boot_config(stack: StackView, res: Resource, props: dict[str, object]) -> None:
@@ -119,7 +119,30 @@ def deployment(stack: StackView, res: Resource, props: dict[str, object]) -> Non
     values = props.get("input_values")
     if values is not None and not isinstance(values, dict) and not is_symbolic(values):
         report.problem(child(where, "input_values"), "input_values is a mapping")
-    stack.shape.software.append(SoftwareShape(res.name, res.path, res.type, tuple(servers)))
+    stack.shape.software.append(
+        SoftwareShape(
+            res.name, res.path, res.type, tuple(servers), props, _hidden_inputs(stack, res)
+        )
+    )
+
+
+def _hidden_inputs(stack: StackView, res: Resource) -> dict[str, str]:
+    """Input name -> hidden parameter, for inputs written as `get_param` of one."""
+    raw = res.raw.get("properties")
+    values = raw.get("input_values") if isinstance(raw, dict) else None
+    found: dict[str, str] = {}
+    if not isinstance(values, dict):
+        return found
+    for key, value in values.items():
+        if not isinstance(value, dict) or set(value) != {"get_param"}:
+            continue
+        name = value["get_param"]
+        if isinstance(name, list) and len(name) == 1:
+            name = name[0]
+        param = stack.params.get(name) if isinstance(name, str) else None
+        if param is not None and param.hidden:
+            found[str(key)] = param.name
+    return found
 
 
 def _reference(

@@ -240,6 +240,7 @@ class Stack:
                 continue
             final, _ = lookup(self.ctx.env, written, str(name))
             self._resources[str(name)] = Resource(str(name), final, written, path, body)
+            self.shape.kinds[str(name)] = final
         for res in self._resources.values():
             self._depends_on(res)
 
