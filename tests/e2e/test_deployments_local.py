@@ -183,6 +183,16 @@ def test_the_controller_example_in_both_environments(
             assert r.status_code == 200, r.text
             backends = r.json()["deployment"]["inputs"]["backends"]
             assert set(backends) == addresses, (backends, addresses)
+            # What the deployments wrote is what the nodes answer (the node serves www/).
+            by_id = {n["id"]: n for n in listed}
+            lb_page = httpx.get(
+                f"http://{by_id[lb['node_id']]['address']}/www/index.html", timeout=30
+            )
+            assert lb_page.status_code == 200, lb_page.text
+            for address in addresses:
+                assert f"server {address}:" in lb_page.text, lb_page.text
+                page = httpx.get(f"http://{address}/www/index.html", timeout=30)
+                assert page.text.startswith(f"api on {address}:"), page.text
             db = next(d for d in found if d["deployment"] == "database")
             shown = client.get(f"/v1/nodes/{db['node_id']}/deployments/database").json()
             assert shown["deployment"]["inputs"]["password"] == "******"

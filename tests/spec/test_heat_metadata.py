@@ -116,7 +116,8 @@ def test_metadata_has_heats_shape() -> None:
         "default": 80,
         "value": "80",  # the script hook puts values into the environment: text only
     }
-    assert by_name["backends"]["value"] == ["10.0.0.1", "10.0.0.2"]
+    # a CommaDelimitedList reaches a script as Heat writes one, not as JSON
+    assert by_name["backends"]["value"] == "10.0.0.1,10.0.0.2"
     assert by_name["flag"]["value"] == "true"
     assert by_name["absent"]["value"] == ""
     assert by_name["extra"] == {"name": "extra", "type": "String", "value": "s3cr3t"}

@@ -19,7 +19,8 @@ Two small liberties, both within what the real agents accept: the signal transpo
 `CFN_SIGNAL` (a POST to a URL that carries its own secret; no Keystone credentials in the
 metadata), and a null value is served as "" and a number or boolean given to a `script` config
 as text, because the script hook puts every value into the environment of the script and
-crashes on anything but text.
+crashes on anything but text; a list for a `CommaDelimitedList` input of a script is served
+as "a,b,c", which is what the type means (the hook would otherwise hand the script JSON).
 """
 
 from __future__ import annotations
@@ -159,6 +160,9 @@ def _inputs(r: ResolvedDeployment, signal_url: str, *, server_id: str, stack_id:
     out: list[Json] = []
     for declared_input in config.inputs:
         value = r.inputs.get(declared_input.name, declared_input.default)
+        if as_text and declared_input.type is IOType.LIST and isinstance(value, list):
+            # A script reads a CommaDelimitedList as Heat writes one: "a,b,c", not JSON.
+            value = ",".join(str(_wire_value(v, as_text)) for v in value)
         out.append(_declared_input(declared_input, _wire_value(value, as_text)))
     for name, value in r.inputs.items():
         if name not in declared:

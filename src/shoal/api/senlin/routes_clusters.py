@@ -60,7 +60,7 @@ async def update_cluster(ref: str, request: Request, who: Caller) -> JSONRespons
     return accepted(request, {"cluster": view}, sub.action.id)
 
 
-@router.delete("/{ref}", status_code=202)
+@router.delete("/{ref}", status_code=202, response_class=Response)
 async def delete_cluster(ref: str, request: Request, who: Caller) -> Response:
     reads = reads_of(request)
     cluster_id = await run_in_threadpool(reads.cluster_id, who, ref)

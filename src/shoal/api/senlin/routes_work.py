@@ -169,7 +169,7 @@ async def get_node(ref: str, request: Request, who: Caller) -> dict[str, Any]:
     return {"node": node}
 
 
-@router.delete("/nodes/{ref}", status_code=202)
+@router.delete("/nodes/{ref}", status_code=202, response_class=Response)
 async def delete_node(ref: str, request: Request, who: Caller) -> Response:
     node = await run_in_threadpool(_node_view, request, who, ref)
     if node["cluster_id"]:

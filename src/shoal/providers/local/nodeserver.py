@@ -1,9 +1,11 @@
 """The built-in node: a small HTTP service that a local server runs when its image has no command.
 
 `python -m shoal.providers.local.nodeserver --name N --address IP --port P --workdir DIR
---node-id KEY` serves `GET /` (who and where it is, with the volumes attached right now) and
-`GET /health`. The node id sits in its command line so the provider can tell this process from
-an unrelated one that later got the same pid. Standard library only, so it starts fast.
+--node-id KEY` serves `GET /` (who and where it is, with the volumes attached right now),
+`GET /health`, and `GET /www/NAME`: a file that software deployed on the node wrote into
+`WORKDIR/www/` (what `curl` of a deployed service answers; docs/software.md). The node id sits
+in its command line so the provider can tell this process from an unrelated one that later got
+the same pid. Standard library only, so it starts fast.
 """
 
 from __future__ import annotations
@@ -18,6 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from shoal.providers.local.volumes import attached_views
+
+_WWW_MAX = 1024 * 1024
+"""The largest file `GET /www/NAME` serves."""
 
 
 class NodeHTTPServer(ThreadingHTTPServer):
@@ -55,8 +60,26 @@ class NodeHandler(BaseHTTPRequestHandler):
         elif path == "/":
             body = json.dumps(self.server.describe()).encode()
             self._send(200, body, "application/json")
+        elif path.startswith("/www/"):
+            self._www(path.removeprefix("/www/"))
         else:
             self._send(404, b"not found", "text/plain")
+
+    def _www(self, name: str) -> None:
+        # One plain name inside www/: no path separators, no dot-files, nothing outside it.
+        if not name or "/" in name or "\\" in name or name.startswith("."):
+            self._send(404, b"not found", "text/plain")
+            return
+        target = Path(self.server.options.workdir) / "www" / name
+        try:
+            if target.is_symlink() or not target.is_file() or target.stat().st_size > _WWW_MAX:
+                raise FileNotFoundError(name)
+            body = target.read_bytes()
+        except OSError:
+            self._send(404, b"not found", "text/plain")
+            return
+        kind = "text/html" if name.endswith(".html") else "text/plain"
+        self._send(200, body, f"{kind}; charset=utf-8")
 
     def _send(self, status: int, body: bytes, content_type: str) -> None:
         self.send_response(status)
