@@ -210,7 +210,12 @@ def test_plan_preview_reads_the_reasons_it_cannot_be_placed(
     visible(browser, "#plan-preview").click()
     ok = visible(browser, "#plan-ok", "the uploaded document's placement")
     assert "db-pair can be placed" in ok.text
-    assert len(find(browser, "#plan-topo li.node.planned")) == 4  # two servers, two volumes
+    # The drawing follows the answer: wait for it as the first plan test does.
+    until(
+        browser,
+        lambda: len(find(browser, "#plan-topo li.node.planned")) == 4,  # 2 servers, 2 volumes
+        "the uploaded document's four planned nodes",
+    )
 
 
 def test_a_tenant_sees_only_its_own_clusters(ui_server: UiServer, browser: WebDriver) -> None:
