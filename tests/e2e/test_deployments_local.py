@@ -190,9 +190,9 @@ def test_the_controller_example_in_both_environments(
             )
             assert lb_page.status_code == 200, lb_page.text
             for address in addresses:
-                assert f"server {address}:" in lb_page.text, lb_page.text
+                assert f"server {address}\n" in lb_page.text, lb_page.text
                 page = httpx.get(f"http://{address}/www/index.html", timeout=30)
-                assert page.text.startswith(f"api on {address}:"), page.text
+                assert page.text.startswith(f"api on {address} using db://"), page.text
             db = next(d for d in found if d["deployment"] == "database")
             shown = client.get(f"/v1/nodes/{db['node_id']}/deployments/database").json()
             assert shown["deployment"]["inputs"]["password"] == "******"
