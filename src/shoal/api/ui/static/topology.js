@@ -231,7 +231,9 @@
             await load();
           },
         });
-        view.querySelector("#topo-updated").textContent = `updated ${new Date().toLocaleTimeString()}`;
+        // A refresh may land after the user left this page: its stamp is gone, not an error.
+        const stamp = view.querySelector("#topo-updated");
+        if (stamp) stamp.textContent = `updated ${new Date().toLocaleTimeString()}`;
         if (first) {
           first = false;
           window.shoalTiming = { fetchMs, renderMs, firstRenderMs: performance.now() - t0, sinceNavigationMs: performance.now() };
