@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from shoal.model.software import DeployAction, Json, ResolvedDeployment
+from shoal.store.deployments import Publish
+from shoal.store.records import NodeRecord
 
 REDACTED = "******"
 
@@ -77,3 +79,26 @@ class DeployInputs:
             outputs=tuple(str(s) for s in data.get("outputs") or ()),
             timeout_s=float(data.get("timeout_s", 600.0)),
         )
+
+
+def publication(
+    run: DeployInputs, node: NodeRecord, run_id: str, project_id: str, signal_hash: str
+) -> Publish:
+    """The row that publishes `run` on `node` (a NODE_DEPLOY's, or a DELETE before removal)."""
+    assert node.cluster_id is not None
+    return Publish(
+        id=run_id,
+        project_id=project_id,
+        cluster_id=node.cluster_id,
+        node_id=node.id,
+        node_name=node.name,
+        name=run.deployment,
+        config=run.config,
+        hook=run.hook,
+        action=run.action,
+        digest=run.digest,
+        inputs=run.inputs,
+        secret_inputs=run.secret_inputs,
+        action_id=run_id,
+        signal_hash=signal_hash,
+    )

@@ -20,6 +20,7 @@ from shoal.engine.context import EngineContext
 from shoal.engine.events import node_event
 from shoal.engine.software.decide import SoftwareOf, facts_of
 from shoal.engine.software.inputs import DeployInputs
+from shoal.engine.software.inputs import publication as inputs_publication
 from shoal.model.enums import NodeKind
 from shoal.model.software import DeployAction, DeploymentStatus, ResolvedDeployment, SoftwareSpec
 from shoal.planning import software as resolver
@@ -27,7 +28,7 @@ from shoal.providers.software import DeploymentRun, DeploymentRunner
 from shoal.store import clusters as cluster_repo
 from shoal.store import deployments as deployment_repo
 from shoal.store import nodes as node_repo
-from shoal.store.deployments import DeploymentRow, Finish, Publish
+from shoal.store.deployments import DeploymentRow, Finish
 from shoal.store.events import add_events
 from shoal.store.records import ActionRecord, NodeRecord
 
@@ -104,21 +105,8 @@ async def _run_one(
 ) -> None:
     e = deployer.engine
     assert node.cluster_id is not None
-    publication = Publish(
-        id=rid,
-        project_id=node.project_id,
-        cluster_id=node.cluster_id,
-        node_id=node.id,
-        node_name=node.name,
-        name=run.deployment,
-        config=run.config,
-        hook=run.hook,
-        action=run.action,
-        digest=run.digest,
-        inputs=run.inputs,
-        secret_inputs=run.secret_inputs,
-        action_id=rid,
-        signal_hash=await asyncio.to_thread(deployer.signal_hash, rid),
+    publication = inputs_publication(
+        run, node, rid, node.project_id, await asyncio.to_thread(deployer.signal_hash, rid)
     )
 
     def publish() -> None:

@@ -34,7 +34,7 @@ from shoal.engine.events import cluster_event, node_event
 from shoal.engine.settle import declared_nodes, settled_status
 from shoal.engine.software import secrets
 from shoal.engine.software.decide import SETTLED, PoliciesOf, SoftwareOf, decide, record
-from shoal.engine.software.inputs import DeployInputs
+from shoal.engine.software.inputs import DeployInputs, publication
 from shoal.engine.software.removal import run_removals
 from shoal.engine.software.urls import Urls
 from shoal.model.enums import ActionKind, ActionStatus, NodeStatus
@@ -281,23 +281,7 @@ class Deployer:
             return out
 
     def _publication(self, a: ActionRecord, run: DeployInputs, node: NodeRecord) -> Publish:
-        assert node.cluster_id is not None
-        return Publish(
-            id=a.id,
-            project_id=a.project_id,
-            cluster_id=node.cluster_id,
-            node_id=node.id,
-            node_name=node.name,
-            name=run.deployment,
-            config=run.config,
-            hook=run.hook,
-            action=run.action,
-            digest=run.digest,
-            inputs=run.inputs,
-            secret_inputs=run.secret_inputs,
-            action_id=a.id,
-            signal_hash=self.signal_hash(a.id),
-        )
+        return publication(run, node, a.id, a.project_id, self.signal_hash(a.id))
 
     # -- running -------------------------------------------------------------------------------
 
