@@ -12,6 +12,7 @@ event and the node is deleted all the same; a scale-in must not hang on a cleanu
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import uuid
 from typing import Protocol
@@ -97,7 +98,11 @@ def _due(
         rows = deployment_repo.for_node(conn, node.id)
     # The node is on its way out (DELETING, perhaps renamed) but still up: DELETE runs on it.
     leaving = [facts_of(node, active=True)]
-    return resolver.removals(software, leaving, [r.record() for r in rows])
+    # A replaced node was renamed out of its replacement's way (`app-2~1a2b3c4d`) after its
+    # deployments ran under its old name; the rows are this node's (by id), so they are read
+    # under the name it has now, or the resolver would find nothing ran on it.
+    records = [dataclasses.replace(r.record(), node=node.name) for r in rows]
+    return resolver.removals(software, leaving, records)
 
 
 async def _run_one(
