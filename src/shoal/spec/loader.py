@@ -24,7 +24,7 @@ from shoal.spec.inventory import read_inventory
 from shoal.spec.membership import check_groupings
 from shoal.spec.namespace import check_names
 from shoal.spec.native import read_native
-from shoal.spec.params_template import prepare
+from shoal.spec.params_template import Prepared, prepare
 from shoal.spec.software import SoftwareDraft, build_software, read_software
 from shoal.spec.software_checks import check_software
 from shoal.spec.syntax import DEFAULT_SOURCE, parse
@@ -66,6 +66,7 @@ def cluster_from_tree(
         return hot_from_tree(data, inventory)
     out = ProblemList()
     software: SoftwareDraft | None = None
+    prepared: Prepared | None = None
     if is_vcluster(data):
         if environments:
             out.add(ENVIRONMENT_PATH, "environments apply to native documents only")
@@ -82,6 +83,8 @@ def cluster_from_tree(
         check_groupings(draft, out)
         if software is not None:
             check_software(software, draft, out)
+    if prepared is not None and prepared.origins:
+        out.items = [Problem(prepared.relocate(p.path), p.message) for p in out.items]
     out.raise_if_any()
     if draft is None:  # pragma: no cover - a reader returns None only with a problem
         raise InvalidDocument(out.items)

@@ -39,6 +39,28 @@ class Prepared:
     unresolved: frozenset[str] = frozenset()
     """Pointers of `{param: ...}` that gave no value (already reported): the readers' own
     complaint about the missing value there would say the same thing again."""
+    origins: dict[str, Origin] = field(default_factory=dict)
+    """Pointers of what an environment's role put into the concrete tree (a node group's
+    profile or count, an instance, a grouping) -> where the environment said it: a problem
+    found there is the environment's to fix, and the document has no such element or value."""
+
+    def relocate(self, path: str) -> str:
+        """Where a problem found at `path` of the concrete tree points for the user."""
+        at = path
+        while at:
+            origin = self.origins.get(at)
+            if origin is not None:
+                return origin.path if origin.whole else origin.path + path[len(at) :]
+            at = at.rpartition("/")[0]
+        return path
+
+
+@dataclass(frozen=True, slots=True)
+class Origin:
+    path: str
+    whole: bool = False
+    """The element was made from the role as a whole: a problem inside it points at the role's
+    field that made it, not at a path below that field."""
 
 
 def prepare(data: object, env: Environment, out: ProblemList) -> Prepared:
@@ -56,11 +78,12 @@ def prepare(data: object, env: Environment, out: ProblemList) -> Prepared:
     tree = sub.walk(rest, "", 0)
     assert isinstance(tree, Pairs)
     tree = _switch_elements(tree, conditions)
-    tree = _apply_roles(tree, env, out)
+    origins: dict[str, Origin] = {}
+    tree = _apply_roles(tree, env, out, origins)
     software = raw.get("software")
     if software is not None:
         software = _switch_software(sub.walk(software, "/software", 0), conditions)
-    return Prepared(tree, software, params, frozenset(sub.unresolved))
+    return Prepared(tree, software, params, frozenset(sub.unresolved), origins)
 
 
 class _Substitution:
@@ -166,13 +189,17 @@ def _set(value: object, key: str, new: object) -> Pairs:
     return Pairs([*items, (key, new)])
 
 
-def _apply_roles(tree: Pairs, env: Environment, out: ProblemList) -> Pairs:
+def _apply_roles(
+    tree: Pairs, env: Environment, out: ProblemList, origins: dict[str, Origin]
+) -> Pairs:
     if not env.roles:
         return tree
     groups = _field(tree, "node_groups")
     new_groups: list[object] = list(groups) if is_list(groups) else []
-    extra_instances: list[object] = []
-    extra_groupings: list[object] = []
+    # Each appended element with where the environment asked for it, and where its fields
+    # came from (relative pointer -> origin).
+    extra_instances: list[tuple[object, str, dict[str, Origin]]] = []
+    extra_groupings: list[tuple[object, str, dict[str, Origin]]] = []
     for i, group in enumerate(new_groups):
         if not is_mapping(group):
             continue
@@ -190,19 +217,35 @@ def _apply_roles(tree: Pairs, env: Environment, out: ProblemList) -> Pairs:
                     "become one instance; give it a group shape",
                 )
                 continue
+            at = child("/node_groups", i)
+            fields = {
+                "/name": Origin(at + "/name"),
+                "/profile": Origin(shape.path + "/profile" if shape.profile else at + "/profile"),
+                "/zone": Origin(at + "/zones/0"),
+                "/depends_on": Origin(at + "/depends_on"),
+            }
             new_groups[i] = DISABLED
-            extra_instances.append(_as_instance(group, shape))
+            extra_instances.append((_as_instance(group, shape), shape.path + "/shape", fields))
             continue
         new_groups[i] = _reshaped(group, shape)
+        at = child("/node_groups", i)
+        if shape.profile is not None:
+            origins[at + "/profile"] = Origin(shape.path + "/profile")
+        if shape.count is not None:
+            origins[at + "/count"] = Origin(shape.path + "/count")
         if shape.anti_affinity is not None and isinstance(name, str):
             extra_groupings.append(
-                Pairs(
-                    [
-                        ("name", f"{name}-{shape.anti_affinity}-apart"),
-                        ("members", [name]),
-                        ("rule", str(Rule.ANTI_AFFINITY)),
-                        ("scope", str(shape.anti_affinity)),
-                    ]
+                (
+                    Pairs(
+                        [
+                            ("name", f"{name}-{shape.anti_affinity}-apart"),
+                            ("members", [name]),
+                            ("rule", str(Rule.ANTI_AFFINITY)),
+                            ("scope", str(shape.anti_affinity)),
+                        ]
+                    ),
+                    shape.path + "/anti_affinity",
+                    {},
                 )
             )
     for shape in env.roles.values():
@@ -214,7 +257,12 @@ def _apply_roles(tree: Pairs, env: Environment, out: ProblemList) -> Pairs:
     for key, extra in (("instances", extra_instances), ("groupings", extra_groupings)):
         if extra:
             current = _field(result, key)
-            result = _set(result, key, [*(current if is_list(current) else []), *extra])
+            before = list(current) if is_list(current) else []
+            result = _set(result, key, [*before, *(element for element, _, _ in extra)])
+            for k, (_, said, fields) in enumerate(extra):
+                at = child("/" + key, len(before) + k)
+                origins[at] = Origin(said, whole=True)
+                origins.update((at + rel, origin) for rel, origin in fields.items())
     return result
 
 
