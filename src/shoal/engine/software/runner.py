@@ -30,10 +30,18 @@ from dataclasses import dataclass
 from typing import Any
 
 from shoal.engine.context import EngineContext
-from shoal.engine.events import cluster_event, node_event
+from shoal.engine.events import node_event
 from shoal.engine.settle import declared_nodes, settled_status
 from shoal.engine.software import secrets
-from shoal.engine.software.decide import SETTLED, PoliciesOf, SoftwareOf, decide, record
+from shoal.engine.software.decide import (
+    SETTLED,
+    HealthOf,
+    PoliciesOf,
+    SoftwareOf,
+    decide,
+    record,
+)
+from shoal.engine.software.gate import check_gates
 from shoal.engine.software.inputs import DeployInputs, publication
 from shoal.engine.software.removal import run_removals
 from shoal.engine.software.urls import Urls
@@ -89,6 +97,7 @@ class Deployer:
         *,
         lease_s: float = 30.0,
         policies_of: PoliciesOf | None = None,
+        health_of: HealthOf | None = None,
         tick_s: float = 2.0,
         concurrency: int = 2000,
     ) -> None:
@@ -96,8 +105,10 @@ class Deployer:
         self.lease_s = lease_s
         self.software_of = software_of
         self.policies_of: PoliciesOf = policies_of or (lambda _c: {})
-        self._held: dict[str, set[str]] = {}
-        """Per cluster, deployments whose roll is held (an event when that starts)."""
+        self.health_of: HealthOf = health_of or (lambda _c: {})
+        self._leading = False
+        """Whether this engine held the deployer lease at its last decision (rollout gates are
+        checked by that engine only)."""
         self.tick_s = tick_s
         self.concurrency = concurrency
         self._decided_at = -1e18
@@ -142,6 +153,9 @@ class Deployer:
             self._dirty = False
             self._decided_at = mono
             busy |= await asyncio.to_thread(self._decide) > 0
+            if self._leading and await check_gates(self):
+                self._dirty = True
+                busy = True
         free = self.concurrency - len(self._inflight)
         if free > 0:
             claimed = await asyncio.to_thread(self._claim, free)
@@ -176,7 +190,8 @@ class Deployer:
     def _decide(self) -> int:
         e = self.engine
         now = e.clock.now()
-        if not leases.acquire(e.db, LEASE, e.owner, now, max(self.lease_s, 3.0)):
+        self._leading = leases.acquire(e.db, LEASE, e.owner, now, max(self.lease_s, 3.0))
+        if not self._leading:
             return 0
         with e.db.reading() as conn:
             clusters = [
@@ -200,20 +215,9 @@ class Deployer:
             current = cluster_repo.get_cluster(conn, cluster.id)
             if current is None or current.lock_action_id is not None:
                 return 0
-            decision = decide(conn, current, software, self.policies_of(current))
-            newly = decision.held - self._held.get(cluster.id, set())
-            self._held[cluster.id] = decision.held
-            if newly:
-                why = ", ".join(sorted(newly))
-                decision.events.append(
-                    cluster_event(
-                        current,
-                        "WARNING",
-                        f"rolling update of deployment(s) {why} stopped: too many failed "
-                        "(the update policy's failure_threshold); fix the config to resume",
-                        level="WARNING",
-                    )
-                )
+            decision = decide(conn, current, software, self.policies_of(current), now)
+            if decision.rollouts:
+                self._dirty = True  # a rollout moved on: its next step may be due at once
             record(conn, decision, now)
             return len(decision.actions)
 
