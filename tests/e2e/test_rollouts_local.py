@@ -104,3 +104,36 @@ def test_a_script_change_rolls_and_a_broken_one_rolls_back(
         assert all(d["status"] == "COMPLETE" for d in rows.values()), rows
         r = client.get(f"/v1/nodes/{rows['app-1']['node_id']}/deployments/page")
         assert r.json()["deployment"]["inputs"]["version"] == "2"
+
+
+def test_servers_made_before_the_cluster_had_software_get_agents(
+    start_server: StartServer, tmp_path: Path
+) -> None:
+    """A cluster without software, then the same document with some: the running servers
+    were created without agents; they get them, and the deployment runs, no recreation."""
+    server = start_server(
+        home=tmp_path / "home",
+        provider="local",
+        provider_options={"port": free_port(), "agent_poll_s": 1.0},
+    )
+    with_software = document("1")
+    bare = with_software[: with_software.index("software:")]
+    with server.client() as client:
+        wait_ok(client, client.post("/v1/clusters", content=bare))
+        before = {
+            n["name"]: n["physical_id"]
+            for n in client.get("/v1/nodes", params={"cluster": "web"}).json()["nodes"]
+        }
+        wait_ok(client, client.put("/v1/clusters/web", content=with_software))
+
+        def complete() -> bool:
+            rows = listing(client)["deployments"]
+            return len(rows) == 3 and all(d["status"] == "COMPLETE" for d in rows)
+
+        eventually(complete, timeout_s=TIMEOUT_S, every_s=0.5)
+        assert set(pages(client).values()) == {"version 1"}
+        after = {
+            n["name"]: n["physical_id"]
+            for n in client.get("/v1/nodes", params={"cluster": "web"}).json()["nodes"]
+        }
+        assert after == before  # the same servers

@@ -34,6 +34,7 @@ from shoal.engine.events import node_event
 from shoal.engine.settle import declared_nodes, settled_status
 from shoal.engine.software import secrets
 from shoal.engine.software.decide import (
+    RUNNABLE_NODE,
     SETTLED,
     HealthOf,
     PoliciesOf,
@@ -47,7 +48,13 @@ from shoal.engine.software.removal import run_removals
 from shoal.engine.software.urls import Urls
 from shoal.model.enums import ActionKind, ActionStatus, NodeStatus
 from shoal.model.software import DeploymentSignal, DeploymentStatus, SoftwareSpec
-from shoal.providers.software import DeploymentRun, DeploymentRunner, RunsDeployments
+from shoal.providers.errors import ProviderError
+from shoal.providers.software import (
+    DeploymentRun,
+    DeploymentRunner,
+    RunsDeployments,
+    StartsAgents,
+)
 from shoal.store import actions as action_repo
 from shoal.store import clusters as cluster_repo
 from shoal.store import deployments as deployment_repo
@@ -66,6 +73,10 @@ REASON_PREFIX = "deployment "
 _KINDS = [ActionKind.NODE_DEPLOY.value]
 _TERMINAL_ROW = (DeploymentStatus.COMPLETE, DeploymentStatus.FAILED)
 POLL_S = 0.25
+"""How often runs awaiting their agents' signals look at their rows (sooner when woken)."""
+AGENTS_EVERY_S = 5.0
+"""How often the servers of clusters with software are made sure to run agents (on providers
+that can start them on a running server)."""
 """How often runs awaiting their agents' signals look at their rows (sooner when woken)."""
 
 
@@ -107,6 +118,7 @@ class Deployer:
         self.policies_of: PoliciesOf = policies_of or (lambda _c: {})
         self.health_of: HealthOf = health_of or (lambda _c: {})
         self._leading = False
+        self._agents_at = -1e18
         """Whether this engine held the deployer lease at its last decision (rollout gates are
         checked by that engine only)."""
         self.tick_s = tick_s
@@ -156,6 +168,9 @@ class Deployer:
             if self._leading and await check_gates(self):
                 self._dirty = True
                 busy = True
+            if self._leading and mono - self._agents_at >= AGENTS_EVERY_S:
+                self._agents_at = mono
+                await self._ensure_agents()
         free = self.concurrency - len(self._inflight)
         if free > 0:
             claimed = await asyncio.to_thread(self._claim, free)
@@ -344,6 +359,44 @@ class Deployer:
             action.node_id, await asyncio.to_thread(self._server_secret, action.node_id)
         )
         return dataclasses.replace(action, inputs={**action.inputs, "metadata_url": url})
+
+    async def _ensure_agents(self) -> None:
+        """Servers made before their cluster had software were created without a metadata URL
+        and run no agents: where the provider can start agents on a running server (local),
+        give them theirs (a no-op for servers whose agents already poll that URL)."""
+        p = self.engine.provider
+        if self.agent_url is None or not isinstance(p, StartsAgents):
+            return
+        for node_id, provider_id in await asyncio.to_thread(self._servers_with_software):
+            url = Urls(self.agent_url).metadata(
+                node_id, await asyncio.to_thread(self._server_secret, node_id)
+            )
+            try:
+                if await p.start_agents(provider_id, url):
+                    log.info("started the agents of server %s (node %s)", provider_id, node_id)
+            except ProviderError as e:
+                log.warning("could not start the agents of node %s: %s", node_id, e)
+
+    def _servers_with_software(self) -> list[tuple[str, str]]:
+        """(node id, provider id) of the running servers of settled clusters with software."""
+        out: list[tuple[str, str]] = []
+        with self.engine.db.reading() as conn:
+            for c in cluster_repo.list_clusters(conn, None):
+                if c.status not in SETTLED:
+                    continue
+                try:
+                    software = self.software_of(c)
+                except Exception:  # e.g. the inventory not read yet: the next pass looks again
+                    log.exception("reading the software of %s failed", c.name)
+                    continue
+                if software is None or not software.deployments:
+                    continue
+                out += [
+                    (n.id, n.provider_id)
+                    for n in deployment_repo.current_servers(conn, c.id)
+                    if n.provider_id is not None and n.status in RUNNABLE_NODE
+                ]
+        return out
 
     def _declares(self, cluster_id: str) -> bool:
         with self.engine.db.reading() as conn:
