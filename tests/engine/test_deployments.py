@@ -451,6 +451,7 @@ async def test_a_config_change_rolls_through_the_group_one_node_at_a_time(db: Da
 
 
 async def test_a_failing_config_change_stops_rolling(db: Database) -> None:
+    """Every run fails here, the rollback too: the rollout stops and says so, nothing loops."""
     rig = make_rig(db)
     with_software(rig, software())
     rig.engine.deployer.policies_of = lambda _c: {"app": UpdatePolicy(max_unavailable=1)}
@@ -465,7 +466,7 @@ async def test_a_failing_config_change_stops_rolling(db: Database) -> None:
         def stopped() -> bool:
             with rig.db.reading() as conn:
                 seen = event_repo.list_events(conn, None, cluster_id=cid, limit=1000)
-            return any("stopped" in e.message for e in seen)
+            return any("rollback failed on app-1" in e.message for e in seen)
 
         await until(stopped, lambda: f"not stopped: {rows(rig, cid)}")
         found = rows(rig, cid)
@@ -473,11 +474,12 @@ async def test_a_failing_config_change_stops_rolling(db: Database) -> None:
             (found[("app-setup", n)].action, found[("app-setup", n)].status)
             for n in ("app-1", "app-2")
         )
-        # One node tried the new config and failed; the other still runs the old one.
+        # app-1 tried the new config and failed, then its rollback failed; app-2 kept the old.
         assert statuses == [
             (DeployAction.CREATE, DeploymentStatus.COMPLETE),
             (DeployAction.UPDATE, DeploymentStatus.FAILED),
         ]
-        assert len(app_updates(rig, cid)) == 1
+        assert len(app_updates(rig, cid)) == 2  # the new config and the rollback, once each
+        assert await asyncio.to_thread(rig.engine.deployer._decide) == 0
     finally:
         await rig.engine.stop()

@@ -328,3 +328,46 @@ def test_find_cycle_on_plain_graphs() -> None:
     assert find_cycle({"a": ["b"], "b": ["c"], "c": []}) is None
     assert find_cycle({"a": ["a"]}) == ("a", "a")
     assert find_cycle({"x": ["a"], "a": ["b"], "b": ["a"]}) == ("a", "b", "a")
+
+
+def test_a_revision_moves_with_the_document_not_with_membership() -> None:
+    from dataclasses import replace
+
+    from shoal.model.software import (
+        HookGroup,
+        LiteralInput,
+        MemberFactsInput,
+        NodeFact,
+        SecretInput,
+        SoftwareConfig,
+        SoftwareSpec,
+    )
+    from shoal.planning.software import plan, revision
+
+    def spec(body: str, version: str, secret: str) -> SoftwareSpec:
+        d = Deployment(
+            "lb",
+            "lb-config",
+            MemberRef("lb"),
+            inputs={
+                "version": LiteralInput(version),
+                "token": SecretInput("token"),
+                "backends": MemberFactsInput(MemberRef("app"), NodeFact.ADDRESS),
+            },
+        )
+        config = SoftwareConfig("lb-config", HookGroup.SCRIPT, body)
+        return SoftwareSpec(configs=(config,), deployments=(d,), secrets={"token": secret})
+
+    base = spec("echo", "1", "s")
+    d = base.deployments[0]
+    assert revision(base, d) == revision(spec("echo", "1", "s"), d)
+    assert revision(base, d) != revision(spec("echo 2", "1", "s"), d)
+    changed = spec("echo", "2", "s")
+    assert revision(base, d) != revision(changed, changed.deployments[0])
+    assert revision(base, d) != revision(spec("echo", "1", "t"), d)
+    # Membership moves a node's digest, not the revision.
+    lb = NodeFacts("lb-1", MemberRef("lb"), 1, "10.0.0.9", None, None, True)
+    app = NodeFacts("app-1", MemberRef("app"), 1, "10.0.0.1", None, None, True)
+    one = plan(base, [lb, app], []).wanted[("lb", "lb-1")]
+    two = plan(base, [lb, app, replace(app, name="app-2", address="10.0.0.2")], []).wanted
+    assert two[("lb", "lb-1")] != one

@@ -1,17 +1,22 @@
 """Deployment rows on SQLite and PostgreSQL: publishing runs, counting attempts per digest,
-finishing only the run that owns the row, bounded tails, keys made once; and the migration
-creates exactly the tables the code declares."""
+finishing only the run that owns the row, bounded tails, keys made once, the previous revision
+kept for a rollback, rollouts stored; and the migration creates exactly the tables the code
+declares."""
 
 from __future__ import annotations
+
+import dataclasses
 
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 
-from shoal.model.software import DeployAction, DeploymentStatus
+from shoal.model.rollouts import RolloutPhase, SoftwareRollout
+from shoal.model.software import DeployAction, DeploymentStatus, HookGroup, SoftwareConfig
 from shoal.store import deployments as repo
+from shoal.store import rollouts as rollout_repo
 from shoal.store.database import Database
 from shoal.store.deployments import TAIL_CHARS, Finish, Publish
-from shoal.store.tables import deployments, metadata, software_keys
+from shoal.store.tables import deployments, metadata, software_keys, software_rollouts
 
 
 def run(action_id: str, digest: str = "d1") -> Publish:
@@ -59,6 +64,43 @@ def test_runs_attempts_and_stale_signals(db: Database) -> None:
         assert repo.by_action(conn, "a3") is not None and repo.by_action(conn, "a1") is None
 
 
+def test_a_newer_revision_keeps_the_one_completed_before(db: Database) -> None:
+    v1 = SoftwareConfig("setup", HookGroup.SCRIPT, "echo v1")
+    v2 = SoftwareConfig("setup", HookGroup.SCRIPT, "echo v2")
+    with db.transaction() as conn:
+        repo.publish(conn, [dataclasses.replace(run("a1"), config_body=v1)], 1.0)
+        repo.finish(conn, [Finish("a1", DeploymentStatus.COMPLETE, 0)], 2.0)
+        [row] = repo.for_node(conn, "n1")
+        assert row.config_body == v1 and row.previous is None
+        update = dataclasses.replace(run("a2", "d2"), config_body=v2, action=DeployAction.UPDATE)
+        repo.publish(conn, [update], 3.0)
+        repo.finish(conn, [Finish("a2", DeploymentStatus.FAILED, 1)], 4.0)
+        [row] = repo.for_node(conn, "n1")
+        assert row.config_body == v2
+        assert row.previous is not None and row.previous.config == v1
+        assert row.previous.digest == "d1" and row.previous.inputs["password"] == "******"
+        # A retry of the failed one, and the rollback itself, keep the same previous revision.
+        repo.publish(conn, [dataclasses.replace(update, id="a3", action_id="a3")], 5.0)
+        back = dataclasses.replace(run("a4"), config_body=v1, rollback=True)
+        repo.publish(conn, [back], 6.0)
+        repo.finish(conn, [Finish("a4", DeploymentStatus.COMPLETE, 0)], 7.0)
+        [row] = repo.for_node(conn, "n1")
+        assert row.digest == "d1" and row.config_body == v1
+        assert row.previous is not None and row.previous.digest == "d1"
+
+
+def test_rollouts_are_stored_per_cluster_and_deployment(db: Database) -> None:
+    r = SoftwareRollout("setup", "rev", "app", (("app-1",), ("app-2",)), started_at=1.0)
+    with db.transaction() as conn:
+        rollout_repo.save(conn, "c", [r], 1.0)
+        moved = dataclasses.replace(r, phase=RolloutPhase.GATE, gate_until=9.0)
+        rollout_repo.save(conn, "c", [moved], 2.0)
+    with db.reading() as conn:
+        assert rollout_repo.for_cluster(conn, "c") == {"setup": moved}
+        assert rollout_repo.in_phase(conn, RolloutPhase.GATE) == [("c", moved)]
+        assert rollout_repo.in_phase(conn, RolloutPhase.RUN) == []
+
+
 def test_keys_are_made_once(db: Database) -> None:
     with db.transaction() as conn:
         first = repo.key(conn, "server")
@@ -70,6 +112,6 @@ def test_keys_are_made_once(db: Database) -> None:
 def test_the_migration_matches_the_tables(db: Database) -> None:
     with db.engine.connect() as conn:
         diff = compare_metadata(MigrationContext.configure(conn), metadata)
-    mine = {deployments.name, software_keys.name}
+    mine = {deployments.name, software_keys.name, software_rollouts.name}
     ours = [d for d in diff if any(name in repr(d) for name in mine)]
     assert ours == [], ours

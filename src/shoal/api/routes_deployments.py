@@ -44,9 +44,12 @@ def _urls(request: Request) -> Urls:
 
 @router.get("/clusters/{ref}/deployments", response_model=schemas.DeploymentList)
 async def list_deployments(ref: str, request: Request, who: Caller) -> dict[str, Any]:
-    """Per deployment and node: status, action, exit code, attempts, when."""
-    rows = await run_in_threadpool(deployments_of(request).list, who, ref)
-    return {"deployments": rows}
+    """Per deployment and node: status, action, exit code, attempts, when; and where each
+    deployment's rolling update stands (batch k of n, rolled back and why)."""
+    service = deployments_of(request)
+    rows = await run_in_threadpool(service.list, who, ref)
+    rollouts = await run_in_threadpool(service.rollouts, who, ref)
+    return {"deployments": rows, "rollouts": rollouts}
 
 
 @router.get("/nodes/{node_id}/deployments/{name}", response_model=schemas.OneDeploymentLog)

@@ -463,8 +463,26 @@ class DeploymentView(_Out):
     ended_at: str | None
 
 
+class RolloutView(_Out):
+    deployment: str
+    group: str
+    phase: str = Field(description="run, gate, pause, rollback; then done, rolled_back or stopped.")
+    batch: int = Field(description="The batch started last (1-based).")
+    batches: int
+    nodes: list[str] = Field(description="The nodes of that batch.")
+    restored: list[str] = Field(description="Nodes given their previous revision again.")
+    reason: str = Field(description="Why it stopped or rolled back.")
+    summary: str
+    started_at: str | None
+    updated_at: str | None
+
+
 class DeploymentList(_Out):
     deployments: list[DeploymentView]
+    rollouts: list[RolloutView] = Field(
+        default_factory=list,
+        description="Rolling updates of config changes, one per deployment (the latest).",
+    )
 
 
 class DeploymentLog(DeploymentView):

@@ -27,11 +27,11 @@ async def deployments(
     from shoal.cli.output import console, emit_data
     from shoal.cli.tables import status, table, text, when
 
-    found: list[dict[str, Any]] = (await s.client.get(f"/v1/clusters/{seg(cluster)}/deployments"))[
-        "deployments"
-    ]
+    answer = await s.client.get(f"/v1/clusters/{seg(cluster)}/deployments")
+    found: list[dict[str, Any]] = answer["deployments"]
+    rollouts: list[dict[str, Any]] = answer.get("rollouts") or []
     if not s.table:
-        emit_data({"deployments": found}, s.output)
+        emit_data({"deployments": found, "rollouts": rollouts}, s.output)
     else:
         t = table(
             f"deployments of {cluster}",
@@ -48,6 +48,16 @@ async def deployments(
                 when(d.get("ended_at") or d.get("started_at")),
             )
         console().print(t)
+        if rollouts:
+            r = table(f"rolling updates of {cluster}", ["DEPLOYMENT", "GROUP", "STATE", "UPDATED"])
+            for ro in rollouts:
+                r.add_row(
+                    text(ro.get("deployment")),
+                    text(ro.get("group")),
+                    text(ro.get("summary")),
+                    when(ro.get("updated_at")),
+                )
+            console().print(r)
     return EXIT_FAILED if any(d.get("status") == "FAILED" for d in found) else EXIT_OK
 
 

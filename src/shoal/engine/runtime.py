@@ -118,6 +118,7 @@ class Engine:
             self.context,
             software_of or source,
             policies_of=source.update_policies,
+            health_of=source.health_policies,
             lease_s=self.lease_s,
         )
 

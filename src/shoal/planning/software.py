@@ -61,7 +61,9 @@ __all__ = [
     "due",
     "find_cycle",
     "order",
+    "plan",
     "removals",
+    "revision",
     "targets",
 ]
 
@@ -338,11 +340,28 @@ def _action_for(d: Deployment, record: DeploymentRecord | None, want: str) -> De
             return DeployAction.CREATE if DeployAction.CREATE in d.actions else None
 
 
+@dataclass(frozen=True, slots=True)
+class Plan:
+    due: tuple[ResolvedDeployment, ...]
+    """What should run now, in dependency order, then node-name order within a deployment."""
+    wanted: Mapping[tuple[str, str], str]
+    """(deployment, node) -> the digest it should have now, for deployments whose
+    dependencies are satisfied (others cannot be judged yet)."""
+
+
 def due(
     spec: SoftwareSpec, nodes: Sequence[NodeFacts], records: Sequence[DeploymentRecord]
 ) -> tuple[ResolvedDeployment, ...]:
     """What should run now, in dependency order, then node-name order within a deployment."""
+    return plan(spec, nodes, records).due
+
+
+def plan(
+    spec: SoftwareSpec, nodes: Sequence[NodeFacts], records: Sequence[DeploymentRecord]
+) -> Plan:
+    """`due`, and the digest every ready deployment wants on each of its nodes."""
     resolver = _Resolver(spec, nodes, records)
+    wanted: dict[tuple[str, str], str] = {}
     declared = {d.name: d for d in spec.deployments}
     result: list[ResolvedDeployment] = []
     for name in order(spec):
@@ -355,6 +374,7 @@ def due(
         if resolver.ready(d):
             for node in on:
                 resolved = resolver.resolve(d, node)
+                wanted[(d.name, node.name)] = resolved.digest
                 record = resolver.records.get((d.name, node.name))
                 if _current(d, record, resolved.digest):
                     assert record is not None
@@ -364,7 +384,26 @@ def due(
                 if action is not None and node.active:
                     result.append(_make(d, node, action, resolver.config(d), resolved))
         resolver.progress[name] = progress
-    return tuple(result)
+    return Plan(tuple(result), wanted)
+
+
+def revision(spec: SoftwareSpec, d: Deployment) -> str:
+    """The deployment as the document declares it: its config, where its inputs come from, and
+    the secrets it takes. Unlike a node's digest, membership changes (addresses, outputs) do
+    not move it, so a rolled-back config change is tried again only when the document changes.
+    """
+    config = spec.config(d.config)
+    if config is None:
+        raise UnknownReference(d.name, "config", d.config)
+    sources = {name: repr(source) for name, source in d.inputs.items()}
+    secret = {
+        name: spec.secrets.get(s.parameter, "")
+        for name, s in d.inputs.items()
+        if isinstance(s, SecretInput)
+    }
+    return _digest(
+        _config_text(config), {**sources, **{f"secret:{k}": v for k, v in secret.items()}}
+    )
 
 
 def _make(

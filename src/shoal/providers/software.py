@@ -38,3 +38,15 @@ class RunsDeployments(Protocol):
 
     @property
     def deployments(self) -> DeploymentRunner | None: ...
+
+
+@runtime_checkable
+class StartsAgents(Protocol):
+    """A provider that can start the agents of a server already running (local): a server made
+    before its cluster had software was created without a metadata URL. On a cloud the URL
+    is in the server's user data, fixed at boot, so only recreating it helps there."""
+
+    async def start_agents(self, server_id: str, metadata_url: str) -> bool:
+        """Run the server's agents against `metadata_url`; False when they already do, or the
+        server is not there to run them (missing, being built, its process down)."""
+        ...

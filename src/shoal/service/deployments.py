@@ -22,6 +22,7 @@ from shoal.engine.software.source import DocumentSoftware
 from shoal.engine.software.urls import Urls
 from shoal.model.inventory import Inventory
 from shoal.model.problems import InvalidDocument
+from shoal.model.rollouts import SoftwareRollout
 from shoal.model.software import (
     DeploymentStatus,
     Json,
@@ -35,6 +36,7 @@ from shoal.spec import heat_metadata
 from shoal.store import clusters as cluster_repo
 from shoal.store import deployments as repo
 from shoal.store import nodes as node_repo
+from shoal.store import rollouts as rollout_repo
 from shoal.store.database import Database
 from shoal.store.deployments import DeploymentRow, Finish
 from shoal.store.events import add_events
@@ -55,6 +57,22 @@ def deployment_view(r: DeploymentRow) -> dict[str, Any]:
         "action_id": r.action_id,
         "started_at": iso(r.started_at),
         "ended_at": iso(r.ended_at),
+    }
+
+
+def rollout_view(r: SoftwareRollout) -> dict[str, Any]:
+    return {
+        "deployment": r.deployment,
+        "group": r.group,
+        "phase": str(r.phase),
+        "batch": r.started,
+        "batches": len(r.batches),
+        "nodes": list(r.current),
+        "restored": list(r.restored),
+        "reason": r.reason,
+        "summary": r.summary(),
+        "started_at": iso(r.started_at),
+        "updated_at": iso(r.updated_at),
     }
 
 
@@ -93,6 +111,14 @@ class DeploymentService:
         return None if who.is_admin else who.project_id
 
     # -- users ---------------------------------------------------------------------------------
+
+    def rollouts(self, who: Principal, cluster_ref: str) -> list[dict[str, Any]]:
+        """Where each deployment's rolling UPDATE stands (the last one, if it ended)."""
+        with self.db.reading() as conn:
+            c = cluster_repo.get_cluster(conn, cluster_ref, self._scope(who))
+            if c is None:
+                raise NotFound(f"no cluster {cluster_ref!r}")
+            return [rollout_view(r) for r in rollout_repo.for_cluster(conn, c.id).values()]
 
     def list(self, who: Principal, cluster_ref: str) -> list[dict[str, Any]]:
         with self.db.reading() as conn:
@@ -137,7 +163,9 @@ class DeploymentService:
         run_of: dict[str, str] = {}
         order = {d.name: i for i, d in enumerate(software.deployments)}
         for r in sorted(rows, key=lambda r: (order.get(r.name, len(order)), r.name)):
-            config = software.config(r.config)
+            # What was published with the run: after a rollback that is the previous config,
+            # which the document no longer declares.
+            config = r.config_body or software.config(r.config)
             if config is None or r.action_id is None:
                 continue  # the document no longer has it; nothing to serve
             resolved.append(
@@ -188,7 +216,7 @@ class DeploymentService:
         with self.db.transaction() as conn:
             node = node_repo.get_node(conn, row.node_id)
             software = self._software_of(conn, node) if node is not None else SoftwareSpec()
-            config = software.config(row.config)
+            config = row.config_body or software.config(row.config)
             failure = None
             outputs: dict[str, Json] = dict(signal.outputs)
             if config is not None:

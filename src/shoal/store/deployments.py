@@ -17,7 +17,14 @@ from sqlalchemy.engine import RowMapping
 from sqlalchemy.exc import IntegrityError
 
 from shoal.model.enums import NodeKind, NodeStatus
-from shoal.model.software import DeployAction, DeploymentRecord, DeploymentStatus, Json
+from shoal.model.rollouts import Revision, config_from_json, config_to_json
+from shoal.model.software import (
+    DeployAction,
+    DeploymentRecord,
+    DeploymentStatus,
+    Json,
+    SoftwareConfig,
+)
 from shoal.store.tables import deployments, nodes, software_keys
 
 TAIL_CHARS = 16_384
@@ -53,6 +60,10 @@ class DeploymentRow:
     created_at: float
     started_at: float | None
     ended_at: float | None
+    config_body: SoftwareConfig | None = None
+    """The config as published to the node (None for rows published before 0008)."""
+    previous: Revision | None = None
+    """What the node completed before a newer revision was published to it (rollback)."""
 
     @classmethod
     def from_row(cls, row: RowMapping) -> DeploymentRow:
@@ -80,6 +91,8 @@ class DeploymentRow:
             created_at=row["created_at"],
             started_at=row["started_at"],
             ended_at=row["ended_at"],
+            config_body=config_from_json(row["config_body"]) if row["config_body"] else None,
+            previous=Revision.from_json(row["previous"]) if row["previous"] else None,
         )
 
     def record(self) -> DeploymentRecord:
@@ -114,6 +127,9 @@ class Publish:
     secret_inputs: tuple[str, ...]
     action_id: str
     signal_hash: str
+    config_body: SoftwareConfig | None = None
+    rollback: bool = False
+    """Re-publishing the node's previous revision: its `previous` stays as it is."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,6 +170,17 @@ def publish(conn: Connection, runs: Sequence[Publish], now: float) -> None:
     for p in runs:
         old = existing.get((p.node_id, p.name))
         attempts = old.attempts + 1 if old is not None and old.digest == p.digest else 1
+        previous = old.previous if old is not None else None
+        if (
+            old is not None
+            and not p.rollback
+            and old.status is DeploymentStatus.COMPLETE
+            and old.action is not DeployAction.DELETE
+            and old.digest != p.digest
+            and old.config_body is not None
+        ):
+            # A newer revision replaces one the node completed: keep that one to roll back to.
+            previous = Revision(old.config_body, old.digest, old.inputs, old.secret_inputs)
         values: dict[str, object] = {
             "config": p.config,
             "hook": p.hook,
@@ -168,6 +195,8 @@ def publish(conn: Connection, runs: Sequence[Publish], now: float) -> None:
             "started_at": now,
             "ended_at": None,
             "status_code": None,
+            "config_body": config_to_json(p.config_body) if p.config_body is not None else None,
+            "previous": previous.to_json() if previous is not None else None,
         }
         if old is None:
             fresh.append(

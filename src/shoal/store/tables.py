@@ -15,6 +15,7 @@ from sqlalchemy import (
     Index,
     Integer,
     MetaData,
+    PrimaryKeyConstraint,
     String,
     Table,
     Text,
@@ -309,9 +310,25 @@ deployments = Table(
     Column("created_at", Float, nullable=False),
     Column("started_at", Float, nullable=True),
     Column("ended_at", Float, nullable=True),
+    # The config as published to the node, and what it completed before (rollback, 0008).
+    Column("config_body", JSON, nullable=True),
+    Column("previous", JSON, nullable=True),
     Index("ix_deployments_node_name", "node_id", "name", unique=True),
     Index("ix_deployments_cluster", "cluster_id"),
     Index("ix_deployments_action", "action_id"),
+)
+
+# Where each deployment's rolling UPDATE stands (model/rollouts.py), per cluster.
+software_rollouts = Table(
+    "software_rollouts",
+    metadata,
+    Column("cluster_id", String(36), nullable=False),
+    Column("name", String(255), nullable=False),
+    Column("phase", String(16), nullable=False),
+    Column("state", JSON, nullable=False),
+    Column("updated_at", Float, nullable=False),
+    PrimaryKeyConstraint("cluster_id", "name"),
+    Index("ix_software_rollouts_phase", "phase"),
 )
 
 # Keys the API derives per-server and per-run secrets from (HMAC), created on first use, so a

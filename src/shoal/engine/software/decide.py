@@ -6,31 +6,28 @@ what should run now. A node with a live NODE_DEPLOY action gets nothing more unt
 deployment per node at a time), so each pass adds at most the next deployment per node; the
 resolver lists due work in dependency order, so that is the first one due. Runs are idempotent
 on the digest: the runner skips a run whose row already COMPLETEd with the same digest.
+UPDATEs on groups with an update policy go through the cluster's rollouts (`rolling.py`),
+which also add the runs that give nodes their previous revision back.
 """
 
 from __future__ import annotations
 
 import uuid
-from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from shoal.engine.events import node_event
+from shoal.engine.events import cluster_event, node_event
 from shoal.engine.software.inputs import DeployInputs
 from shoal.engine.software.rolling import roll
 from shoal.model.cluster import MemberRef
 from shoal.model.enums import ActionKind, ClusterStatus, NodeStatus
-from shoal.model.policies import UpdatePolicy
-from shoal.model.software import (
-    DeployAction,
-    DeploymentStatus,
-    NodeFacts,
-    ResolvedDeployment,
-    SoftwareSpec,
-)
+from shoal.model.policies import HealthPolicy, UpdatePolicy
+from shoal.model.rollouts import Revision, RolloutPhase, SoftwareRollout
+from shoal.model.software import NodeFacts, SoftwareSpec
 from shoal.planning import software as resolver
 from shoal.store import actions as action_repo
 from shoal.store import deployments as deployment_repo
+from shoal.store import rollouts as rollout_repo
 from shoal.store.actions import NewAction
 from shoal.store.database import Connection
 from shoal.store.deployments import Server
@@ -44,6 +41,8 @@ RUNNABLE_NODE = (NodeStatus.ACTIVE, NodeStatus.WARNING)
 SoftwareOf = Callable[[ClusterRecord], SoftwareSpec | None]
 PoliciesOf = Callable[[ClusterRecord], Mapping[str, UpdatePolicy]]
 """Update policies by node-group name (only groups that declare one)."""
+HealthOf = Callable[[ClusterRecord], Mapping[str, HealthPolicy]]
+"""Health policies by node-group name (only groups that have one): a rollout's gate."""
 
 
 def facts_of(n: NodeRecord | Server, *, active: bool | None = None) -> NodeFacts:
@@ -65,8 +64,9 @@ def facts_of(n: NodeRecord | Server, *, active: bool | None = None) -> NodeFacts
 class Decision:
     actions: list[NewAction]
     events: list[NewEvent]
-    held: set[str] = field(default_factory=set)
-    """Deployments whose rolling UPDATE stopped on failures (see rolling.py)."""
+    rollouts: list[SoftwareRollout] = field(default_factory=list)
+    """Rollouts made or moved on (rolling.py), to store with the actions."""
+    cluster_id: str = ""
 
 
 def live_runs(conn: Connection, cluster_id: str) -> list[tuple[str, DeployInputs]]:
@@ -80,34 +80,55 @@ def decide(
     cluster: ClusterRecord,
     software: SoftwareSpec,
     policies: Mapping[str, UpdatePolicy] | None = None,
+    now: float = 0.0,
 ) -> Decision:
     """The NODE_DEPLOY actions due now on one cluster (read-only; the caller records them)."""
     nodes = deployment_repo.current_servers(conn, cluster.id)
     by_name = {n.name: n for n in nodes}
     ids = {n.id for n in nodes}
     records = [r for node_id, r in deployment_repo.records_for(conn, cluster.id) if node_id in ids]
-    due = resolver.due(software, [facts_of(n) for n in nodes], records)
+    plan = resolver.plan(software, [facts_of(n) for n in nodes], records)
     runs = live_runs(conn, cluster.id)
     busy = {node_id for node_id, _ in runs}
-    in_flight = Counter(r.deployment for _, r in runs if r.action is DeployAction.UPDATE)
-    failed = Counter(
-        r.deployment
-        for r in records
-        if r.action is DeployAction.UPDATE and r.status is DeploymentStatus.FAILED
+    rollouts = rollout_repo.for_cluster(conn, cluster.id)
+    previous: dict[tuple[str, str], Revision] = {}
+    if any(r.phase is RolloutPhase.ROLLBACK for r in rollouts.values()):
+        for row in deployment_repo.for_cluster(conn, cluster.id):
+            if row.node_id in ids and row.previous is not None:
+                previous[(row.name, row.node_name)] = row.previous
+    rolled = roll(
+        plan,
+        software,
+        policies or {},
+        rollouts,
+        {(r.deployment, r.node): r for r in records},
+        {(r.deployment, r.node) for _, r in runs},
+        previous,
+        set(by_name),
+        now,
     )
-    allowed, held = roll(due, software, policies or {}, in_flight, failed)
-    chosen: dict[str, ResolvedDeployment] = {}
-    for item in allowed:
+    chosen: dict[str, DeployInputs] = {}
+    for item in rolled.allowed:
         node = by_name.get(item.node)
         if node is None or node.id in busy or node.id in chosen:
             continue
-        chosen[node.id] = item
-    new: list[NewAction] = []
-    events: list[NewEvent] = []
-    for node_id, item in chosen.items():
-        node = by_name[item.node]
         d = software.deployment(item.deployment)
+        chosen[node.id] = DeployInputs.of(item, d.timeout_s if d is not None else 600.0)
+    for restore in rolled.restores:
+        node = by_name.get(restore.node)
+        if node is None or node.id in busy or node.id in chosen:
+            continue
+        d = software.deployment(restore.deployment)
         timeout = d.timeout_s if d is not None else 600.0
+        chosen[node.id] = DeployInputs.restore(
+            restore.deployment, restore.node, restore.previous, timeout
+        )
+    new: list[NewAction] = []
+    events: list[NewEvent] = [
+        cluster_event(cluster, "ROLLOUT", text, level=level) for level, text in rolled.notes
+    ]
+    for node_id, run in chosen.items():
+        node = by_name[run.node]
         action_id = str(uuid.uuid4())
         new.append(
             NewAction(
@@ -116,9 +137,10 @@ def decide(
                 kind=ActionKind.NODE_DEPLOY.value,
                 cluster_id=cluster.id,
                 node_id=node_id,
-                inputs=DeployInputs.of(item, timeout).to_json(),
+                inputs=run.to_json(),
             )
         )
+        what = "rollback to the previous revision" if run.rollback else str(run.action)
         events.append(
             node_event(
                 project_id=cluster.project_id,
@@ -126,13 +148,14 @@ def decide(
                 node_id=node.id,
                 name=node.name,
                 status="DEPLOY",
-                message=f"deployment {item.deployment} due ({item.action})",
+                message=f"deployment {run.deployment} due ({what})",
                 action_id=action_id,
             )
         )
-    return Decision(new, events, held)
+    return Decision(new, events, rolled.changed, cluster.id)
 
 
 def record(conn: Connection, decision: Decision, now: float) -> None:
     action_repo.insert_actions(conn, decision.actions, now)
+    rollout_repo.save(conn, decision.cluster_id, decision.rollouts, now)
     add_events(conn, decision.events, now)

@@ -10,7 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from shoal.model.software import DeployAction, Json, ResolvedDeployment
+from shoal.model.rollouts import Revision, config_from_json, config_to_json
+from shoal.model.software import DeployAction, Json, ResolvedDeployment, SoftwareConfig
 from shoal.store.deployments import Publish
 from shoal.store.records import NodeRecord
 
@@ -32,6 +33,30 @@ class DeployInputs:
     outputs: tuple[str, ...] = ()
     """The config's declared outputs (a simulated run makes one of each)."""
     timeout_s: float = 600.0
+    body: SoftwareConfig | None = None
+    """The config itself, published with the run (what a later rollback serves again)."""
+    rollback: bool = False
+    """This run gives the node its previous revision again (a rolled-back config change)."""
+
+    @classmethod
+    def restore(
+        cls, deployment: str, node: str, previous: Revision, timeout_s: float
+    ) -> DeployInputs:
+        """The run that re-applies `previous` on `node` (as an UPDATE, as Heat would)."""
+        return cls(
+            deployment=deployment,
+            node=node,
+            action=DeployAction.UPDATE,
+            config=previous.config.name,
+            hook=str(previous.config.group),
+            digest=previous.digest,
+            inputs=previous.inputs,
+            secret_inputs=previous.secret_inputs,
+            outputs=tuple(o.name for o in previous.config.outputs),
+            timeout_s=timeout_s,
+            body=previous.config,
+            rollback=True,
+        )
 
     @classmethod
     def of(cls, r: ResolvedDeployment, timeout_s: float) -> DeployInputs:
@@ -48,10 +73,17 @@ class DeployInputs:
             secret_inputs=secret,
             outputs=tuple(o.name for o in r.config.outputs),
             timeout_s=timeout_s,
+            body=r.config,
         )
 
     def to_json(self) -> dict[str, Any]:
+        extra: dict[str, Any] = {}
+        if self.body is not None:
+            extra["body"] = config_to_json(self.body)
+        if self.rollback:
+            extra["rollback"] = True
         return {
+            **extra,
             # `node` is what the engine's node events read an action's node name from.
             "node": self.node,
             "deployment": self.deployment,
@@ -78,6 +110,8 @@ class DeployInputs:
             secret_inputs=tuple(str(s) for s in data.get("secret_inputs") or ()),
             outputs=tuple(str(s) for s in data.get("outputs") or ()),
             timeout_s=float(data.get("timeout_s", 600.0)),
+            body=config_from_json(data["body"]) if data.get("body") else None,
+            rollback=bool(data.get("rollback", False)),
         )
 
 
@@ -101,4 +135,6 @@ def publication(
         secret_inputs=run.secret_inputs,
         action_id=run_id,
         signal_hash=signal_hash,
+        config_body=run.body,
+        rollback=run.rollback,
     )

@@ -30,16 +30,31 @@ from dataclasses import dataclass
 from typing import Any
 
 from shoal.engine.context import EngineContext
-from shoal.engine.events import cluster_event, node_event
+from shoal.engine.events import node_event
 from shoal.engine.settle import declared_nodes, settled_status
 from shoal.engine.software import secrets
-from shoal.engine.software.decide import SETTLED, PoliciesOf, SoftwareOf, decide, record
+from shoal.engine.software.decide import (
+    RUNNABLE_NODE,
+    SETTLED,
+    HealthOf,
+    PoliciesOf,
+    SoftwareOf,
+    decide,
+    record,
+)
+from shoal.engine.software.gate import check_gates
 from shoal.engine.software.inputs import DeployInputs, publication
 from shoal.engine.software.removal import run_removals
 from shoal.engine.software.urls import Urls
 from shoal.model.enums import ActionKind, ActionStatus, NodeStatus
 from shoal.model.software import DeploymentSignal, DeploymentStatus, SoftwareSpec
-from shoal.providers.software import DeploymentRun, DeploymentRunner, RunsDeployments
+from shoal.providers.errors import ProviderError
+from shoal.providers.software import (
+    DeploymentRun,
+    DeploymentRunner,
+    RunsDeployments,
+    StartsAgents,
+)
 from shoal.store import actions as action_repo
 from shoal.store import clusters as cluster_repo
 from shoal.store import deployments as deployment_repo
@@ -58,6 +73,10 @@ REASON_PREFIX = "deployment "
 _KINDS = [ActionKind.NODE_DEPLOY.value]
 _TERMINAL_ROW = (DeploymentStatus.COMPLETE, DeploymentStatus.FAILED)
 POLL_S = 0.25
+"""How often runs awaiting their agents' signals look at their rows (sooner when woken)."""
+AGENTS_EVERY_S = 5.0
+"""How often the servers of clusters with software are made sure to run agents (on providers
+that can start them on a running server)."""
 """How often runs awaiting their agents' signals look at their rows (sooner when woken)."""
 
 
@@ -89,6 +108,7 @@ class Deployer:
         *,
         lease_s: float = 30.0,
         policies_of: PoliciesOf | None = None,
+        health_of: HealthOf | None = None,
         tick_s: float = 2.0,
         concurrency: int = 2000,
     ) -> None:
@@ -96,8 +116,11 @@ class Deployer:
         self.lease_s = lease_s
         self.software_of = software_of
         self.policies_of: PoliciesOf = policies_of or (lambda _c: {})
-        self._held: dict[str, set[str]] = {}
-        """Per cluster, deployments whose roll is held (an event when that starts)."""
+        self.health_of: HealthOf = health_of or (lambda _c: {})
+        self._leading = False
+        self._agents_at = -1e18
+        """Whether this engine held the deployer lease at its last decision (rollout gates are
+        checked by that engine only)."""
         self.tick_s = tick_s
         self.concurrency = concurrency
         self._decided_at = -1e18
@@ -142,6 +165,12 @@ class Deployer:
             self._dirty = False
             self._decided_at = mono
             busy |= await asyncio.to_thread(self._decide) > 0
+            if self._leading and await check_gates(self):
+                self._dirty = True
+                busy = True
+            if self._leading and mono - self._agents_at >= AGENTS_EVERY_S:
+                self._agents_at = mono
+                await self._ensure_agents()
         free = self.concurrency - len(self._inflight)
         if free > 0:
             claimed = await asyncio.to_thread(self._claim, free)
@@ -176,7 +205,8 @@ class Deployer:
     def _decide(self) -> int:
         e = self.engine
         now = e.clock.now()
-        if not leases.acquire(e.db, LEASE, e.owner, now, max(self.lease_s, 3.0)):
+        self._leading = leases.acquire(e.db, LEASE, e.owner, now, max(self.lease_s, 3.0))
+        if not self._leading:
             return 0
         with e.db.reading() as conn:
             clusters = [
@@ -200,20 +230,9 @@ class Deployer:
             current = cluster_repo.get_cluster(conn, cluster.id)
             if current is None or current.lock_action_id is not None:
                 return 0
-            decision = decide(conn, current, software, self.policies_of(current))
-            newly = decision.held - self._held.get(cluster.id, set())
-            self._held[cluster.id] = decision.held
-            if newly:
-                why = ", ".join(sorted(newly))
-                decision.events.append(
-                    cluster_event(
-                        current,
-                        "WARNING",
-                        f"rolling update of deployment(s) {why} stopped: too many failed "
-                        "(the update policy's failure_threshold); fix the config to resume",
-                        level="WARNING",
-                    )
-                )
+            decision = decide(conn, current, software, self.policies_of(current), now)
+            if decision.rollouts:
+                self._dirty = True  # a rollout moved on: its next step may be due at once
             record(conn, decision, now)
             return len(decision.actions)
 
@@ -340,6 +359,44 @@ class Deployer:
             action.node_id, await asyncio.to_thread(self._server_secret, action.node_id)
         )
         return dataclasses.replace(action, inputs={**action.inputs, "metadata_url": url})
+
+    async def _ensure_agents(self) -> None:
+        """Servers made before their cluster had software were created without a metadata URL
+        and run no agents: where the provider can start agents on a running server (local),
+        give them theirs (a no-op for servers whose agents already poll that URL)."""
+        p = self.engine.provider
+        if self.agent_url is None or not isinstance(p, StartsAgents):
+            return
+        for node_id, provider_id in await asyncio.to_thread(self._servers_with_software):
+            url = Urls(self.agent_url).metadata(
+                node_id, await asyncio.to_thread(self._server_secret, node_id)
+            )
+            try:
+                if await p.start_agents(provider_id, url):
+                    log.info("started the agents of server %s (node %s)", provider_id, node_id)
+            except ProviderError as e:
+                log.warning("could not start the agents of node %s: %s", node_id, e)
+
+    def _servers_with_software(self) -> list[tuple[str, str]]:
+        """(node id, provider id) of the running servers of settled clusters with software."""
+        out: list[tuple[str, str]] = []
+        with self.engine.db.reading() as conn:
+            for c in cluster_repo.list_clusters(conn, None):
+                if c.status not in SETTLED:
+                    continue
+                try:
+                    software = self.software_of(c)
+                except Exception:  # e.g. the inventory not read yet: the next pass looks again
+                    log.exception("reading the software of %s failed", c.name)
+                    continue
+                if software is None or not software.deployments:
+                    continue
+                out += [
+                    (n.id, n.provider_id)
+                    for n in deployment_repo.current_servers(conn, c.id)
+                    if n.provider_id is not None and n.status in RUNNABLE_NODE
+                ]
+        return out
 
     def _declares(self, cluster_id: str) -> bool:
         with self.engine.db.reading() as conn:

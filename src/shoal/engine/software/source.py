@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping
 
 from shoal.model.cluster import ClusterSpec
 from shoal.model.inventory import Inventory
-from shoal.model.policies import UpdatePolicy
+from shoal.model.policies import HealthPolicy, UpdatePolicy
 from shoal.model.problems import InvalidDocument
 from shoal.model.software import SoftwareSpec
 from shoal.spec import cluster_from_tree
@@ -44,3 +44,11 @@ class DocumentSoftware:
         if spec is None:
             return {}
         return {g.name: g.update for g in spec.node_groups if g.update is not None}
+
+    def health_policies(self, cluster: ClusterRecord) -> Mapping[str, HealthPolicy]:
+        """`HealthOf`: each node group's health policy, where it has one (the rollout's gate)."""
+        spec = self._spec(cluster)
+        if spec is None:
+            return {}
+        found = {g.name: spec.health_of(g.name) for g in spec.node_groups}
+        return {name: h for name, h in found.items() if h is not None}

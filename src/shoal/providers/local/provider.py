@@ -125,6 +125,24 @@ class LocalProvider:
                 return self._server_resource(found)
             return await self._create_server(request)
 
+    async def start_agents(self, server_id: str, metadata_url: str) -> bool:
+        """`StartsAgents`: a running server gets (or keeps) its agent chain on this URL."""
+        found = self._records.by_id(server_id)
+        if not isinstance(found, ServerRecord):
+            return False
+        async with self._key_locks[(NodeKind.SERVER, found.key)]:
+            record = self._records.by_id(server_id)
+            if not isinstance(record, ServerRecord) or server_id in self._busy:
+                return False
+            if record.metadata_url == metadata_url and self._agents_as_wanted(record):
+                return False
+            if record.host in self._failed or not processes.is_running(record.pid, record.key):
+                return False
+            record.metadata_url = metadata_url
+            self._records.save(record)
+            await self._start_agents(record)
+            return True
+
     async def create_volume(self, request: VolumeRequest) -> Resource:
         async with self._key_locks[(NodeKind.VOLUME, request.key)]:
             found = self._records.by_key(NodeKind.VOLUME, request.key)
