@@ -266,8 +266,18 @@ def failure_reason(signal: DeploymentSignal, config: SoftwareConfig) -> str | No
 
 
 def declared_outputs(signal: DeploymentSignal, config: SoftwareConfig) -> dict[str, Json]:
-    """The outputs a config declares, as Heat keeps them: others in the signal are ignored."""
+    """The outputs a config declares, as Heat keeps them: others in the signal are ignored.
+    Heat also keeps `deploy_stdout`, `deploy_stderr` and `deploy_status_code` as every
+    deployment's outputs (a template's `get_attr: [D, deploy_stdout]`); see `with_heat_outputs`."""
     return {o.name: signal.outputs[o.name] for o in config.outputs if o.name in signal.outputs}
+
+
+def with_heat_outputs(
+    outputs: Mapping[str, Json], status_code: int | None, stdout: str, stderr: str
+) -> dict[str, Json]:
+    """`outputs` with the three every Heat deployment has (stdout and stderr as stored, i.e.
+    with secrets scrubbed), so another deployment's input can take them."""
+    return {**outputs, STDOUT: stdout, STDERR: stderr, STATUS_CODE: status_code}
 
 
 def _decode(body: bytes | str | Mapping[str, object]) -> Mapping[str, object]:

@@ -40,6 +40,7 @@ from shoal.engine.software.urls import Urls
 from shoal.model.enums import ActionKind, ActionStatus, NodeStatus
 from shoal.model.software import DeploymentSignal, DeploymentStatus, SoftwareSpec
 from shoal.providers.software import DeploymentRun, DeploymentRunner, RunsDeployments
+from shoal.spec.heat_metadata import with_heat_outputs
 from shoal.store import actions as action_repo
 from shoal.store import clusters as cluster_repo
 from shoal.store import deployments as deployment_repo
@@ -500,9 +501,8 @@ def _failed(c: _Claimed, why: str) -> _Outcome:
 
 def _from_signal(c: _Claimed, signal: DeploymentSignal) -> _Outcome:
     status = DeploymentStatus.COMPLETE if signal.status_code == 0 else DeploymentStatus.FAILED
-    finish = Finish(
-        c.action.id, status, signal.status_code, signal.stdout, signal.stderr, signal.outputs
-    )
+    outputs = with_heat_outputs(signal.outputs, signal.status_code, signal.stdout, signal.stderr)
+    finish = Finish(c.action.id, status, signal.status_code, signal.stdout, signal.stderr, outputs)
     return _Outcome(c, finish, status, signal.status_code, signal.stderr)
 
 
