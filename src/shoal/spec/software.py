@@ -66,12 +66,13 @@ class SoftwareDraft:
     config_paths: dict[str, str] = field(default_factory=dict)
     deployments: list[DeploymentDraft] = field(default_factory=list)
     secrets: dict[str, str] = field(default_factory=dict)
+    generated: dict[str, str] = field(default_factory=dict)
 
 
 def read_software(
     raw: object, path: str, params: ParameterTable, out: ProblemList
 ) -> SoftwareDraft:
-    draft = SoftwareDraft(secrets=params.secrets())
+    draft = SoftwareDraft(secrets=params.secrets(), generated=params.generated())
     if raw is None:
         return draft
     f = mapping(raw, path, out, "'software'")
@@ -260,4 +261,5 @@ def build_software(draft: SoftwareDraft) -> SoftwareSpec:
         if isinstance(s.source, SecretInput)
     }
     secrets = {k: v for k, v in draft.secrets.items() if k in used}
-    return SoftwareSpec(tuple(draft.configs.values()), deployments, secrets)
+    generated = {k: v for k, v in draft.generated.items() if k in secrets}
+    return SoftwareSpec(tuple(draft.configs.values()), deployments, secrets, generated)

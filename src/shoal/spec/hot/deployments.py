@@ -12,7 +12,9 @@ named by the cluster elements its servers became:
   template → one deployment per server, named `GROUP-KEY` (what depends on the group depends
   on all of them).
 - `input_values`: a literal → `LiteralInput`; `get_param` of a hidden parameter →
-  `SecretInput`; `get_attr: [S, first_address | networks … | name]` → `NodeFactInput` on S
+  `SecretInput`; `get_attr: [R, value]` (or `get_resource: R`) of an `OS::Heat::RandomString`
+  → `SecretInput` of a value drawn once (`randomness.py`; not in a group's member, where Heat
+  draws one per member); `get_attr: [S, first_address | networks … | name]` → `NodeFactInput` on S
   itself, `MemberFactsInput` (a list) on another server or a group; `get_attr: [D, OUTPUT]` of
   a deployment → `OutputInput` (the same node's value, or the list over a group's nodes).
   Heat passes inputs a config does not declare; so does Shoal, declaring them on the config.
@@ -52,6 +54,7 @@ from shoal.model.software import (
 from shoal.spec.collect import child
 from shoal.spec.drafts import ClusterDraft
 from shoal.spec.hot.assemble import Placed
+from shoal.spec.hot.randomness import generate, mark
 from shoal.spec.hot.report import Report
 from shoal.spec.hot.shapes import Shape, SoftwareShape
 from shoal.spec.hot.values import Attr, Ref, first_symbolic
@@ -67,6 +70,7 @@ _HOOKS = {h.value: h for h in HookGroup}
 _IO = {t.value: t for t in IOType}
 _ADDRESS_ATTRS = frozenset({"first_address", "networks", "addresses", "accessIPv4"})
 _HEAT_ONLY_ACTIONS = ("SUSPEND", "RESUME")
+RANDOM_STRING = "OS::Heat::RandomString"
 
 
 @dataclass(slots=True)
@@ -84,6 +88,12 @@ class _Map:
     widened: dict[str, set[str]] = field(default_factory=dict)
     """Config -> declared inputs given literals of another type (Heat passes them as given)."""
     secrets: dict[str, str] = field(default_factory=dict)
+    generated: dict[str, str] = field(default_factory=dict)
+    """Secrets drawn here (RandomString) -> their mark (randomness.py)."""
+    hidden: set[str] = field(default_factory=set)
+    """Secrets that are hidden parameters."""
+    in_group: bool = False
+    """This template is a group's member (each replica would be its own Heat stack)."""
     mapped: bool = True
     prefix: str = ""
     """What this template's names are qualified with (its elements' prefix)."""
@@ -110,12 +120,12 @@ def map_software(
     sw = SoftwareDraft()
     mapped = True
     any_deployment = False
-    for scope in _scopes(shape):
+    for scope, in_group in _scopes(shape):
         prefix = placed.prefixes.get(scope.scope)
         if prefix is None:
             continue  # not made into elements (e.g. a group inside a group): reported there
         made = {r: e for (sc, r), e in placed.elements.items() if sc == scope.scope}
-        m = _Map(scope, made, cluster, report, prefix=prefix)
+        m = _Map(scope, made, cluster, report, prefix=prefix, in_group=in_group)
         if _scope(m, sw):
             any_deployment = True
             mapped = mapped and m.mapped
@@ -128,13 +138,14 @@ def map_software(
     return build_software(sw)
 
 
-def _scopes(shape: Shape) -> list[Shape]:
-    """The template and every nested template and group member it uses."""
-    found = [shape]
+def _scopes(shape: Shape, in_group: bool = False) -> list[tuple[Shape, bool]]:
+    """The template and every nested template and group member it uses, each with whether
+    it is (inside) a group's member."""
+    found = [(shape, in_group)]
     for n in shape.nested:
-        found += _scopes(n.shape)
+        found += _scopes(n.shape, in_group)
     for g in shape.groups:
-        found += _scopes(g.member)
+        found += _scopes(g.member, True)
     return found
 
 
@@ -177,6 +188,7 @@ def _scope(m: _Map, sw: SoftwareDraft) -> bool:
             )
         sw.deployments.append(draft)
     sw.secrets.update(m.secrets)
+    sw.generated.update(m.generated)
     return True
 
 
@@ -325,7 +337,11 @@ def _source(
             )
             return None
         m.secrets[param] = value if isinstance(value, str) else json.dumps(to_json(value))
+        m.hidden.add(param)
         return SecretInput(param)
+    random = _random_of(m, value)
+    if random is not None:
+        return _random(m, random, at)
     if isinstance(value, Attr) and value.scope == m.shape.scope:
         return _attr(m, d, value, at)
     if first_symbolic(value) is None:
@@ -338,6 +354,55 @@ def _source(
         "parameter, get_attr of a server's address or name, or of a deployment's output",
     )
     return None
+
+
+def _random_of(m: _Map, value: object) -> str | None:
+    """The RandomString of this template `value` is (`get_resource` or `get_attr … value`)."""
+    if not isinstance(value, Ref | Attr) or value.scope != m.shape.scope:
+        return None
+    if m.shape.kinds.get(value.name) != RANDOM_STRING:
+        return None
+    if isinstance(value, Attr) and value.path != ("value",):
+        return None
+    return value.name
+
+
+def _random(m: _Map, name: str, at: str) -> SecretInput | None:
+    """A RandomString's value as a secret, drawn once per reading (then kept, randomness.py)."""
+    random = m.shape.randoms.get(name)
+    full = m.full(name)
+    if m.in_group:
+        _cannot(
+            m,
+            "RandomString in a group member",
+            at,
+            f"{name} is drawn once per member of its group in Heat; Shoal keeps one secret per "
+            "cluster",
+        )
+        return None
+    if random is None and name in m.shape.randoms:
+        m.mapped = False  # its properties were refused, and that reported
+        return None
+    if random is None:
+        _cannot(
+            m,
+            "RandomString known only at run time",
+            at,
+            f"the properties of {name} come from resources at run time",
+        )
+        return None
+    if full in m.hidden:
+        _cannot(
+            m,
+            "RandomString named as a hidden parameter",
+            at,
+            f"'{full}' is both a RandomString and a hidden parameter; their secrets share names",
+        )
+        return None
+    if full not in m.secrets:
+        m.secrets[full] = generate(random)
+        m.generated[full] = mark(random)
+    return SecretInput(full)
 
 
 def _attr(
