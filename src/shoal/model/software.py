@@ -109,6 +109,10 @@ class SoftwareConfig:
     inputs: tuple[ConfigInput, ...] = ()
     outputs: tuple[ConfigOutput, ...] = ()
     options: Mapping[str, Json] = field(default_factory=dict, hash=False)
+    input_key: str | None = None
+    """Set for a structured config deployed as Heat's StructuredDeployment: `config` is a JSON
+    mapping in which every `{input_key: NAME}` is replaced by input NAME's value (null when
+    there is none) when the config is served to a node (spec/heat_metadata.py)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -69,6 +69,8 @@ def _config(c: SoftwareConfig) -> dict[str, Any]:
         out["outputs"] = [_io(o) for o in c.outputs]
     if c.options:
         out["options"] = dict(c.options)
+    if c.input_key is not None:
+        out["input_key"] = c.input_key
     return out
 
 

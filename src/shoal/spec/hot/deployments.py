@@ -71,6 +71,18 @@ _IO = {t.value: t for t in IOType}
 _ADDRESS_ATTRS = frozenset({"first_address", "networks", "addresses", "accessIPv4"})
 _HEAT_ONLY_ACTIONS = ("SUSPEND", "RESUME")
 RANDOM_STRING = "OS::Heat::RandomString"
+STRUCTURED = "OS::Heat::Structured"
+DEFAULT_INPUT_KEY = "get_input"
+DERIVED_INPUTS = (
+    "deploy_server_id",
+    "deploy_action",
+    "deploy_stack_id",
+    "deploy_resource_name",
+    "deploy_signal_transport",
+    "deploy_signal_id",
+    "deploy_signal_verb",
+)
+"""Inputs Heat gives every deployment (spec/heat_metadata.py serves them)."""
 
 
 @dataclass(slots=True)
@@ -103,6 +115,8 @@ class _Map:
     """A deployment group over several servers -> the per-server deployments it became."""
     origin: dict[str, str] = field(default_factory=dict)
     """Per-server deployment -> the deployment group it came from."""
+    input_keys: dict[str, set[str | None]] = field(default_factory=dict)
+    """Config -> the `input_key` of each deployment applying it (None: not a structured one)."""
 
     def full(self, name: str) -> str:
         """A name of this template as a name of the cluster: `PREFIX-NAME` when nested."""
@@ -286,6 +300,7 @@ def _deployment(m: _Map, d: SoftwareShape) -> DeploymentDraft:
         if m.configs[config.name].kind in MAPPED_CONFIGS:
             draft.config = m.full(config.name)
             m.used.add(config.name)
+            _input_key(m, d, m.configs[config.name])
         else:
             _cannot(
                 m,
@@ -321,6 +336,39 @@ def _deployment(m: _Map, d: SoftwareShape) -> DeploymentDraft:
     draft.depends_on = [(m.full(n), child(d.path, "depends_on")) for n in deps]
     draft.actions = _actions(m, d, child(where, "actions"))
     return draft
+
+
+def _input_key(m: _Map, d: SoftwareShape, c: SoftwareShape) -> None:
+    """Heat substitutes `get_input` (or the deployment's `input_key`) in a structured config
+    only when a structured deployment applies it; STRICT wants every name given."""
+    structured = d.kind.startswith(STRUCTURED) and c.kind == "OS::Heat::StructuredConfig"
+    key = d.props.get("input_key", DEFAULT_INPUT_KEY) if structured else None
+    if key is not None and not isinstance(key, str):
+        return  # reported by software.py
+    m.input_keys.setdefault(c.name, set()).add(key)
+    if key is None or d.props.get("input_values_validate") != "STRICT":
+        return
+    values = d.props.get("input_values")
+    given = set(values) if isinstance(values, dict) else set()
+    given |= {str(i["name"]) for i in _list(c.props.get("inputs"))} | set(DERIVED_INPUTS)
+    for name, at in _wanted(c.props.get("config"), key, child(c.path, "properties", "config")):
+        if name not in given:
+            m.report.problem(
+                at,
+                f"{d.kind} {d.name} validates its inputs STRICT, and gives no input '{name}'",
+            )
+
+
+def _wanted(body: object, key: str, path: str) -> list[tuple[str, str]]:
+    """Each `{key: NAME}` in a structured config's body, with its pointer."""
+    if isinstance(body, dict):
+        arg = body.get(key)
+        if len(body) == 1 and isinstance(arg, str):
+            return [(arg, path)]
+        return [x for k, v in body.items() for x in _wanted(v, key, child(path, str(k)))]
+    if isinstance(body, list):
+        return [x for i, v in enumerate(body) for x in _wanted(v, key, child(path, str(i)))]
+    return []
 
 
 def _source(
@@ -558,6 +606,17 @@ def _config(m: _Map, c: SoftwareShape) -> SoftwareConfig | None:
     inputs += [ConfigInput(k, t) for k, t in m.extra.get(c.name, {}).items() if k not in have]
     outputs = [_output(o) for o in _list(c.props.get("outputs"))]
     options = to_json(c.props.get("options") or {})
+    keys = m.input_keys.get(c.name, set())
+    if len(keys) > 1:
+        _cannot(
+            m,
+            "a structured config deployed with different input_keys",
+            where,
+            f"{c.name} is applied by deployments with different input_key (or by a "
+            "SoftwareDeployment, which substitutes nothing); Shoal keeps one per config",
+        )
+        return None
+    input_key = next(iter(keys), None)
     if hook is None or text is None:
         return None
     return SoftwareConfig(
@@ -567,6 +626,7 @@ def _config(m: _Map, c: SoftwareShape) -> SoftwareConfig | None:
         tuple(inputs),
         tuple(outputs),
         options if isinstance(options, dict) else {},
+        input_key,
     )
 
 
