@@ -203,7 +203,9 @@ class DeploymentService:
             )
             stdout = scrub(signal.stdout, software.secrets)
             stderr = scrub(stderr, software.secrets)
-            outputs = heat_metadata.with_heat_outputs(outputs, signal.status_code, stdout, stderr)
+            outputs = heat_metadata.with_heat_outputs(
+                outputs, signal.status_code, repo.tail(stdout), repo.tail(stderr)
+            )
             written = repo.finish(
                 conn,
                 [Finish(action_id, status, signal.status_code, stdout, stderr, outputs)],

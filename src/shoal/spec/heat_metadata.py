@@ -302,8 +302,9 @@ def declared_outputs(signal: DeploymentSignal, config: SoftwareConfig) -> dict[s
 def with_heat_outputs(
     outputs: Mapping[str, Json], status_code: int | None, stdout: str, stderr: str
 ) -> dict[str, Json]:
-    """`outputs` with the three every Heat deployment has (stdout and stderr as stored, i.e.
-    with secrets scrubbed), so another deployment's input can take them."""
+    """`outputs` with the three every Heat deployment has, so another deployment's input can
+    take them; the caller passes stdout and stderr as it stores them (secrets scrubbed, the
+    tail kept), so an output is never more than the stored log."""
     return {**outputs, STDOUT: stdout, STDERR: stderr, STATUS_CODE: status_code}
 
 

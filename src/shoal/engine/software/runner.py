@@ -501,7 +501,12 @@ def _failed(c: _Claimed, why: str) -> _Outcome:
 
 def _from_signal(c: _Claimed, signal: DeploymentSignal) -> _Outcome:
     status = DeploymentStatus.COMPLETE if signal.status_code == 0 else DeploymentStatus.FAILED
-    outputs = with_heat_outputs(signal.outputs, signal.status_code, signal.stdout, signal.stderr)
+    outputs = with_heat_outputs(
+        signal.outputs,
+        signal.status_code,
+        deployment_repo.tail(signal.stdout),
+        deployment_repo.tail(signal.stderr),
+    )
     finish = Finish(c.action.id, status, signal.status_code, signal.stdout, signal.stderr, outputs)
     return _Outcome(c, finish, status, signal.status_code, signal.stderr)
 

@@ -71,7 +71,7 @@ def random_string(stack: StackView, res: Resource, props: dict[str, object]) -> 
         else:
             chosen.append((str(sequence), 1))
     for at, entry in classes:
-        check_keys(entry, at, report, ("class", "min"))
+        _check_keys(entry, at, report, ("class", "min"))
         name = entry.get("class", "lettersdigits")
         if name not in CHARACTER_CLASSES:
             report.problem(child(at, "class"), f"class is one of {', '.join(CHARACTER_CLASSES)}")
@@ -79,7 +79,7 @@ def random_string(stack: StackView, res: Resource, props: dict[str, object]) -> 
         chosen.append((str(name), _whole(entry.get("min", 1), child(at, "min"), report, "min")))
     picked: list[tuple[str, int]] = []
     for at, entry in sequences:
-        check_keys(entry, at, report, ("sequence", "min"))
+        _check_keys(entry, at, report, ("sequence", "min"))
         chars = entry.get("sequence")
         if isinstance(chars, int | float) and not isinstance(chars, bool):
             chars = str(chars)
@@ -124,19 +124,21 @@ def _entries(value: object, path: str, report: Report) -> list[tuple[str, dict[s
     if not isinstance(value, list):
         report.problem(path, f"expected a list, found {describe(value)}")
         return []
+    if len(value) > MAX_ENTRIES:
+        report.problem(path, f"at most {MAX_ENTRIES} entries, found {len(value)}")
+        return []
     out: list[tuple[str, dict[str, object]]] = []
     for i, entry in enumerate(value):
         if isinstance(entry, dict):
             out.append((child(path, str(i)), {str(k): v for k, v in entry.items()}))
         else:
             report.problem(child(path, str(i)), f"expected a mapping, found {describe(entry)}")
-    if len(value) > MAX_ENTRIES:
-        report.problem(path, f"at most {MAX_ENTRIES} entries")
-        return []
     return out
 
 
-def check_keys(entry: dict[str, object], path: str, report: Report, known: tuple[str, ...]) -> None:
+def _check_keys(
+    entry: dict[str, object], path: str, report: Report, known: tuple[str, ...]
+) -> None:
     for key in entry:
         if key not in known:
             report.problem(child(path, key), f"unknown key '{key}'; one of {', '.join(known)}")
