@@ -144,7 +144,13 @@ async def test_agents_read_metadata_and_signal(api: Api) -> None:
     assert SECRET not in r.text
     assert log["inputs"]["password"] == "******"
     assert log["stdout"] == "configured with ******\n"
-    assert log["outputs"] == {"dsn": "postgres://db-1/app"}
+    # Heat's output_values: the declared outputs and the three every deployment has.
+    assert log["outputs"] == {
+        "dsn": "postgres://db-1/app",
+        "deploy_stdout": "configured with ******\n",
+        "deploy_stderr": "",
+        "deploy_status_code": 0,
+    }
 
     # The output reached the next deployment, on the other group's node, through its metadata.
     app = await until_status(api, "ctl", "app-setup", "IN_PROGRESS")

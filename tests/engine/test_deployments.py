@@ -32,6 +32,7 @@ from shoal.model.software import (
 )
 from shoal.providers.sim.provider import SimProvider
 from shoal.providers.sim.software import SimDeployments, simulated_output
+from shoal.spec.heat_metadata import STDOUT
 from shoal.store import actions as action_repo
 from shoal.store import deployments as deployment_repo
 from shoal.store import events as event_repo
@@ -204,6 +205,29 @@ async def test_order_outputs_and_membership_updates(rig: Rig) -> None:
     order = [(r.deployment, r.node) for r in runs_of(rig).runs]
     assert order.count(("db-setup", "db-1")) == 1
     assert order.count(("app-setup", "app-1")) == 1
+
+
+async def test_heat_stdout_of_one_deployment_is_the_input_of_another(db: Database) -> None:
+    """Heat keeps deploy_stdout (and stderr, status code) among every deployment's outputs;
+    heat-templates' example-deploy-sequence passes one deployment's stdout to the next."""
+    r = make_rig(db)
+    spec = software()
+    previous = {"previous": OutputInput("db-setup", STDOUT)}
+    app = dataclasses.replace(spec.deployments[1], inputs=previous)
+    with_software(r, dataclasses.replace(spec, deployments=(spec.deployments[0], app)))
+    await r.engine.start()
+    try:
+        cid = await create(r)
+        await until(settled(r, cid, 3), lambda: f"not settled: {rows(r, cid)}")
+        db_run = runs_of(r).runs[0]
+        assert db_run.deployment == "db-setup"
+        db_row = rows(r, cid)[("db-setup", "db-1")]
+        assert db_row.outputs[STDOUT] == db_row.stdout == f"CREATE db-setup on {db_run.node}"
+        assert db_row.outputs["deploy_status_code"] == 0
+        app_runs = [x for x in runs_of(r).runs if x.deployment == "app-setup"]
+        assert [x.inputs["previous"] for x in app_runs] == [db_row.stdout] * 2
+    finally:
+        await r.engine.stop()
 
 
 async def test_a_replacement_node_gets_its_deployments(rig: Rig) -> None:

@@ -109,6 +109,10 @@ class SoftwareConfig:
     inputs: tuple[ConfigInput, ...] = ()
     outputs: tuple[ConfigOutput, ...] = ()
     options: Mapping[str, Json] = field(default_factory=dict, hash=False)
+    input_key: str | None = None
+    """Set for a structured config deployed as Heat's StructuredDeployment: `config` is a JSON
+    mapping in which every `{input_key: NAME}` is replaced by input NAME's value (null when
+    there is none) when the config is served to a node (spec/heat_metadata.py)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,6 +176,10 @@ class Deployment:
         return tuple(seen)
 
 
+GENERATED_MARK = "OS::Heat::RandomString"
+"""How the description of a secret Shoal generated starts (then a fingerprint)."""
+
+
 @dataclass(frozen=True, slots=True)
 class SoftwareSpec:
     """Every config and deployment of one cluster; empty for a cluster without software."""
@@ -180,6 +188,10 @@ class SoftwareSpec:
     deployments: tuple[Deployment, ...] = ()
     secrets: Mapping[str, str] = field(default_factory=dict, hash=False, repr=False)
     """Values of hidden parameters, by parameter name."""
+    generated: Mapping[str, str] = field(default_factory=dict, hash=False)
+    """Secrets Shoal drew itself (a Heat RandomString), by name -> `GENERATED_MARK` and the
+    fingerprint of what it was drawn from: stored as the parameter's description, so an
+    update drawing from the same properties keeps the stored value."""
 
     def config(self, name: str) -> SoftwareConfig | None:
         return next((c for c in self.configs if c.name == name), None)

@@ -146,15 +146,16 @@ def _json(value: Json) -> str:
 
 
 def _config_text(config: SoftwareConfig) -> str:
-    return _json(
-        {
-            "group": str(config.group),
-            "config": config.config,
-            "inputs": [[i.name, str(i.type), i.default] for i in config.inputs],
-            "outputs": [[o.name, str(o.type), o.error_output] for o in config.outputs],
-            "options": dict(config.options),
-        }
-    )
+    described: dict[str, Json] = {
+        "group": str(config.group),
+        "config": config.config,
+        "inputs": [[i.name, str(i.type), i.default] for i in config.inputs],
+        "outputs": [[o.name, str(o.type), o.error_output] for o in config.outputs],
+        "options": dict(config.options),
+    }
+    if config.input_key is not None:  # only then: every other config keeps its digest
+        described["input_key"] = config.input_key
+    return _json(described)
 
 
 def _digest(config_text: str, value_texts: Mapping[str, str]) -> str:

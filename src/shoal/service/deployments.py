@@ -229,18 +229,14 @@ class DeploymentService:
                 if failure is None or failure in signal.stderr
                 else (f"{signal.stderr}\n{failure}".strip())
             )
+            stdout = scrub(signal.stdout, software.secrets)
+            stderr = scrub(stderr, software.secrets)
+            outputs = heat_metadata.with_heat_outputs(
+                outputs, signal.status_code, repo.tail(stdout), repo.tail(stderr)
+            )
             written = repo.finish(
                 conn,
-                [
-                    Finish(
-                        action_id,
-                        status,
-                        signal.status_code,
-                        scrub(signal.stdout, software.secrets),
-                        scrub(stderr, software.secrets),
-                        outputs,
-                    )
-                ],
+                [Finish(action_id, status, signal.status_code, stdout, stderr, outputs)],
                 now,
             )
             if written:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from shoal.model.problems import Problem
+from shoal.model.software import GENERATED_MARK
 from shoal.service.errors import Conflict, Invalid, NotFound
 from shoal.service.resize import Adjustment, new_count
 from shoal.store.records import NodeRecord
@@ -48,7 +49,27 @@ def replace_document(doc: Document, new_doc: Document) -> Document:
             "a cluster cannot be renamed",
             [Problem("/name", f"is {new_doc['name']!r}, the cluster is {doc['name']!r}")],
         )
-    return copy.deepcopy(new_doc)
+    return keep_generated(doc, copy.deepcopy(new_doc))
+
+
+def keep_generated(doc: Document, new_doc: Document) -> Document:
+    """Secrets Shoal drew (a Heat RandomString) keep their stored values when the new document
+    drew them from the same properties (same description: mark and fingerprint), as Heat keeps
+    a RandomString across stack updates unless its properties (e.g. `salt`) change."""
+    old = doc.get("parameters")
+    new = new_doc.get("parameters")
+    if not isinstance(old, dict) or not isinstance(new, dict):
+        return new_doc
+    for name, param in new.items():
+        before = old.get(name)
+        if not (isinstance(param, dict) and isinstance(before, dict)):
+            continue
+        mark = param.get("description")
+        drawn = isinstance(mark, str) and mark.startswith(GENERATED_MARK + " ")
+        same = before.get("description") == mark and "default" in before
+        if drawn and same and param.get("hidden") is True:
+            param["default"] = before["default"]
+    return new_doc
 
 
 @dataclass(frozen=True, slots=True)

@@ -140,17 +140,44 @@ def _config_entry(
     creation_time: str,
 ) -> dict[str, Json]:
     config = r.config
+    inputs = _inputs(r, signal_url, server_id=server_id, stack_id=stack_id)
     entry: dict[str, Json] = {
         "id": config_id,
         "name": r.deployment,
         "group": config.group.value,
         "creation_time": creation_time,
-        "config": config.config,
-        "inputs": _inputs(r, signal_url, server_id=server_id, stack_id=stack_id),
+        "config": config.config if config.input_key is None else _substituted(r, inputs),
+        "inputs": inputs,
         "outputs": [_output(o.name, o.type, o.description, o.error_output) for o in config.outputs],
         "options": dict(config.options),
     }
     return entry
+
+
+def _substituted(r: ResolvedDeployment, served: list[Json]) -> str:
+    """Heat's `StructuredDeployment.parse`: in the config's mapping, every `{input_key: NAME}`
+    (a mapping of that one key to a text) becomes the value of input NAME, from every input
+    the node is given (declared, undeclared, then `deploy_*`), null when there is none.
+    Values are the resolved ones, not the text a script hook is served."""
+    key = r.config.input_key
+    values: dict[str, Json] = {}
+    for item in served:
+        if isinstance(item, dict) and isinstance(item.get("name"), str):
+            values[str(item["name"])] = item.get("value")
+    for declared in r.config.inputs:
+        values[declared.name] = r.inputs.get(declared.name, declared.default)
+    values.update(r.inputs)
+
+    def parse(node: Json) -> Json:
+        if isinstance(node, dict):
+            if len(node) == 1 and isinstance(node.get(key or ""), str):
+                return values.get(str(node[key or ""]))
+            return {k: parse(v) for k, v in node.items()}
+        if isinstance(node, list):
+            return [parse(v) for v in node]
+        return node
+
+    return json.dumps(parse(json.loads(r.config.config)), sort_keys=True)
 
 
 def _inputs(r: ResolvedDeployment, signal_url: str, *, server_id: str, stack_id: str) -> list[Json]:
@@ -266,8 +293,19 @@ def failure_reason(signal: DeploymentSignal, config: SoftwareConfig) -> str | No
 
 
 def declared_outputs(signal: DeploymentSignal, config: SoftwareConfig) -> dict[str, Json]:
-    """The outputs a config declares, as Heat keeps them: others in the signal are ignored."""
+    """The outputs a config declares, as Heat keeps them: others in the signal are ignored.
+    Heat also keeps `deploy_stdout`, `deploy_stderr` and `deploy_status_code` as every
+    deployment's outputs (a template's `get_attr: [D, deploy_stdout]`); see `with_heat_outputs`."""
     return {o.name: signal.outputs[o.name] for o in config.outputs if o.name in signal.outputs}
+
+
+def with_heat_outputs(
+    outputs: Mapping[str, Json], status_code: int | None, stdout: str, stderr: str
+) -> dict[str, Json]:
+    """`outputs` with the three every Heat deployment has, so another deployment's input can
+    take them; the caller passes stdout and stderr as it stores them (secrets scrubbed, the
+    tail kept), so an output is never more than the stored log."""
+    return {**outputs, STDOUT: stdout, STDERR: stderr, STATUS_CODE: status_code}
 
 
 def _decode(body: bytes | str | Mapping[str, object]) -> Mapping[str, object]:

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from shoal.model.software import Json
+from shoal.model.software import GENERATED_MARK, Json
 from shoal.spec.collect import ProblemList, child
 from shoal.spec.fields import Fields, mapping
 from shoal.spec.names import NAME_RULE, is_name
@@ -74,6 +74,14 @@ class ParameterTable:
             p.name: p.value if isinstance(p.value, str) else _text(p.value)
             for p in self.params.values()
             if p.hidden and p.has_value
+        }
+
+    def generated(self) -> dict[str, str]:
+        """Hidden parameters holding a secret Shoal drew (their description marks them)."""
+        return {
+            p.name: p.description
+            for p in self.params.values()
+            if p.hidden and p.description.startswith(GENERATED_MARK + " ")
         }
 
 

@@ -14,6 +14,7 @@ cycles) live in `software_checks.py`.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 
 from shoal.model.members import MemberRef
@@ -31,7 +32,7 @@ from shoal.model.software import (
 from shoal.spec.collect import ProblemList, child
 from shoal.spec.fields import Fields, mapping
 from shoal.spec.names import NAME_RULE, is_name
-from shoal.spec.params import ParameterTable, to_json, too_deep
+from shoal.spec.params import MAX_VALUE_DEPTH, ParameterTable, to_json, too_deep
 from shoal.spec.software_sources import Source, read_source
 from shoal.spec.tree import describe, is_list, is_mapping, quote
 
@@ -66,12 +67,13 @@ class SoftwareDraft:
     config_paths: dict[str, str] = field(default_factory=dict)
     deployments: list[DeploymentDraft] = field(default_factory=list)
     secrets: dict[str, str] = field(default_factory=dict)
+    generated: dict[str, str] = field(default_factory=dict)
 
 
 def read_software(
     raw: object, path: str, params: ParameterTable, out: ProblemList
 ) -> SoftwareDraft:
-    draft = SoftwareDraft(secrets=params.secrets())
+    draft = SoftwareDraft(secrets=params.secrets(), generated=params.generated())
     if raw is None:
         return draft
     f = mapping(raw, path, out, "'software'")
@@ -125,6 +127,13 @@ def _config(name: str, body: object, path: str, out: ProblemList) -> SoftwareCon
     if options is not None and (not is_mapping(options) or too_deep(options)):
         f.problem("options", f"expected a mapping of options, found {describe(options)}")
         options = None
+    input_key = f.text("input_key", empty_ok=False)
+    if input_key is not None and text is not None and not _structured(text):
+        f.problem(
+            "config",
+            "with input_key, the config body is a JSON mapping (at most "
+            f"{MAX_VALUE_DEPTH} levels deep) in which {{{input_key}: NAME}} is replaced",
+        )  # the config is still returned: its deployments need not say it is unknown
     f.finish()
     if group is None or text is None:
         return None
@@ -136,7 +145,17 @@ def _config(name: str, body: object, path: str, out: ProblemList) -> SoftwareCon
         tuple(i for i in inputs if isinstance(i, ConfigInput)),
         tuple(o for o in outputs if isinstance(o, ConfigOutput)),
         opts if isinstance(opts, dict) else {},
+        input_key,
     )
+
+
+def _structured(text: str) -> bool:
+    """A JSON mapping, shallow enough to substitute into without recursion trouble."""
+    try:
+        body = json.loads(text)
+    except (ValueError, RecursionError):
+        return False
+    return isinstance(body, dict) and not too_deep(body)
 
 
 def _io(f: Fields, key: str, out: ProblemList) -> list[ConfigInput | ConfigOutput | None]:
@@ -260,4 +279,5 @@ def build_software(draft: SoftwareDraft) -> SoftwareSpec:
         if isinstance(s.source, SecretInput)
     }
     secrets = {k: v for k, v in draft.secrets.items() if k in used}
-    return SoftwareSpec(tuple(draft.configs.values()), deployments, secrets)
+    generated = {k: v for k, v in draft.generated.items() if k in secrets}
+    return SoftwareSpec(tuple(draft.configs.values()), deployments, secrets, generated)

@@ -40,10 +40,12 @@ def software_document(sw: SoftwareSpec) -> dict[str, Any]:
 
 
 def secret_parameters(sw: SoftwareSpec) -> dict[str, Any]:
-    return {
-        name: {"type": "string", "hidden": True, "default": value}
-        for name, value in sorted(sw.secrets.items())
-    }
+    out: dict[str, Any] = {}
+    for name, value in sorted(sw.secrets.items()):
+        out[name] = {"type": "string", "hidden": True, "default": value}
+        if name in sw.generated:
+            out[name]["description"] = sw.generated[name]
+    return out
 
 
 def _io(item: ConfigInput | ConfigOutput) -> dict[str, Any] | str:
@@ -67,6 +69,8 @@ def _config(c: SoftwareConfig) -> dict[str, Any]:
         out["outputs"] = [_io(o) for o in c.outputs]
     if c.options:
         out["options"] = dict(c.options)
+    if c.input_key is not None:
+        out["input_key"] = c.input_key
     return out
 
 

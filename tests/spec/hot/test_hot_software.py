@@ -300,25 +300,6 @@ def test_deployment_group_over_a_map_of_servers_is_one_deployment_per_server() -
     assert after is not None and after.depends_on == ("both-0", "both-1")
 
 
-def test_random_string_into_an_input_names_its_type() -> None:
-    body = tpl(
-        {
-            "a": SERVER,
-            "pw": {"type": "OS::Heat::RandomString"},
-            "cfg": config(),
-            "d": deploy("cfg", "a", input_values={"pw": {"get_attr": ["pw", "value"]}}),
-        }
-    )
-    result = read(body)
-    assert result.spec is None
-    assert [(u.reason, u.path) for u in result.unsupported] == [
-        (
-            "get_attr of OS::Heat::RandomString into a deployment input",
-            "/resources/d/properties/input_values/pw",
-        )
-    ]
-
-
 CORPUS = (
     Path(__file__).resolve().parents[2]
     / "data"

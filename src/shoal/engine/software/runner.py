@@ -55,6 +55,7 @@ from shoal.providers.software import (
     RunsDeployments,
     StartsAgents,
 )
+from shoal.spec.heat_metadata import with_heat_outputs
 from shoal.store import actions as action_repo
 from shoal.store import clusters as cluster_repo
 from shoal.store import deployments as deployment_repo
@@ -77,7 +78,6 @@ POLL_S = 0.25
 AGENTS_EVERY_S = 5.0
 """How often the servers of clusters with software are made sure to run agents (on providers
 that can start them on a running server)."""
-"""How often runs awaiting their agents' signals look at their rows (sooner when woken)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -557,9 +557,13 @@ def _failed(c: _Claimed, why: str) -> _Outcome:
 
 def _from_signal(c: _Claimed, signal: DeploymentSignal) -> _Outcome:
     status = DeploymentStatus.COMPLETE if signal.status_code == 0 else DeploymentStatus.FAILED
-    finish = Finish(
-        c.action.id, status, signal.status_code, signal.stdout, signal.stderr, signal.outputs
+    outputs = with_heat_outputs(
+        signal.outputs,
+        signal.status_code,
+        deployment_repo.tail(signal.stdout),
+        deployment_repo.tail(signal.stderr),
     )
+    finish = Finish(c.action.id, status, signal.status_code, signal.stdout, signal.stderr, outputs)
     return _Outcome(c, finish, status, signal.status_code, signal.stderr)
 
 

@@ -12,7 +12,9 @@ named by the cluster elements its servers became:
   template → one deployment per server, named `GROUP-KEY` (what depends on the group depends
   on all of them).
 - `input_values`: a literal → `LiteralInput`; `get_param` of a hidden parameter →
-  `SecretInput`; `get_attr: [S, first_address | networks … | name]` → `NodeFactInput` on S
+  `SecretInput`; `get_attr: [R, value]` (or `get_resource: R`) of an `OS::Heat::RandomString`
+  → `SecretInput` of a value drawn once (`randomness.py`; not in a group's member, where Heat
+  draws one per member); `get_attr: [S, first_address | networks … | name]` → `NodeFactInput` on S
   itself, `MemberFactsInput` (a list) on another server or a group; `get_attr: [D, OUTPUT]` of
   a deployment → `OutputInput` (the same node's value, or the list over a group's nodes).
   Heat passes inputs a config does not declare; so does Shoal, declaring them on the config.
@@ -52,6 +54,7 @@ from shoal.model.software import (
 from shoal.spec.collect import child
 from shoal.spec.drafts import ClusterDraft
 from shoal.spec.hot.assemble import Placed
+from shoal.spec.hot.randomness import generate, mark
 from shoal.spec.hot.report import Report
 from shoal.spec.hot.shapes import Shape, SoftwareShape
 from shoal.spec.hot.values import Attr, Ref, first_symbolic
@@ -67,6 +70,19 @@ _HOOKS = {h.value: h for h in HookGroup}
 _IO = {t.value: t for t in IOType}
 _ADDRESS_ATTRS = frozenset({"first_address", "networks", "addresses", "accessIPv4"})
 _HEAT_ONLY_ACTIONS = ("SUSPEND", "RESUME")
+RANDOM_STRING = "OS::Heat::RandomString"
+STRUCTURED = "OS::Heat::Structured"
+DEFAULT_INPUT_KEY = "get_input"
+DERIVED_INPUTS = (
+    "deploy_server_id",
+    "deploy_action",
+    "deploy_stack_id",
+    "deploy_resource_name",
+    "deploy_signal_transport",
+    "deploy_signal_id",
+    "deploy_signal_verb",
+)
+"""Inputs Heat gives every deployment (spec/heat_metadata.py serves them)."""
 
 
 @dataclass(slots=True)
@@ -84,6 +100,12 @@ class _Map:
     widened: dict[str, set[str]] = field(default_factory=dict)
     """Config -> declared inputs given literals of another type (Heat passes them as given)."""
     secrets: dict[str, str] = field(default_factory=dict)
+    generated: dict[str, str] = field(default_factory=dict)
+    """Secrets drawn here (RandomString) -> their mark (randomness.py)."""
+    hidden: set[str] = field(default_factory=set)
+    """Secrets that are hidden parameters."""
+    in_group: bool = False
+    """This template is a group's member (each replica would be its own Heat stack)."""
     mapped: bool = True
     prefix: str = ""
     """What this template's names are qualified with (its elements' prefix)."""
@@ -93,6 +115,8 @@ class _Map:
     """A deployment group over several servers -> the per-server deployments it became."""
     origin: dict[str, str] = field(default_factory=dict)
     """Per-server deployment -> the deployment group it came from."""
+    input_keys: dict[str, set[str | None]] = field(default_factory=dict)
+    """Config -> the `input_key` of each deployment applying it (None: not a structured one)."""
 
     def full(self, name: str) -> str:
         """A name of this template as a name of the cluster: `PREFIX-NAME` when nested."""
@@ -110,12 +134,12 @@ def map_software(
     sw = SoftwareDraft()
     mapped = True
     any_deployment = False
-    for scope in _scopes(shape):
+    for scope, in_group in _scopes(shape):
         prefix = placed.prefixes.get(scope.scope)
         if prefix is None:
             continue  # not made into elements (e.g. a group inside a group): reported there
         made = {r: e for (sc, r), e in placed.elements.items() if sc == scope.scope}
-        m = _Map(scope, made, cluster, report, prefix=prefix)
+        m = _Map(scope, made, cluster, report, prefix=prefix, in_group=in_group)
         if _scope(m, sw):
             any_deployment = True
             mapped = mapped and m.mapped
@@ -128,13 +152,14 @@ def map_software(
     return build_software(sw)
 
 
-def _scopes(shape: Shape) -> list[Shape]:
-    """The template and every nested template and group member it uses."""
-    found = [shape]
+def _scopes(shape: Shape, in_group: bool = False) -> list[tuple[Shape, bool]]:
+    """The template and every nested template and group member it uses, each with whether
+    it is (inside) a group's member."""
+    found = [(shape, in_group)]
     for n in shape.nested:
-        found += _scopes(n.shape)
+        found += _scopes(n.shape, in_group)
     for g in shape.groups:
-        found += _scopes(g.member)
+        found += _scopes(g.member, True)
     return found
 
 
@@ -177,6 +202,7 @@ def _scope(m: _Map, sw: SoftwareDraft) -> bool:
             )
         sw.deployments.append(draft)
     sw.secrets.update(m.secrets)
+    sw.generated.update(m.generated)
     return True
 
 
@@ -274,6 +300,7 @@ def _deployment(m: _Map, d: SoftwareShape) -> DeploymentDraft:
         if m.configs[config.name].kind in MAPPED_CONFIGS:
             draft.config = m.full(config.name)
             m.used.add(config.name)
+            _input_key(m, d, m.configs[config.name])
         else:
             _cannot(
                 m,
@@ -311,6 +338,39 @@ def _deployment(m: _Map, d: SoftwareShape) -> DeploymentDraft:
     return draft
 
 
+def _input_key(m: _Map, d: SoftwareShape, c: SoftwareShape) -> None:
+    """Heat substitutes `get_input` (or the deployment's `input_key`) in a structured config
+    only when a structured deployment applies it; STRICT wants every name given."""
+    structured = d.kind.startswith(STRUCTURED) and c.kind == "OS::Heat::StructuredConfig"
+    key = d.props.get("input_key", DEFAULT_INPUT_KEY) if structured else None
+    if key is not None and not isinstance(key, str):
+        return  # reported by software.py
+    m.input_keys.setdefault(c.name, set()).add(key)
+    if key is None or d.props.get("input_values_validate") != "STRICT":
+        return
+    values = d.props.get("input_values")
+    given = set(values) if isinstance(values, dict) else set()
+    given |= {str(i["name"]) for i in _list(c.props.get("inputs"))} | set(DERIVED_INPUTS)
+    for name, at in _wanted(c.props.get("config"), key, child(c.path, "properties", "config")):
+        if name not in given:
+            m.report.problem(
+                at,
+                f"{d.kind} {d.name} validates its inputs STRICT, and gives no input '{name}'",
+            )
+
+
+def _wanted(body: object, key: str, path: str) -> list[tuple[str, str]]:
+    """Each `{key: NAME}` in a structured config's body, with its pointer."""
+    if isinstance(body, dict):
+        arg = body.get(key)
+        if len(body) == 1 and isinstance(arg, str):
+            return [(arg, path)]
+        return [x for k, v in body.items() for x in _wanted(v, key, child(path, str(k)))]
+    if isinstance(body, list):
+        return [x for i, v in enumerate(body) for x in _wanted(v, key, child(path, str(i)))]
+    return []
+
+
 def _source(
     m: _Map, d: SoftwareShape, key: str, value: object, at: str
 ) -> LiteralInput | SecretInput | NodeFactInput | MemberFactsInput | OutputInput | None:
@@ -325,7 +385,11 @@ def _source(
             )
             return None
         m.secrets[param] = value if isinstance(value, str) else json.dumps(to_json(value))
+        m.hidden.add(param)
         return SecretInput(param)
+    random = _random_of(m, value)
+    if random is not None:
+        return _random(m, random, at)
     if isinstance(value, Attr) and value.scope == m.shape.scope:
         return _attr(m, d, value, at)
     if first_symbolic(value) is None:
@@ -338,6 +402,55 @@ def _source(
         "parameter, get_attr of a server's address or name, or of a deployment's output",
     )
     return None
+
+
+def _random_of(m: _Map, value: object) -> str | None:
+    """The RandomString of this template `value` is (`get_resource` or `get_attr … value`)."""
+    if not isinstance(value, Ref | Attr) or value.scope != m.shape.scope:
+        return None
+    if m.shape.kinds.get(value.name) != RANDOM_STRING:
+        return None
+    if isinstance(value, Attr) and value.path != ("value",):
+        return None
+    return value.name
+
+
+def _random(m: _Map, name: str, at: str) -> SecretInput | None:
+    """A RandomString's value as a secret, drawn once per reading (then kept, randomness.py)."""
+    random = m.shape.randoms.get(name)
+    full = m.full(name)
+    if m.in_group:
+        _cannot(
+            m,
+            "RandomString in a group member",
+            at,
+            f"{name} is drawn once per member of its group in Heat; Shoal keeps one secret per "
+            "cluster",
+        )
+        return None
+    if random is None and name in m.shape.randoms:
+        m.mapped = False  # its properties were refused, and that reported
+        return None
+    if random is None:
+        _cannot(
+            m,
+            "RandomString known only at run time",
+            at,
+            f"the properties of {name} come from resources at run time",
+        )
+        return None
+    if full in m.hidden:
+        _cannot(
+            m,
+            "RandomString named as a hidden parameter",
+            at,
+            f"'{full}' is both a RandomString and a hidden parameter; their secrets share names",
+        )
+        return None
+    if full not in m.secrets:
+        m.secrets[full] = generate(random)
+        m.generated[full] = mark(random)
+    return SecretInput(full)
 
 
 def _attr(
@@ -493,6 +606,17 @@ def _config(m: _Map, c: SoftwareShape) -> SoftwareConfig | None:
     inputs += [ConfigInput(k, t) for k, t in m.extra.get(c.name, {}).items() if k not in have]
     outputs = [_output(o) for o in _list(c.props.get("outputs"))]
     options = to_json(c.props.get("options") or {})
+    keys = m.input_keys.get(c.name, set())
+    if len(keys) > 1:
+        _cannot(
+            m,
+            "a structured config deployed with different input_keys",
+            where,
+            f"{c.name} is applied by deployments with different input_key (or by a "
+            "SoftwareDeployment, which substitutes nothing); Shoal keeps one per config",
+        )
+        return None
+    input_key = next(iter(keys), None)
     if hook is None or text is None:
         return None
     return SoftwareConfig(
@@ -502,6 +626,7 @@ def _config(m: _Map, c: SoftwareShape) -> SoftwareConfig | None:
         tuple(inputs),
         tuple(outputs),
         options if isinstance(options, dict) else {},
+        input_key,
     )
 
 

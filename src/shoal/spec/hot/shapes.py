@@ -81,6 +81,20 @@ class SoftwareShape:
     """Deployment input name -> the hidden parameter its value is (`get_param`)."""
 
 
+@dataclass(frozen=True, slots=True)
+class RandomShape:
+    """An `OS::Heat::RandomString`, validated: what its value is drawn from (Heat's semantics)."""
+
+    name: str
+    path: str
+    length: int = 32
+    classes: tuple[tuple[str, int], ...] = ()
+    """(class name, minimum count) in order; `sequence` (deprecated) is one class, minimum 1."""
+    sequences: tuple[tuple[str, int], ...] = ()
+    """(characters, minimum count) in order."""
+    salt: str = ""
+
+
 @dataclass(slots=True)
 class Shape:
     scope: str
@@ -96,6 +110,9 @@ class Shape:
     outputs: dict[str, object] = field(default_factory=dict)
     kinds: dict[str, str] = field(default_factory=dict)
     """Resource name -> its type after the registry (for messages about what cannot map)."""
+    randoms: dict[str, RandomShape | None] = field(default_factory=dict)
+    """RandomString resources whose properties are known before anything exists (None: they
+    were refused, and the problem reported)."""
 
     def node_resources(self) -> set[str]:
         """Names of resources that make nodes."""

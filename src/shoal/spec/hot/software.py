@@ -38,6 +38,7 @@ _IO_KEYS = frozenset(
     {"name", "description", "type", "default", "replace_on_change", "error_output"}
 )
 _IO_TYPES = ("String", "Number", "CommaDelimitedList", "Json", "Boolean")
+_VALIDATE = ("LAX", "STRICT")
 
 
 def config(stack: StackView, res: Resource, props: dict[str, object]) -> None:
@@ -119,6 +120,15 @@ def deployment(stack: StackView, res: Resource, props: dict[str, object]) -> Non
     values = props.get("input_values")
     if values is not None and not isinstance(values, dict) and not is_symbolic(values):
         report.problem(child(where, "input_values"), "input_values is a mapping")
+    key = props.get("input_key")
+    if key is not None and (not isinstance(key, str) or not key):
+        report.problem(child(where, "input_key"), "input_key is a non-empty text")
+    check = props.get("input_values_validate")
+    if check is not None and check not in _VALIDATE:
+        report.problem(
+            child(where, "input_values_validate"),
+            f"input_values_validate is one of {', '.join(_VALIDATE)}",
+        )
     stack.shape.software.append(
         SoftwareShape(
             res.name, res.path, res.type, tuple(servers), props, _hidden_inputs(stack, res)
