@@ -222,6 +222,29 @@ async def test_a_cluster_of_a_server_stack(senlin: Senlin) -> None:
             },
             "1 volume(s)",
         ),
+        (
+            {
+                "heat_template_version": "2016-10-14",
+                "resources": {
+                    "s": {
+                        "type": "OS::Nova::Server",
+                        "properties": {"flavor": "m1.tiny", "image": "cirros"},
+                    },
+                    "cfg": {
+                        "type": "OS::Heat::SoftwareConfig",
+                        "properties": {"group": "script", "config": "echo hi"},
+                    },
+                    "dep": {
+                        "type": "OS::Heat::SoftwareDeployment",
+                        "properties": {
+                            "config": {"get_resource": "cfg"},
+                            "server": {"get_resource": "s"},
+                        },
+                    },
+                },
+            },
+            "1 software deployment(s)",
+        ),
     ],
 )
 async def test_what_a_node_cannot_be(senlin: Senlin, template: object, makes: str) -> None:

@@ -11,8 +11,9 @@ model (docs/senlin.md, "Heat stack profiles"):
 - a template that makes no server and no volume (only Heat's own resources, such as
   `OS::Heat::RandomString`) makes a node with nothing to place: a node row of kind `stack`,
   which no provider ever sees;
-- anything else (several servers, volumes, groups) is refused when a node or cluster is built
-  from the profile, saying what the template makes.
+- anything else (several servers, volumes, groups, software deployments, which Shoal runs only
+  for its own clusters) is refused when a node or cluster is built from the profile, saying
+  what the template makes.
 
 `template_url` is never fetched (Shoal reads no URL on a request's behalf): a 400 says so.
 """
@@ -49,9 +50,11 @@ class StackReading:
     """What a checked `os.heat.stack` profile makes."""
 
     server: ServerProfile | None
-    """The template's one server, when it makes exactly one and nothing else to place."""
+    """The template's one server, when it makes exactly one, nothing else to place and no
+    software deployment."""
     places: int
-    """How many servers and volumes (group members counted once per replica) it makes."""
+    """How many servers and volumes (group members counted once per replica) and software
+    deployments it makes: 0 is a node with nothing to place."""
     makes: str
     """What it makes that Shoal places, in words (for refusals)."""
     resources: tuple[StackResource, ...]
@@ -164,15 +167,18 @@ def read_stack(props: dict[str, Any], inventory: Inventory) -> StackReading:
     volumes = len(spec.instances) - len(servers)
     in_groups = sum(g.count * len(g.parts) for g in spec.node_groups)
     places = len(spec.instances) + in_groups
-    one = servers[0].profile if len(servers) == 1 and places == 1 else None
+    deployments = len(spec.software.deployments)
+    alone = len(servers) == 1 and places == 1 and not deployments
+    one = servers[0].profile if alone else None
     assert one is None or isinstance(one, ServerProfile)
     words = [
         f"{len(servers)} server(s)" if servers else "",
         f"{volumes} volume(s)" if volumes else "",
         f"{len(spec.node_groups)} group(s) of {in_groups} node(s)" if spec.node_groups else "",
+        f"{deployments} software deployment(s)" if deployments else "",
     ]
     makes = ", ".join(w for w in words if w) or "nothing to place"
-    return StackReading(one, places, makes, resources_of(props))
+    return StackReading(one, places + deployments, makes, resources_of(props))
 
 
 def stack_details(props: dict[str, Any], status: str) -> dict[str, Any]:
