@@ -68,17 +68,15 @@ class StackReading:
         if self.server is None:
             raise InvalidSpec(
                 "A cluster of an os.heat.stack profile is built from a template that makes "
-                f"exactly one server (and no volume or group); this template makes {self.makes}."
+                "exactly one server (and no volume, group or software deployment); this "
+                f"template makes {self.makes}."
             )
         return profile_document(self.server)
 
 
 def _where(path: str) -> str:
     # The reader names the body form's keys (`/template/...`, `/environment/...`,
-    # `/files/...`); in a Senlin spec they sit under `properties`. Parameters given in the
-    # profile are read as an environment without a pointer of their own.
-    if not path:
-        return PROPS + "/parameters"
+    # `/files/...`, `/parameters/...`); in a Senlin spec they sit under `properties`.
     return PROPS + path
 
 
@@ -181,12 +179,12 @@ def read_stack(props: dict[str, Any], inventory: Inventory) -> StackReading:
     return StackReading(one, places + deployments, makes, resources_of(props))
 
 
-def stack_details(props: dict[str, Any], status: str) -> dict[str, Any]:
-    """What a node of an `os.heat.stack` profile shows of its stack in `details`."""
+def stack_details(props: dict[str, Any]) -> dict[str, Any]:
+    """What a node of an `os.heat.stack` profile shows of its stack in `details` (besides its
+    status)."""
     template = _template_map(props.get("template")) or {}
     given = props.get("parameters")
     return {
-        "stack_status": status,
         "template_description": str(template.get("description", "")),
         "parameters": dict(given) if isinstance(given, dict) else {},
         "resources": [
