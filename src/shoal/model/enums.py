@@ -12,6 +12,9 @@ class NodeKind(StrEnum):
 
     SERVER = "server"
     VOLUME = "volume"
+    STACK = "stack"
+    """A Senlin node of an `os.heat.stack` profile whose template makes no server or volume:
+    it holds no capacity and no provider ever sees it (its create and delete touch nothing)."""
 
 
 class Rule(StrEnum):

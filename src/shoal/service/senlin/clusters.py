@@ -24,7 +24,7 @@ from shoal.service.senlin.errors import BadRequest, ClusterLocked, FeatureNotSup
 from shoal.service.senlin.nodes import find_node
 from shoal.service.senlin.policies import effect, scaling_event
 from shoal.service.senlin.policy_store import SenlinPolicies, checked_of
-from shoal.service.senlin.profiles import SenlinProfiles, native_of
+from shoal.service.senlin.profiles import SenlinProfiles
 from shoal.service.senlin.requests import as_int, as_map
 from shoal.service.senlin.sizes import Bounds, bounds_message, check_size_params, target_of
 from shoal.service.senlin.views import SENLIN_ACTION, cluster_view
@@ -111,7 +111,7 @@ class SenlinClusters:
                 ) from None
         group: dict[str, Any] = {
             "name": name,
-            "profile": native_of(row),
+            "profile": self.profiles.native(row),
             "count": desired,
             "min": min_size,
         }
@@ -167,7 +167,9 @@ class SenlinClusters:
         if new_name is None and not changes:
             raise BadRequest("No property needs an update.")
         profile_only = bool(data.get("profile_only"))
-        native = native_of(new_profile) if "profile_id" in changes and new_profile else None
+        native = (
+            self.profiles.native(new_profile) if "profile_id" in changes and new_profile else None
+        )
 
         def mutate(doc: dict[str, Any], _nodes: list[NodeRecord]) -> dict[str, Any]:
             m = meta.decode(doc.get("metadata", {}))
@@ -473,7 +475,7 @@ class SenlinClusters:
             problem = check_size_params(was, view["desired_capacity"] + 1, None, None, True)
             if problem:
                 raise BadRequest(problem)
-        instance = {"name": name, "profile": native_of(row)}
+        instance = {"name": name, "profile": self.profiles.native(row)}
         return cluster.id, self.svc.add_nodes(who, cluster.id, [instance])
 
     def _profile_type(self, conn: Conn, who: Principal, profile_id: str | None) -> str:

@@ -3,8 +3,9 @@
 A profile created through the façade is stored with its Senlin type name (`os.nova.server-1.0`)
 and an envelope `{"senlin": {"spec", "metadata", "updated_at"}}`, so showing it gives back the
 spec exactly as it was given. Profiles created natively (type `server` or `volume`) are shown as
-`shoal.server-1.0` / `shoal.volume-1.0`. Either kind can back a Senlin cluster: `native_of`
-gives the native profile a node group is built from.
+`shoal.server-1.0` / `shoal.volume-1.0`. Either kind can back a Senlin cluster:
+`SenlinProfiles.native` gives the native profile a node group is built from (an `os.heat.stack`
+profile's: its template's one server, read by the HOT reader, `stacks.py`).
 """
 
 from __future__ import annotations
@@ -20,7 +21,15 @@ from shoal.service.senlin import meta
 from shoal.service.senlin.bodies import check_name
 from shoal.service.senlin.errors import BadRequest, InvalidSpec, ResourceInUse
 from shoal.service.senlin.policy_store import one
-from shoal.service.senlin.specs import PROFILE_TYPES, parse_spec, spec_of_native, to_native
+from shoal.service.senlin.specs import (
+    HEAT_STACK,
+    PROFILE_TYPES,
+    SenlinSpec,
+    parse_spec,
+    spec_of_native,
+    to_native,
+)
+from shoal.service.senlin.stacks import StackReading, read_stack
 from shoal.service.senlin.views import profile_view
 from shoal.store import clusters as cluster_repo
 from shoal.store import profiles as repo
@@ -59,8 +68,15 @@ def _stored_name(conn: Conn, project_id: str, name: str) -> str:
     return f"{name[:200]}~{uuid.uuid4().hex[:8]}"
 
 
+def properties_of(row: dict[str, Any]) -> dict[str, Any]:
+    """A façade-made profile's spec properties ({} for a native profile)."""
+    if not is_envelope(row):
+        return {}
+    return dict(row["spec"][ENVELOPE]["spec"].get("properties") or {})
+
+
 def native_of(row: dict[str, Any]) -> dict[str, Any]:
-    """The native profile a stored profile (either kind) stands for."""
+    """The native profile a stored profile (either kind, not a heat stack) stands for."""
     if is_envelope(row):
         spec = row["spec"][ENVELOPE]["spec"]
         return to_native(row["type"], dict(spec.get("properties") or {}))
@@ -107,8 +123,27 @@ class SenlinProfiles:
             r = self.row(conn, who, ref)
         return self.view(r)
 
+    def _checked(self, spec: object) -> SenlinSpec:
+        """Senlin checked a heat stack's template at profile create (Heat previewed the
+        stack); Shoal reads it with the HOT reader, against the provider's catalog."""
+        checked = parse_spec(spec)
+        if checked.type_name == HEAT_STACK:
+            read_stack(dict(checked.spec["properties"]), self.inventory())
+        return checked
+
+    def stack(self, row: dict[str, Any]) -> StackReading | None:
+        """What an `os.heat.stack` profile's template makes (None for other types)."""
+        if row.get("type") != HEAT_STACK or not is_envelope(row):
+            return None
+        return read_stack(properties_of(row), self.inventory())
+
+    def native(self, row: dict[str, Any]) -> dict[str, Any]:
+        """The native profile a node group of this stored profile is made from."""
+        stack = self.stack(row)
+        return stack.native() if stack is not None else native_of(row)
+
     def validate(self, who: Principal, body: dict[str, Any]) -> dict[str, Any]:
-        checked = parse_spec(body.get("spec"))
+        checked = self._checked(body.get("spec"))
         row = {
             "id": None,
             "name": "validated_profile",
@@ -121,9 +156,11 @@ class SenlinProfiles:
         name = _name(body.get("name"))
         metadata = _metadata(body.get("metadata"))
         try:
-            checked = parse_spec(body.get("spec"))
+            checked = self._checked(body.get("spec"))
         except InvalidSpec as bad:
-            raise BadRequest(f"Failed in creating profile {name}: {bad.message}") from None
+            raise BadRequest(
+                f"Failed in creating profile {name}: {bad.message}", bad.details
+            ) from None
         env = {"name": name, "spec": checked.spec, "metadata": metadata, "updated_at": None}
         with self.db.transaction() as conn:
             stored_name = _stored_name(conn, who.project_id, name)

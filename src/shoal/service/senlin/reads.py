@@ -11,8 +11,10 @@ from shoal.service.errors import NotFound
 from shoal.service.senlin import meta
 from shoal.service.senlin.errors import BadRequest
 from shoal.service.senlin.nodes import find_node
-from shoal.service.senlin.profiles import senlin_name
+from shoal.service.senlin.profiles import properties_of, senlin_name
 from shoal.service.senlin.shortid import by_short_id
+from shoal.service.senlin.specs import HEAT_STACK
+from shoal.service.senlin.stacks import stack_details
 from shoal.service.senlin.views import (
     SENLIN_ACTION,
     action_view,
@@ -168,6 +170,7 @@ class SenlinReads:
         profiles = self._profiles_by_cluster(conn, {n.cluster_id for n in found})
         extras = senlin_node_repo.get_extras(conn, [n.id for n in found])
         names: dict[str, str | None] = {}
+        stacks: dict[str, dict[str, Any] | None] = {}
         views = []
         for n in found:
             view = node_view(n, *profiles[n.cluster_id], details=details, tainted=tainted)
@@ -181,10 +184,30 @@ class SenlinReads:
                     view.update(profile_id=e.profile_id, profile_name=names[e.profile_id])
                 if tainted:
                     view["tainted"] = e.tainted
+            if details:
+                self._stack_details(conn, n, view, stacks)
             if view["cluster_id"] is None:
                 view["cluster_id"] = ""
             views.append(view)
         return views
+
+    @staticmethod
+    def _stack_details(
+        conn: Conn, n: NodeRecord, view: dict[str, Any], stacks: dict[str, dict[str, Any] | None]
+    ) -> None:
+        """A node of an `os.heat.stack` profile shows its stack's resources (the template's,
+        as Senlin showed Heat's stack) under `details.stack`; read once per profile in a
+        listing, with each node's own status."""
+        pid = view.get("profile_id")
+        if not pid:
+            return
+        if pid not in stacks:
+            row = profile_repo.get_profile(conn, n.project_id, pid)
+            is_stack = row is not None and row.get("type") == HEAT_STACK
+            stacks[pid] = stack_details(properties_of(row)) if row and is_stack else None
+        stack = stacks[pid]
+        if stack is not None:
+            view["details"]["stack"] = {"stack_status": str(n.status), **stack}
 
     def _profiles_by_cluster(
         self, conn: Conn, ids: Iterable[str | None]

@@ -4,7 +4,9 @@
 `metadata` and `networks` become a native server profile (flavor and image by name or id, as
 the inventory's catalog resolves them); the other Nova properties are accepted and kept, so a
 profile shows what it was given, but Shoal does not act on them. `shoal.server-1.0` and
-`shoal.volume-1.0` carry Shoal's own profile fields as properties.
+`shoal.volume-1.0` carry Shoal's own profile fields as properties. `os.heat.stack-1.0` is read
+by the HOT reader (`service/senlin/stacks.py`), which needs the inventory, so it is not
+translated here.
 """
 
 from __future__ import annotations
@@ -59,13 +61,20 @@ _NOVA_SCHEMA: dict[str, Any] = {
 _NOT_BUILT = "stored and shown back; Shoal does not build nodes of this type yet"
 
 _HEAT_SCHEMA: dict[str, Any] = {
-    "context": _p("Map", "A dictionary for specifying the customized context"),
-    "template": _p("Map", "Heat stack template", updatable=True),
-    "template_url": _p("String", "Heat stack template url", updatable=True),
+    "context": _p("Map", "A dictionary for specifying the customized context; " + _KEPT),
+    "template": _p(
+        "Map",
+        "Heat stack template (a map, or its text), read by Shoal's HOT reader; a node is the "
+        "template's one server, or nothing to place when it makes no server or volume",
+        updatable=True,
+    ),
+    "template_url": _p(
+        "String", "Heat stack template url; not fetched by Shoal (use template)", updatable=True
+    ),
     "parameters": _p("Map", "Parameters to be passed to Heat for stack operations"),
     "files": _p("Map", "Contents of files referenced by the template, if any"),
-    "timeout": _p("Integer", "A integer that specifies the number of minutes"),
-    "disable_rollback": _p("Boolean", "A boolean specifying whether a stack rollback"),
+    "timeout": _p("Integer", "A integer that specifies the number of minutes; " + _KEPT),
+    "disable_rollback": _p("Boolean", "A boolean specifying whether a stack rollback; " + _KEPT),
     "environment": _p("Map", "A map that specifies the environment used for stack operations"),
 }
 
@@ -102,7 +111,8 @@ class ProfileType:
     listed: bool = True
     """Shown in `GET /v1/profile-types` (Shoal's own types are found by name only)."""
     builds: bool = True
-    """Shoal can build nodes from it (heat stacks and containers are stored only)."""
+    """Its properties translate to one native profile by themselves (`to_native`). Heat
+    stacks are read with the inventory by `stacks.py`; containers are stored only."""
 
     @property
     def type_name(self) -> str:

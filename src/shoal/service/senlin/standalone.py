@@ -4,6 +4,10 @@ A standalone node is a node row with no cluster, its host claimed under the plac
 the same transaction that records the top-level NODE_CREATE action; the engine's node workers
 create it through the provider like any cluster's node, and delete it with NODE_DELETE. Check,
 recover and operations (reboot, rebuild) are node actions too. Nothing here talks to a provider.
+
+A node of an `os.heat.stack` profile is its template's one server (made like any server node),
+or, when the template makes nothing to place, a row of kind `stack` with no host: it is ACTIVE
+when recorded and its NODE_CREATE is a BARRIER the engine closes (`stacks.py`).
 """
 
 from __future__ import annotations
@@ -22,9 +26,11 @@ from shoal.model.profile import ServerProfile
 from shoal.providers.errors import ProviderError
 from shoal.service.errors import Conflict, NotFound
 from shoal.service.senlin.bodies import flag
-from shoal.service.senlin.errors import BadRequest, FeatureNotSupported
+from shoal.service.senlin.errors import BadRequest, FeatureNotSupported, InvalidSpec
 from shoal.service.senlin.nodes import find_node
-from shoal.service.senlin.profiles import SenlinProfiles, native_of
+from shoal.service.senlin.profiles import SenlinProfiles
+from shoal.service.senlin.specs import HEAT_STACK
+from shoal.service.senlin.stacks import StackReading
 from shoal.service.senlin.views import SENLIN_ACTION
 from shoal.spec.names import NAME_RULE, is_name
 from shoal.store import nodes as node_repo
@@ -32,6 +38,7 @@ from shoal.store import senlin_nodes as repo
 from shoal.store.actions import NewAction
 from shoal.store.database import Database
 from shoal.store.records import NodeRecord, Principal
+from shoal.store.senlin_conn import Conn
 
 NODE_ACTIONS = ("check", "recover")
 OPERATIONS = {"reboot": ("SOFT", "HARD"), "rebuild": ()}
@@ -113,9 +120,17 @@ class SenlinNodes:
                     "it standalone, or grow the cluster with scale_out."
                 )
             try:
-                profile = profile_from_row(native_of(row), inventory)
+                stack = self.profiles.stack(row)
+                if stack is not None and stack.server is None:
+                    return self._empty_stack(conn, who, name, row["id"], metadata, role, stack)
+                native = stack.native() if stack is not None else self.profiles.native(row)
+                profile = profile_from_row(native, inventory)
             except ProviderError as e:
                 raise BadRequest(f"Failed in creating node {name}: {e}") from None
+            except InvalidSpec as bad:
+                raise BadRequest(
+                    f"Failed in creating node {name}: {bad.message}", bad.details
+                ) from None
             need = demand_of(profile)
             node_id, action_id = str(uuid.uuid4()), str(uuid.uuid4())
             repo.lock_placement(conn, self.db.is_sqlite, f"senlin-node:{node_id}", now)
@@ -161,6 +176,62 @@ class SenlinNodes:
                 action_id, who.project_id, ActionKind.NODE_CREATE, None, node_id, inputs=inputs
             )
             repo.create_standalone(conn, node_row, extras, action, now)
+        return node_id, action_id
+
+    def _empty_stack(
+        self,
+        conn: Conn,
+        who: Principal,
+        name: str,
+        profile_id: str,
+        metadata: dict[str, Any],
+        role: str,
+        stack: StackReading,
+    ) -> tuple[str, str]:
+        """A node whose template makes nothing to place (Heat's own resources only): it claims
+        no host, and its NODE_CREATE is a BARRIER, so the engine closes it without a provider
+        call; it is ACTIVE from the start because nothing is left to make."""
+        if not stack.buildable:
+            raise BadRequest(
+                f"Failed in creating node {name}: a node of an os.heat.stack profile is built "
+                "from a template that makes one server, or nothing to place; this template "
+                f"makes {stack.makes}."
+            )
+        now = self.clock.now()
+        node_id, action_id = str(uuid.uuid4()), str(uuid.uuid4())
+        held = ", ".join(f"{r.name} ({r.type})" for r in stack.resources) or "no resources"
+        node_row = {
+            "id": node_id,
+            "cluster_id": None,
+            "project_id": who.project_id,
+            "name": name,
+            "kind": NodeKind.STACK,
+            "group_name": "",
+            "part": None,
+            "replica": 0,
+            "status": NodeStatus.ACTIVE,
+            "status_reason": f"Stack with nothing to place: {held}"[:255],
+            "host": None,
+            "zone": None,
+            "address": None,
+            "provider_id": None,
+            "profile": {"type": "stack"},
+            "vcpus": 0,
+            "ram_mb": 0,
+            "disk_gb": 0,
+            "volume_gb": 0,
+            "attach_to": None,
+            "created_at": now,
+            "updated_at": now,
+            "deleted_at": None,
+        }
+        extras = repo.NodeExtras(node_id, who.project_id, profile_id, metadata, role)
+        inputs = {"node": name, "cluster_name": "", "kind": str(NodeKind.STACK)}
+        inputs[SENLIN_ACTION] = "NODE_CREATE"
+        action = NewAction(
+            action_id, who.project_id, ActionKind.BARRIER, None, node_id, inputs=inputs
+        )
+        repo.create_standalone(conn, node_row, extras, action, now)
         return node_id, action_id
 
     def put_extras(self, extras: repo.NodeExtras) -> None:
@@ -244,10 +315,11 @@ class SenlinNodes:
         with self.db.reading() as conn:
             node = find_node(conn, who, ref)
             extras = repo.get_extras(conn, [node.id]).get(node.id)
-        if name not in OPERATIONS:
-            profile_type = "os.nova.server-1.0"
-            if extras is not None and extras.profile_id is not None:
-                profile_type = self._profile_type(who, extras.profile_id) or profile_type
+        profile_type = "os.nova.server-1.0"
+        if extras is not None and extras.profile_id is not None:
+            profile_type = self._profile_type(who, extras.profile_id) or profile_type
+        # Senlin's heat stack profile has no operations (its `/ops` lists none).
+        if name not in OPERATIONS or profile_type == HEAT_STACK or node.kind is NodeKind.STACK:
             raise BadRequest(
                 f"The requested operation '{name}' is not supported by the profile type "
                 f"'{profile_type}'."
