@@ -24,6 +24,7 @@ from shoal.spec.inventory import read_inventory
 from shoal.spec.membership import check_groupings
 from shoal.spec.namespace import check_names
 from shoal.spec.native import read_native
+from shoal.spec.outputs import OutputDraft, build_outputs, check_outputs, read_outputs
 from shoal.spec.params_template import prepare
 from shoal.spec.software import SoftwareDraft, build_software, read_software
 from shoal.spec.software_checks import check_software
@@ -66,6 +67,7 @@ def cluster_from_tree(
         return hot_from_tree(data, inventory)
     out = ProblemList()
     software: SoftwareDraft | None = None
+    outputs: list[OutputDraft] = []
     if is_vcluster(data):
         if environments:
             out.add(ENVIRONMENT_PATH, "environments apply to native documents only")
@@ -75,6 +77,7 @@ def cluster_from_tree(
         prepared = prepare(data, env, out)
         draft = read_native(prepared.tree, inventory, out)
         software = read_software(prepared.software, "/software", prepared.params, out)
+        outputs = read_outputs(prepared.outputs, "/outputs", prepared.params, out)
         _drop_repeats(out, prepared.unresolved)
     if draft is not None:
         check_names(draft, out)
@@ -82,12 +85,15 @@ def cluster_from_tree(
         check_groupings(draft, out)
         if software is not None:
             check_software(software, draft, out)
+        check_outputs(outputs, draft, software, out)
     out.raise_if_any()
     if draft is None:  # pragma: no cover - a reader returns None only with a problem
         raise InvalidDocument(out.items)
     spec = build(draft)
     if software is not None and (software.configs or software.deployments):
         spec = replace(spec, software=build_software(software))
+    if outputs:
+        spec = replace(spec, outputs=build_outputs(outputs))
     return spec
 
 
