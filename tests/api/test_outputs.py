@@ -7,6 +7,7 @@ import asyncio
 import json
 from typing import Any
 
+from shoal.engine.software.inputs import REDACTED
 from shoal.providers.sim.provider import SimProvider
 from tests.api.conftest import Api
 
@@ -130,3 +131,30 @@ async def test_a_bad_outputs_section_is_a_422_naming_each_place(api: Api) -> Non
     paths = [p["path"] for p in r.json()["error"]["details"]]
     assert "/outputs/nope/value/members" in paths
     assert "/outputs/hidden/value/secret" in paths
+
+
+async def test_a_secret_a_node_echoes_into_an_output_is_scrubbed(api: Api) -> None:
+    doc = """
+name: sec
+parameters:
+  pw: {type: string, hidden: true, default: "dsn@db"}
+instances:
+  - name: db
+    profile: {type: server, flavor: m1.tiny, image: cirros}
+software:
+  configs:
+    cfg: {group: script, config: "#!/bin/sh\\necho ok", inputs: [{name: pw}], outputs: [dsn]}
+  deployments:
+    on_db: {config: cfg, target: db, inputs: {pw: {secret: pw}}}
+outputs:
+  dsn: {value: {output: on_db.dsn}}
+"""
+    await api.up(doc)
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + 60.0
+    while (found := await outputs(api, "sec"))["dsn"]["status"] != "ready":
+        assert loop.time() < deadline, json.dumps(found)
+        await asyncio.sleep(0.02)
+    # the simulated agent answers on_db.dsn@db, which holds the secret's value
+    assert found["dsn"]["value"] == f"on_db.{REDACTED}"
+    assert "dsn@db" not in (await api.call("GET", "/v1/clusters/sec")).text

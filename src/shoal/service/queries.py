@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -14,6 +14,7 @@ from shoal.model.inventory import Inventory
 from shoal.model.outputs import OutputResult
 from shoal.model.software import DeploymentRecord, Json
 from shoal.planning.outputs import evaluate
+from shoal.service.deployments import scrub
 from shoal.service.errors import NotFound
 from shoal.service.views import action_view, cluster_view, event_view, node_view, output_view
 from shoal.spec.heat_metadata import STATUS_CODE, STDERR, STDOUT
@@ -69,7 +70,11 @@ class Queries:
                 }
                 r = row.record()
                 records.append(replace(r, outputs={**heat, **r.outputs}))
-        return evaluate(spec.outputs, spec.software, nodes, records)
+        results = evaluate(spec.outputs, spec.software, nodes, records)
+        if not spec.software.secrets:
+            return results
+        # a node may echo a secret into an output; shown here, it is scrubbed as logs are
+        return [replace(r, value=_scrubbed(r.value, spec.software.secrets)) for r in results]
 
     def cluster_record(
         self, who: Principal, ref: str, *, include_deleted: bool = False
@@ -143,3 +148,13 @@ class Queries:
                 conn, self._scope(who), cluster_id=cluster_id, after_id=after, limit=limit
             )
             return [event_view(e) for e in found]
+
+
+def _scrubbed(value: Json, secrets: Mapping[str, str]) -> Json:
+    if isinstance(value, str):
+        return scrub(value, secrets)
+    if isinstance(value, list):
+        return [_scrubbed(v, secrets) for v in value]
+    if isinstance(value, dict):
+        return {k: _scrubbed(v, secrets) for k, v in value.items()}
+    return value
