@@ -244,3 +244,42 @@ def test_an_output_switched_off_by_its_condition_is_not_served() -> None:
 def test_the_readers_words_for_outputs_are_kept() -> None:
     result = read({"get_attr": ["db", "first_address"]})
     assert result.outputs == {"out": "<db.first_address>"}
+
+
+def test_a_deployment_group_over_a_map_of_servers_gives_heats_map_by_server() -> None:
+    resources = {
+        "a": SERVER,
+        "b": SERVER,
+        "cfg": CONFIG,
+        "deps": {
+            "type": "OS::Heat::SoftwareDeploymentGroup",
+            "properties": {
+                "config": {"get_resource": "cfg"},
+                "servers": {"x": {"get_resource": "a"}, "y": {"get_resource": "b"}},
+            },
+        },
+    }
+    body = {
+        "heat_template_version": "2016-10-14",
+        "resources": resources,
+        "outputs": {
+            "result": {"value": {"get_attr": ["deps", "result"]}},
+            "stdouts": {"value": {"get_attr": ["deps", "deploy_stdouts"]}},
+        },
+    }
+    result = read_body(body, default_inventory())
+    assert result.problems == []
+    assert result.spec is not None
+    by = {o.name: o.value for o in result.spec.outputs}
+    assert by["result"] == MapValue(
+        {
+            "x": OutputInput("deps-x", "result", OutputScope.NODE),
+            "y": OutputInput("deps-y", "result", OutputScope.NODE),
+        }
+    )
+    assert by["stdouts"] == MapValue(
+        {
+            "x": OutputInput("deps-x", "deploy_stdout", OutputScope.NODE),
+            "y": OutputInput("deps-y", "deploy_stdout", OutputScope.NODE),
+        }
+    )

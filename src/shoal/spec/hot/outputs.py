@@ -13,7 +13,8 @@ walked; everything else is evaluated as usual, so a `get_attr` stays an `Attr` a
 - `get_attr: [G, attributes, ATTR]` (or `[G, ATTR]`) of a ResourceGroup, `[G, refs]` → the list
   over the group's nodes, in name order;
 - `get_attr: [D, OUTPUT]` of a deployment → its output (a deployment group's: the list over
-  its nodes; `deploy_stdouts` and the other plurals likewise).
+  its nodes; `deploy_stdouts` and the other plurals likewise); of a deployment group over a map
+  of this template's servers (one deployment per server) → Heat's map, server key → output.
 
 What cannot be mapped (another resource's attribute, a value computed at run time, a hidden
 parameter) is one notice per output, counted by reason (`Report.skip`); the output is left out
@@ -199,6 +200,12 @@ class _Mapper:
                 f"it names {v.name} inside a nested template",
             )
         path = [str(p) for p in v.path]
+        fanned = self._fanned(v.name)
+        if fanned and len(path) == 1:
+            output = _PLURALS.get(path[0], path[0])
+            return MapValue(
+                {key: OutputInput(name, output, OutputScope.NODE) for key, name in fanned}
+            )
         if self.software is not None and self.software.deployment(v.name) is not None:
             if len(path) != 1:
                 raise self._cannot(v)
@@ -230,6 +237,18 @@ class _Mapper:
         if fact is None:
             raise self._cannot(v)
         return MemberFact(member, fact)
+
+    def _fanned(self, name: str) -> list[tuple[str, str]]:
+        """(server key, deployment) of a deployment group the software mapping split into one
+        deployment per server of a map (`NAME-KEY`); empty for any other resource."""
+        shape = next((s for s in self.shape.software if s.name == name), None)
+        servers = shape.props.get("servers") if shape is not None else None
+        if self.software is None or not isinstance(servers, dict) or len(servers) < 2:
+            return []
+        pairs = [(str(key), f"{name}-{key}") for key in servers]
+        if all(self.software.deployment(d) is not None for _, d in pairs):
+            return pairs
+        return []
 
     def ref(self, v: Ref) -> OutputValue:
         member = self._element(v.name) if v.scope == self.shape.scope else None
