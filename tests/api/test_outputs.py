@@ -158,3 +158,21 @@ outputs:
     # the simulated agent answers on_db.dsn@db, which holds the secret's value
     assert found["dsn"]["value"] == f"on_db.{REDACTED}"
     assert "dsn@db" not in (await api.call("GET", "/v1/clusters/sec")).text
+
+
+async def test_a_replaced_server_changes_the_output_on_the_next_read(api: Api) -> None:
+    await api.up(DOC)
+    found = await until_ready(api, ["db_url"])
+    db = next(n for n in await api.nodes("shop") if n["name"] == "db")
+    assert found["db_url"]["value"] == f"postgres://{db['address']}/shop"
+    r = await api.call("POST", f"/v1/hosts/{db['host']}/fail")
+    assert r.status_code == 200, r.text
+    r = await api.call(
+        "POST", "/v1/clusters/shop/actions", json={"recover": {"nodes": ["db"], "how": "replace"}}
+    )
+    assert r.status_code == 202, r.text
+    assert (await api.wait(r.json()["action"]["id"]))["status"] == "SUCCEEDED"
+    moved = next(n for n in await api.nodes("shop") if n["name"] == "db")
+    assert moved["host"] != db["host"] and moved["address"] != db["address"]
+    found = await outputs(api)
+    assert found["db_url"]["value"] == f"postgres://{moved['address']}/shop"
