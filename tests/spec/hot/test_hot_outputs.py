@@ -203,6 +203,10 @@ def test_a_server_with_a_volume_is_its_units_server_part() -> None:
             {"str_replace": {"template": "p=X", "params": {"X": {"get_param": "pw"}}}},
             "hidden parameter in an output",
         ),
+        (
+            {"if": [True, {"get_param": "pw"}, "none"]},
+            "hidden parameter in an output",
+        ),
         ({"digest": ["sha256", {"get_attr": ["db", "name"]}]}, "output computed at run time"),
         (
             {"str_replace": {"template": {"get_attr": ["db", "name"]}, "params": {"a": "b"}}},

@@ -46,7 +46,7 @@ from shoal.model.software import (
 from shoal.spec.collect import child
 from shoal.spec.drafts import ClusterDraft
 from shoal.spec.hot.assemble import Placed
-from shoal.spec.hot.evaluator import BROKEN, Evaluator, call_of
+from shoal.spec.hot.evaluator import BROKEN, MAX_DEPTH, Evaluator, call_of
 from shoal.spec.hot.report import Report
 from shoal.spec.hot.shapes import Shape
 from shoal.spec.hot.values import Attr, Ref, Unknown, first_symbolic
@@ -84,14 +84,18 @@ class Hidden:
     parameter: str
 
 
-def partial(e: Evaluator, hidden: set[str], value: object, path: str) -> object:
+def partial(e: Evaluator, hidden: set[str], value: object, path: str, depth: int = 0) -> object:
     """`value` evaluated, text built around symbolic parts kept as `HotTemplate`/`HotJoin`."""
+    if depth > MAX_DEPTH:
+        return BROKEN  # the evaluation of the same value reported it
     found = call_of(value)
     if found is None:
         if isinstance(value, dict):
-            return {k: partial(e, hidden, v, child(path, str(k))) for k, v in value.items()}
+            return {
+                k: partial(e, hidden, v, child(path, str(k)), depth + 1) for k, v in value.items()
+            }
         if isinstance(value, list):
-            return [partial(e, hidden, v, child(path, i)) for i, v in enumerate(value)]
+            return [partial(e, hidden, v, child(path, i), depth + 1) for i, v in enumerate(value)]
         return value
     name, args = found
     at = child(path, name)
@@ -102,19 +106,49 @@ def partial(e: Evaluator, hidden: set[str], value: object, path: str) -> object:
     if name in _REPLACE and isinstance(args, dict) and isinstance(args.get("params"), dict):
         params = args["params"]
         return HotTemplate(
-            partial(e, hidden, args.get("template"), child(at, "template")),
-            {str(k): partial(e, hidden, v, child(at, "params", str(k))) for k, v in params.items()},
+            partial(e, hidden, args.get("template"), child(at, "template"), depth + 1),
+            {
+                str(k): partial(e, hidden, v, child(at, "params", str(k)), depth + 1)
+                for k, v in params.items()
+            },
         )
     if name == "list_join" and isinstance(args, list) and len(args) >= 2:
         return HotJoin(
-            partial(e, hidden, args[0], child(at, 0)),
-            [partial(e, hidden, v, child(at, i + 1)) for i, v in enumerate(args[1:])],
+            partial(e, hidden, args[0], child(at, 0), depth + 1),
+            [partial(e, hidden, v, child(at, i + 1), depth + 1) for i, v in enumerate(args[1:])],
         )
     if name == "Fn::Join" and isinstance(args, list) and len(args) == 2:
         return HotJoin(
-            partial(e, hidden, args[0], child(at, 0)), [partial(e, hidden, args[1], child(at, 1))]
+            partial(e, hidden, args[0], child(at, 0), depth + 1),
+            [partial(e, hidden, args[1], child(at, 1), depth + 1)],
         )
+    hidden_one = _hidden_in(value, hidden)
+    if hidden_one is not None:  # anywhere below another function: its value would show
+        return Hidden(hidden_one)
     return e.ev(value, path)
+
+
+def _hidden_in(value: object, hidden: set[str], depth: int = 0) -> str | None:
+    """The first hidden parameter a `get_param` below `value` names, or None (deeper than the
+    evaluator goes, nothing is evaluated, so nothing can show)."""
+    if depth > MAX_DEPTH or not hidden:
+        return None
+    found = call_of(value)
+    if found is not None and found[0] == "get_param":
+        args = found[1]
+        first = args[0] if isinstance(args, list) and args else args
+        if isinstance(first, str) and first in hidden:
+            return first
+    children: list[object] = []
+    if isinstance(value, dict):
+        children = list(value.values())
+    elif isinstance(value, list):
+        children = value
+    for v in children:
+        got = _hidden_in(v, hidden, depth + 1)
+        if got is not None:
+            return got
+    return None
 
 
 class _Skip(Exception):
