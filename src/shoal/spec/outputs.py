@@ -24,7 +24,7 @@ back so a stored cluster round-trips.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Literal
 
 from shoal.model.members import MemberRef
 from shoal.model.outputs import (
@@ -49,7 +49,7 @@ from shoal.spec.drafts import ClusterDraft
 from shoal.spec.fields import Fields, mapping
 from shoal.spec.names import NAME_RULE, is_name, suggest, unknown
 from shoal.spec.params import MAX_VALUE_DEPTH, ParameterTable, to_json
-from shoal.spec.software import SoftwareDraft
+from shoal.spec.software import DeploymentDraft, SoftwareDraft
 from shoal.spec.software_checks import HEAT_OUTPUTS
 from shoal.spec.software_sources import read_source
 from shoal.spec.tree import describe, is_list, is_mapping, pairs_of, quote
@@ -72,8 +72,8 @@ _OWN_FORMS: dict[str, frozenset[str]] = {
 class Reference:
     """A member or deployment output named in an output, and where, for the checks."""
 
-    kind: str
-    """"member" (a MemberRef's text) or "output" (DEPLOYMENT.OUTPUT)."""
+    kind: Literal["member", "output"]
+    """A member (a MemberRef's text) or a deployment's output (DEPLOYMENT.OUTPUT)."""
     ref: str
     path: str
 
@@ -326,7 +326,11 @@ def _check_member(
 
 
 def _check_output(
-    ref: str, where: str, deployments: dict[str, Any], sw: SoftwareDraft | None, out: ProblemList
+    ref: str,
+    where: str,
+    deployments: dict[str, DeploymentDraft],
+    sw: SoftwareDraft | None,
+    out: ProblemList,
 ) -> None:
     name, _, output = ref.rpartition(".")
     d = deployments.get(name)
@@ -350,10 +354,10 @@ def build_outputs(drafts: list[OutputDraft]) -> tuple[ClusterOutput, ...]:
 # --- back to a document ----------------------------------------------------------------------
 
 
-def outputs_document(outputs: tuple[ClusterOutput, ...]) -> dict[str, Any]:
-    result: dict[str, Any] = {}
+def outputs_document(outputs: tuple[ClusterOutput, ...]) -> dict[str, Json]:
+    result: dict[str, Json] = {}
     for o in outputs:
-        body: dict[str, Any] = {}
+        body: dict[str, Json] = {}
         if o.description:
             body["description"] = o.description
         body["value"] = value_document(o.value)
