@@ -9,9 +9,11 @@ counted once, by its first reason.
 
 Run: `python benchmarks/hot_corpus.py [--corpus heat-templates,magnum,tripleo]
 [--software ignore]`. Prints one JSON line per corpus (`corpus, templates, parsed, planned,
-planned_with_nodes, planned_with_deployments, seconds, unsupported`) and one for all of them
-together (`corpus: "all"`). `planned_with_deployments` counts planned templates whose Heat
-software deployments were mapped onto Shoal's software model.
+planned_with_nodes, planned_with_deployments, outputs_served, outputs_not_served, seconds,
+unsupported`) and one for all of them together (`corpus: "all"`). `planned_with_deployments`
+counts planned templates whose Heat software deployments were mapped onto Shoal's software
+model; `outputs_served` the outputs of planned templates served from their clusters, and
+`outputs_not_served` the others by reason.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ def main() -> None:
     args = parser.parse_args()
     total: Counter[str] = Counter()
     reasons: Counter[str] = Counter()
+    not_served: Counter[str] = Counter()
     seconds = 0.0
     for corpus in args.corpus.split(","):
         root = HEAT_TEMPLATES if corpus == "heat-templates" else fetch(corpus)
@@ -50,10 +53,12 @@ def main() -> None:
             "planned",
             "planned_with_nodes",
             "planned_with_deployments",
+            "outputs_served",
         ):
             total[key] += int(line[key])  # type: ignore[call-overload]
         seconds += float(line["seconds"])  # type: ignore[arg-type]
         reasons.update(line["unsupported"])  # type: ignore[arg-type]
+        not_served.update(line["outputs_not_served"])  # type: ignore[arg-type]
     print(
         json.dumps(
             {
@@ -61,6 +66,7 @@ def main() -> None:
                 **total,
                 "seconds": round(seconds, 2),
                 "unsupported": dict(reasons.most_common()),
+                "outputs_not_served": dict(not_served.most_common()),
             }
         )
     )

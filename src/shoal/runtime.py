@@ -99,7 +99,7 @@ class Runtime:
             clock,
             inventory,
             token,
-            Queries(db),
+            Queries(db, engine.inventory_now),
             ProfileService(db, engine.inventory_now, clock),
         )
         if token is not None:

@@ -14,6 +14,7 @@ from fastapi.routing import APIRoute
 from pydantic import BaseModel, ConfigDict, Field
 
 from shoal.model.enums import ActionKind, ActionStatus, ClusterStatus, NodeKind, NodeStatus
+from shoal.model.outputs import OutputStatus
 
 JsonObject = dict[str, Any]
 
@@ -106,6 +107,14 @@ class NodeGroupView(_Out):
     nodes: int = Field(description="How many replicas exist.")
 
 
+class OutputView(_Out):
+    name: str
+    description: str
+    status: OutputStatus = Field(description="pending: not known yet; the value is null.")
+    value: Any = Field(description="Evaluated against the cluster as it is now.")
+    reason: str | None = Field(description="Why it is pending.")
+
+
 class ClusterView(_Out):
     id: str
     name: str
@@ -124,6 +133,9 @@ class ClusterView(_Out):
     node_groups: list[NodeGroupView] | None = Field(None, description="Only for one cluster.")
     nodes: list[NodeSummary] | None = Field(None, description="Only for one cluster.")
     document: JsonObject | None = Field(None, description="The stored native document.")
+    outputs: list[OutputView] | None = Field(
+        None, description="Only for one cluster: its outputs, evaluated when asked."
+    )
 
 
 class NodeView(_Out):

@@ -13,7 +13,7 @@ from shoal.cli import screen
 from shoal.cli.command import Session, remote, seg
 from shoal.cli.errors import EXIT_OK, CliError
 from shoal.cli.output import emit_data
-from shoal.cli.tables import fields_table, nodegroups_table, nodes_table, text
+from shoal.cli.tables import fields_table, nodegroups_table, nodes_table, outputs_table, text
 
 app = typer.Typer(help="Show one object in detail.", no_args_is_help=True)
 
@@ -39,7 +39,7 @@ FIELDS = (
 async def cluster(
     s: Session, name: Annotated[str, typer.Argument(help="Cluster name or id.")]
 ) -> int:
-    """A cluster: its fields, node groups and nodes."""
+    """A cluster: its fields, node groups, nodes and outputs."""
     found: dict[str, Any] = (await s.client.get(f"/v1/clusters/{seg(name)}"))["cluster"]
     if not s.table:
         emit_data(found, s.output)
@@ -59,6 +59,9 @@ def show_cluster(c: dict[str, Any]) -> None:
     if groups:
         out.print(nodegroups_table(groups, title="node groups"))
     out.print(nodes_table(c.get("nodes") or [], title="nodes"))
+    outputs = c.get("outputs") or []
+    if outputs:
+        out.print(outputs_table(outputs, title="outputs"))
 
 
 @app.command("node")

@@ -5,6 +5,7 @@ Rich is imported when a table is made, not with this module: `shoal --help` need
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
@@ -127,6 +128,21 @@ def nodegroups_table(groups: list[dict[str, Any]], title: str | None = None) -> 
             text(g.get("role")),
             profile_summary(g.get("profile")),
         )
+    return t
+
+
+def outputs_table(outputs: list[dict[str, Any]], title: str | None = None) -> Table:
+    """A cluster's outputs: a value as JSON when it is a list or mapping, so it reads back."""
+    t = table(title, ("name", "value", "description"))
+    for o in outputs:
+        value = o.get("value")
+        if o.get("status") == "pending":
+            cell = f"[yellow]pending[/]: {text(o.get('reason'))}"
+        elif isinstance(value, list | dict):
+            cell = text(json.dumps(value))
+        else:
+            cell = text(value)
+        t.add_row(text(o.get("name")), cell, text(o.get("description")))
     return t
 
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from shoal.model.enums import Objective, Rule, Scope
 from shoal.model.members import MemberRef
+from shoal.model.outputs import ClusterOutput
 from shoal.model.policies import (
     DeletionPolicy,
     HealthPolicy,
@@ -121,6 +122,8 @@ class ClusterSpec:
     strays: StrayHandling = StrayHandling.REPORT
     software: SoftwareSpec = field(default_factory=SoftwareSpec)
     """Configs and deployments run on the nodes (docs/software.md); empty by default."""
+    outputs: tuple[ClusterOutput, ...] = ()
+    """Values served from the live cluster (`model/outputs.py`), in document order."""
 
     def health_of(self, group: str) -> HealthPolicy | None:
         g = self.node_group(group)

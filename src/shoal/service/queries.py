@@ -3,13 +3,24 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any
 
+from shoal.engine.software.decide import facts_of
+from shoal.engine.software.source import DocumentSoftware
 from shoal.model.enums import ActionStatus
+from shoal.model.inventory import Inventory
+from shoal.model.outputs import OutputResult
+from shoal.model.software import DeploymentRecord, Json
+from shoal.planning.outputs import evaluate
+from shoal.service.deployments import scrub
 from shoal.service.errors import NotFound
-from shoal.service.views import action_view, cluster_view, event_view, node_view
+from shoal.service.views import action_view, cluster_view, event_view, node_view, output_view
+from shoal.spec.heat_metadata import STATUS_CODE, STDERR, STDOUT
 from shoal.store import actions as action_repo
 from shoal.store import clusters as cluster_repo
+from shoal.store import deployments as deployment_repo
 from shoal.store import events as event_repo
 from shoal.store import nodes as node_repo
 from shoal.store.database import Database
@@ -17,8 +28,10 @@ from shoal.store.records import ClusterRecord, Principal
 
 
 class Queries:
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, inventory: Callable[[], Inventory] | None = None) -> None:
         self.db = db
+        self._specs = DocumentSoftware(inventory) if inventory is not None else None
+        """Stored documents read once per generation, for outputs (None: none are served)."""
 
     @staticmethod
     def _scope(who: Principal) -> str | None:
@@ -37,7 +50,31 @@ class Queries:
     def cluster(self, who: Principal, ref: str) -> dict[str, Any]:
         with self.db.reading() as conn:
             c = self._cluster(conn, who, ref)
-            return cluster_view(c, node_repo.list_nodes(conn, c.id))
+            view = cluster_view(c, node_repo.list_nodes(conn, c.id))
+            view["outputs"] = [output_view(o) for o in self._outputs(conn, c)]
+            return view
+
+    def _outputs(self, conn: Any, c: ClusterRecord) -> list[OutputResult]:
+        """The cluster's outputs over its current servers and deployment records."""
+        spec = self._specs.spec(c) if self._specs is not None else None
+        if spec is None or not spec.outputs:
+            return []
+        nodes = [facts_of(s) for s in deployment_repo.current_servers(conn, c.id)]
+        records: list[DeploymentRecord] = []
+        if spec.software.deployments:
+            for row in deployment_repo.for_cluster(conn, c.id):
+                heat: dict[str, Json] = {
+                    STDOUT: row.stdout,
+                    STDERR: row.stderr,
+                    STATUS_CODE: row.status_code,
+                }
+                r = row.record()
+                records.append(replace(r, outputs={**heat, **r.outputs}))
+        results = evaluate(spec.outputs, spec.software, nodes, records)
+        if not spec.software.secrets:
+            return results
+        # a node may echo a secret into an output; shown here, it is scrubbed as logs are
+        return [replace(r, value=_scrubbed(r.value, spec.software.secrets)) for r in results]
 
     def cluster_record(
         self, who: Principal, ref: str, *, include_deleted: bool = False
@@ -51,7 +88,9 @@ class Queries:
         return c
 
     def nodegroups(self, who: Principal, ref: str) -> list[dict[str, Any]]:
-        return list(self.cluster(who, ref)["node_groups"])
+        with self.db.reading() as conn:
+            c = self._cluster(conn, who, ref)
+            return list(cluster_view(c, node_repo.list_nodes(conn, c.id))["node_groups"])
 
     def nodegroup(self, who: Principal, ref: str, name: str) -> dict[str, Any]:
         for g in self.nodegroups(who, ref):
@@ -109,3 +148,13 @@ class Queries:
                 conn, self._scope(who), cluster_id=cluster_id, after_id=after, limit=limit
             )
             return [event_view(e) for e in found]
+
+
+def _scrubbed(value: Json, secrets: Mapping[str, str]) -> Json:
+    if isinstance(value, str):
+        return scrub(value, secrets)
+    if isinstance(value, list):
+        return [_scrubbed(v, secrets) for v in value]
+    if isinstance(value, dict):
+        return {k: _scrubbed(v, secrets) for k, v in value.items()}
+    return value

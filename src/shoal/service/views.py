@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+from shoal.model.outputs import OutputResult
 from shoal.spec.software_export import redacted
 from shoal.store.records import ActionRecord, ClusterRecord, EventRecord, NodeRecord
 
@@ -98,6 +99,16 @@ def cluster_view(c: ClusterRecord, nodes: list[NodeRecord] | None = None) -> dic
         ]
         out["document"] = redacted(doc)
     return out
+
+
+def output_view(o: OutputResult) -> dict[str, Any]:
+    return {
+        "name": o.name,
+        "description": o.description,
+        "status": str(o.status),
+        "value": o.value,
+        "reason": o.reason,
+    }
 
 
 def action_view(a: ActionRecord) -> dict[str, Any]:

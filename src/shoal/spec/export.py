@@ -24,6 +24,7 @@ from shoal.model.policies import (
     UpdatePolicy,
 )
 from shoal.model.profile import Profile, ServerProfile
+from shoal.spec.outputs import outputs_document
 from shoal.spec.software_export import secret_parameters, software_document
 
 
@@ -192,4 +193,6 @@ def to_document(spec: ClusterSpec) -> dict[str, Any]:
         if spec.software.secrets:
             out["parameters"] = secret_parameters(spec.software)
         out["software"] = software_document(spec.software)
+    if spec.outputs:
+        out["outputs"] = outputs_document(spec.outputs)
     return out

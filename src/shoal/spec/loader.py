@@ -24,6 +24,7 @@ from shoal.spec.inventory import read_inventory
 from shoal.spec.membership import check_groupings
 from shoal.spec.namespace import check_names
 from shoal.spec.native import read_native
+from shoal.spec.outputs import OutputDraft, build_outputs, check_outputs, read_outputs
 from shoal.spec.params_template import Prepared, prepare
 from shoal.spec.software import SoftwareDraft, build_software, read_software
 from shoal.spec.software_checks import check_software
@@ -67,6 +68,7 @@ def cluster_from_tree(
     out = ProblemList()
     software: SoftwareDraft | None = None
     prepared: Prepared | None = None
+    outputs: list[OutputDraft] = []
     if is_vcluster(data):
         if environments:
             out.add(ENVIRONMENT_PATH, "environments apply to native documents only")
@@ -76,6 +78,7 @@ def cluster_from_tree(
         prepared = prepare(data, env, out)
         draft = read_native(prepared.tree, inventory, out)
         software = read_software(prepared.software, "/software", prepared.params, out)
+        outputs = read_outputs(prepared.outputs, "/outputs", prepared.params, out)
         _drop_repeats(out, prepared.unresolved)
     if draft is not None:
         check_names(draft, out)
@@ -83,6 +86,7 @@ def cluster_from_tree(
         check_groupings(draft, out)
         if software is not None:
             check_software(software, draft, out)
+        check_outputs(outputs, draft, software, out)
     if prepared is not None and prepared.origins:
         out.items = [Problem(prepared.relocate(p.path), p.message) for p in out.items]
     out.raise_if_any()
@@ -91,6 +95,8 @@ def cluster_from_tree(
     spec = build(draft)
     if software is not None and (software.configs or software.deployments):
         spec = replace(spec, software=build_software(software))
+    if outputs:
+        spec = replace(spec, outputs=build_outputs(outputs))
     return spec
 
 

@@ -26,7 +26,7 @@ from shoal.spec.params_conditions import Conditions
 from shoal.spec.tree import Pairs, describe, is_list, is_mapping, pairs_of
 
 _ELEMENT_LISTS = ("node_groups", "instances", "groupings")
-_TEMPLATE_KEYS = ("parameters", "conditions", "software")
+_TEMPLATE_KEYS = ("parameters", "conditions", "software", "outputs")
 
 
 @dataclass(slots=True)
@@ -36,6 +36,9 @@ class Prepared:
     software: object | None
     """The `software` section (parameters substituted, conditions applied), or None."""
     params: ParameterTable = field(default_factory=ParameterTable)
+    outputs: object | None = None
+    """The `outputs` section (conditions applied; `{param: ...}` left for its reader, which
+    refuses hidden parameters), or None."""
     unresolved: frozenset[str] = frozenset()
     """Pointers of `{param: ...}` that gave no value (already reported): the readers' own
     complaint about the missing value there would say the same thing again."""
@@ -83,7 +86,17 @@ def prepare(data: object, env: Environment, out: ProblemList) -> Prepared:
     software = raw.get("software")
     if software is not None:
         software = _switch_software(sub.walk(software, "/software", 0), conditions)
-    return Prepared(tree, software, params, frozenset(sub.unresolved), origins)
+    outputs = raw.get("outputs")
+    if outputs is not None:
+        outputs = _switch_outputs(outputs, conditions)
+    return Prepared(
+        tree,
+        software,
+        params,
+        outputs=outputs,
+        unresolved=frozenset(sub.unresolved),
+        origins=origins,
+    )
 
 
 class _Substitution:
@@ -176,6 +189,20 @@ def _switch_software(software: object, conditions: Conditions) -> object:
             section = kept
         result.append((key, section))
     return result
+
+
+def _switch_outputs(outputs: object, conditions: Conditions) -> object:
+    if not is_mapping(outputs):
+        return outputs
+    kept = Pairs()
+    for name, body in pairs_of(outputs):
+        if is_mapping(body) and any(k == "condition" for k, _ in pairs_of(body)):
+            where = child("/outputs", str(name), "condition")
+            if not conditions.switch(_condition_of(body), where):
+                continue
+            body = _without(body, "condition")
+        kept.append((name, body))
+    return kept
 
 
 def _field(value: object, key: str) -> object:

@@ -52,6 +52,10 @@ class Outcome:
     nodes: int = 0
     deployments: int = 0
     """Software deployments of the planned cluster (mapped from Heat's)."""
+    outputs: int = 0
+    """Outputs of the planned cluster (served from it)."""
+    skipped: list[str] = field(default_factory=list)
+    """Why each of its other outputs is not served."""
 
 
 @dataclass(slots=True)
@@ -69,6 +73,10 @@ class Summary:
             "planned": sum(o.planned for o in self.outcomes),
             "planned_with_nodes": sum(o.planned and o.nodes > 0 for o in self.outcomes),
             "planned_with_deployments": sum(o.planned and o.deployments > 0 for o in self.outcomes),
+            "outputs_served": sum(o.outputs for o in self.outcomes if o.planned),
+            "outputs_not_served": dict(
+                Counter(r for o in self.outcomes if o.planned for r in o.skipped).most_common()
+            ),
             "seconds": round(self.seconds, 2),
             "unsupported": dict(reasons.most_common()),
         }
@@ -239,7 +247,15 @@ def run_one(path: Path, root: Path, software: str = "refuse") -> Outcome:
     if not placed.feasible:
         return Outcome(rel, True, False, "infeasible on the synthetic inventory")
     deployments = len(result.spec.software.deployments)
-    return Outcome(rel, True, True, nodes=len(placed.assignments), deployments=deployments)
+    return Outcome(
+        rel,
+        True,
+        True,
+        nodes=len(placed.assignments),
+        deployments=deployments,
+        outputs=len(result.spec.outputs),
+        skipped=[s.reason for s in result.skipped],
+    )
 
 
 def _read(

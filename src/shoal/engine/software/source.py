@@ -34,6 +34,10 @@ class DocumentSoftware:
         self._cache[cluster.id] = (cluster.generation, spec)
         return spec
 
+    def spec(self, cluster: ClusterRecord) -> ClusterSpec | None:
+        """The cluster its stored document declares; None if it no longer reads."""
+        return self._spec(cluster)
+
     def __call__(self, cluster: ClusterRecord) -> SoftwareSpec | None:
         spec = self._spec(cluster)
         return None if spec is None else spec.software

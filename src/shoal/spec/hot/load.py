@@ -29,6 +29,7 @@ from shoal.spec.hot.deployments import is_deployment, map_software
 from shoal.spec.hot.environment import Environment, is_file_ref, read_environment
 from shoal.spec.hot.files import Files
 from shoal.spec.hot.functions import plain
+from shoal.spec.hot.outputs import map_outputs
 from shoal.spec.hot.report import Report, Unsupported
 from shoal.spec.hot.shapes import Shape, SoftwareShape
 from shoal.spec.hot.template import Stack
@@ -60,6 +61,8 @@ class HotResult:
     outputs: dict[str, object] = field(default_factory=dict)
     wants: Wants = field(default_factory=Wants)
     files_read: list[str] = field(default_factory=list)
+    skipped: list[Unsupported] = field(default_factory=list)
+    """Outputs not served from the cluster (each with a notice), by reason."""
 
     @property
     def first_reason(self) -> str | None:
@@ -178,6 +181,7 @@ def read_hot(
         _ignored(shape, report)
     else:
         mapped = map_software(shape, placed, draft, report)
+    outputs = map_outputs(shape, placed, draft, mapped, report)
     spec = None
     if not report.out.items:
         check_names(draft, report.out)
@@ -187,6 +191,8 @@ def read_hot(
         spec = build(draft)
         if mapped is not None:
             spec = replace(spec, software=mapped)
+        if outputs:
+            spec = replace(spec, outputs=outputs)
     return HotResult(
         spec,
         list(report.out.items),
@@ -195,6 +201,7 @@ def read_hot(
         shape.outputs,
         ctx.wants,
         list(files.read_names),
+        list(report.skipped),
     )
 
 

@@ -27,6 +27,9 @@ class Report:
     out: ProblemList = field(default_factory=ProblemList)
     notices: list[Problem] = field(default_factory=list)
     unsupported: list[Unsupported] = field(default_factory=list)
+    skipped: list[Unsupported] = field(default_factory=list)
+    """Parts left out of the cluster with a notice (not problems), counted by reason: the
+    outputs Shoal cannot serve."""
 
     def problem(self, path: str, message: str) -> None:
         self.out.add(path, message)
@@ -39,3 +42,8 @@ class Report:
         """Valid Heat that Shoal does not support: a problem, counted under `reason`."""
         self.unsupported.append(Unsupported(reason, path))
         self.out.add(path, message)
+
+    def skip(self, reason: str, path: str, message: str) -> None:
+        """Valid Heat left out of the cluster with a notice, counted under `reason`."""
+        self.skipped.append(Unsupported(reason, path))
+        self.notice(path, message)

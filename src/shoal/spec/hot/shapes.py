@@ -95,6 +95,16 @@ class RandomShape:
     salt: str = ""
 
 
+@dataclass(frozen=True, slots=True)
+class OutputShape:
+    """An output of the top template, its value partly evaluated (`outputs.partial`)."""
+
+    name: str
+    path: str
+    value: object
+    description: str = ""
+
+
 @dataclass(slots=True)
 class Shape:
     scope: str
@@ -108,6 +118,8 @@ class Shape:
     depends: dict[str, set[str]] = field(default_factory=dict)
     """Resource name -> the resources it depends on (explicit and through functions)."""
     outputs: dict[str, object] = field(default_factory=dict)
+    output_values: list[OutputShape] = field(default_factory=list)
+    """The top template's outputs, to be served from the cluster (`outputs.map_outputs`)."""
     kinds: dict[str, str] = field(default_factory=dict)
     """Resource name -> its type after the registry (for messages about what cannot map)."""
     randoms: dict[str, RandomShape | None] = field(default_factory=dict)

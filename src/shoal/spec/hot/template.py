@@ -26,10 +26,11 @@ from shoal.spec.hot.functions import (
     plain,
     step_into,
 )
+from shoal.spec.hot.outputs import partial
 from shoal.spec.hot.parameters import MISSING, Parameter, check, convert, read_parameters
 from shoal.spec.hot.paths import file_pointer
 from shoal.spec.hot.report import Report
-from shoal.spec.hot.shapes import NestedShape, ServerGroupShape, Shape
+from shoal.spec.hot.shapes import NestedShape, OutputShape, ServerGroupShape, Shape
 from shoal.spec.hot.values import Attr, Ref, Unknown, shown
 from shoal.spec.hot.versions import KNOWN_NAMES, Version, version_of
 from shoal.spec.tree import describe
@@ -598,6 +599,20 @@ class Stack:
                     body["value"], child(path, "value")
                 )
             )
+            if self._top:
+                # again, keeping the text built around run-time values, for the cluster; its
+                # problems were reported just above
+                quiet = Evaluator(self, Report(), self.ctx.budget)
+                hidden = {p.name for p in self.params.values() if p.hidden}
+                description = body.get("description")
+                self.shape.output_values.append(
+                    OutputShape(
+                        str(name),
+                        path,
+                        partial(quiet, hidden, body["value"], child(path, "value")),
+                        description if isinstance(description, str) else "",
+                    )
+                )
 
 
 def _references(value: object) -> set[str]:

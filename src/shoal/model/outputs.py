@@ -1,0 +1,95 @@
+"""A cluster's outputs: named values built from the cluster as it is now, served when asked.
+
+Heat templates end with `outputs` (a server's address, a URL built around it, a deployment's
+result); Shoal keeps them with the cluster as expressions over the same typed sources software
+inputs use (`model/software.py`), so `shoal describe cluster` evaluates them against the live
+nodes and deployment records and a scale-out shows up on the next read. The expressions are
+the contract between the document readers (`spec/outputs.py`, `spec/hot/outputs.py`) and the
+pure evaluation (`planning/outputs.py`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import TypeAlias
+
+from shoal.model.members import MemberRef
+from shoal.model.software import Json, LiteralInput, MemberFactsInput, NodeFact, OutputInput
+
+
+@dataclass(frozen=True, slots=True)
+class MemberFact:
+    """A fact of a member that has one node (an instance, a group of one): a single value."""
+
+    member: MemberRef
+    fact: NodeFact
+
+
+@dataclass(frozen=True, slots=True)
+class TextTemplate:
+    """`str_replace`: each key of `params` in `template` replaced by its value's text."""
+
+    template: str
+    params: Mapping[str, OutputValue] = field(hash=False)
+
+
+@dataclass(frozen=True, slots=True)
+class JoinedText:
+    """`list_join`: the items' texts joined by `separator`; an item that is a list gives all of
+    its elements (so a group's addresses join into one text)."""
+
+    separator: str
+    items: tuple[OutputValue, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ListValue:
+    """A list some of whose items come from the cluster."""
+
+    items: tuple[OutputValue, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class MapValue:
+    """A mapping some of whose values come from the cluster."""
+
+    items: Mapping[str, OutputValue] = field(hash=False)
+
+
+OutputValue: TypeAlias = (
+    LiteralInput
+    | MemberFactsInput
+    | MemberFact
+    | OutputInput
+    | TextTemplate
+    | JoinedText
+    | ListValue
+    | MapValue
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterOutput:
+    name: str
+    value: OutputValue
+    description: str = ""
+
+
+class OutputStatus(StrEnum):
+    READY = "ready"
+    PENDING = "pending"
+    """Not known yet (a node not active, a deployment not complete): the value is null."""
+
+
+@dataclass(frozen=True, slots=True)
+class OutputResult:
+    """One output evaluated against the cluster as it is now."""
+
+    name: str
+    description: str
+    status: OutputStatus
+    value: Json
+    reason: str | None = None
+    """Why it is pending, in words (the first reason found)."""

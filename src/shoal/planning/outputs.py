@@ -1,0 +1,180 @@
+"""A cluster's outputs evaluated against its nodes and deployment records as they are now.
+
+Pure: the service gives the current servers (as `NodeFacts`) and the deployment records, and
+gets each output's value, or `pending` with the first reason it is not known yet (a node not
+active or without an address, a deployment not complete on a node). Nothing here fails on the
+state of the cluster: an output that cannot be known is pending, never an error. Lists follow
+node-name order (`web-2` before `web-10`), as deployment inputs do.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+from shoal.model.members import MemberRef
+from shoal.model.outputs import (
+    ClusterOutput,
+    JoinedText,
+    ListValue,
+    MapValue,
+    MemberFact,
+    OutputResult,
+    OutputStatus,
+    OutputValue,
+    TextTemplate,
+)
+from shoal.model.software import (
+    DeploymentRecord,
+    DeploymentStatus,
+    Json,
+    LiteralInput,
+    MemberFactsInput,
+    NodeFact,
+    NodeFacts,
+    OutputInput,
+    OutputScope,
+    SoftwareSpec,
+)
+from shoal.planning.software import targets
+
+MAX_RESULT_CHARS = 1 << 20
+"""An output's value, as JSON, at most (a join over a huge group would otherwise grow)."""
+
+
+class _Pending(Exception):
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def evaluate(
+    outputs: Sequence[ClusterOutput],
+    software: SoftwareSpec,
+    nodes: Sequence[NodeFacts],
+    records: Sequence[DeploymentRecord],
+) -> list[OutputResult]:
+    ev = _Evaluation(software, nodes, records)
+    results = []
+    for o in outputs:
+        try:
+            value = ev.value(o.value)
+        except _Pending as p:
+            results.append(
+                OutputResult(o.name, o.description, OutputStatus.PENDING, None, p.reason)
+            )
+            continue
+        if len(json.dumps(value)) > MAX_RESULT_CHARS:
+            results.append(
+                OutputResult(
+                    o.name,
+                    o.description,
+                    OutputStatus.PENDING,
+                    None,
+                    f"the value is longer than {MAX_RESULT_CHARS} characters",
+                )
+            )
+            continue
+        results.append(OutputResult(o.name, o.description, OutputStatus.READY, value))
+    return results
+
+
+class _Evaluation:
+    def __init__(
+        self,
+        software: SoftwareSpec,
+        nodes: Sequence[NodeFacts],
+        records: Sequence[DeploymentRecord],
+    ) -> None:
+        self.software = software
+        self.nodes = nodes
+        self.records = {(r.deployment, r.node): r for r in records}
+
+    def value(self, v: OutputValue) -> Json:
+        match v:
+            case LiteralInput(value):
+                return value
+            case MemberFactsInput(member, fact):
+                return [self._fact(n, fact) for n in targets(member, self.nodes)]
+            case MemberFact(member, fact):
+                return self._fact(self._one(member), fact)
+            case OutputInput(deployment, output, scope):
+                return self._output(deployment, output, scope)
+            case TextTemplate(template, params):
+                return replace_all(template, {k: _text(self.value(p)) for k, p in params.items()})
+            case JoinedText(separator, items):
+                texts: list[str] = []
+                for item in items:
+                    got = self.value(item)
+                    texts += [_text(x) for x in got] if isinstance(got, list) else [_text(got)]
+                return separator.join(texts)
+            case ListValue(items):
+                return [self.value(i) for i in items]
+            case MapValue(items):
+                return {k: self.value(i) for k, i in items.items()}
+
+    def _one(self, member: MemberRef) -> NodeFacts:
+        found = targets(member, self.nodes)
+        if not found:
+            raise _Pending(f"{member} has no node yet")
+        if len(found) > 1:
+            raise _Pending(f"{member} has {len(found)} nodes, not one; list them with 'members'")
+        return found[0]
+
+    @staticmethod
+    def _fact(node: NodeFacts, fact: NodeFact) -> Json:
+        if not node.active:
+            raise _Pending(f"node {node.name} is not active yet")
+        value = node.fact(fact)
+        if value is None and fact is not NodeFact.INDEX:
+            raise _Pending(f"node {node.name} has no {fact.value} yet")
+        return value
+
+    def _output(self, deployment: str, output: str, scope: OutputScope) -> Json:
+        d = self.software.deployment(deployment)
+        if d is None:
+            raise _Pending(f"the cluster has no deployment {deployment}")
+        on = targets(d.target, self.nodes)
+        if scope is OutputScope.NODE and len(on) != 1:
+            raise _Pending(
+                f"deployment {deployment} runs on {len(on)} nodes, not one; "
+                "take its output 'from: all'"
+            )
+        values: list[Json] = []
+        for n in on:
+            r = self.records.get((deployment, n.name))
+            if r is None or r.status is not DeploymentStatus.COMPLETE:
+                state = "not started" if r is None else str(r.status)
+                raise _Pending(f"deployment {deployment} is not complete on {n.name} ({state})")
+            values.append(r.outputs.get(output))
+        return values[0] if scope is OutputScope.NODE else values
+
+
+def replace_all(template: str, params: dict[str, str]) -> str:
+    """Heat's str_replace: longest keys first, and replaced text is never scanned again."""
+    pieces: list[tuple[str, bool]] = [(template, False)]  # (text, already a replacement)
+    for key in sorted((k for k in params if k), key=lambda k: (-len(k), k)):
+        split: list[tuple[str, bool]] = []
+        for text, done in pieces:
+            if done:
+                split.append((text, True))
+                continue
+            for i, part in enumerate(text.split(key)):
+                if i:
+                    split.append((params[key], True))
+                split.append((part, False))
+        pieces = split
+    return "".join(text for text, _ in pieces)
+
+
+def _text(value: Json) -> str:
+    """A value's text as Heat's str_replace and list_join give it: JSON for lists and maps."""
+    if isinstance(value, str):
+        return value
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return str(value)
+    return json.dumps(value, separators=(",", ":"))
