@@ -56,8 +56,13 @@ STATE=$ROOT/keystone WS=$ROOT/tempest/senlin RESULTS=${TP_RESULTS:-$ROOT/results
 ts() { date +%s; }
 T0=$(ts)
 
-KS_PID="" SHOAL_PID=""
+KS_PID="" SHOAL_PID="" ks_job="" ws_job="" fernet_job="" cred_job=""
 stop() {
+  local pid
+  for pid in $ks_job $ws_job $fernet_job $cred_job; do  # setup steps still running on a failure
+    kill -0 "$pid" 2>/dev/null || continue
+    pkill -TERM -P "$pid" 2>/dev/null; kill "$pid" 2>/dev/null
+  done
   for pid in $SHOAL_PID $KS_PID; do
     kill "$pid" 2>/dev/null || continue
     for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
