@@ -3,20 +3,44 @@
 # `shoal server` in Keystone mode (real Keystone 30 under uWSGI, sim provider).
 #
 # Usage: tests/conformance/run.sh [REGEX]      (default: senlin_tempest_plugin.tests.api)
-# Prints "N passed, N failed, N skipped" and exits 1 when fewer than CONF_THRESHOLD pass.
+# Prints the time of each phase, "N passed, N failed, N skipped", and exits 1 when fewer than
+# CONF_THRESHOLD pass, 2 when a service could not be set up, 124 past CONF_TIMEOUT. `make check`
+# runs it last (scripts/check.sh); results/failed.txt lists what did not pass and why,
+# results/durations.txt where the time went.
 # Knobs (env): CONF_ROOT (scratch, default $TMPDIR/shoal-conformance), CONF_CACHE (venvs, reused;
-#   default ~/.cache/shoal-conformance), CONF_THRESHOLD (291), TP_CONCURRENCY (2),
-#   KS_PORT / SHOAL_CONF_PORT (default: free ports), SHOAL_BIN (default: the repo's .venv/bin/shoal).
+#   default ~/.cache/shoal-conformance; installed when absent), CONF_THRESHOLD (291),
+#   CONF_TIMEOUT (2400 s for the whole run), TP_CONCURRENCY (4 tempest workers),
+#   TP_NUM_ACCOUNTS (accounts of each kind, default max(TP_CONCURRENCY, 4)),
+#   CONF_CREATE_LATENCY (7 s per server build in the sim provider), KS_PORT / SHOAL_CONF_PORT
+#   (default: free ports), SHOAL_BIN (default: the repo's .venv/bin/shoal).
 # The recipes are copied from ../shared/peers/{keystone,tempest} (read-only in CI): everything is
-# written under CONF_ROOT and CONF_CACHE, and only the processes started here are stopped.
+# written under CONF_ROOT and CONF_CACHE, and only the processes started here are stopped, on
+# every way out (the end, a failure, the timeout, INT/TERM).
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
+# A global bound, so CI never hangs here: the script re-runs itself under `timeout`, which on
+# expiry signals the whole process group (tempest's workers, Keystone, shoal) and kills it
+# CONF_KILL_AFTER seconds later if something ignores the signal.
+# `timeout` runs in its own process group, out of reach of a terminal's Ctrl-C: this passes an
+# INT or TERM on to it (it forwards them to the group).
+if [ -z "${CONF_UNDER_TIMEOUT:-}" ]; then
+  limit=${CONF_TIMEOUT:-2400}
+  CONF_UNDER_TIMEOUT=1 timeout --kill-after="${CONF_KILL_AFTER:-60}" "$limit" "$0" "$@" &
+  guard=$!
+  trap 'kill -TERM "$guard" 2>/dev/null' INT TERM
+  while :; do
+    wait "$guard"; rc=$?
+    kill -0 "$guard" 2>/dev/null || break  # wait returned early for a trapped signal
+  done
+  if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then echo "conformance: timed out after ${limit}s" >&2; fi
+  exit "$rc"
+fi
 REPO=$(cd "$HERE/../.." && pwd)
 REGEX=${1:-senlin_tempest_plugin.tests.api}
 ROOT=${CONF_ROOT:-${TMPDIR:-/tmp}/shoal-conformance}
 CACHE=${CONF_CACHE:-$HOME/.cache/shoal-conformance}
 THRESHOLD=${CONF_THRESHOLD:-291}
-CONC=${TP_CONCURRENCY:-2}
+CONC=${TP_CONCURRENCY:-4}
 SHOAL_BIN=${SHOAL_BIN:-$REPO/.venv/bin/shoal}
 PY=${PYTHON:-python3}
 free_port() { "$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
@@ -32,8 +56,13 @@ STATE=$ROOT/keystone WS=$ROOT/tempest/senlin RESULTS=${TP_RESULTS:-$ROOT/results
 ts() { date +%s; }
 T0=$(ts)
 
-KS_PID="" SHOAL_PID=""
+KS_PID="" SHOAL_PID="" ks_job="" ws_job="" fernet_job="" cred_job=""
 stop() {
+  local pid
+  for pid in $ks_job $ws_job $fernet_job $cred_job; do  # setup steps still running on a failure
+    kill -0 "$pid" 2>/dev/null || continue
+    pkill -TERM -P "$pid" 2>/dev/null; kill "$pid" 2>/dev/null
+  done
   for pid in $SHOAL_PID $KS_PID; do
     kill "$pid" 2>/dev/null || continue
     for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
@@ -41,46 +70,36 @@ stop() {
   done
 }
 trap stop EXIT
+trap 'exit 143' TERM INT  # bash runs the EXIT trap on exit, not on a signal it dies of
 rm -rf "$ROOT"; mkdir -p "$ROOT" "$CACHE" "$RESULTS"
 
-# 1. venvs (cached): keystone + uwsgi; tempest + the plugin (openstacksdk comes with them)
+# Waits for a service: until CMD succeeds, at most $1 seconds (a loaded machine starts Keystone
+# and shoal in tens of seconds; the global timeout still bounds the whole run).
+until_up() {  # SECONDS CMD...
+  local end=$(( $(ts) + $1 )); shift
+  until "$@"; do [ "$(ts)" -lt "$end" ] || return 1; sleep 0.2; done
+}
+
+# 1. venvs (cached), both at once: keystone + uwsgi (compiled); tempest + the plugin
+#    (openstacksdk comes with them). A venv counts as installed only when pip succeeded.
 venv() {  # DIR PIP-ARGS...
   local dir=$1; shift
   [ -f "$dir/.done" ] && return 0
   rm -rf "$dir"; "$PY" -m venv "$dir" || return 1
-  "$dir/bin/pip" install -q "$@" 2>&1 | grep -v 'is ignored: it is neither' || true
-  "$dir/bin/python" -c 'import sys' && touch "$dir/.done"
+  "$dir/bin/pip" install -q "$@" > "$dir.log" 2>&1
+  local rc=$?
+  grep -v 'is ignored: it is neither' "$dir.log" >&2
+  [ "$rc" = 0 ] && touch "$dir/.done"
 }
-venv "$KS_VENV" keystone==30.0.0 uwsgi
+venv "$KS_VENV" keystone==30.0.0 uwsgi & ks_job=$!
 venv "$TP_VENV" -c "$HERE/constraints.txt" tempest==47.0.0 senlin-tempest-plugin==1.8.0
-[ -x "$KS_VENV/bin/uwsgi" ] && [ -x "$TP_VENV/bin/tempest" ] || { echo "venv install failed" >&2; exit 2; }
+wait "$ks_job"
+[ -f "$KS_VENV/.done" ] && [ -f "$TP_VENV/.done" ] || { echo "venv install failed" >&2; exit 2; }
 echo "== venvs ready: $(( $(ts) - T0 ))s"
 
-# 2. keystone: fresh state, bootstrap, uwsgi (HTTP/1.1: HTTP/1.0 breaks reused connections)
-mkdir -p "$STATE"
-sed "s#@KS_STATE@#$STATE#g" "$HERE/keystone.conf.tmpl" > "$STATE/keystone.conf"
-KM=("$KS_VENV/bin/keystone-manage" --config-file "$STATE/keystone.conf")
-U=$(id -un) G=$(id -gn)
-{ "${KM[@]}" fernet_setup --keystone-user "$U" --keystone-group "$G" &&
-  "${KM[@]}" credential_setup --keystone-user "$U" --keystone-group "$G" &&
-  "${KM[@]}" db_sync &&
-  "${KM[@]}" bootstrap --bootstrap-password "$ADMIN_PW" \
-    --bootstrap-admin-url "http://127.0.0.1:$KS_PORT/v3" \
-    --bootstrap-internal-url "http://127.0.0.1:$KS_PORT/v3" \
-    --bootstrap-public-url "http://127.0.0.1:$KS_PORT/v3" --bootstrap-region-id RegionOne
-} > "$STATE/setup.log" 2>&1 || { tail -20 "$STATE/setup.log" >&2; exit 2; }
-OS_KEYSTONE_CONFIG_DIR=$STATE "$KS_VENV/bin/uwsgi" --http11-socket "127.0.0.1:$KS_PORT" \
-  --wsgi keystone.wsgi.api:application --master --processes 2 --threads 4 --enable-threads \
-  --lazy-apps --die-on-term --need-app --buffer-size 65535 \
-  --env "OS_KEYSTONE_CONFIG_DIR=$STATE" > "$STATE/uwsgi.log" 2>&1 &
-KS_PID=$!
-for _ in $(seq 1 600); do curl -sf "http://127.0.0.1:$KS_PORT/v3" >/dev/null && break; sleep 0.1; done
-curl -sf "http://127.0.0.1:$KS_PORT/v3" >/dev/null || { tail -20 "$STATE/uwsgi.log" >&2; exit 2; }
-"$TP_VENV/bin/python" "$HERE/register.py" || exit 2
-echo "== keystone on :$KS_PORT: $(( $(ts) - T0 ))s"
-
-# 3. shoal server in keystone mode, sim provider, an inventory with the plugin's defaults (and
-#    the flavor and image test_cluster_update_profile changes a cluster to)
+# 2. shoal server in keystone mode (it asks Keystone nothing until the first request, so it
+#    starts while Keystone is set up), sim provider, an inventory with the plugin's defaults
+#    (and the flavor and image test_cluster_update_profile changes a cluster to)
 mkdir -p "$ROOT/shoal"
 cat > "$ROOT/shoal/inventory.yaml" <<'INV'
 zones: [nova]
@@ -95,25 +114,65 @@ images:
   - {name: cirros-0.4.0-x86_64-disk, min_disk_gb: 1}
   - {name: new_image, min_disk_gb: 1}
 INV
-# A server takes 7 s to build, as a small one does in a cloud: the plugin's locked-cluster test
-# (TestClusterScaleOutNegativeResourceIsLocked) expects a scale-out to be running 5 s later.
+# A server takes CONF_CREATE_LATENCY (7) s to build, as a small one does in a cloud: the
+# plugin's locked-cluster test (TestClusterScaleOutNegativeResourceIsLocked) sleeps 5 s after a
+# scale-out and expects it still running. Token validations may wait for Keystone up to 120 s
+# (on a loaded machine it answers in seconds; a timeout is a 401 in some test) and are cached
+# for an hour.
 SHOAL_HOME=$ROOT/shoal SHOAL_PROVIDER=sim SHOAL_INVENTORY=$ROOT/shoal/inventory.yaml \
-  SHOAL_PROVIDER_OPTIONS='{"create_latency_s": 7}' \
+  SHOAL_PROVIDER_OPTIONS="{\"create_latency_s\": ${CONF_CREATE_LATENCY:-7}}" \
   SHOAL_AUTH=keystone SHOAL_KEYSTONE_URL="http://127.0.0.1:$KS_PORT/v3" \
-  SHOAL_KEYSTONE_PASSWORD=$SERVICE_PW SHOAL_KEYSTONE_CACHE_S=3600 SHOAL_RETRY_BACKOFF_S=0.05 \
+  SHOAL_KEYSTONE_PASSWORD=$SERVICE_PW SHOAL_KEYSTONE_CACHE_S=3600 \
+  SHOAL_KEYSTONE_TIMEOUT_S=120 SHOAL_RETRY_BACKOFF_S=0.05 \
   "$SHOAL_BIN" server --port "$SVC_PORT" --log-level warning > "$ROOT/shoal/server.log" 2>&1 &
 SHOAL_PID=$!
-for _ in $(seq 1 300); do
-  [ "$(curl -s -o /dev/null -w '%{http_code}' "$KS_SVC_URL/")" = 300 ] && break; sleep 0.1
-done
-[ "$(curl -s -o /dev/null -w '%{http_code}' "$KS_SVC_URL/")" = 300 ] || { tail -20 "$ROOT/shoal/server.log" >&2; exit 2; }
+
+# 3. the tempest workspace and its test list, meanwhile too
+mkdir -p "$(dirname "$WS")"
+{ "$TP_VENV/bin/tempest" init --workspace-path "$ROOT/tempest/workspace.yaml" \
+    --name shoal-senlin "$WS" > /dev/null &&
+  (cd "$WS" && "$TP_VENV/bin/tempest" run --regex "$REGEX" --list-tests) \
+    | grep -E '^[a-z_]+(\.[A-Za-z0-9_]+)+' > "$RESULTS/test-ids.txt"
+} 2> "$ROOT/tempest/init.err" & ws_job=$!
+
+# 4. keystone: fresh state, bootstrap, uwsgi (HTTP/1.1: HTTP/1.0 breaks reused connections);
+#    the key repositories and the database are independent, so set up at once
+mkdir -p "$STATE"
+sed "s#@KS_STATE@#$STATE#g" "$HERE/keystone.conf.tmpl" > "$STATE/keystone.conf"
+KM=("$KS_VENV/bin/keystone-manage" --config-file "$STATE/keystone.conf")
+U=$(id -un) G=$(id -gn)
+"${KM[@]}" fernet_setup --keystone-user "$U" --keystone-group "$G" > "$STATE/fernet.log" 2>&1 &
+fernet_job=$!
+"${KM[@]}" credential_setup --keystone-user "$U" --keystone-group "$G" \
+  > "$STATE/credential.log" 2>&1 & cred_job=$!
+{ "${KM[@]}" db_sync > "$STATE/setup.log" 2>&1 && wait "$fernet_job" && wait "$cred_job" &&
+  "${KM[@]}" bootstrap --bootstrap-password "$ADMIN_PW" \
+    --bootstrap-admin-url "http://127.0.0.1:$KS_PORT/v3" \
+    --bootstrap-internal-url "http://127.0.0.1:$KS_PORT/v3" \
+    --bootstrap-public-url "http://127.0.0.1:$KS_PORT/v3" --bootstrap-region-id RegionOne \
+    >> "$STATE/setup.log" 2>&1
+} || { tail -20 "$STATE"/*.log >&2; exit 2; }
+OS_KEYSTONE_CONFIG_DIR=$STATE "$KS_VENV/bin/uwsgi" --http11-socket "127.0.0.1:$KS_PORT" \
+  --wsgi keystone.wsgi.api:application --master --processes 2 --threads 4 --enable-threads \
+  --lazy-apps --die-on-term --need-app --buffer-size 65535 \
+  --env "OS_KEYSTONE_CONFIG_DIR=$STATE" > "$STATE/uwsgi.log" 2>&1 &
+KS_PID=$!
+until_up 300 curl -sf -o /dev/null "http://127.0.0.1:$KS_PORT/v3" ||
+  { tail -20 "$STATE/uwsgi.log" >&2; exit 2; }
+"$TP_VENV/bin/python" "$HERE/register.py" || exit 2
+echo "== keystone on :$KS_PORT: $(( $(ts) - T0 ))s"
+
+svc_up() { [ "$(curl -s -o /dev/null -w '%{http_code}' "$KS_SVC_URL/")" = 300 ]; }
+until_up 300 svc_up || { tail -20 "$ROOT/shoal/server.log" >&2; exit 2; }
 echo "== shoal on :$SVC_PORT: $(( $(ts) - T0 ))s"
 
-# 4. tempest workspace, pre-provisioned accounts, tempest.conf
-mkdir -p "$(dirname "$WS")"
-"$TP_VENV/bin/tempest" init --workspace-path "$ROOT/tempest/workspace.yaml" --name shoal-senlin \
-  "$WS" > /dev/null 2> "$ROOT/tempest/init.err" || { cat "$ROOT/tempest/init.err" >&2; exit 2; }
+# 5. pre-provisioned accounts, tempest.conf
+wait "$ws_job" && [ -s "$RESULTS/test-ids.txt" ] || { cat "$ROOT/tempest/init.err" >&2; exit 2; }
 "$TP_VENV/bin/python" "$HERE/provision.py" "$WS/etc/accounts.yaml" || exit 2
+# stestr splits the test classes among its workers by their times in the last run (without
+# them, by count, and one worker may get most of the slow classes): keep them between runs.
+TIMES=$CACHE/stestr-times
+[ -f "$TIMES/times.dbm.dir" ] && cp "$TIMES"/times.dbm.* "$WS/.stestr/"
 cat > "$WS/etc/tempest.conf" <<CONF
 [DEFAULT]
 log_dir = $WS/logs
@@ -122,6 +181,10 @@ use_stderr = False
 
 [oslo_concurrency]
 lock_path = $WS/tempest_lock
+
+[service-clients]
+# a loaded machine's Keystone answers a token request in seconds, now and then in tens
+http_timeout = 300
 
 [auth]
 use_dynamic_credentials = False
@@ -159,16 +222,17 @@ wait_timeout = 180
 delete_with_dependency = False
 health_policy_version = 1.0
 CONF
-echo "== tempest workspace: $(( $(ts) - T0 ))s"
+echo "== tempest workspace and accounts: $(( $(ts) - T0 ))s"
 
-# 5. the run
+# 6. the run
 cd "$WS" || exit 2
-"$TP_VENV/bin/tempest" run --regex "$REGEX" --list-tests 2>/dev/null \
-  | grep -E '^[a-z_]+(\.[A-Za-z0-9_]+)+' > "$RESULTS/test-ids.txt"
 T1=$(ts)
 "$TP_VENV/bin/tempest" run --regex "$REGEX" --concurrency "$CONC" > "$RESULTS/console.txt" 2>&1
 echo "== tempest run: $(( $(ts) - T1 ))s ($(wc -l < "$RESULTS/test-ids.txt") tests, concurrency $CONC)"
 "$TP_VENV/bin/stestr" last --subunit > "$RESULTS/last.subunit" 2>/dev/null
+mkdir -p "$TIMES" && cp "$WS/.stestr"/times.dbm.* "$TIMES/"
+"$TP_VENV/bin/python" "$HERE/durations.py" "$RESULTS/last.subunit" > "$RESULTS/durations.txt" 2>&1
+head -1 "$RESULTS/durations.txt"
 cp "$WS/logs/tempest.log" "$ROOT/shoal/server.log" "$RESULTS/" 2>/dev/null
 line=$("$TP_VENV/bin/python" "$HERE/summarize.py" "$RESULTS/last.subunit" "$RESULTS/test-ids.txt" \
   "$RESULTS/summary.txt" | tail -1)

@@ -4,6 +4,7 @@ groups, delete; dependency order; failures; cancellation."""
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
 
@@ -293,3 +294,28 @@ async def test_cancel_stops_what_has_not_started(db: Database) -> None:
         )
     finally:
         await rig.engine.stop()
+
+
+async def test_wake_from_a_worker_thread_is_handed_to_the_loop(rig: Rig) -> None:
+    """The service submits from FastAPI's thread pool: its wake reaches the engine's loop by
+    call_soon_threadsafe, not by setting the loop's Event from the thread (which raced the
+    engine's idle timeout: InvalidStateError, a 500 under load)."""
+    wake = rig.engine._wake
+    wake.clear()
+    loop = asyncio.get_running_loop()
+    handed: list[object] = []
+    real = loop.call_soon_threadsafe
+
+    def spy(callback: Any, *args: Any) -> Any:
+        handed.append(callback)
+        return real(callback, *args)
+
+    loop.call_soon_threadsafe = spy  # type: ignore[method-assign]
+    try:
+        await asyncio.to_thread(rig.engine.wake)
+    finally:
+        loop.call_soon_threadsafe = real  # type: ignore[method-assign]
+    assert wake.set in handed
+    wake.clear()
+    rig.engine.wake()  # on the loop itself: set at once (no await in between)
+    assert wake.is_set()

@@ -14,6 +14,7 @@ import httpx
 import pytest
 
 from shoal.api.app import create_app
+from shoal.clock import Clock
 from shoal.runtime import Runtime
 from shoal.settings import Settings
 from tests.databases import database_url
@@ -99,8 +100,10 @@ class Senlin:
 
 
 @asynccontextmanager
-async def serving(home: Path, database_url: str | None = None, **sim: Any) -> AsyncIterator[Senlin]:
-    runtime = await Runtime.open(settings(home, database_url, **sim))
+async def serving(
+    home: Path, database_url: str | None = None, *, clock: Clock | None = None, **sim: Any
+) -> AsyncIterator[Senlin]:
+    runtime = await Runtime.open(settings(home, database_url, **sim), clock=clock)
     try:
         token = runtime.new_admin_token
         assert token is not None

@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 
-from tests.senlin.conftest import NOVA_SPEC, Senlin
+import pytest
+
+from shoal.clock import ManualClock
+from tests.databases import database_url
+from tests.senlin.conftest import NOVA_SPEC, Senlin, serving
 from tests.senlin.test_errors import senlin_error
 
 
@@ -129,3 +134,44 @@ async def test_a_profile_in_use_cannot_be_deleted(senlin: Senlin) -> None:
     cluster = await senlin.cluster(size=1)
     r = await senlin.call("DELETE", f"/profiles/{cluster['profile_id']}")
     senlin_error(r, 409, "ResourceInUse")
+
+
+@pytest.mark.parametrize("db", ["sqlite", "postgres"])
+async def test_the_list_filters_sorts_and_pages_in_sql(db: str, tmp_path: Path) -> None:
+    """Façade and native profiles in one list, by the names and types Senlin shows, on SQLite
+    and PostgreSQL: a repeated Senlin name (stored under another), a native volume, sort keys
+    with NULLs (`updated_at` of the never-updated), markers and limits. A manual clock orders
+    the creations."""
+    clock = ManualClock()
+    with database_url(db, tmp_path) as url:
+        async with serving(tmp_path / "home", url, clock=clock) as senlin:
+            await _list_in_sql(senlin, clock)
+
+
+async def _list_in_sql(senlin: Senlin, clock: ManualClock) -> None:
+    volume = {"type": "shoal.volume", "version": "1.0", "properties": {"size": 10}}
+    made = []
+    for name, spec in (("b", NOVA_SPEC), ("a", NOVA_SPEC), ("b", NOVA_SPEC), ("c", volume)):
+        body = {"profile": {"name": name, "spec": spec}}
+        made.append((await senlin.ok("POST", "/profiles", 201, json=body))["profile"])
+        clock.advance(1.0)
+    native = {"name": "n-vol", "type": "volume", "size": 5}
+    clock.advance(1.0)
+    r = await senlin.http.post("/v1/profiles", json=native, headers={"X-Auth-Token": senlin.token})
+    assert r.status_code == 201, r.text
+    await senlin.ok("PATCH", f"/profiles/{made[1]['id']}", json={"profile": {"name": "a2"}})
+
+    async def ids(query: str) -> list[str]:
+        listed = (await senlin.ok("GET", f"/profiles?{query}"))["profiles"]
+        return [p["name"] for p in listed]
+
+    assert await ids("") == ["b", "a2", "b", "c", "n-vol"], "by created_at by default"
+    assert await ids("name=b") == ["b", "b"], "the Senlin name, though stored under another"
+    assert await ids("type=shoal.volume-1.0") == ["c", "n-vol"], "façade and native alike"
+    assert await ids("type=os.nova.server-1.0&sort=name:desc") == ["b", "b", "a2"]
+    assert await ids("sort=updated_at:desc,name") == ["b", "b", "c", "n-vol", "a2"], "NULLs first"
+    first = (await senlin.ok("GET", "/profiles?limit=2"))["profiles"]
+    rest = await ids(f"marker={first[-1]['id']}")
+    assert [p["name"] for p in first] + rest == ["b", "a2", "b", "c", "n-vol"]
+    bad = await senlin.call("GET", "/profiles?marker=8f7e0a3c-5a2b-4a70-9d8e-2d6f6c1f0b11")
+    assert "could not be found" in senlin_error(bad, 400)["message"]

@@ -95,3 +95,36 @@ async def test_resize_receivers_rename_and_refusals(senlin: Senlin) -> None:
     raw = '{"receiver": ' + '{"k": ' * 10_000 + "1" + "}" * 10_000 + "}"
     r = await senlin.call("POST", "/receivers", content=raw.encode())
     assert "nests deeper than" in senlin_error(r, 400)["message"]
+
+
+async def test_a_resize_webhook_moves_the_bounds_it_names(senlin: Senlin) -> None:
+    """A CLUSTER_RESIZE receiver's `min_size` / `max_size` (strings, as Senlin clients send
+    them) reach the cluster when it is triggered, then the count moves within the new bounds."""
+    cluster = await senlin.cluster(size=1, min_size=0, max_size=2)
+    params = {"adjustment_type": "CHANGE_IN_CAPACITY", "number": "3", "min_size": "2"}
+    body = {
+        "receiver": {
+            "name": "grow",
+            "type": "webhook",
+            "cluster_id": cluster["id"],
+            "action": "CLUSTER_RESIZE",
+            "params": {**params, "max_size": "5", "strict": "false"},
+        }
+    }
+    created = (await senlin.ok("POST", "/receivers", 201, json=body))["receiver"]
+    assert created["params"]["min_size"] == "2", "params are shown as given"
+    url = urlsplit(created["channel"]["alarm_url"])
+    r = await senlin.http.post(f"{url.path}?{url.query}")
+    assert r.status_code == 202, r.text
+    action = await senlin.wait(r.json()["action"])
+    assert action["status"] == "SUCCEEDED", action
+    shown = (await senlin.ok("GET", "/clusters/web"))["cluster"]
+    sizes = (shown["min_size"], shown["max_size"], shown["desired_capacity"])
+    assert sizes == (2, 5, 4), "bounds moved first, then 1 + 3 nodes within them"
+
+    crossed = dict(body["receiver"], name="bad", params={"min_size": "6", "max_size": "3"})
+    r = await senlin.call("POST", "/receivers", json={"receiver": crossed})
+    assert "min_size" in senlin_error(r, 400)["message"]
+    bad = dict(body["receiver"], name="bad", params={"max_size": "-2"})
+    r = await senlin.call("POST", "/receivers", json={"receiver": bad})
+    assert "max_size" in senlin_error(r, 400)["message"]

@@ -11,6 +11,7 @@ from shoal.model.profile import ServerProfile
 from shoal.service.errors import Conflict, Invalid
 from shoal.service.triggers import (
     Cooldown,
+    bounded,
     check_cooldown,
     check_params,
     effective_policy,
@@ -100,3 +101,25 @@ def test_cooldown() -> None:
         check_cooldown("web", 80.0, policy, 100.0)
     assert refused.value.ends_at == 110.0
     assert refused.value.body()["error"]["code"] == "cooldown"
+
+
+def test_bounds_params_move_the_group_bounds_before_counting() -> None:
+    g = group(4, 1, 5)
+    assert bounded(g, {}) is g
+    moved = bounded(g, {"min_size": 2, "max_size": 8})
+    assert (moved.min_size, moved.max_size) == (2, 8)
+    assert scaled_count(moved, ScalingPolicy(CHANGE, 3), out=True) == 7, "within the new max"
+    assert bounded(g, {"max_size": -1}).max_size is None, "-1 lifts the upper bound"
+    with pytest.raises(Conflict) as crossed:
+        bounded(g, {"min_size": 6})
+    assert crossed.value.details[0]["path"] == "/params/min_size"
+
+
+def test_bounds_params_are_checked_together() -> None:
+    with pytest.raises(Invalid) as bad:
+        check_params({"min_size": -1, "max_size": -2})
+    assert {d["path"] for d in bad.value.details} == {"/params/min_size", "/params/max_size"}
+    with pytest.raises(Invalid) as crossed:
+        check_params({"min_size": 4, "max_size": 3})
+    assert [d["path"] for d in crossed.value.details] == ["/params/min_size"]
+    assert check_params({"min_size": 0, "max_size": -1}) == {"min_size": 0, "max_size": -1}

@@ -60,7 +60,7 @@ class KeystoneAuth:
             user_domain_name=settings.keystone_domain,
             project_domain_name=settings.keystone_domain,
         )
-        self.session = ks_session.Session(auth=plugin, timeout=10)
+        self.session = ks_session.Session(auth=plugin, timeout=settings.keystone_timeout_s)
         self._cache: dict[str, _Cached] = {}
         self._known_projects: set[str] = set()
         self._lock = threading.Lock()

@@ -87,6 +87,7 @@ class Engine:
         self._done: list[NodeOutcome] = []
         self._parents: set[str] = set()
         self._wake = asyncio.Event()
+        self._loop: asyncio.AbstractEventLoop | None = None
         self._flush_wake = asyncio.Event()
         self._slot_free = asyncio.Event()
         self._stopping = False
@@ -126,6 +127,7 @@ class Engine:
 
     async def start(self) -> None:
         self._stopping = False
+        self._loop = asyncio.get_running_loop()
         self._tasks = [
             asyncio.create_task(self._forever(self._parents_once), name="shoal-parents"),
             asyncio.create_task(self._forever(self._children_once), name="shoal-children"),
@@ -167,8 +169,20 @@ class Engine:
             await self.manager.close()
 
     def wake(self) -> None:
-        """New work was submitted in this process: look now instead of at the next poll."""
-        self._wake.set()
+        """New work was submitted in this process: look now instead of at the next poll.
+
+        Safe from any thread: the service submits from FastAPI's thread pool, and an
+        asyncio.Event set off its loop races the waiter's timeout (InvalidStateError, a 500 under
+        load), so another thread hands the set to the loop."""
+        loop = self._loop
+        try:
+            here: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:
+            here = None
+        if loop is None or here is loop:
+            self._wake.set()
+        elif not loop.is_closed():
+            loop.call_soon_threadsafe(self._wake.set)
 
     async def inventory(self) -> Inventory:
         if self._inventory is None:

@@ -22,7 +22,13 @@ from shoal.model.enums import ActionKind
 from shoal.model.problems import Problem
 from shoal.service.clusters import ClusterService, Submitted
 from shoal.service.errors import Conflict, Invalid, NotFound, ServiceError
-from shoal.service.triggers import check_cooldown, check_params, effective_policy, scaled_count
+from shoal.service.triggers import (
+    bounded,
+    check_cooldown,
+    check_params,
+    effective_policy,
+    scaled_count,
+)
 from shoal.service.views import iso
 from shoal.spec.names import NAME_RULE, is_name
 from shoal.store import clusters as cluster_repo
@@ -223,6 +229,7 @@ class ReceiverService:
             group = pick_group(self.clusters.spec_of(cluster.document), r.nodegroup)
             policy = effective_policy(group.scaling, r.params)
             check_cooldown(group.name, cluster.scaled_at.get(group.name), policy, now)
+            group = bounded(group, r.params)
             count = scaled_count(group, policy, out=out)
             inputs.update(
                 nodegroup=group.name,
@@ -230,6 +237,8 @@ class ReceiverService:
                 number=policy.number,
                 count=count,
             )
+            if "min_size" in r.params or "max_size" in r.params:
+                inputs.update(min_size=group.min_size, max_size=group.max_size)
             cluster_repo.set_scaled_at(conn, cluster.id, {**cluster.scaled_at, group.name: now})
             repo.mark_triggered(conn, r.id, now)
 
@@ -237,6 +246,11 @@ class ReceiverService:
             for g in doc.get("node_groups", []):
                 if g["name"] == inputs["nodegroup"]:
                     g["count"] = inputs["count"]
+                    if "min_size" in inputs:
+                        g["min"] = inputs["min_size"]
+                        g.pop("max", None)
+                        if inputs["max_size"] is not None:
+                            g["max"] = inputs["max_size"]
             return doc
 
         kind = ActionKind.CLUSTER_SCALE_OUT if out else ActionKind.CLUSTER_SCALE_IN

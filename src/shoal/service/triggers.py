@@ -3,7 +3,8 @@ receiver's `params`, turned into a new count; and the cooldown between two trigg
 
 A webhook carries only a direction. The policy says by how much (`adjustment_type`, `number`,
 `min_step`) and what to do at the group's bounds (`strict` refuses, otherwise the count is
-clamped); a group without a policy behaves as if it had an empty one (one node at a time,
+clamped); a receiver's `min_size` / `max_size` move those bounds first (Senlin's resize
+webhook). A group without a policy behaves as if it had an empty one (one node at a time,
 clamped, 60 s cooldown). A trigger that would not change the count is refused, so the caller
 learns the group is already at its bound.
 """
@@ -21,7 +22,7 @@ from shoal.service.resize import Adjustment, is_finite, new_count
 from shoal.service.views import iso
 from shoal.spec.native import MAX_REPLICAS
 
-PARAMS = ("count", "adjustment_type", "number", "min_step", "strict")
+PARAMS = ("count", "adjustment_type", "number", "min_step", "strict", "min_size", "max_size")
 
 
 class Cooldown(Conflict):
@@ -62,11 +63,37 @@ def check_params(params: object) -> dict[str, Any]:
             bad(key, "true or false")
         elif key == "adjustment_type" and value not in set(AdjustmentType):
             bad(key, f"one of {', '.join(AdjustmentType)}")
+        elif key == "min_size" and not (_is_int(value) and 0 <= value <= MAX_REPLICAS):
+            bad(key, f"a whole number of nodes, 0 to {MAX_REPLICAS}")
+        elif key == "max_size" and not (_is_int(value) and -1 <= value <= MAX_REPLICAS):
+            bad(key, f"a whole number of nodes, 0 to {MAX_REPLICAS}, or -1 for no limit")
     if "count" in params and ({"adjustment_type", "number"} & params.keys()):
         bad("count", "give either count, or adjustment_type and number")
+    low, high = params.get("min_size"), params.get("max_size")
+    if not problems and low is not None and high is not None and 0 <= high < low:
+        bad("min_size", f"min_size ({low}) is above max_size ({high})")
     if problems:
         raise Invalid(f"params has {len(problems)} problem(s)", problems)
     return dict(params)
+
+
+def bounded(group: NodeGroup, params: dict[str, Any]) -> NodeGroup:
+    """The group with the bounds a receiver's `min_size` / `max_size` give it (Senlin's resize
+    webhook moves them before it counts; max_size -1 lifts the upper bound), or a 409 when one
+    given bound crosses the group's other."""
+    if "min_size" not in params and "max_size" not in params:
+        return group
+    low = int(params.get("min_size", group.min_size))
+    high = params.get("max_size", group.max_size)
+    high = None if high is None or high < 0 else int(high)
+    if high is not None and low > high:
+        key = "min_size" if "min_size" in params else "max_size"
+        message = (
+            f"node group {group.name} would have min_size {low} above max_size {high}; "
+            "give both bounds"
+        )
+        raise Conflict(message, [Problem(f"/params/{key}", message)])
+    return dataclasses.replace(group, min_size=low, max_size=high)
 
 
 def _is_int(value: object) -> bool:

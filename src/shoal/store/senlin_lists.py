@@ -1,5 +1,5 @@
-"""Senlin's lists (clusters, nodes, actions, events, policies, receivers), filtered, sorted and
-paged in SQL.
+"""Senlin's lists (clusters, nodes, actions, events, policies, profiles, receivers), filtered,
+sorted and paged in SQL.
 
 Senlin's filters and sort keys name fields of its views; each is an expression over the rows
 here (an action's Senlin name is the one its inputs carry, else its kind), so a page is one
@@ -9,7 +9,7 @@ its position in that order (`row_number()`), which works for any sort key, NULLs
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,6 +35,7 @@ from shoal.store.tables import (
     clusters,
     events,
     nodes,
+    profiles,
     receivers,
     senlin_policies,
     senlin_receivers,
@@ -213,6 +214,49 @@ def list_nodes(conn: Connection, query: ListQuery) -> list[NodeRecord]:
         return []
     rows = conn.execute(select(nodes).where(nodes.c.id.in_(ids))).mappings()
     by_id = {r["id"]: NodeRecord.from_row(r) for r in rows}
+    return [by_id[i] for i in ids if i in by_id]
+
+
+@dataclass(frozen=True, slots=True)
+class ProfileNaming:
+    """How the façade shows a stored profile's type and name. Passed in, as the store does not
+    know Senlin's type names: a profile created through the façade keeps its Senlin type in
+    `type` and its Senlin name, spec and `updated_at` in an envelope under `spec[envelope]`; a
+    native profile is shown by its native kind."""
+
+    envelope: str
+    senlin_types: Collection[str]
+    """`type` values that are Senlin type names (the façade's own profiles)."""
+    native_types: Mapping[str, str]
+    """A native profile's kind (its spec's `type`) -> the Senlin type name it is shown as."""
+    native_default: str
+
+
+def list_profiles(
+    conn: Connection, query: ListQuery, naming: ProfileNaming
+) -> list[dict[str, Any]]:
+    """Profiles (rows of `profiles`) as Senlin lists them: by their Senlin name and type."""
+    p = profiles
+    senlin = p.c.type.in_(list(naming.senlin_types))
+    kind = p.c.spec["type"].as_string()
+    fields: dict[str, ColumnElement[Any]] = {
+        "name": func.coalesce(p.c.spec[(naming.envelope, "name")].as_string(), p.c.name),
+        "type": case(
+            (senlin, p.c.type),
+            *[(kind == k, literal(v)) for k, v in naming.native_types.items()],
+            else_=literal(naming.native_default),
+        ),
+        "created_at": p.c.created_at,
+        "updated_at": case((senlin, p.c.spec[(naming.envelope, "updated_at")].as_float())),
+        "id": p.c.id,
+    }
+    q: Select[Any] = select(p.c.id.label("key"))
+    if query.project_id is not None:
+        q = q.where(p.c.project_id == query.project_id)
+    ids = _paged(conn, q, fields, query, p.c.id)
+    if not ids:
+        return []
+    by_id = {r["id"]: dict(r) for r in conn.execute(select(p).where(p.c.id.in_(ids))).mappings()}
     return [by_id[i] for i in ids if i in by_id]
 
 

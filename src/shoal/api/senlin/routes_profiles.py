@@ -19,7 +19,7 @@ from shoal.service.senlin.bodies import (
     request_body,
 )
 from shoal.service.senlin.queries import PROFILES
-from shoal.service.senlin.reads import matches, page
+from shoal.service.senlin.reads import list_query
 from shoal.service.senlin.specs import NOVA_OPERATIONS, NOVA_SERVER, PROFILE_TYPES, ProfileType
 
 router = APIRouter(prefix="/v1")
@@ -64,8 +64,8 @@ async def profile_type_ops(name: str, request: Request, who: Caller) -> dict[str
 @router.get("/profiles")
 async def list_profiles(request: Request, who: Caller) -> dict[str, Any]:
     wanted, paged = listing(request, PROFILES, who)
-    found = await run_in_threadpool(profiles_of(request).list, who)
-    return {"profiles": page([p for p in found if matches(p, wanted)], paged, "created_at")}
+    query = list_query(who.project_id, None, wanted, paged, "created_at")
+    return {"profiles": await run_in_threadpool(profiles_of(request).page, query)}
 
 
 @router.post("/profiles", status_code=201)

@@ -23,7 +23,10 @@ from shoal.service.senlin.errors import BadRequest, InvalidSpec, ResourceInUse
 from shoal.service.senlin.policy_store import one
 from shoal.service.senlin.specs import (
     HEAT_STACK,
+    NATIVE_VOLUME_KINDS,
     PROFILE_TYPES,
+    SHOAL_SERVER,
+    SHOAL_VOLUME,
     SenlinSpec,
     parse_spec,
     spec_of_native,
@@ -33,11 +36,20 @@ from shoal.service.senlin.stacks import StackReading, read_stack
 from shoal.service.senlin.views import profile_view
 from shoal.store import clusters as cluster_repo
 from shoal.store import profiles as repo
+from shoal.store import senlin_lists as list_repo
 from shoal.store.database import Database
 from shoal.store.records import Principal
 from shoal.store.senlin_conn import Conn
 
 ENVELOPE = "senlin"
+
+NAMING = list_repo.ProfileNaming(
+    envelope=ENVELOPE,
+    senlin_types=tuple(PROFILE_TYPES),
+    native_types={k: SHOAL_VOLUME for k in NATIVE_VOLUME_KINDS},
+    native_default=SHOAL_SERVER,
+)
+"""How the store's profile list names what `senlin_parts` and `senlin_name` show."""
 
 
 def is_envelope(row: dict[str, Any]) -> bool:
@@ -113,9 +125,13 @@ class SenlinProfiles:
         found: dict[str, Any] = one(named, ref, "profile")
         return found
 
-    def list(self, who: Principal) -> list[dict[str, Any]]:
+    def page(self, query: list_repo.ListQuery) -> list[dict[str, Any]]:
+        """One page of Senlin's profile list, filtered, sorted and paged in SQL."""
         with self.db.reading() as conn:
-            rows = repo.list_profiles(conn, who.project_id)
+            try:
+                rows = list_repo.list_profiles(conn, query, NAMING)
+            except list_repo.MarkerNotFound:
+                raise BadRequest(f"The marker '{query.marker}' could not be found.") from None
         return [self.view(r) for r in rows]
 
     def get(self, who: Principal, ref: str) -> dict[str, Any]:

@@ -76,14 +76,13 @@ def _number(value: object) -> object:
 
 def native_params(params: dict[str, Any]) -> dict[str, Any]:
     """Senlin's params as Shoal's receivers take them, or Senlin's 400 naming the problem.
-    A resize's `min_size` / `max_size` are dropped: Shoal's receivers do not move bounds."""
+    A resize's `min_size` / `max_size` move the group's bounds when the webhook is triggered."""
     out: dict[str, Any] = {}
     for key, value in params.items():
-        if key in ("min_size", "max_size"):
-            continue
         if key == "strict" and isinstance(value, str):
             value = value.lower() in ("true", "1", "yes", "on")
-        out[key] = _number(value) if key in ("count", "number", "min_step") else value
+        numeric = key in ("count", "number", "min_step", "min_size", "max_size")
+        out[key] = _number(value) if numeric else value
     try:
         return check_params(out)
     except Invalid as bad:

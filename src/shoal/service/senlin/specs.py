@@ -249,10 +249,14 @@ def _senlin_pointer(type_name: str, native_path: str) -> str:
     return "/spec/properties/" + head + (f"/{rest}" if rest else "")
 
 
+NATIVE_VOLUME_KINDS = ("volume", "block-storage")
+"""Native profile kinds shown as `shoal.volume-1.0`; every other kind is a server."""
+
+
 def spec_of_native(native: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     """A native profile shown as a Senlin profile: its type name and spec."""
     kind = native.get("type")
-    type_name = SHOAL_VOLUME if kind in ("volume", "block-storage") else SHOAL_SERVER
+    type_name = SHOAL_VOLUME if kind in NATIVE_VOLUME_KINDS else SHOAL_SERVER
     ptype = PROFILE_TYPES[type_name]
     props = {k: v for k, v in native.items() if k != "type"}
     return type_name, {"type": ptype.type_name, "version": ptype.version, "properties": props}
