@@ -99,7 +99,7 @@ def rows(rig: Rig, cluster_id: str) -> dict[tuple[str, str], DeploymentRow]:
         live = {n.id for n in node_repo.list_nodes(conn, cluster_id)}
         return {
             (r.name, r.node_name): r
-            for r in deployment_repo.for_cluster(conn, cluster_id)
+            for r in deployment_repo.for_cluster(conn, cluster_id, revisions=True)
             if r.node_id in live
         }
 

@@ -91,8 +91,8 @@ class DeploymentRow:
             created_at=row["created_at"],
             started_at=row["started_at"],
             ended_at=row["ended_at"],
-            config_body=config_from_json(row["config_body"]) if row["config_body"] else None,
-            previous=Revision.from_json(row["previous"]) if row["previous"] else None,
+            config_body=config_from_json(body) if (body := row.get("config_body")) else None,
+            previous=Revision.from_json(prev) if (prev := row.get("previous")) else None,
         )
 
     def record(self) -> DeploymentRecord:
@@ -300,9 +300,17 @@ def get(conn: Connection, record_id: str) -> DeploymentRow | None:
     return None if row is None else DeploymentRow.from_row(row)
 
 
-def for_cluster(conn: Connection, cluster_id: str) -> list[DeploymentRow]:
+_REVISION_COLUMNS = frozenset({"config_body", "previous"})
+
+
+def for_cluster(
+    conn: Connection, cluster_id: str, *, revisions: bool = False
+) -> list[DeploymentRow]:
+    """The cluster's rows; without `revisions`, the config body and the previous revision each
+    row keeps for a rollback are not read (views list every row and never show them)."""
+    columns = [c for c in deployments.c if revisions or c.name not in _REVISION_COLUMNS]
     q = (
-        select(deployments)
+        select(*columns)
         .where(deployments.c.cluster_id == cluster_id)
         .order_by(deployments.c.name, deployments.c.node_name)
     )

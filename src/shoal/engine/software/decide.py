@@ -93,7 +93,7 @@ def decide(
     rollouts = rollout_repo.for_cluster(conn, cluster.id)
     previous: dict[tuple[str, str], Revision] = {}
     if any(r.phase is RolloutPhase.ROLLBACK for r in rollouts.values()):
-        for row in deployment_repo.for_cluster(conn, cluster.id):
+        for row in deployment_repo.for_cluster(conn, cluster.id, revisions=True):
             if row.node_id in ids and row.previous is not None:
                 previous[(row.name, row.node_name)] = row.previous
     rolled = roll(
