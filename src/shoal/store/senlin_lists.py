@@ -9,15 +9,17 @@ its position in that order (`row_number()`), which works for any sort key, NULLs
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import (
     ColumnElement,
     Connection,
+    RowMapping,
     Select,
     String,
+    Table,
     and_,
     case,
     cast,
@@ -40,6 +42,8 @@ from shoal.store.tables import (
     senlin_policies,
     senlin_receivers,
 )
+
+T = TypeVar("T")
 
 SENLIN_ACTION = "senlin_action"
 """The input key naming the Senlin action a Shoal action stands for."""
@@ -142,6 +146,18 @@ def _paged(
     return [str(k) for k in conn.execute(page).scalars()]
 
 
+def _in_page_order(
+    conn: Connection, table: Table, ids: list[str], of_row: Callable[[RowMapping], T]
+) -> list[T]:
+    """The rows of one page (`_paged`'s ids), in the page's order; a row gone meanwhile is
+    left out."""
+    if not ids:
+        return []
+    rows = conn.execute(select(table).where(table.c.id.in_(ids))).mappings()
+    by_id = {row["id"]: of_row(row) for row in rows}
+    return [by_id[i] for i in ids if i in by_id]
+
+
 def list_actions(conn: Connection, query: ListQuery) -> list[ActionRecord]:
     """Senlin's action list: every action but ordering steps Senlin has no word for."""
     internal = and_(
@@ -153,11 +169,7 @@ def list_actions(conn: Connection, query: ListQuery) -> list[ActionRecord]:
     if query.cluster_id is not None:
         q = q.where(actions.c.cluster_id == query.cluster_id)
     ids = _paged(conn, q, _action_fields(), query, actions.c.id)
-    if not ids:
-        return []
-    rows = conn.execute(select(actions).where(actions.c.id.in_(ids))).mappings()
-    by_id = {r["id"]: ActionRecord.from_row(r) for r in rows}
-    return [by_id[i] for i in ids if i in by_id]
+    return _in_page_order(conn, actions, ids, ActionRecord.from_row)
 
 
 def list_events(conn: Connection, query: ListQuery) -> list[EventRecord]:
@@ -210,11 +222,7 @@ def list_nodes(conn: Connection, query: ListQuery) -> list[NodeRecord]:
     if query.cluster_id is not None:
         q = q.where(nodes.c.cluster_id == query.cluster_id)
     ids = _paged(conn, q, fields, query, nodes.c.id)
-    if not ids:
-        return []
-    rows = conn.execute(select(nodes).where(nodes.c.id.in_(ids))).mappings()
-    by_id = {r["id"]: NodeRecord.from_row(r) for r in rows}
-    return [by_id[i] for i in ids if i in by_id]
+    return _in_page_order(conn, nodes, ids, NodeRecord.from_row)
 
 
 @dataclass(frozen=True, slots=True)
@@ -254,10 +262,7 @@ def list_profiles(
     if query.project_id is not None:
         q = q.where(p.c.project_id == query.project_id)
     ids = _paged(conn, q, fields, query, p.c.id)
-    if not ids:
-        return []
-    by_id = {r["id"]: dict(r) for r in conn.execute(select(p).where(p.c.id.in_(ids))).mappings()}
-    return [by_id[i] for i in ids if i in by_id]
+    return _in_page_order(conn, p, ids, dict)
 
 
 RECEIVER_ACTIONS = {
@@ -289,11 +294,7 @@ def list_receivers(conn: Connection, query: ListQuery) -> list[ReceiverRecord]:
     if query.project_id is not None:
         q = q.where(r.c.project_id == query.project_id)
     ids = _paged(conn, q, fields, query, r.c.id)
-    if not ids:
-        return []
-    rows = conn.execute(select(r).where(r.c.id.in_(ids))).mappings()
-    by_id = {row["id"]: ReceiverRecord.from_row(row) for row in rows}
-    return [by_id[i] for i in ids if i in by_id]
+    return _in_page_order(conn, r, ids, ReceiverRecord.from_row)
 
 
 def list_clusters(conn: Connection, query: ListQuery, name_key: str) -> list[ClusterRecord]:
@@ -313,8 +314,4 @@ def list_clusters(conn: Connection, query: ListQuery, name_key: str) -> list[Clu
     if query.project_id is not None:
         q = q.where(c.c.project_id == query.project_id)
     ids = _paged(conn, q, fields, query, c.c.id)
-    if not ids:
-        return []
-    rows = conn.execute(select(c).where(c.c.id.in_(ids))).mappings()
-    by_id = {row["id"]: ClusterRecord.from_row(row) for row in rows}
-    return [by_id[i] for i in ids if i in by_id]
+    return _in_page_order(conn, c, ids, ClusterRecord.from_row)

@@ -226,10 +226,9 @@ def _step(
 
 
 def _stop(out: Rolled, r: SoftwareRollout, why: str, now: float) -> None:
-    out.notes.append(
-        ("WARNING", f"rolling update of deployment {r.deployment} stopped: {why}; rolling back")
-    )
-    _change(out, dataclasses.replace(r, phase=RolloutPhase.ROLLBACK, reason=why), now)
+    stopped, text = stop(r, why, now)
+    out.notes.append(("WARNING", text))
+    _change(out, stopped, now)
 
 
 def stop(r: SoftwareRollout, why: str, now: float) -> tuple[SoftwareRollout, str]:
