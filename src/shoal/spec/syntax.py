@@ -30,7 +30,7 @@ def parse(text: str | bytes, source: str = DEFAULT_SOURCE) -> object:
         raise _fail(f"{where}the document is empty")
     if decoded.lstrip()[:1] in ("{", "[") and not source.endswith((".yaml", ".yml")):
         try:
-            return _within_depth(json.loads(decoded, object_pairs_hook=Pairs), where)
+            return _within_depth(json.loads(decoded, object_pairs_hook=Pairs), decoded, where)
         except json.JSONDecodeError as err:
             raise _fail(where + _json_message(decoded, err)) from None
         except RecursionError:
@@ -54,29 +54,20 @@ def parse(text: str | bytes, source: str = DEFAULT_SOURCE) -> object:
         raise _fail(f"{where}the document cannot be read: {err}") from None
 
 
-def _within_depth(tree: object, where: str) -> object:
-    """`tree`, or a refusal when lists and mappings nest deeper than MAX_DEPTH (walked level by
-    level, without recursion)."""
-    level: list[object] = [tree]
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_BRACKET = re.compile(r"[\[\]{}]")
+
+
+def _within_depth(tree: object, text: str, where: str) -> object:
+    """`tree`, or a refusal when the JSON text nests deeper than MAX_DEPTH (its brackets
+    counted outside strings: a scan of the text, not a walk of every value)."""
     depth = 0
-    while level:
-        depth += 1
-        below: list[object] = []
-        for value in level:
-            if isinstance(value, Pairs):
-                below.extend(v for _, v in value)
-            elif isinstance(value, dict):
-                below.extend(value.values())
-            elif isinstance(value, list):
-                below.extend(value)
-            else:
-                continue
-            if depth > MAX_DEPTH:
-                raise _fail(
-                    f"{where}the document is nested too deeply to read (more than {MAX_DEPTH} "
-                    "levels)"
-                )
-        level = below
+    for bracket in _BRACKET.findall(_JSON_STRING.sub("", text)):
+        depth += 1 if bracket in "[{" else -1
+        if depth > MAX_DEPTH:
+            raise _fail(
+                f"{where}the document is nested too deeply to read (more than {MAX_DEPTH} levels)"
+            )
     return tree
 
 
@@ -131,15 +122,15 @@ MAX_DEPTH = 100
 """Levels of nesting of any parsed document, YAML or JSON (no reader walks deeper)."""
 
 
-class _PairsLoader(yaml.SafeLoader):
-    """The safe loader, building `Pairs` for mappings so repeated keys survive.
+class BoundedLoader(yaml.SafeLoader):
+    """The safe loader with its composing metered (see below); plain dicts for mappings.
 
     Composing is metered: every node counts once, an alias as many nodes as its anchor stands
     for; an alias inside its own anchor (a recursive document) is refused, as is nesting deeper
     than MAX_DEPTH.
     """
 
-    def __init__(self, stream: str) -> None:
+    def __init__(self, stream: str | bytes) -> None:
         super().__init__(stream)
         self._nodes = 0
         self._depth = 0
@@ -189,6 +180,16 @@ class _PairsLoader(yaml.SafeLoader):
 def _composer_error(problem: str, event: yaml.Event) -> yaml.composer.ComposerError:
     mark = event.start_mark if isinstance(event.start_mark, yaml.error.Mark) else None
     return yaml.composer.ComposerError(None, None, problem, mark)
+
+
+class _PairsLoader(BoundedLoader):
+    """The bounded loader, building `Pairs` for mappings so repeated keys survive."""
+
+
+def safe_load(text: str | bytes) -> object:
+    """`yaml.safe_load` within the same bounds (a bomb is a `yaml.YAMLError`), for readers that
+    want plain dicts (the CLI reading a user's file before sending it)."""
+    return yaml.load(text, Loader=BoundedLoader)
 
 
 _MERGE = "tag:yaml.org,2002:merge"

@@ -4,7 +4,9 @@ Values come from the environments (`parameters` first, then `parameter_defaults`
 declared default), are converted to the declared type the way Heat does (a number given as
 text is a number; a comma_delimited_list given as text is split), and are checked against
 every constraint. A `custom_constraint` needs a cloud to check (is this a Glance image?) and is
-ignored with a notice. Hidden parameters are never quoted in a message.
+ignored with a notice. `allowed_pattern` runs on RE2 (`spec/patterns.py`); a pattern only a
+backtracking engine can run (lookahead, as in real password rules) is left unchecked with a
+notice. Hidden parameters are never quoted in a message.
 """
 
 from __future__ import annotations
