@@ -4,12 +4,17 @@ error printer. `shoal plan` runs offline, so no server is started."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
 
-from shoal.cli.documents import MAX_DOCUMENT_BYTES
+from shoal.cli.documents import MAX_DOCUMENT_BYTES, document_name, same_document
 from tests.cli.support import Shoal, explain
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+
+import hostile_cases
 
 NATIVE = """\
 name: c
@@ -61,3 +66,10 @@ def test_markup_in_user_text_prints_literally(shoal: Shoal, tmp_path: Path) -> N
     assert "Traceback" not in done.stderr and "MarkupError" not in done.stderr
     assert "a[/]b[bold]" in done.stderr
     assert "'[/]m1'" in done.stderr
+
+
+def test_the_cli_reads_yaml_within_the_servers_bounds() -> None:
+    bomb = "name: x\n" + hostile_cases.laughs()
+    assert document_name(bomb.encode()) is None
+    assert not same_document(bomb.encode(), {"name": "x"})
+    assert document_name(b"name: x\na: &a [1]\nb: *a\n") == "x"

@@ -7,6 +7,7 @@ directly, so a regression names the reader, and the bounds' edges are checked.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from shoal.model.members import MemberRef
 from shoal.model.outputs import ClusterOutput, OutputStatus, TextTemplate
 from shoal.model.software import MemberFactsInput, NodeFact, NodeFacts, SoftwareSpec
 from shoal.planning.outputs import MAX_RESULT_CHARS, evaluate
+from shoal.spec.files import read_bytes
 from shoal.spec.hot.load import read_body
 from shoal.spec.loader import cluster_from_tree
 from shoal.spec.syntax import MAX_DEPTH, parse
@@ -176,3 +178,20 @@ def test_an_output_over_the_bound_at_get_time_is_pending_not_built() -> None:
     (result,) = evaluate([out], SoftwareSpec(), nodes, [])
     assert result.status is OutputStatus.PENDING
     assert str(MAX_RESULT_CHARS) in (result.reason or "")
+
+
+def test_files_from_disk_are_regular_and_bounded(tmp_path: Path) -> None:
+    big = tmp_path / "big.yaml"
+    big.write_bytes(b"x" * 101)
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    for path, why in [
+        ("/dev/zero", "not a regular file"),
+        (str(fifo), "not a regular file"),  # refused, not waited on
+        (str(tmp_path), "directory"),
+        (str(big), "larger than 100 bytes"),
+    ]:
+        with pytest.raises(InvalidDocument) as caught:
+            read_bytes(path, limit=100)
+        assert why in caught.value.problems[0].message
+    assert read_bytes(big, limit=101) == b"x" * 101
