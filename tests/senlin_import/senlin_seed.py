@@ -26,7 +26,7 @@ def main() -> None:
     db_options.set_defaults(cfg.CONF, connection=data["connection"])
 
     ctx = senlin_context.get_admin_context()
-    now = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+    now = datetime.datetime.now(datetime.UTC).replace(tzinfo=None)
     for step in data["steps"]:
         name, args = step[0], list(step[1:])
         if name in STAMPED:
