@@ -25,7 +25,7 @@ from shoal.model.inventory import Inventory
 from shoal.model.nodes import expand
 from shoal.providers.base import Provider, ResourceState
 from shoal.service.clusters import ClusterService
-from shoal.service.errors import Invalid, ServiceError
+from shoal.service.errors import ErrorKind, Invalid, ServiceError
 from shoal.service.senlin import meta
 from shoal.service.senlin.errors import BadRequest
 from shoal.service.senlin.policies import POLICY_TYPES, effect, parse_policy_spec
@@ -48,7 +48,9 @@ from shoal.store.senlin_source import (
     SenlinNode,
     SenlinSnapshot,
     SenlinSourceError,
+    SenlinUrlError,
     read_snapshot,
+    source_url,
 )
 
 TRUSTS = (
@@ -60,6 +62,21 @@ TRUSTS = (
 
 class ImportFailed(ServiceError):
     """The Senlin database could not be read."""
+
+    kind = ErrorKind.UNAVAILABLE
+    code = "senlin_unreadable"
+    title = "Senlin database unreadable"
+    status = 503
+
+
+def checked_url(url: str) -> str:
+    """The database URL the import reads, or a 422 at `/database`."""
+    try:
+        return source_url(url)
+    except SenlinUrlError as bad:
+        raise Invalid(
+            "the Senlin database URL", [{"path": "/database", "message": str(bad)}]
+        ) from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,6 +211,7 @@ class SenlinImport:
         self.clock = clock
 
     async def run(self, url: str, project: str | None, dry_run: bool) -> ImportReport:
+        checked_url(url)
         try:
             snap = await asyncio.to_thread(read_snapshot, url, project)
         except SenlinSourceError as e:

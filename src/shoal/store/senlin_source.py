@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import Connection, MetaData, Table, create_engine, select, text
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Engine, make_url
+from sqlalchemy.exc import ArgumentError
 
 UNFINISHED = (
     "INIT",
@@ -151,11 +152,37 @@ def _stamp(value: Any) -> float:
     return float(value.timestamp()) if hasattr(value, "timestamp") else 0.0
 
 
-def _engine(url: str) -> Engine:
+class SenlinUrlError(ValueError):
+    """The URL does not name a Senlin database Shoal can read."""
+
+
+MYSQL_DRIVERS = ("mysql", "mysql+pymysql", "mariadb", "mariadb+pymysql")
+CONNECT_TIMEOUT_S = 10
+
+
+def source_url(url: str) -> str:
+    """`url` as the import opens it (MySQL/MariaDB through PyMySQL, Senlin's own driver), or
+    `SenlinUrlError` saying what is wrong with it."""
     try:
-        return create_engine(url, pool_pre_ping=True)
-    except Exception as e:  # a bad URL or a driver not installed
-        raise SenlinSourceError(f"cannot open {url.split('@')[-1]}: {e}") from e
+        parsed = make_url(url)
+    except ArgumentError:
+        raise SenlinUrlError(
+            "not a database URL; expected mysql+pymysql://USER[:PASSWORD]@HOST[:PORT]/DATABASE"
+        ) from None
+    if parsed.drivername not in MYSQL_DRIVERS:
+        raise SenlinUrlError(
+            f"'{parsed.drivername}' databases are not read; Senlin's is MySQL or MariaDB "
+            "(mysql+pymysql://...)"
+        )
+    if not parsed.host or not parsed.database:
+        raise SenlinUrlError("the URL must name a host and a database")
+    return parsed.set(drivername="mysql+pymysql").render_as_string(hide_password=False)
+
+
+def _engine(url: str) -> Engine:
+    return create_engine(
+        source_url(url), pool_pre_ping=True, connect_args={"connect_timeout": CONNECT_TIMEOUT_S}
+    )
 
 
 @contextmanager
