@@ -193,7 +193,8 @@ class Writer:
         nid = self.out.nodes[name] = new_id()
         cid = self.out.clusters[cluster] if cluster else ""
         if physical_id is None and host is not None:
-            physical_id = await self.server(nid, cid or "standalone", host)
+            # Senlin's servers carry Senlin's metadata, not Shoal's cluster tag.
+            physical_id = await self.server(nid, "senlin-made", host)
         if physical_id:
             self.out.servers[name] = physical_id
         self.db.call(

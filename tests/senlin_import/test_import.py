@@ -7,8 +7,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from shoal.engine.manager import Manager
 from shoal.providers.base import Provider
 from shoal.service.senlin_import import ImportReport, SenlinImport
+from shoal.store import actions as action_repo
 from shoal.store import auth, senlin_adopt
 from tests.senlin.conftest import Senlin, serving
 from tests.senlin_import.harness import SenlinDb
@@ -98,6 +100,17 @@ async def test_import_adopts_in_place_and_reports_the_rest(
         rid = dep.receivers["web-out"]
         receiver = (await s.ok("GET", f"/receivers/{rid}"))["receiver"]
         assert receiver["params"] == {"count": "1"} and receiver["cluster_id"] == cid
+
+        # The engine takes the adopted nodes as they are: a management pass (reconcile and
+        # health checks) repairs nothing and records no action.
+        manager = Manager(s.runtime.engine.context, reconcile_s=0.0)
+        await manager.tick()
+        await manager.close()
+        with s.runtime.db.reading() as conn:
+            for name in ("web", "db"):
+                cluster_id = dep.clusters[name]
+                assert action_repo.list_actions(conn, None, cluster_id=cluster_id) == []
+        assert await cloud(provider) == before_cloud
 
         # Idempotent: a second run changes nothing.
         again = by_name(await importer(s).run(senlin_db.url, None, dry_run=False))

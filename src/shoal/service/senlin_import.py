@@ -208,6 +208,7 @@ class SenlinImport:
         self.provider = provider
         self.clusters = clusters
         self.profiles = SenlinProfiles(db, inventory, clock)
+        self.inventory = inventory
         self.clock = clock
 
     async def run(self, url: str, project: str | None, dry_run: bool) -> ImportReport:
@@ -288,6 +289,7 @@ class SenlinImport:
         doc: dict[str, Any] = {"name": name, "node_groups": [group]}
         bindings = self._policies(plan, c, snap, doc, group)
         await self._nodes(plan, c, profile.type, snap)
+        self._known_hosts(plan)
         adopted = [n for n in plan.nodes if n.adopted]
         count = len(adopted)
         if count != c.desired_capacity:
@@ -396,6 +398,39 @@ class SenlinImport:
                 n.id, n.name, n.physical_id, False, why=f"its server is {found.state}"
             )
         return NodeOutcome(n.id, n.name, n.physical_id, True, host=found.host, zone=found.zone)
+
+    def _known_hosts(self, plan: ClusterPlan) -> None:
+        """Adopted nodes on hosts Shoal's inventory names. A tenant does not see hypervisors
+        (OpenStack as a tenant: hosts are a zone's slots), so a node the provider shows on no
+        known host is recorded on its zone's least used slot; with no such zone it is not
+        adopted (Shoal would take its host for lost and replace it)."""
+        inv = self.inventory()
+        names = {h.name for h in inv.hosts}
+        by_zone: dict[str, list[str]] = {}
+        for h in inv.hosts:
+            by_zone.setdefault(h.zone, []).append(h.name)
+        used: Counter[str] = Counter(n.host for n in plan.nodes if n.adopted and n.host)
+        out: list[NodeOutcome] = []
+        moved = 0
+        for n in plan.nodes:
+            if not n.adopted or n.host in names:
+                out.append(n)
+                continue
+            slots = by_zone.get(n.zone or "", [])
+            if not slots:
+                why = f"its host {n.host} and zone {n.zone} are not in Shoal's inventory"
+                out.append(dataclasses.replace(n, adopted=False, why=why))
+                continue
+            pick = min(slots, key=lambda h: used[h])
+            used[pick] += 1
+            moved += 1
+            out.append(dataclasses.replace(n, host=pick))
+        if moved:
+            plan.warnings.append(
+                f"{moved} node(s) on hosts the provider does not name to Shoal: recorded on "
+                "their zone's slots (placement rules are then checked per slot, not per hypervisor)"
+            )
+        plan.nodes = out
 
     def _node_rows(
         self, plan: ClusterPlan, c: SenlinClusterRow, spec: Any, adopted: list[NodeOutcome]
