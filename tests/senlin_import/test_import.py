@@ -7,11 +7,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from shoal.engine.manager import Manager
 from shoal.providers.base import Provider
 from shoal.service.senlin_import import ImportReport, SenlinImport
 from shoal.store import actions as action_repo
 from shoal.store import auth, senlin_adopt
+from tests.databases import database_url
 from tests.senlin.conftest import Senlin, serving
 from tests.senlin_import.harness import SenlinDb
 from tests.senlin_import.scenario import PROJECT, Deployment, write_deployment
@@ -30,10 +33,16 @@ def by_name(report: ImportReport) -> dict[str, dict[str, Any]]:
     return {c["name"]: c for c in report.to_json()["clusters"]}
 
 
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
 async def test_import_adopts_in_place_and_reports_the_rest(
-    senlin_db: SenlinDb, tmp_path: Path
+    senlin_db: SenlinDb, tmp_path: Path, backend: str
 ) -> None:
-    async with serving(tmp_path / "home") as s:
+    with database_url(backend, tmp_path) as url:
+        await _import_adopts_in_place(senlin_db, tmp_path, url)
+
+
+async def _import_adopts_in_place(senlin_db: SenlinDb, tmp_path: Path, url: str) -> None:
+    async with serving(tmp_path / "home", url) as s:
         provider = s.runtime.provider
         dep: Deployment = await write_deployment(senlin_db, provider, s.runtime.inventory)
         before_cloud, before_senlin = await cloud(provider), senlin_db.dump()
