@@ -44,7 +44,11 @@ class SenlinImportReport(BaseModel):
     credentials: dict[str, Any]
 
 
-@router.post("/senlin", response_model=SenlinImportReport)
+@router.post(
+    "/senlin",
+    response_model=SenlinImportReport,
+    responses={503: {"model": schemas.ErrorBody, "description": "Senlin's database unreadable"}},
+)
 async def import_senlin(body: SenlinImportBody, request: Request, who: Caller) -> dict[str, Any]:
     """Import (or with `dry_run`, plan) every Senlin cluster, or one project's."""
     if not who.is_admin:

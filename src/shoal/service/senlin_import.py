@@ -74,9 +74,8 @@ def checked_url(url: str) -> str:
     try:
         return source_url(url)
     except SenlinUrlError as bad:
-        raise Invalid(
-            "the Senlin database URL", [{"path": "/database", "message": str(bad)}]
-        ) from None
+        problem = [{"path": "/database", "message": str(bad)}]
+        raise Invalid("invalid Senlin database URL", problem) from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -216,7 +215,7 @@ class SenlinImport:
         try:
             snap = await asyncio.to_thread(read_snapshot, url, project)
         except SenlinSourceError as e:
-            raise ImportFailed(str(e)) from e
+            raise ImportFailed(str(e), [{"path": "/database", "message": str(e)}]) from e
         plans: list[ClusterPlan] = []
         for c in snap.clusters:
             plan = await self._plan(c, snap)

@@ -208,7 +208,8 @@ def read_snapshot(url: str, project: str | None = None) -> SenlinSnapshot:
     except SenlinSourceError:
         raise
     except Exception as e:
-        raise SenlinSourceError(f"cannot read the Senlin database: {e}") from e
+        reason = getattr(e, "orig", None) or e  # the driver's words, without SQLAlchemy's
+        raise SenlinSourceError(f"cannot read the Senlin database: {reason}") from e
     finally:
         engine.dispose()
 
