@@ -37,11 +37,9 @@ from shoal.spec.export import profile_document
 from shoal.spec.names import is_name
 from shoal.store import nodes as node_repo
 from shoal.store import senlin_adopt as repo
-from shoal.store import senlin_nodes as senlin_node_repo
 from shoal.store import senlin_receivers as senlin_receiver_repo
 from shoal.store.database import Database
 from shoal.store.senlin_conn import Conn
-from shoal.store.senlin_nodes import NodeExtras
 from shoal.store.senlin_receivers import SenlinReceiver
 from shoal.store.senlin_source import (
     SenlinClusterRow,
@@ -580,12 +578,20 @@ class SenlinImport:
             rows = plan.node_rows
             node_repo.insert_nodes(conn, rows)
             by_id = {n.id: n for n in c.nodes}
-            for r in rows:
-                n = by_id[r["id"]]
-                senlin_node_repo.put_extras(
-                    conn,
-                    NodeExtras(r["id"], c.project, n.profile_id, dict(n.metadata), n.role),
-                )
+            repo.insert_node_extras(
+                conn,
+                [
+                    {
+                        "node_id": r["id"],
+                        "project_id": c.project,
+                        "profile_id": by_id[r["id"]].profile_id,
+                        "metadata": dict(by_id[r["id"]].metadata),
+                        "role": by_id[r["id"]].role,
+                        "tainted": False,
+                    }
+                    for r in rows
+                ],
+            )
             for r in plan.document.get("_receivers", []):
                 if repo.receiver_exists(conn, r["id"]):
                     continue

@@ -16,7 +16,7 @@ from shoal.model.enums import ClusterStatus
 from shoal.store import auth
 from shoal.store import clusters as cluster_repo
 from shoal.store import receivers as receiver_repo
-from shoal.store.tables import clusters, profiles, receivers, senlin_policies
+from shoal.store.tables import clusters, profiles, receivers, senlin_nodes, senlin_policies
 
 
 def cluster_exists(conn: Connection, cluster_id: str) -> bool:
@@ -119,3 +119,9 @@ def insert_receiver(
             triggered_at=None,
         )
     )
+
+
+def insert_node_extras(conn: Connection, rows: list[dict[str, Any]]) -> None:
+    """The Senlin extras (profile, metadata, role) of a new cluster's nodes, in one statement."""
+    if rows:
+        conn.execute(insert(senlin_nodes), rows)
