@@ -321,6 +321,21 @@ async def write_deployment(db: SenlinDb, provider: Provider, inventory: Inventor
 
     await w.node("loner", None, "nova", -1, host="az2-host3")
     db.call(
+        "receiver_create",
+        {
+            "id": new_id(),
+            "name": "queue",
+            "type": "message",
+            "user": USER,
+            "project": PROJECT,
+            "cluster_id": None,
+            "action": None,
+            "params": {},
+            "actor": {},
+            "channel": {},
+        },
+    )
+    db.call(
         "cred_create",
         {"user": USER, "project": PROJECT, "cred": {"openstack": {"trust": "t-1"}}, "data": {}},
     )

@@ -89,6 +89,7 @@ async def _import_adopts_in_place(senlin_db: SenlinDb, tmp_path: Path, url: str)
         assert stacks["outcome"] == "import" and "Heat stack" in stacks["nodes"][0]["why"]
         out = report.to_json()
         assert [n["name"] for n in out["standalone_nodes"]] == ["loner"]
+        assert [r["name"] for r in out["receivers_without_cluster"]] == ["queue"]
         assert out["credentials"]["found"] == 1 and out["credentials"]["copied"] == 0
 
         # Clients of Senlin's project find the clusters, nodes, policies and receivers by

@@ -41,6 +41,7 @@ class SenlinImportReport(BaseModel):
     summary: dict[str, int]
     clusters: list[dict[str, Any]]
     standalone_nodes: list[dict[str, Any]]
+    receivers_without_cluster: list[dict[str, Any]]
     credentials: dict[str, Any]
 
 

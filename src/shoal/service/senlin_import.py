@@ -159,6 +159,7 @@ class ImportReport:
     clusters: tuple[ClusterPlan, ...]
     standalone: tuple[NodeOutcome, ...]
     credentials: int
+    loose_receivers: tuple[Item, ...] = ()
 
     @property
     def counts(self) -> dict[str, int]:
@@ -178,6 +179,7 @@ class ImportReport:
             "summary": self.counts,
             "clusters": [p.to_json() for p in self.clusters],
             "standalone_nodes": [n.to_json() for n in self.standalone],
+            "receivers_without_cluster": [r.to_json() for r in self.loose_receivers],
             "credentials": {"found": self.credentials, "copied": 0, "why": TRUSTS},
         }
 
@@ -231,7 +233,11 @@ class SenlinImport:
             )
             for n in snap.standalone
         )
-        return ImportReport(dry_run, tuple(plans), standalone, snap.credentials)
+        loose = tuple(
+            Item(r.id, r.name, r.action, False, "it belongs to no cluster of this import")
+            for r in snap.loose_receivers
+        )
+        return ImportReport(dry_run, tuple(plans), standalone, snap.credentials, loose)
 
     # -- planning -----------------------------------------------------------------------------
 

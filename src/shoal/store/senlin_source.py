@@ -115,6 +115,8 @@ class SenlinSnapshot:
     profiles: dict[str, SenlinProfile]
     policies: dict[str, SenlinPolicy]
     standalone: tuple[SenlinNode, ...] = ()
+    loose_receivers: tuple[SenlinReceiverRow, ...] = ()
+    """Receivers of no cluster read here (none, or a deleted one)."""
     credentials: int = 0
     """How many trusts Senlin's `credential` table holds (never read beyond counting)."""
     missing_tables: tuple[str, ...] = field(default=())
@@ -282,8 +284,16 @@ def _read(conn: Connection, project: str | None) -> SenlinSnapshot:
     credentials = 0
     if "credential" in t:
         credentials = len(list(conn.execute(select(t["credential"].c.user))))
+    loose = tuple(
+        r
+        for cid, rs in receivers.items()
+        if cid not in ids
+        for r in rs
+        if project is None or r.project == project
+    )
     return SenlinSnapshot(
         clusters=clusters,
+        loose_receivers=loose,
         profiles=profiles,
         policies=policies,
         standalone=tuple(n for n in nodes if not n.cluster_id or n.cluster_id not in ids),
