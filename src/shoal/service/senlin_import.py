@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from shoal.clock import Clock
+from shoal.model.cluster import ClusterSpec
 from shoal.model.enums import NodeKind, NodeStatus
 from shoal.model.inventory import Inventory
 from shoal.model.nodes import expand
@@ -56,6 +57,10 @@ TRUSTS = (
     "own provider credentials (clouds.yaml / OS_* of `shoal server`), and a webhook runs as the "
     "receiver's project."
 )
+
+
+READS_IN_FLIGHT = 16
+"""Provider reads (`get` of a node's server) one cluster's import keeps in flight."""
 
 
 class ImportFailed(ServiceError):
@@ -102,6 +107,7 @@ class NodeOutcome:
     host: str | None = None
     zone: str | None = None
     why: str = ""
+    address: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -135,6 +141,7 @@ class ClusterPlan:
     document: dict[str, Any] = field(default_factory=dict)
     profile_row: dict[str, Any] = field(default_factory=dict)
     node_rows: list[dict[str, Any]] = field(default_factory=list)
+    receiver_rows: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -291,7 +298,7 @@ class SenlinImport:
         group: dict[str, Any] = {"name": name, "profile": native, "min": c.min_size}
         doc: dict[str, Any] = {"name": name, "node_groups": [group]}
         bindings = self._policies(plan, c, snap, doc, group)
-        await self._nodes(plan, c, profile.type, snap)
+        await self._nodes(plan, c, profile.type)
         self._known_hosts(plan)
         adopted = [n for n in plan.nodes if n.adopted]
         count = len(adopted)
@@ -362,11 +369,15 @@ class SenlinImport:
                 doc.setdefault("groupings", []).extend(copy.deepcopy(e.groupings))
         return bound
 
-    async def _nodes(
-        self, plan: ClusterPlan, c: SenlinClusterRow, profile_type: str, snap: SenlinSnapshot
-    ) -> None:
-        for n in c.nodes:
-            plan.nodes.append(await self._node(n, profile_type))
+    async def _nodes(self, plan: ClusterPlan, c: SenlinClusterRow, profile_type: str) -> None:
+        # A few reads at a time: a thousand-node cluster is not a thousand round trips in a row.
+        limit = asyncio.Semaphore(READS_IN_FLIGHT)
+
+        async def one(n: SenlinNode) -> NodeOutcome:
+            async with limit:
+                return await self._node(n, profile_type)
+
+        plan.nodes.extend(await asyncio.gather(*(one(n) for n in c.nodes)))
 
     async def _node(self, n: SenlinNode, profile_type: str) -> NodeOutcome:
         if n.status != "ACTIVE":
@@ -400,7 +411,15 @@ class SenlinImport:
             return NodeOutcome(
                 n.id, n.name, n.physical_id, False, why=f"its server is {found.state}"
             )
-        return NodeOutcome(n.id, n.name, n.physical_id, True, host=found.host, zone=found.zone)
+        return NodeOutcome(
+            n.id,
+            n.name,
+            n.physical_id,
+            True,
+            host=found.host,
+            zone=found.zone,
+            address=found.address,
+        )
 
     def _known_hosts(self, plan: ClusterPlan) -> None:
         """Adopted nodes on hosts Shoal's inventory names. A tenant does not see hypervisors
@@ -436,8 +455,14 @@ class SenlinImport:
         plan.nodes = out
 
     def _node_rows(
-        self, plan: ClusterPlan, c: SenlinClusterRow, spec: Any, adopted: list[NodeOutcome]
+        self,
+        plan: ClusterPlan,
+        c: SenlinClusterRow,
+        spec: ClusterSpec,
+        adopted: list[NodeOutcome],
     ) -> None:
+        """Node rows for the adopted nodes: replica = Senlin's index (a free one if it is
+        missing or repeated), so the engine's diff finds every replica present."""
         by_id = {n.id: n for n in c.nodes}
         taken: set[int] = set()
         replicas: list[int] = []
@@ -472,7 +497,7 @@ class SenlinImport:
                     "status_reason": "adopted from Senlin",
                     "host": a.host,
                     "zone": a.zone,
-                    "address": None,
+                    "address": a.address,
                     "provider_id": a.physical_id,
                     "profile": profile_document(s.profile),
                     "vcpus": d.vcpus,
@@ -488,10 +513,7 @@ class SenlinImport:
             outcomes.append((a.id, s.name))
         names = dict(outcomes)
         plan.nodes = [
-            NodeOutcome(n.id, n.name, n.physical_id, True, names[n.id], n.host, n.zone)
-            if n.adopted
-            else n
-            for n in plan.nodes
+            dataclasses.replace(n, shoal_name=names[n.id]) if n.adopted else n for n in plan.nodes
         ]
 
     def _receivers(self, plan: ClusterPlan, c: SenlinClusterRow) -> None:
@@ -511,7 +533,7 @@ class SenlinImport:
                 plan.receivers.append(Item(r.id, r.name, r.action, False, bad.message))
                 continue
             plan.receivers.append(Item(r.id, r.name, r.action, True))
-            plan.document.setdefault("_receivers", []).append(
+            plan.receiver_rows.append(
                 {
                     "id": r.id,
                     "name": r.name,
@@ -542,7 +564,7 @@ class SenlinImport:
 
     def _write(self, plan: ClusterPlan, c: SenlinClusterRow, snap: SenlinSnapshot) -> None:
         now = self.clock.now()
-        doc = {k: v for k, v in plan.document.items() if k != "_receivers"}
+        doc = plan.document
         with self.db.transaction() as conn:
             if repo.cluster_exists(conn, c.id):  # another import got here first
                 plan.outcome = "unchanged"
@@ -598,7 +620,7 @@ class SenlinImport:
                     for r in rows
                 ],
             )
-            for r in plan.document.get("_receivers", []):
+            for r in plan.receiver_rows:
                 if repo.receiver_exists(conn, r["id"]):
                     continue
                 repo.insert_receiver(
