@@ -167,7 +167,7 @@ def source_url(url: str) -> str:
     `SenlinUrlError` saying what is wrong with it."""
     try:
         parsed = make_url(url)
-    except ArgumentError:
+    except (ArgumentError, ValueError):  # ValueError: a port that is not a number
         raise SenlinUrlError(
             "not a database URL; expected mysql+pymysql://USER[:PASSWORD]@HOST[:PORT]/DATABASE"
         ) from None
@@ -178,6 +178,8 @@ def source_url(url: str) -> str:
         )
     if not parsed.host or not parsed.database:
         raise SenlinUrlError("the URL must name a host and a database")
+    if parsed.port is not None and not 0 < parsed.port < 65536:
+        raise SenlinUrlError(f"port {parsed.port} is not a TCP port")
     return parsed.set(drivername="mysql+pymysql").render_as_string(hide_password=False)
 
 
