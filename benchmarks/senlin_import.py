@@ -28,6 +28,10 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from tests.databases import database_url  # noqa: E402
+from tests.senlin_import.harness import fresh_senlin_db  # noqa: E402
+from tests.senlin_import.scenario import NOVA, PROJECT, USER, new_id  # noqa: E402
+
 from shoal.model.enums import NodeKind  # noqa: E402
 from shoal.model.inventory import Inventory  # noqa: E402
 from shoal.model.profile import ServerProfile  # noqa: E402
@@ -35,9 +39,6 @@ from shoal.providers.base import Provider, Resource, ServerRequest  # noqa: E402
 from shoal.runtime import Runtime  # noqa: E402
 from shoal.service.senlin_import import SenlinImport  # noqa: E402
 from shoal.settings import Settings  # noqa: E402
-from tests.databases import database_url  # noqa: E402
-from tests.senlin_import.harness import fresh_senlin_db  # noqa: E402
-from tests.senlin_import.scenario import NOVA, PROJECT, USER, new_id  # noqa: E402
 
 WRITES = ("create_server", "create_volume", "attach_volume", "delete", "reboot", "rebuild")
 

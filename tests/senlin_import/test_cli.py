@@ -37,6 +37,9 @@ async def test_cli_dry_run_import_and_exit_codes(senlin_db: SenlinDb, tmp_path: 
     outcomes = {c["name"]: c["outcome"] for c in plan["clusters"]}
     assert outcomes == {"api": "import", "busy": "refused"} and plan["dry_run"] is True
     assert shoal("get", "clusters", "-o", "json").stdout.count('"api"') == 0
+    shown = shoal("import", "senlin", "--database", senlin_db.url, "--dry-run")
+    assert shown.returncode == 1 and "dry run" in shown.stdout, shown.stderr
+    assert "cluster_lock" in shown.stdout and "not copied" in shown.stdout
 
     done = shoal(
         "import", "senlin", "--database", senlin_db.url, "--project", PROJECT, "-o", "json"
