@@ -308,6 +308,10 @@ class SenlinImport:
                 "resource exists are adopted, and the import creates nothing (resize the "
                 "cluster afterwards to make up the difference)"
             )
+        if count < c.min_size:
+            plan.warnings.append(f"min_size {c.min_size} becomes {count}, with the nodes adopted")
+        if c.status != "ACTIVE":
+            plan.warnings.append(f"Senlin showed it {c.status or 'without a status'}")
         plan.desired = count
         plan.min_size = min(c.min_size, count)
         plan.max_size = c.max_size
