@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 from pathlib import Path
 
 FILE_MODE = 0o600
@@ -53,8 +54,9 @@ def write_private(path: Path, text: str) -> None:
 
 
 def open_private_append(path: Path) -> int:
-    """A file descriptor appending to `path`, created 0600 if missing."""
-    return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, FILE_MODE)
+    """A file descriptor appending to `path`, created 0600 if missing; a symlink there is
+    refused (`OSError`), so a log a node replaced by a link never writes through it."""
+    return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, FILE_MODE)
 
 
 def _narrow(path: Path, mode: int) -> None:
@@ -62,3 +64,81 @@ def _narrow(path: Path, mode: int) -> None:
     with contextlib.suppress(PermissionError):
         if path.stat().st_mode & 0o777 != mode:
             os.chmod(path, mode)
+
+
+# -- reading what a node wrote (issue 29) ---------------------------------------------------
+#
+# A node's directory is written by its tenant's code, which can replace any file or directory
+# in it with a symlink to something of Shoal's (the admin token). What Shoal reads or writes
+# there is opened one component at a time relative to the directory, never following a link.
+
+_NOFOLLOW_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def open_beneath(root: Path, relative: str | Path, flags: int = os.O_RDONLY) -> int:
+    """A file descriptor for `root/relative`, opened without following a symlink in any
+    component below `root` (`OSError` if one is a link, or is missing). The file itself must be
+    a regular file (`IsADirectoryError` / `OSError` otherwise)."""
+    parts = Path(relative).parts
+    if not parts or any(p in ("", ".", "..") or "/" in p for p in parts):
+        raise FileNotFoundError(str(relative))
+    fd = os.open(root, _NOFOLLOW_DIR)
+    try:
+        for part in parts[:-1]:
+            nxt = os.open(part, _NOFOLLOW_DIR, dir_fd=fd)
+            os.close(fd)
+            fd = nxt
+        out = os.open(parts[-1], flags | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, dir_fd=fd)
+    finally:
+        os.close(fd)
+    try:
+        if not stat_is_regular(out):
+            raise FileNotFoundError(str(relative))
+        os.set_blocking(out, True)
+    except BaseException:
+        os.close(out)
+        raise
+    return out
+
+
+def stat_is_regular(fd: int) -> bool:
+    return stat.S_ISREG(os.fstat(fd).st_mode)
+
+
+def read_tail_beneath(root: Path, relative: str | Path, max_bytes: int) -> bytes | None:
+    """The last `max_bytes` of `root/relative`, opened as `open_beneath` does; None if it
+    cannot be (missing, not a regular file, or reached through a link)."""
+    try:
+        fd = open_beneath(root, relative)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        f.seek(max(0, size - max_bytes))
+        return f.read(max_bytes)
+
+
+def read_beneath(root: Path, relative: str | Path, max_bytes: int) -> bytes | None:
+    """The whole of `root/relative` if it holds at most `max_bytes`; None otherwise or if it
+    cannot be opened as `open_beneath` does."""
+    try:
+        fd = open_beneath(root, relative)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as f:
+        data = f.read(max_bytes + 1)
+    return None if len(data) > max_bytes else data
+
+
+def has_link_beneath(root: Path, path: Path) -> bool:
+    """Whether any component of `path` below `root` is a symlink (or `path` is not below)."""
+    try:
+        relative = path.relative_to(root)
+    except ValueError:
+        return True
+    current = root
+    for part in relative.parts:
+        current = current / part
+        if current.is_symlink():
+            return True
+    return False

@@ -31,7 +31,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from shoal.files import private_dir, write_private
+from shoal.files import has_link_beneath, private_dir, write_private
 
 AGENTS_DIR = "agents"
 LOG_NAME = "agents.log"
@@ -156,6 +156,7 @@ def prepare(
 ) -> list[str]:
     """Write the guest's configuration for one server and return the argv that starts its
     agent chain. Idempotent: a restart keeps `deployed/`, so finished deployments stay done."""
+    _reset_if_linked(layout)
     private_dir(layout.root)
     for d in (layout.config_file.parent, layout.heat_config.parent, layout.deployed.parent):
         private_dir(d)
@@ -196,6 +197,30 @@ def prepare(
         install.share / "os-apply-config" / "var" / "run" / "heat-config" / "heat-config", template
     )
     return [str(install.bin / "os-collect-config"), "--config-file", str(layout.config_file)]
+
+
+def _reset_if_linked(layout: AgentLayout) -> None:
+    """The tree is the node's to write (its scripts run there): if it put a symlink where
+    Shoal writes the chain's configuration, the tree starts afresh rather than Shoal writing
+    (or deleting) through the link, e.g. into $SHOAL_HOME."""
+    workdir = layout.root.parent
+    touched = [
+        layout.config_file,
+        layout.refresh_base / "configure.d" / "20-os-apply-config",
+        layout.templates / "var" / "run" / "heat-config" / "heat-config",
+        layout.heat_config,
+        layout.deployed,
+        layout.lockfile,
+        layout.log,
+        layout.root / "var" / "lib" / "os-collect-config",
+        layout.root / "var" / "run" / "os-collect-config",
+    ]
+    if not any(has_link_beneath(workdir, p) for p in touched):
+        return
+    if layout.root.is_symlink() or not layout.root.is_dir():
+        layout.root.unlink(missing_ok=True)
+    else:
+        shutil.rmtree(layout.root)  # never follows the links inside
 
 
 def environment(layout: AgentLayout, install: AgentInstall, base: dict[str, str]) -> dict[str, str]:

@@ -19,6 +19,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from shoal.files import read_beneath
 from shoal.providers.local.volumes import attached_views
 
 _WWW_MAX = 1024 * 1024
@@ -70,12 +71,9 @@ class NodeHandler(BaseHTTPRequestHandler):
         if not name or "/" in name or "\\" in name or name.startswith("."):
             self._send(404, b"not found", "text/plain")
             return
-        target = Path(self.server.options.workdir) / "www" / name
-        try:
-            if target.is_symlink() or not target.is_file() or target.stat().st_size > _WWW_MAX:
-                raise FileNotFoundError(name)
-            body = target.read_bytes()
-        except OSError:
+        # Opened without following a link anywhere below the workdir (www/ itself included).
+        body = read_beneath(Path(self.server.options.workdir), f"www/{name}", _WWW_MAX)
+        if body is None:
             self._send(404, b"not found", "text/plain")
             return
         kind = "text/html" if name.endswith(".html") else "text/plain"

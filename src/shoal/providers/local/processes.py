@@ -18,7 +18,7 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from shoal.files import open_private_append
+from shoal.files import open_private_append, read_tail_beneath
 
 KEY_ENV = "SHOAL_NODE_KEY"
 ID_ENV = "SHOAL_NODE_ID"
@@ -36,6 +36,8 @@ def spawn(
 ) -> subprocess.Popen[bytes]:
     """Start `argv` detached in its own session, output appended to `log`. Blocking: run it
     in a thread. Raises OSError when the program cannot be started."""
+    if log.is_symlink():
+        log.unlink()  # a node put a link there: its output never goes through it
     with os.fdopen(open_private_append(log), "ab") as out:
         proc = subprocess.Popen(
             list(argv),
@@ -158,12 +160,7 @@ async def wait_ready(
 
 
 def log_tail(log: Path, max_bytes: int = 2000) -> str:
-    """The end of a node's log, for error messages."""
-    try:
-        with open(log, "rb") as f:
-            f.seek(0, os.SEEK_END)
-            size = f.tell()
-            f.seek(max(0, size - max_bytes))
-            return f.read().decode(errors="replace")
-    except OSError:
-        return ""
+    """The end of a node's log, for error messages and `shoal logs`: "" when it is missing, not
+    a regular file, or a symlink (a node can replace its log with one; never followed)."""
+    data = read_tail_beneath(log.parent, log.name, max_bytes)
+    return "" if data is None else data.decode(errors="replace")

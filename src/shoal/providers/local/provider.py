@@ -37,7 +37,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from shoal.files import private_dir
+from shoal.files import private_dir, read_tail_beneath
 from shoal.model.catalogs import default_inventory
 from shoal.model.enums import NodeKind
 from shoal.model.inventory import Image, Inventory
@@ -742,11 +742,10 @@ def node_log(provider: LocalProvider, server_id: str, max_bytes: int) -> str | N
     """The end of a local server's log (`shoal logs`); None if Shoal made no such server here.
 
     The id is a provider id Shoal recorded, never a path a caller chose: only `srv-<hex>` ids
-    are looked up, so no request can read outside the nodes directory.
+    are looked up, so no request can read outside the nodes directory; and the log is opened
+    without following a link (the node may have replaced it with one: None then).
     """
     if not server_id.startswith("srv-") or not server_id[4:].isalnum():
         return None
-    log = provider.home / "nodes" / server_id / LOG_NAME
-    if not log.is_file():
-        return None
-    return processes.log_tail(log, max_bytes)
+    data = read_tail_beneath(provider.home / "nodes" / server_id, LOG_NAME, max_bytes)
+    return None if data is None else data.decode(errors="replace")

@@ -14,7 +14,7 @@ import shutil
 from pathlib import Path
 from typing import TypedDict
 
-from shoal.files import private_dir, write_private
+from shoal.files import private_dir, read_beneath, write_private
 
 META_NAME = ".shoal-volume.json"
 LINKS_DIR = "volumes"
@@ -39,9 +39,10 @@ def make_volume_dir(path: Path, *, volume_id: str, name: str, size_gb: int) -> N
 
 def read_size_gb(path: Path) -> int:
     """The budget recorded for a volume directory (0 if unreadable)."""
+    raw = read_beneath(path, META_NAME, 64 * 1024)  # the node may have made it a link
     try:
-        data = json.loads((path / META_NAME).read_text())
-    except (OSError, ValueError):
+        data = json.loads(raw or b"")
+    except ValueError:
         return 0
     size = data.get("size_gb", 0) if isinstance(data, dict) else 0
     return size if isinstance(size, int) else 0
@@ -68,6 +69,8 @@ def remove_volume_dir(path: Path) -> None:
 def attach(workdir: Path, link_name: str, target: Path) -> bool:
     """Link `target` as `workdir/volumes/<link_name>`; False if that name links elsewhere."""
     links = workdir / LINKS_DIR
+    if links.is_symlink():
+        links.unlink()  # the node's own link: never written (or chmodded) through
     private_dir(links)
     link = links / link_name
     if link.is_symlink():
@@ -82,7 +85,7 @@ def attach(workdir: Path, link_name: str, target: Path) -> bool:
 def detach_all(workdir: Path, target: Path) -> None:
     """Remove every link in `workdir/volumes` that points at `target`."""
     links = workdir / LINKS_DIR
-    if not links.is_dir():
+    if links.is_symlink() or not links.is_dir():
         return
     for link in links.iterdir():
         if link.is_symlink() and Path(os.readlink(link)) == target:
