@@ -185,17 +185,22 @@ def prepare(
     configure = layout.refresh_base / "configure.d"
     if configure.exists():
         shutil.rmtree(configure)
-    configure.mkdir(parents=True)
+    private_dir(configure)
     apply = configure / "20-os-apply-config"
     output = shlex.quote(str(layout.root))
-    apply.write_text(f"#!/bin/bash\nset -ue\n\nexec os-apply-config --output {output}\n")
-    apply.chmod(0o755)
-    shutil.copy2(install.share / "os-refresh-config" / "configure.d" / "55-heat-config", configure)
+    write_private(apply, f"#!/bin/bash\nset -ue\n\nexec os-apply-config --output {output}\n")
+    apply.chmod(0o700)
+    shutil.copyfile(
+        install.share / "os-refresh-config" / "configure.d" / "55-heat-config",
+        configure / "55-heat-config",
+    )
+    (configure / "55-heat-config").chmod(0o700)
     template = layout.templates / "var" / "run" / "heat-config" / "heat-config"
-    template.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copy2(
+    private_dir(template.parent)
+    shutil.copyfile(
         install.share / "os-apply-config" / "var" / "run" / "heat-config" / "heat-config", template
     )
+    template.chmod(0o600)
     return [str(install.bin / "os-collect-config"), "--config-file", str(layout.config_file)]
 
 

@@ -48,6 +48,7 @@ def spawn(
             stderr=subprocess.STDOUT,
             start_new_session=True,
             close_fds=True,
+            umask=0o077,  # what a node and its agents create is theirs only (0600/0700)
         )
     _SPAWNED[proc.pid] = proc
     return proc
