@@ -47,7 +47,10 @@ def narrow(path: Path) -> None:
 def write_private(path: Path, text: str) -> None:
     """Write `text` to `path` atomically (a temporary file, then rename), mode 0600."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
+    # Never through a link someone left at the temporary name (a node's own directory).
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(tmp)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, FILE_MODE)
     with os.fdopen(fd, "w") as f:
         f.write(text)
     os.replace(tmp, path)

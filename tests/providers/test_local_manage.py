@@ -46,8 +46,7 @@ async def test_reboot_keeps_the_address_and_disk_with_a_new_process(local: Local
     new_pid = int(rebooted.details["pid"])
     assert new_pid != old_pid and not pid_alive(old_pid)
     view = await get_json(rebooted.address or "")
-    # The node's own pid is its sandbox's (a pid namespace), not the provider's.
-    assert view["node_id"] == "r"
+    assert view["pid"] == new_pid and view["node_id"] == "r"
     assert [v["name"] for v in view["volumes"]] == ["data"]
     assert (workdir / "scratch").read_text() == "kept"
     assert "task" not in rebooted.details

@@ -54,7 +54,7 @@ async def test_three_servers_on_three_hosts_answer_on_their_own_addresses(
         assert (view["address"], view["port"]) == (expected[i], port)
         assert (view["host"], view["zone"]) == (host, host[:3])
         assert view["volumes"] == []
-        assert isinstance(view["pid"], int)  # its sandbox pid namespace: not the outer pid
+        assert view["pid"] == int(server.details["pid"])
         assert await http_get(server.address, "/health") == (200, b"ok")
 
 

@@ -226,8 +226,7 @@ class DeploymentService:
             or not secrets.matches(row.signal_hash, secrets.digest_of(token))
         ):
             raise NotFound("no such deployment run, or the token is not its token")
-        if row.status is not DeploymentStatus.IN_PROGRESS:
-            return row.status  # a repeated signal (agents retry) changes nothing
+        # Read before anything else, so a bad body is the same 4xx whenever it comes.
         try:
             signal = heat_metadata.parse_signal(body)
         except InvalidDocument as e:
@@ -235,6 +234,8 @@ class DeploymentService:
                 "the signal is not what heat-config-notify sends",
                 [{"path": p.path, "message": p.message} for p in e.problems],
             ) from e
+        if row.status is not DeploymentStatus.IN_PROGRESS:
+            return row.status  # a repeated signal (agents retry) changes nothing
         now = self.clock.now()
         with self.db.transaction() as conn:
             node = node_repo.get_node(conn, row.node_id)

@@ -25,6 +25,10 @@ from shoal.providers.local.volumes import attached_views
 _WWW_MAX = 1024 * 1024
 """The largest file `GET /www/NAME` serves."""
 
+PID_FILE = ".shoal-pid"
+"""Where the provider writes the pid the host knows a sandboxed node by (its own is its pid
+namespace's); `GET /` shows that one, so the node's pid means the same inside and out."""
+
 
 class NodeHTTPServer(ThreadingHTTPServer):
     daemon_threads = True
@@ -45,9 +49,14 @@ class NodeHTTPServer(ThreadingHTTPServer):
             "host": o.host,
             "zone": o.zone,
             "volumes": attached_views(Path(o.workdir)),
-            "pid": os.getpid(),
+            "pid": self.host_pid(),
             "started_at": self.started_at,
         }
+
+    def host_pid(self) -> int:
+        raw = read_beneath(Path(self.options.workdir), PID_FILE, 32)
+        text = (raw or b"").decode(errors="replace").strip()
+        return int(text) if text.isdigit() else os.getpid()
 
 
 class NodeHandler(BaseHTTPRequestHandler):

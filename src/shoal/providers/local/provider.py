@@ -37,7 +37,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from shoal.files import private_dir, read_tail_beneath
+from shoal.files import private_dir, read_tail_beneath, write_private
 from shoal.model.catalogs import default_inventory
 from shoal.model.enums import NodeKind
 from shoal.model.inventory import Image, Inventory
@@ -53,6 +53,7 @@ from shoal.providers.base import (
 from shoal.providers.errors import PermanentError, ProviderError, ResourceGone, TemporaryError
 from shoal.providers.local import agents, agentwatch, launch, processes, volumes
 from shoal.providers.local.hosts import FailedHosts
+from shoal.providers.local.nodeserver import PID_FILE as _PID_FILE
 from shoal.providers.local.records import Record, RecordStore, ServerRecord, VolumeRecord
 from shoal.providers.local.sandbox import NO_BINDS, Binds, Sandbox, SandboxMode
 from shoal.providers.local.sandbox import env_for_node as sandbox_env
@@ -572,6 +573,9 @@ class LocalProvider:
         record.pid = proc.pid
         record.started_at = time.time()
         self._records.save(record)
+        if self.sandbox is not None:
+            # Its own pid is its sandbox's; the node shows the one the host knows it by.
+            write_private(workdir / _PID_FILE, str(proc.pid))
         try:
             await processes.wait_ready(
                 proc.pid,
