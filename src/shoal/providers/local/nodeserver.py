@@ -36,6 +36,7 @@ class NodeHTTPServer(ThreadingHTTPServer):
 
     def __init__(self, options: argparse.Namespace) -> None:
         self.options = options
+        self._host_pid: int | None = None
         self.started_at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         super().__init__((options.address, options.port), NodeHandler)
 
@@ -54,9 +55,13 @@ class NodeHTTPServer(ThreadingHTTPServer):
         }
 
     def host_pid(self) -> int:
-        raw = read_beneath(Path(self.options.workdir), PID_FILE, 32)
-        text = (raw or b"").decode(errors="replace").strip()
-        return int(text) if text.isdigit() else os.getpid()
+        """Read once and kept: the node's directory may later be lost behind its back."""
+        if self._host_pid is None:
+            raw = read_beneath(Path(self.options.workdir), PID_FILE, 32)
+            text = (raw or b"").decode(errors="replace").strip()
+            if text.isdigit():
+                self._host_pid = int(text)
+        return os.getpid() if self._host_pid is None else self._host_pid
 
 
 class NodeHandler(BaseHTTPRequestHandler):
