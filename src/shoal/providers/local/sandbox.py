@@ -17,8 +17,10 @@ the API serves its admin only (api/auth.py): an unsandboxed node could take the 
 from __future__ import annotations
 
 import enum
+import functools
 import os
 import shutil
+import subprocess
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -95,7 +97,16 @@ class Sandbox:
                 f'{DEBIAN_PACKAGE}), or set the local provider\'s option sandbox = "off" '
                 "(then the API serves its admin only: an unsandboxed node can read Shoal's home)"
             )
-        return cls(Path(found), code_paths())
+        sandbox = cls(Path(found), code_paths())
+        failure = _cannot_run(sandbox.bwrap)
+        if failure:
+            raise SandboxUnavailableError(
+                f"local nodes run sandboxed under bubblewrap, and {found} cannot make a sandbox "
+                f"here ({failure}): user namespaces may be disabled "
+                "(sysctl kernel.unprivileged_userns_clone / user.max_user_namespaces), or set "
+                'the local provider\'s option sandbox = "off" (then the API serves its admin only)'
+            )
+        return sandbox
 
     def wrap(
         self,
@@ -145,6 +156,30 @@ class Sandbox:
             out += ["--bind", str(path), str(path)]
         out += ["--chdir", str(chdir or workdir), "--", *argv]
         return out
+
+
+@functools.cache
+def _cannot_run(bwrap: Path) -> str:
+    """Why this bwrap cannot start a sandbox like a node's ("" when it can); asked once."""
+    probe = [
+        str(bwrap),
+        "--unshare-user",
+        "--unshare-pid",
+        "--uid",
+        str(INSIDE_UID),
+        "--ro-bind",
+        "/",
+        "/",
+        "--proc",
+        "/proc",
+        "--",
+        "true",
+    ]
+    try:
+        done = subprocess.run(probe, capture_output=True, text=True, timeout=30, check=False)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return str(e)
+    return "" if done.returncode == 0 else (done.stderr.strip() or f"exit {done.returncode}")
 
 
 def code_paths() -> tuple[Path, ...]:
