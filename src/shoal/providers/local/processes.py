@@ -99,7 +99,8 @@ def signal_group(pid: int, sig: signal.Signals) -> None:
 
 
 async def terminate(pid: int | None, key: str, *, grace_s: float = 3.0) -> None:
-    """SIGTERM the node's group, then SIGKILL after `grace_s`; returns once it is gone."""
+    """SIGTERM the node's group, then SIGKILL after `grace_s`; returns once every process of
+    it is gone (a sandboxed node's launcher may end before the node has let go of its port)."""
     if pid is None or not is_running(pid, key):
         return
     signal_group(pid, signal.SIGTERM)
@@ -109,10 +110,32 @@ async def terminate(pid: int | None, key: str, *, grace_s: float = 3.0) -> None:
     await _wait_gone(pid, key, 10.0)
 
 
+def _group_alive(pgid: int) -> bool:
+    """Whether a process of the group still runs. Zombies do not count: the machine's init
+    may take seconds to reap a sandbox's launcher once it is orphaned."""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat") as f:
+                fields = f.read().rsplit(")", 1)[-1].split()
+        except OSError:
+            continue
+        if len(fields) > 2 and fields[2] == str(pgid) and fields[0] not in ("Z", "X"):
+            return True
+    return False
+
+
 async def _wait_gone(pid: int, key: str, timeout_s: float) -> bool:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout_s
-    while is_running(pid, key):
+    while is_running(pid, key) or _group_alive(pid):
         if loop.time() >= deadline:
             return False
         await asyncio.sleep(0.02)
