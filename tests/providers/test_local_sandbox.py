@@ -42,7 +42,7 @@ for f in "$token" "$peer_file" "/proc/$server_pid/environ" "$up"; do
 done
 if ls "$peer_dir" 2>/dev/null; then echo "LISTED peer"; else echo "DENIED peer dir"; fi
 echo pwned > "$home/pwned" 2>/dev/null  # at most into its own /tmp: checked from outside
-echo "database ${SHOAL_DATABASE_URL:-unset}"
+echo "database ${SHOAL_DATABASE_URL:-unset} cloud ${OS_PASSWORD:-unset}"
 echo "uid $(id -u)"
 echo mine > "$SHOAL_NODE_WORKDIR/mine.txt" && echo "WROTE own"
 """,
@@ -60,6 +60,7 @@ async def test_a_script_reads_neither_the_home_nor_another_node(
 ) -> None:
     # The server's own settings, which a node's environment must not carry.
     monkeypatch.setenv("SHOAL_DATABASE_URL", "postgresql://shoal:db-password@db/shoal")
+    monkeypatch.setenv("OS_PASSWORD", "cloud-password")
     shoal_home = local_home.parent
     shoal_home.mkdir(parents=True, exist_ok=True)
     (shoal_home / "admin-token").write_text(SECRET)
@@ -100,10 +101,10 @@ async def test_a_script_reads_neither_the_home_nor_another_node(
         signal = await stub.wait_signal(run)
     out = signal.stdout
     assert signal.status_code == 0, signal
-    assert SECRET not in out and PEER_SECRET not in out and "db-password" not in out, out
+    assert SECRET not in out and PEER_SECRET not in out and "password" not in out, out
     assert "READ" not in out and "LISTED" not in out, out
     assert out.count("DENIED") == 5, out
-    assert "database unset" in out and "uid 65534" in out and "WROTE own" in out, out
+    assert "database unset cloud unset" in out and "uid 65534" in out and "WROTE own" in out, out
     assert not (shoal_home / "pwned").exists()
     # Its own directory is its own: what it wrote is there, and served.
     assert server.address is not None

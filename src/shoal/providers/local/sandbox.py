@@ -22,7 +22,7 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -196,22 +196,24 @@ def code_paths() -> tuple[Path, ...]:
     return tuple(out)
 
 
-def env_for_node(base: dict[str, str], workdir: Path) -> dict[str, str]:
-    """The environment a sandboxed node starts with: no `SHOAL_*` setting of the server (a
-    database URL, a token), HOME its own directory."""
-    env = {k: v for k, v in base.items() if not k.startswith("SHOAL_") or k in _NODE_VARS}
-    env["HOME"] = str(workdir)
-    env["TMPDIR"] = "/tmp"
-    return env
-
-
-_NODE_VARS = frozenset(
-    {
-        "SHOAL_NODE_KEY",
-        "SHOAL_NODE_ID",
-        "SHOAL_NODE_WORKDIR",
-        "SHOAL_NODE_ADDRESS",
-        "SHOAL_NODE_PORT",
-        "SHOAL_NODE_NAME",
+def env_for_node(
+    env: Mapping[str, str], workdir: Path, server: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """The environment a sandboxed node starts with: what Shoal set for it (its identity, the
+    agents' paths, PYTHONPATH) and a few neutral variables, nothing else inherited from the
+    server's own environment (a database URL, a token, cloud credentials); HOME its own
+    directory."""
+    inherited = os.environ if server is None else server
+    out = {
+        k: v
+        for k, v in env.items()
+        if inherited.get(k) != v or k in _NEUTRAL or k.startswith("LC_")
     }
-)
+    out["HOME"] = str(workdir)
+    out["TMPDIR"] = "/tmp"
+    out.setdefault("PATH", os.defpath)
+    return out
+
+
+_NEUTRAL = frozenset({"PATH", "LANG", "LANGUAGE", "TZ", "TERM", "PYTHONPATH", "PYTHONUNBUFFERED"})
+"""Kept even when the server has the same value: harmless, and what the node needs."""
