@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import stat
 from pathlib import Path
 
@@ -145,3 +146,62 @@ def has_link_beneath(root: Path, path: Path) -> bool:
         if current.is_symlink():
             return True
     return False
+
+
+def open_dir_beneath(root: Path, relative: str | Path) -> int:
+    """A file descriptor of the directory `root/relative`, each component below `root` opened
+    without following a link and made (0700) if missing. `OSError` if one is a link or not a
+    directory: what Shoal writes into a node's tree never lands outside it, even if the node
+    swaps a directory for a link meanwhile."""
+    fd = os.open(root, _NOFOLLOW_DIR)
+    try:
+        for part in Path(relative).parts:
+            if part in ("", ".", "..", "/"):
+                raise FileNotFoundError(str(relative))
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(part, DIR_MODE, dir_fd=fd)
+            nxt = os.open(part, _NOFOLLOW_DIR, dir_fd=fd)
+            os.close(fd)
+            fd = nxt
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def write_beneath(
+    root: Path, relative: str | Path, data: str | bytes, mode: int = FILE_MODE
+) -> None:
+    """Write `root/relative` atomically with `mode`, as `open_dir_beneath` reaches its folder."""
+    path = Path(relative)
+    folder = open_dir_beneath(root, path.parent)
+    try:
+        tmp = f".{path.name}.{os.getpid()}.tmp"
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp, dir_fd=folder)
+        fd = os.open(
+            tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, FILE_MODE, dir_fd=folder
+        )
+        with os.fdopen(fd, "wb") as f:
+            f.write(data.encode() if isinstance(data, str) else data)
+            os.fchmod(f.fileno(), mode)
+        os.replace(tmp, path.name, src_dir_fd=folder, dst_dir_fd=folder)
+    finally:
+        os.close(folder)
+
+
+def remove_tree_beneath(root: Path, relative: str | Path) -> None:
+    """Remove `root/relative` (a tree, or a file or link) without following links."""
+    path = Path(relative)
+    folder = open_dir_beneath(root, path.parent)
+    try:
+        try:
+            st = os.lstat(path.name, dir_fd=folder)
+        except FileNotFoundError:
+            return
+        if stat.S_ISDIR(st.st_mode):
+            shutil.rmtree(path.name, dir_fd=folder)
+        else:
+            os.unlink(path.name, dir_fd=folder)
+    finally:
+        os.close(folder)

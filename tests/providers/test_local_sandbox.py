@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from shoal.files import remove_tree_beneath, write_beneath
 from shoal.model.software import (
     ConfigInput,
     DeployAction,
@@ -22,7 +23,7 @@ from shoal.model.software import (
     SoftwareConfig,
 )
 from shoal.providers.local import LocalProvider
-from shoal.providers.local.agents import AgentInstall
+from shoal.providers.local.agents import AgentInstall, AgentLayout, prepare
 from shoal.providers.local.provider import LOG_NAME, node_log
 from shoal.providers.local.sandbox import Sandbox, SandboxUnavailableError
 
@@ -140,3 +141,26 @@ def test_without_bwrap_the_provider_refuses_naming_the_package(
     with pytest.raises(SandboxUnavailableError, match="bubblewrap"):
         LocalProvider(tmp_path / "local")
     assert LocalProvider(tmp_path / "local", sandbox="off").sandbox is None
+
+
+def test_shoal_never_writes_through_a_link_in_a_nodes_tree(
+    tmp_path: Path, installed: AgentInstall
+) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "admin-token").write_text(SECRET)
+    workdir = tmp_path / "node"
+    (workdir / "agents").mkdir(parents=True)
+    (workdir / "agents" / "etc").symlink_to(home, target_is_directory=True)
+    # A link swapped in at the instant of the write: refused, nothing written there.
+    with pytest.raises(OSError):
+        write_beneath(workdir, "agents/etc/os-collect-config.conf", "x")
+    with pytest.raises(OSError):
+        remove_tree_beneath(workdir, "agents/etc/admin-token")
+    assert sorted(p.name for p in home.iterdir()) == ["admin-token"]
+    # Found before writing: the agents' tree starts afresh, inside the node's directory.
+    layout = AgentLayout.of(workdir)
+    prepare(layout, installed, metadata_url="http://127.0.0.1:1/m", polling_interval_s=1.0)
+    assert not (workdir / "agents" / "etc").is_symlink() and layout.config_file.is_file()
+    assert sorted(p.name for p in home.iterdir()) == ["admin-token"]
+    assert (home / "admin-token").read_text() == SECRET

@@ -26,12 +26,17 @@ from __future__ import annotations
 
 import os
 import shlex
-import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from shoal.files import has_link_beneath, private_dir, write_private
+from shoal.files import (
+    has_link_beneath,
+    open_dir_beneath,
+    private_dir,
+    remove_tree_beneath,
+    write_beneath,
+)
 
 AGENTS_DIR = "agents"
 LOG_NAME = "agents.log"
@@ -156,14 +161,22 @@ def prepare(
 ) -> list[str]:
     """Write the guest's configuration for one server and return the argv that starts its
     agent chain. Idempotent: a restart keeps `deployed/`, so finished deployments stay done."""
+    # Every write goes through directory descriptors opened without following links
+    # (files.py): the node's own processes run meanwhile and may swap a folder for a link.
+    workdir = layout.root.parent
+    private_dir(workdir)
     _reset_if_linked(layout)
-    private_dir(layout.root)
+
+    def rel(path: Path) -> Path:
+        return path.relative_to(workdir)
+
     for d in (layout.config_file.parent, layout.heat_config.parent, layout.deployed.parent):
-        private_dir(d)
+        os.close(open_dir_beneath(workdir, rel(d)))
     cache = layout.root / "var" / "lib" / "os-collect-config"
     backup = layout.root / "var" / "run" / "os-collect-config"
-    write_private(
-        layout.config_file,
+    write_beneath(
+        workdir,
+        rel(layout.config_file),
         "\n".join(
             [
                 "[DEFAULT]",
@@ -182,25 +195,20 @@ def prepare(
             ]
         ),
     )
-    configure = layout.refresh_base / "configure.d"
-    if configure.exists():
-        shutil.rmtree(configure)
-    private_dir(configure)
-    apply = configure / "20-os-apply-config"
+    configure = rel(layout.refresh_base / "configure.d")
+    remove_tree_beneath(workdir, configure)
     output = shlex.quote(str(layout.root))
-    write_private(apply, f"#!/bin/bash\nset -ue\n\nexec os-apply-config --output {output}\n")
-    apply.chmod(0o700)
-    shutil.copyfile(
-        install.share / "os-refresh-config" / "configure.d" / "55-heat-config",
-        configure / "55-heat-config",
+    write_beneath(
+        workdir,
+        configure / "20-os-apply-config",
+        f"#!/bin/bash\nset -ue\n\nexec os-apply-config --output {output}\n",
+        0o700,
     )
-    (configure / "55-heat-config").chmod(0o700)
+    heat_config = install.share / "os-refresh-config" / "configure.d" / "55-heat-config"
+    write_beneath(workdir, configure / "55-heat-config", heat_config.read_bytes(), 0o700)
     template = layout.templates / "var" / "run" / "heat-config" / "heat-config"
-    private_dir(template.parent)
-    shutil.copyfile(
-        install.share / "os-apply-config" / "var" / "run" / "heat-config" / "heat-config", template
-    )
-    template.chmod(0o600)
+    source = install.share / "os-apply-config" / "var" / "run" / "heat-config" / "heat-config"
+    write_beneath(workdir, rel(template), source.read_bytes())
     return [str(install.bin / "os-collect-config"), "--config-file", str(layout.config_file)]
 
 
@@ -222,10 +230,7 @@ def _reset_if_linked(layout: AgentLayout) -> None:
     ]
     if not any(has_link_beneath(workdir, p) for p in touched):
         return
-    if layout.root.is_symlink() or not layout.root.is_dir():
-        layout.root.unlink(missing_ok=True)
-    else:
-        shutil.rmtree(layout.root)  # never follows the links inside
+    remove_tree_beneath(workdir, AGENTS_DIR)  # never follows a link
 
 
 def environment(layout: AgentLayout, install: AgentInstall, base: dict[str, str]) -> dict[str, str]:
