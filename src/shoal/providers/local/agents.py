@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from shoal.files import private_dir, write_private
+from shoal.providers.local import kubeplay
 
 AGENTS_DIR = "agents"
 LOG_NAME = "agents.log"
@@ -53,6 +54,9 @@ _HOOK_DIRS = {
     "salt": ("HEAT_SALT_WORKING", ""),
     "docker-compose": ("HEAT_DOCKER_COMPOSE_WORKING", ""),
 }
+CONTAINER_ELEMENTS = ("docker-compose", "kubelet")
+KUBELET_PLAYER = "52-shoal-kubelet"
+COMPOSE_ENV = "SHOAL_DOCKER_COMPOSE"
 
 
 class AgentsNotInstalledError(Exception):
@@ -77,6 +81,14 @@ class AgentInstall:
         )
         install.check()
         return install
+
+    def compose_command(self) -> Path | None:
+        """docker-compose, from its own venv beside the agents' (scripts/agents.sh), or
+        SHOAL_DOCKER_COMPOSE; None when it is not installed."""
+        given = os.environ.get(COMPOSE_ENV)
+        prefix = self.bin.parent.parent
+        command = Path(given) if given else prefix / "agents-compose" / "bin" / "docker-compose"
+        return command if command.exists() else None
 
     def check(self) -> None:
         """Raise `AgentsNotInstalledError` naming what is missing."""
@@ -139,6 +151,10 @@ class AgentLayout:
     def log(self) -> Path:
         return self.root / LOG_NAME
 
+    @property
+    def kubelet_manifests(self) -> Path:
+        return self.hook_working("kubelet") / "kubelet-manifests"
+
     def hook_working(self, hook: str) -> Path:
         return self.root / "var" / "lib" / "heat-config" / f"heat-config-{hook}"
 
@@ -190,6 +206,15 @@ def prepare(
     apply.write_text(f"#!/bin/bash\nset -ue\n\nexec os-apply-config --output {output}\n")
     apply.chmod(0o755)
     shutil.copy2(install.share / "os-refresh-config" / "configure.d" / "55-heat-config", configure)
+    # The container hooks' scripts (compose files, Pod manifests) and Shoal's kubelet stand-in,
+    # which plays the manifests before heat-config runs the hooks (containers.md).
+    for element in CONTAINER_ELEMENTS:
+        script = install.share / "os-refresh-config" / "configure.d" / f"50-heat-config-{element}"
+        if script.exists():
+            shutil.copy2(script, configure)
+    player = configure / KUBELET_PLAYER
+    shutil.copy2(Path(kubeplay.__file__), player)
+    player.chmod(0o755)
     template = layout.templates / "var" / "run" / "heat-config" / "heat-config"
     template.parent.mkdir(parents=True, exist_ok=True)
     shutil.copy2(
@@ -224,4 +249,8 @@ def environment(layout: AgentLayout, install: AgentInstall, base: dict[str, str]
     env["ANSIBLE_HOME"] = str(layout.root / "var" / "lib" / "ansible")
     env["ANSIBLE_LOCAL_TEMP"] = str(layout.root / "var" / "tmp" / "ansible")
     env["PYTHONUNBUFFERED"] = "1"
+    compose = install.compose_command()
+    if compose is not None:
+        env["HEAT_DOCKER_COMPOSE_CMD"] = str(compose)
+    env["HEAT_KUBELET_MANIFESTS"] = str(layout.kubelet_manifests)
     return env

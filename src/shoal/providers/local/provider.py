@@ -27,6 +27,7 @@ States (`get`, `list_resources`), checked in this order:
 from __future__ import annotations
 
 import asyncio
+import logging
 import shutil
 import signal
 import sys
@@ -51,10 +52,20 @@ from shoal.providers.base import (
     VolumeRequest,
 )
 from shoal.providers.errors import PermanentError, ProviderError, ResourceGone, TemporaryError
-from shoal.providers.local import agents, agentwatch, launch, processes, volumes
+from shoal.providers.local import (
+    agents,
+    agentwatch,
+    containers,
+    launch,
+    podman,
+    processes,
+    volumes,
+)
 from shoal.providers.local.hosts import FailedHosts
 from shoal.providers.local.records import Record, RecordStore, ServerRecord, VolumeRecord
 from shoal.providers.local.slots import NoFreeSlotError, SlotTable
+
+log = logging.getLogger("shoal.local")
 
 DEFAULT_PORT = 8080
 LOG_NAME = "node.log"
@@ -75,8 +86,13 @@ class LocalProvider:
         stop_grace_s: float = 3.0,
         agent_install: agents.AgentInstall | None = None,
         agent_poll_s: float = 5.0,
+        containers: str = "auto",
     ) -> None:
         self.home = Path(home)
+        self.containers = containers
+        """A container runtime beside every server's agents (containers.py): "auto" when
+        podman is installed, "on" (a missing podman is logged as an error), or "off"."""
+        self._podman: podman.Podman | None = None
         self._agent_install = agent_install
         self.agent_poll_s = agent_poll_s
         """How long the agents of a server wait between polls of its metadata at most."""
@@ -458,6 +474,7 @@ class LocalProvider:
         base[agents.ADDRESS_ENV] = record.address
         base[agents.PORT_ENV] = str(record.port)
         base[agents.NAME_ENV] = record.name
+        base.update(await self._start_runtime(record))
         env = agents.environment(layout, install, base)
         try:
             proc = await asyncio.to_thread(
@@ -476,7 +493,80 @@ class LocalProvider:
         await asyncio.gather(
             processes.terminate(record.pid, record.key, grace_s=grace),
             processes.terminate(record.agent_pid, record.key, grace_s=grace),
+            self._stop_runtime(record, grace),
         )
+
+    # -- the container runtime (containers.py, podman.py) -------------------------------------
+
+    def _runtime(self) -> podman.Podman | None:
+        """podman, when containers are wanted and installed (found once)."""
+        if self.containers == "off":
+            return None
+        if self._podman is None:
+            try:
+                self._podman = podman.Podman.find()
+            except podman.PodmanMissingError as e:
+                if self.containers == "on":
+                    log.error("%s", e)
+                return None
+        return self._podman
+
+    def _node_store(self, record: ServerRecord) -> podman.Store:
+        return podman.node_store(self.home, Path(record.workdir))
+
+    async def _start_runtime(self, record: ServerRecord) -> dict[str, str]:
+        """Start the server's `podman system service` (again) and the containers that restart
+        `always`; the agents' environment naming its socket. Never fails the server: without
+        a runtime, only container deployments fail (with the reason in the log)."""
+        found = self._runtime()
+        if found is None or record.pid is None:
+            return {}
+        store = self._node_store(record)
+        bound = containers.bind_path(store, record.key)
+        wanted = {containers.DOCKER_HOST_ENV: f"unix://{bound}"}
+        try:
+            await asyncio.to_thread(podman.home_store(self.home).write, found)
+            await asyncio.to_thread(store.write, found)
+            await processes.terminate(self._runtime_pid(store), record.key, grace_s=1.0)
+            await asyncio.to_thread(containers.prepare, store, bound)
+            argv = [
+                sys.executable,
+                agentwatch.__file__,
+                "--pid",
+                str(record.pid),
+                "--",
+                *containers.service_argv(found, store, bound),
+            ]
+            env = store.environment(launch.node_env(key=record.key, resource_id=record.id))
+            proc = await asyncio.to_thread(
+                processes.spawn, argv, cwd=store.root, log=store.root / containers.LOG_NAME, env=env
+            )
+            (store.root / containers.PID_NAME).write_text(str(proc.pid))
+            await containers.wait_ready(
+                bound,
+                lambda: processes.is_running(proc.pid, record.key),
+                timeout_s=max(self.boot_timeout_s, 30.0),
+            )
+            await asyncio.to_thread(containers.start_always, found, store)
+        except (OSError, RuntimeError, TimeoutError) as e:
+            log.error("server %s: its container runtime did not start: %s", record.name, e)
+        return wanted
+
+    def _runtime_pid(self, store: podman.Store) -> int | None:
+        try:
+            return int((store.root / containers.PID_NAME).read_text())
+        except (OSError, ValueError):
+            return None
+
+    async def _stop_runtime(self, record: ServerRecord, grace_s: float, remove: bool = False) -> None:
+        """Stop (or remove) the server's containers and its runtime's API."""
+        found = self._runtime()
+        store = self._node_store(record)
+        if found is None or not store.storage_conf.exists():
+            return
+        await processes.terminate(self._runtime_pid(store), record.key, grace_s=grace_s)
+        stop = containers.remove_all if remove else containers.stop_all
+        await asyncio.to_thread(stop, found, store)
 
     async def _restart(self, record: ServerRecord) -> None:
         """`_start` for a server that exists: a host lost meanwhile makes it `ResourceGone`."""
@@ -541,6 +631,7 @@ class LocalProvider:
 
     async def _delete_server(self, record: ServerRecord) -> None:
         await self._stop(record)
+        await self._stop_runtime(record, 0.0, remove=True)
         for other in self._records.all():
             if isinstance(other, VolumeRecord) and other.attached_to == record.id:
                 other.attached_to = None
@@ -550,11 +641,13 @@ class LocalProvider:
         self._records.remove(record)
 
     async def _kill(self, record: ServerRecord) -> None:
-        """SIGKILL the server and its agents, as the loss of its machine would."""
+        """SIGKILL the server and its agents, as the loss of its machine would (its
+        containers stop with it)."""
         for pid in (record.pid, record.agent_pid):
             if pid is not None and processes.is_running(pid, record.key):
                 processes.signal_group(pid, signal.SIGKILL)
                 await processes.terminate(pid, record.key, grace_s=0.0)
+        await self._stop_runtime(record, 0.0)
 
     # -- volumes ----------------------------------------------------------------------------
 
