@@ -7,15 +7,15 @@ at teardown every container and pod any node of that home ran is removed.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 import shutil
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from shoal.providers.local import containers, images, podman
-from tests.e2e.conftest import StartServer, start_server  # noqa: F401  (fixture)
+from tests.e2e.conftest import StartServer, start_server
 from tests.support.server import sweep_local_nodes
 
 IMAGE = "localhost/busybox:shoal"

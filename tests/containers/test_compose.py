@@ -42,12 +42,6 @@ def _deployments(client: httpx.Client) -> list[dict[str, Any]]:
     return list(r.json()["deployments"])
 
 
-def _pid(store: podman.Store) -> int | None:
-    out = containers.run(podman.Podman.find(), store, "inspect", "-f", "{{.State.Pid}}", "box")
-    text = out.strip()
-    return int(text) if text.isdigit() and int(text) > 0 else None
-
-
 def test_compose_serves_http_and_survives_a_kill(start_server: StartServer, home: Path) -> None:
     server = start_server(
         home=home, provider="local", provider_options={"port": free_port(), "agent_poll_s": 1.0}

@@ -558,7 +558,9 @@ class LocalProvider:
         except (OSError, ValueError):
             return None
 
-    async def _stop_runtime(self, record: ServerRecord, grace_s: float, remove: bool = False) -> None:
+    async def _stop_runtime(
+        self, record: ServerRecord, grace_s: float, remove: bool = False
+    ) -> None:
         """Stop (or remove) the server's containers and its runtime's API."""
         found = self._runtime()
         store = self._node_store(record)
