@@ -31,6 +31,7 @@ from typing import Any
 API = "/v4.3.1/libpod"
 DEFAULT_TIMEOUT_S = 120.0
 MAX_OUTPUT = 65536
+SUBSTITUTED = ("SHOAL_NODE_ADDRESS", "SHOAL_NODE_NAME", "SHOAL_NODE_WORKDIR")
 
 
 class _Conn(http.client.HTTPConnection):
@@ -109,10 +110,15 @@ def _notify(config: dict[str, Any], deployed: Path, code: int, out: str, err: st
 
 
 def _manifest(c: dict[str, Any], manifests: Path) -> str:
-    """The manifest heat-agents wrote for this config (its config as JSON), as text."""
+    """The manifest heat-agents wrote for this config (its config as JSON), as text, with the
+    node's own facts substituted as docker-compose substitutes its environment in a compose
+    file: `${SHOAL_NODE_ADDRESS}`, `${SHOAL_NODE_NAME}`, `${SHOAL_NODE_WORKDIR}`."""
     written = manifests / f"{c['id']}.json"
     value = json.loads(written.read_text()) if written.exists() else c.get("config")
-    return value if isinstance(value, str) else json.dumps(value)
+    text = value if isinstance(value, str) else json.dumps(value)
+    for name in SUBSTITUTED:
+        text = text.replace("${" + name + "}", os.environ.get(name, ""))
+    return text
 
 
 def main() -> int:
