@@ -35,7 +35,12 @@ software:
           containers:
           - name: httpd
             image: {image}
-            command: ["/bin/sh", "-c", "echo {text} > /www/index.html && exec /bin/httpd -f -p ${{SHOAL_NODE_ADDRESS}}:18081 -h /www"]
+            command:
+            - /bin/sh
+            - -c
+            - >-
+              echo {text} > /www/index.html &&
+              exec /bin/httpd -f -p ${{SHOAL_NODE_ADDRESS}}:18081 -h /www
   deployments:
     web: {{config: web, target: web}}
 """
