@@ -22,6 +22,8 @@ from shoal.providers.local.podman import Podman, home_store
 
 BUSYBOX = Path("/usr/bin/busybox")
 APPLETS = ("sh", "httpd", "echo", "sleep", "cat", "ls", "mkdir", "wget", "env", "true", "kill")
+MAX_FILES = 200_000
+MAX_BYTES = 8 * 2**30
 _NAME = re.compile(r"^[a-z0-9][a-z0-9._/-]*(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?$")
 
 
@@ -52,6 +54,7 @@ def import_image(home: Path, source: Path, name: str | None) -> Imported:
     with tempfile.TemporaryDirectory() as tmp:
         tar = source
         if source.is_dir():
+            _check_size(source)
             tar = Path(tmp) / "rootfs.tar"
             with tarfile.open(tar, "w") as out:
                 out.add(source, arcname=".")
@@ -73,6 +76,25 @@ def import_image(home: Path, source: Path, name: str | None) -> Imported:
         raise ImageError(f"podman {args[0]} failed: {text[-2000:]}")
     last = text.splitlines()[-1] if text else ""
     return Imported(name=name or last.removeprefix("Loaded image: ").strip(), id=last)
+
+
+def _check_size(root: Path) -> None:
+    """Refuse the machine's root and directories bigger than any image should be, before
+    tarring them (the path comes from a request)."""
+    if root.resolve() == Path("/"):
+        raise ImageError("/ is not an image's root filesystem")
+    files = size = 0
+    for dirpath, _dirs, names in os.walk(root):
+        files += len(names)
+        for n in names:
+            p = Path(dirpath) / n
+            if not p.is_symlink():
+                size += p.stat().st_size if p.exists() else 0
+        if files > MAX_FILES or size > MAX_BYTES:
+            raise ImageError(
+                f"{root} holds more than {MAX_FILES} files or {MAX_BYTES // 2**30} GiB: "
+                "not a root filesystem to import (tar it, or `podman save` an image)"
+            )
 
 
 def _is_archive(tar: Path) -> bool:

@@ -56,6 +56,7 @@ from shoal.providers.local import (
     agents,
     agentwatch,
     containers,
+    images,
     launch,
     podman,
     processes,
@@ -323,6 +324,11 @@ class LocalProvider:
             HostState(h.name, h.zone, h.name in failed, counts[h.name])
             for h in self._inventory.hosts
         ]
+
+    async def import_image(self, source: Path, name: str | None) -> images.Imported:
+        """Import a container image into this home's image store, which every node reads
+        (`shoal image import`). Raises `images.ImageError`, `podman.PodmanMissingError`."""
+        return await asyncio.to_thread(images.import_image, self.home, source, name)
 
     async def kill_node_process(self, resource_id: str) -> None:
         """SIGKILL a server's processes, as a crash would (for tests and demos)."""

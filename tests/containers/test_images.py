@@ -1,0 +1,55 @@
+"""`shoal image import`: a root filesystem from busybox-static, imported once into the home's
+image store, is listed by every node's store; bad input is a 4xx naming the field."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from shoal.providers.local import containers, images, podman
+from tests.containers.conftest import StartServer
+from tests.support.server import free_port
+
+
+def test_shoal_image_import_serves_every_node(
+    start_server: StartServer, home: Path, tmp_path: Path
+) -> None:
+    server = start_server(home=home, provider="local", provider_options={"port": free_port()})
+    rootfs = images.busybox_rootfs(tmp_path / "web")
+    env = {**os.environ, "SHOAL_URL": server.url, "SHOAL_TOKEN": server.token}
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "shoal",
+            "image",
+            "import",
+            str(rootfs),
+            "--name",
+            "localhost/web:1",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "localhost/web:1" in done.stdout
+    found = podman.Podman.find()
+    for node in ("srv-a", "srv-b"):
+        store = podman.node_store(home / "local", home / "local" / "nodes" / node)
+        store.write(found)
+        listed = containers.run(found, store, "images", "--format", "{{.Repository}}:{{.Tag}}")
+        assert "localhost/web:1" in listed, listed
+        containers.remove_all(found, store)
+
+    with server.client() as client:
+        r = client.post("/v1/images", json={"path": "relative/dir", "name": "localhost/x:1"})
+        assert r.status_code == 422 and r.json()["error"]["details"][0]["path"] == "/path"
+        r = client.post("/v1/images", json={"path": str(rootfs), "name": "Bad Name"})
+        assert r.status_code == 422 and r.json()["error"]["details"][0]["path"] == "/name"
+        r = client.post("/v1/images", json={"path": str(tmp_path / "nothing")})
+        assert r.status_code == 422, r.text
