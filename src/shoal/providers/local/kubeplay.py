@@ -82,16 +82,52 @@ def _play(manifest: str, timeout_s: float) -> tuple[int, str, str]:
     if errors:
         return 1, "", "podman kube play: " + "; ".join(map(str, errors))
     deadline = time.monotonic() + timeout_s
+    before: dict[str, tuple[str, int]] | None = None
     while True:
-        states = []
-        for pod in pods:
-            _, info = _call("GET", f"{API}/pods/{pod}/json")
-            states.append(info.get("State") if isinstance(info, dict) else None)
-        if all(s == "Running" for s in states):
+        now = _containers(pods)
+        running = bool(now) and all(state == "running" for state, _ in now.values())
+        # Running, and still the same processes a second later: not crash-looping (a port
+        # already taken makes a container exit at once, and `always` start it again).
+        if running and now == before:
             return 0, f"pods running: {', '.join(pods)}\n", ""
         if time.monotonic() > deadline:
-            return 1, "", f"pods not running after {timeout_s}s: {states}"
-        time.sleep(0.5)
+            return 1, "", f"pods not running steadily after {timeout_s}s: {now}"
+        before = now if running else None
+        time.sleep(1.0)
+
+
+def _containers(pods: list[str]) -> dict[str, tuple[str, int]]:
+    """Each container of the pods: (state, restart count)."""
+    out: dict[str, tuple[str, int]] = {}
+    for pod in pods:
+        _, info = _call("GET", f"{API}/pods/{pod}/json")
+        for c in (info.get("Containers") or []) if isinstance(info, dict) else []:
+            _, ctr = _call("GET", f"{API}/containers/{c.get('Id')}/json")
+            if isinstance(ctr, dict):
+                state = ctr.get("State") or {}
+                out[str(c.get("Id"))] = (
+                    str(state.get("Status")),
+                    int(ctr.get("RestartCount") or 0),
+                )
+    return out
+
+
+def _compose_down(name: str) -> None:
+    """A deployment that was docker-compose and is now kubelet: its compose project goes
+    (heat-agents' compose script keeps a project whose deployment name is still served)."""
+    working = os.environ.get("HEAT_DOCKER_COMPOSE_WORKING")
+    compose = os.environ.get("HEAT_DOCKER_COMPOSE_CMD", "docker-compose")
+    project = Path(working) / name if working else None
+    if project is None or not (project / "docker-compose.yml").exists():
+        return
+    subprocess.run(
+        [compose, "down", "--timeout", "1"],
+        cwd=project,
+        capture_output=True,
+        check=False,
+        timeout=300,
+    )
+    (project / "docker-compose.yml").unlink()
 
 
 def _notify(config: dict[str, Any], deployed: Path, code: int, out: str, err: str) -> None:
@@ -153,6 +189,7 @@ def main() -> int:
         if inputs.get("deploy_action") == "DELETE":
             _notify(c, deployed, 0, "pod removed\n" if previous else "", "")
             continue
+        _compose_down(str(c["name"]))
         manifest = _manifest(c, manifests)
         timeout = float((c.get("options") or {}).get("containers_timeout", DEFAULT_TIMEOUT_S))
         code, out, err = _play(manifest, timeout)
