@@ -73,6 +73,14 @@ def test_compose_serves_http_and_survives_a_kill(start_server: StartServer, home
         assert again != first
         assert eventually(lambda: _get(f"http://{address}:18080/"), timeout_s=30)
 
+        # Shoal's manager saw it and says so on the node.
+        def restarted() -> list[dict[str, Any]]:
+            events = client.get("/v1/events", params={"cluster": "box"}).json()["events"]
+            return [e for e in events if e["status"] == "CONTAINER_RESTARTED"]
+
+        said = eventually(restarted, timeout_s=60, every_s=0.5)
+        assert name in said[0]["message"] and said[0]["level"] == "WARNING"
+
 
 def _pid_of(store: podman.Store, name: str) -> int | None:
     out = containers.run(podman.Podman.find(), store, "inspect", "-f", "{{.State.Pid}}", name)

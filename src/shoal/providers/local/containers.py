@@ -20,12 +20,14 @@ import asyncio
 import contextlib
 import hashlib
 import http.client
+import json
 import os
 import shutil
 import socket
 import subprocess
 import tempfile
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from shoal.providers.local.podman import Podman, Store
@@ -129,6 +131,47 @@ def remove_all(podman: Podman, store: Store) -> None:
 def start_always(podman: Podman, store: Store) -> None:
     """Start the containers whose restart policy is `always`, as a host's boot would."""
     run(podman, store, "start", "--all", "--filter", "restart-policy=always")
+
+
+@dataclass
+class _Seen:
+    offset: int = 0
+    restarts: int = 0
+    last: str = ""
+
+
+_RESTARTS: dict[Path, _Seen] = {}
+EVENTS_NAME = "events.log"
+
+
+def restarts(store: Store) -> tuple[int, str]:
+    """How many times the store's containers were restarted by their restart policy (a
+    container that died behind Shoal's back, then started again by conmon), and the last one's
+    name: read from podman's event log, only what was added since the last call."""
+    path = store.root / EVENTS_NAME
+    seen = _RESTARTS.setdefault(path, _Seen())
+    try:
+        size = path.stat().st_size
+        if size < seen.offset:  # rotated or recreated
+            seen.offset, seen.restarts = 0, 0
+        with open(path, "rb") as f:
+            f.seek(seen.offset)
+            added = f.read(max(0, size - seen.offset))
+    except OSError:
+        return seen.restarts, seen.last
+    complete = added.rfind(b"\n") + 1
+    seen.offset += complete
+    for line in added[:complete].splitlines():
+        if b'"restart"' not in line:
+            continue
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if event.get("Status") == "restart" and event.get("Type") == "container":
+            seen.restarts += 1
+            seen.last = str(event.get("Name", ""))
+    return seen.restarts, seen.last
 
 
 def _unmount_under(root: Path) -> None:

@@ -707,6 +707,13 @@ class LocalProvider:
             details["task"] = task
         if reason is not None:
             details["reason"] = reason
+        store = self._node_store(r)
+        if (store.root / containers.EVENTS_NAME).exists():
+            # Containers restarted by their policy behind Shoal's back: the manager reports them.
+            count, last = containers.restarts(store)
+            details["container_restarts"] = str(count)
+            if last:
+                details["container_restarted"] = last
         return Resource(
             id=r.id,
             key=r.key,
