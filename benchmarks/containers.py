@@ -21,6 +21,7 @@ busybox-static and the agents of `make venv`).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -81,10 +82,8 @@ class Home:
         for record in (self.path / "local" / "resources").glob("*.json"):
             pid = json.loads(record.read_text()).get("pid")
             if isinstance(pid, int):
-                try:
+                with contextlib.suppress(OSError):
                     os.killpg(pid, signal.SIGKILL)
-                except OSError:
-                    pass
         shutil.rmtree(self.path, ignore_errors=True)
 
 
@@ -163,9 +162,7 @@ def _serving(client: httpx.Client, cluster: str, controllers: int) -> dict[str, 
 
 def _up(home: Home, env: str) -> float:
     start = time.monotonic()
-    home.shoal(
-        "up", str(EXAMPLE / "template.yaml"), "-e", str(EXAMPLE / env), "--timeout", "300"
-    )
+    home.shoal("up", str(EXAMPLE / "template.yaml"), "-e", str(EXAMPLE / env), "--timeout", "300")
     with home.client() as client:
         _until(lambda: _serving(client, "template", 3 if env == "ha.yaml" else 1))
     return time.monotonic() - start
@@ -204,7 +201,7 @@ def container_kill(runs: int) -> list[float]:
             first = _until(lambda: _container_pid(store))
             os.kill(first, signal.SIGKILL)
             start = time.monotonic()
-            _until(lambda: (p := _container_pid(store)) is not None and p != first)
+            _until(lambda old=first: (p := _container_pid(store)) is not None and p != old)
             _until(lambda: _get(url))
             times.append(time.monotonic() - start)
         return times

@@ -151,3 +151,31 @@ def test_podman_not_found_names_the_packages(monkeypatch: pytest.MonkeyPatch) ->
     with pytest.raises(PodmanMissingError) as missing:
         Podman.find()
     assert "apt-get install -y podman runc" in str(missing.value)
+
+
+HOT = """
+heat_template_version: wallaby
+resources:
+  server:
+    type: OS::Nova::Server
+    properties: {flavor: m1.tiny, image: cirros, user_data_format: SOFTWARE_CONFIG}
+  compose:
+    type: OS::Heat::SoftwareConfig
+    properties:
+      group: docker-compose
+      config: |
+        web:
+          image: localhost/busybox:shoal
+          net: host
+          privileged: true
+  deploy:
+    type: OS::Heat::SoftwareDeployment
+    properties: {config: {get_resource: compose}, server: {get_resource: server}}
+"""
+
+
+def test_a_heat_template_gets_the_same_checks() -> None:
+    with pytest.raises(InvalidDocument) as bad:
+        cluster_from_tree(parse(HOT), default_inventory())
+    paths = [p.path for p in bad.value.problems]
+    assert "/resources/compose/properties/config/web/privileged" in paths, paths

@@ -21,12 +21,12 @@ config (the config's own pointer, then the path inside the YAML), all at once:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import yaml
 
 from shoal.model.software import HookGroup, SoftwareConfig
-from shoal.spec.collect import ProblemList, child
+from shoal.spec.collect import child
 
 COMPOSE_KEYS = frozenset(
     {
@@ -109,12 +109,16 @@ HOOK_OPTIONS: Mapping[HookGroup, frozenset[str]] = {
     HookGroup.KUBELET: frozenset({"images_timeout", "containers_timeout", "poll_period"}),
 }
 WORKDIR_VAR = "${SHOAL_NODE_WORKDIR}"
+Add = Callable[[str, str], None]
 
 
 def check_containers(
-    configs: Mapping[str, SoftwareConfig], paths: Mapping[str, str], out: ProblemList
+    configs: Mapping[str, SoftwareConfig], paths: Mapping[str, str], add: Add
 ) -> None:
-    """Every problem of every container config, with pointers below each config's path."""
+    """Every problem of every container config, with pointers below each config's path, given
+    to `add(pointer, message)` (a document's problem list; for a HOT template, Heat that Shoal
+    does not run)."""
+    out = _Adder(add)
     for name, config in configs.items():
         if config.group not in HOOK_OPTIONS:
             continue
@@ -141,7 +145,7 @@ def check_containers(
             _pod(parsed, body, out)
 
 
-def _compose(doc: object, at: str, out: ProblemList) -> None:
+def _compose(doc: object, at: str, out: _Adder) -> None:
     if not isinstance(doc, dict) or not doc:
         out.add(at, "a compose file is a mapping of services (heat-agents' hook format)")
         return
@@ -179,7 +183,7 @@ def _compose(doc: object, at: str, out: ProblemList) -> None:
             _compose_volume(v, child(where, "volumes", i), out)
 
 
-def _compose_volume(v: object, where: str, out: ProblemList) -> None:
+def _compose_volume(v: object, where: str, out: _Adder) -> None:
     if not isinstance(v, str):
         out.add(where, "a volume is 'SOURCE:TARGET[:ro]' text")
         return
@@ -198,7 +202,7 @@ def _compose_volume(v: object, where: str, out: ProblemList) -> None:
         )
 
 
-def _pod(doc: object, at: str, out: ProblemList) -> None:
+def _pod(doc: object, at: str, out: _Adder) -> None:
     if not isinstance(doc, dict):
         out.add(at, "a Pod manifest is a mapping (kind: Pod)")
         return
@@ -255,7 +259,7 @@ def _pod(doc: object, at: str, out: ProblemList) -> None:
                         )
 
 
-def _security(ctx: object, where: str, out: ProblemList) -> None:
+def _security(ctx: object, where: str, out: _Adder) -> None:
     if not isinstance(ctx, dict):
         return
     if ctx.get("privileged") is True:
@@ -265,6 +269,13 @@ def _security(ctx: object, where: str, out: ProblemList) -> None:
     caps = ctx.get("capabilities")
     if isinstance(caps, dict) and caps.get("add"):
         out.add(child(where, "capabilities", "add"), "added capabilities are refused")
+
+
+class _Adder:
+    """`ProblemList.add`'s shape over any `add`."""
+
+    def __init__(self, add: Add) -> None:
+        self.add = add
 
 
 def _first_line(e: yaml.YAMLError) -> str:

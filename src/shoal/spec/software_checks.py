@@ -21,7 +21,6 @@ from shoal.model.software import (
     SoftwareConfig,
 )
 from shoal.spec.collect import ProblemList, child
-from shoal.spec.containers import check_containers
 from shoal.spec.drafts import ClusterDraft
 from shoal.spec.names import unknown
 from shoal.spec.software import DeploymentDraft, SoftwareDraft
@@ -65,7 +64,6 @@ def check_software(sw: SoftwareDraft, cluster: ClusterDraft, out: ProblemList) -
         for name, source in d.inputs.items():
             _input(d, name, source, config, sw, by_name, members, out)
     _cycles(sw, by_name, out)
-    check_containers(sw.configs, sw.config_paths, out)
 
 
 def _member(text: str, where: str, members: dict[str, set[str | None]], out: ProblemList) -> None:
