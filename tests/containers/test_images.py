@@ -1,5 +1,6 @@
 """`shoal image import`: a root filesystem from busybox-static, imported once into the home's
-image store, is listed by every node's store; bad input is a 4xx naming the field."""
+image store, is listed by every node's store; bad input is a 4xx naming the field; a project
+that is not admin may neither import images nor run containers on `local`."""
 
 from __future__ import annotations
 
@@ -11,6 +12,21 @@ from pathlib import Path
 from shoal.providers.local import containers, images, podman
 from tests.containers.conftest import StartServer
 from tests.support.server import free_port
+
+COMPOSE = """
+name: box
+instances:
+  - name: web
+    profile: {type: server, flavor: m1.tiny, image: cirros}
+software:
+  configs:
+    web:
+      group: docker-compose
+      config: |
+        web: {image: localhost/web:1, net: host, command: /bin/httpd -f}
+  deployments:
+    web: {config: web, target: web}
+"""
 
 
 def test_shoal_image_import_serves_every_node(
@@ -53,3 +69,17 @@ def test_shoal_image_import_serves_every_node(
         assert r.status_code == 422 and r.json()["error"]["details"][0]["path"] == "/name"
         r = client.post("/v1/images", json={"path": str(tmp_path / "nothing")})
         assert r.status_code == 422, r.text
+
+        # A project that is not admin: no imports, and no containers on local (the socket is
+        # root-equivalent) unless the operator says so; nothing was created.
+        r = client.post("/v1/projects", json={"name": "tenant"})
+        assert r.status_code == 201, r.text
+        tenant = {"Authorization": f"Bearer {r.json()['token']}"}
+        r = client.post("/v1/images", json={"path": str(rootfs)}, headers=tenant)
+        assert r.status_code == 403, r.text
+        r = client.post("/v1/clusters", content=COMPOSE, headers=tenant)
+        assert r.status_code == 403, r.text
+        error = r.json()["error"]
+        assert "local_containers_all_projects" in error["message"]
+        assert error["details"][0]["path"] == "/software/configs/web/group"
+        assert client.get("/v1/clusters/box").status_code == 404
