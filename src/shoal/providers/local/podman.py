@@ -147,6 +147,16 @@ class Store:
         return [str(podman.podman), "--runtime", str(podman.runc), *args]
 
 
+def has_images(home: Path) -> bool:
+    """Whether the home's image store holds any image (`shoal image import` ran): without one
+    no container can run here (no registry), so no node needs a runtime yet."""
+    index = home_store(home).graphroot / "overlay-images" / "images.json"
+    try:
+        return index.stat().st_size > 2  # "[]" when emptied
+    except OSError:
+        return False
+
+
 def home_store(home: Path) -> Store:
     """The image store of a local provider's home (one per SHOAL_HOME)."""
     return Store(home / "containers")

@@ -94,6 +94,8 @@ class LocalProvider:
         """A container runtime beside every server's agents (containers.py): "auto" when
         podman is installed, "on" (a missing podman is logged as an error), or "off"."""
         self._podman: podman.Podman | None = None
+        self._runtime_failed: set[str] = set()
+        """Servers whose runtime would not start: their agents run without one."""
         self._agent_install = agent_install
         self.agent_poll_s = agent_poll_s
         """How long the agents of a server wait between polls of its metadata at most."""
@@ -444,11 +446,18 @@ class LocalProvider:
         return self._agent_install
 
     def _agents_as_wanted(self, record: ServerRecord) -> bool:
-        """Running when the server has a metadata URL, not running when it has none."""
+        """Running when the server has a metadata URL (with its container runtime, once
+        there are images to run), not running when it has none."""
         if record.metadata_url is None:
             return record.agent_pid is None or not processes.is_running(
                 record.agent_pid, record.key
             )
+        if (
+            record.id not in self._runtime_failed
+            and self._wants_runtime()
+            and not processes.is_running(self._runtime_pid(self._node_store(record)), record.key)
+        ):
+            return False
         return processes.is_running(record.agent_pid, record.key)
 
     async def _start_agents(self, record: ServerRecord) -> None:
@@ -517,6 +526,11 @@ class LocalProvider:
                 return None
         return self._podman
 
+    def _wants_runtime(self) -> bool:
+        """Nodes get a runtime when podman is here and the home has images to run (imported
+        with `shoal image import`): until then a node costs no podman process."""
+        return self._runtime() is not None and podman.has_images(self.home)
+
     def _node_store(self, record: ServerRecord) -> podman.Store:
         return podman.node_store(self.home, Path(record.workdir))
 
@@ -530,6 +544,8 @@ class LocalProvider:
         store = self._node_store(record)
         bound = containers.bind_path(store, record.key)
         wanted = {containers.DOCKER_HOST_ENV: f"unix://{bound}"}
+        if not podman.has_images(self.home):
+            return wanted  # started with the agents again once there are images
         try:
             await asyncio.to_thread(podman.home_store(self.home).write, found)
             await asyncio.to_thread(store.write, found)
@@ -555,6 +571,8 @@ class LocalProvider:
             )
             await asyncio.to_thread(containers.start_always, found, store)
         except (OSError, RuntimeError, TimeoutError) as e:
+            # Not asked for again by this provider (the agents would be restarted over it).
+            self._runtime_failed.add(record.id)
             log.error("server %s: its container runtime did not start: %s", record.name, e)
         return wanted
 
