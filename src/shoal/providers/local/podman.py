@@ -18,11 +18,13 @@ import hashlib
 import os
 import shutil
 import tempfile
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
 from shoal.files import private_dir, write_private
 
+_WRITING = threading.Lock()
 PACKAGES = "podman runc"
 """The Debian packages a container runtime needs (busybox-static too, for the test image)."""
 PODMAN_ENV = "SHOAL_PODMAN"
@@ -90,7 +92,12 @@ class Store:
         return self.root / "registries.conf"
 
     def write(self, podman: Podman) -> None:
-        """Write the store's configuration files (idempotent)."""
+        """Write the store's configuration files (idempotent; serialised, since servers
+        started together write the home's files at once, through the same temporary names)."""
+        with _WRITING:
+            self._write(podman)
+
+    def _write(self, podman: Podman) -> None:
         private_dir(self.root)
         for d in (self.graphroot, self.runroot.parent, self.runroot, self.root / "tmp"):
             private_dir(d)
