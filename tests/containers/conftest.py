@@ -30,7 +30,9 @@ def _podman() -> podman.Podman | None:
 
 @pytest.fixture
 def home(tmp_path: Path) -> Iterator[Path]:
-    """A Shoal home whose local provider's image store holds `IMAGE`."""
+    """A Shoal home whose local provider's image store holds `IMAGE`. Ask for it before
+    `start_server`, so it is torn down after the server (a live server's manager would make
+    the nodes swept here again)."""
     found = _podman()
     if found is None or not images.BUSYBOX.exists():
         pytest.skip("needs podman, runc and busybox-static (apt-get install ...)")

@@ -42,7 +42,7 @@ def _deployments(client: httpx.Client) -> list[dict[str, Any]]:
     return list(r.json()["deployments"])
 
 
-def test_compose_serves_http_and_survives_a_kill(start_server: StartServer, home: Path) -> None:
+def test_compose_serves_http_and_survives_a_kill(home: Path, start_server: StartServer) -> None:
     server = start_server(
         home=home, provider="local", provider_options={"port": free_port(), "agent_poll_s": 1.0}
     )

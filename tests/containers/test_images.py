@@ -30,7 +30,7 @@ software:
 
 
 def test_shoal_image_import_serves_every_node(
-    start_server: StartServer, home: Path, tmp_path: Path
+    home: Path, start_server: StartServer, tmp_path: Path
 ) -> None:
     server = start_server(home=home, provider="local", provider_options={"port": free_port()})
     rootfs = images.busybox_rootfs(tmp_path / "web")

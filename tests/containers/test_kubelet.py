@@ -64,7 +64,7 @@ def _get(url: str) -> str | None:
 
 
 def test_a_pod_is_played_replaced_and_a_missing_image_named(
-    start_server: StartServer, home: Path
+    home: Path, start_server: StartServer
 ) -> None:
     server = start_server(
         home=home, provider="local", provider_options={"port": free_port(), "agent_poll_s": 1.0}

@@ -44,7 +44,7 @@ def _serving(client: httpx.Client, controllers: int, how: str) -> dict[str, Any]
     return nodes
 
 
-def test_seed003_single_then_converted_to_ha(start_server: StartServer, home: Path) -> None:
+def test_seed003_single_then_converted_to_ha(home: Path, start_server: StartServer) -> None:
     server = start_server(
         home=home, provider="local", provider_options={"port": free_port(), "agent_poll_s": 1.0}
     )
