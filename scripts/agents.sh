@@ -17,13 +17,19 @@ HEAT_AGENTS_VERSION=13.0.0
 # The `ansible` hook's tool, so a second hook runs for real (the others need daemons or tools
 # this machine has not: docker, puppet, salt, chef).
 ANSIBLE=ansible-core==2.19.14
+# The `docker-compose` hook's tool, talking the Docker API to the node's podman socket
+# (docs/containers.md says why this one and not podman-compose). It has its own virtualenv:
+# it needs docker-py 6 and requests < 2.32, and PyYAML 5 (built with Cython < 3), none of which
+# the agents' own venv wants.
+COMPOSE="docker-compose==1.29.2 docker==6.1.3 requests==2.31.0"
 
 venv=${1:-.venv}
 agents="$venv/agents"
+compose="$venv/agents-compose"
 share="$venv/share/heat-agents"
 py=${PY:-python3}
 
-rm -rf "$agents" "$share"
+rm -rf "$agents" "$share" "$compose"
 "$py" -m venv "$agents"
 "$agents/bin/pip" install --quiet --upgrade pip
 # PyYAML and requests: imported by heat-config, its hooks and heat-config-notify.
@@ -31,6 +37,9 @@ rm -rf "$agents" "$share"
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+"$py" -m venv "$compose"
+echo 'cython<3' >"$tmp/build-constraints.txt"
+PIP_CONSTRAINT="$tmp/build-constraints.txt" "$compose/bin/pip" install --quiet $COMPOSE
 "$agents/bin/pip" download --quiet --no-deps --no-binary :all: \
   "heat-agents==$HEAT_AGENTS_VERSION" -d "$tmp"
 tar -xzf "$tmp/heat_agents-$HEAT_AGENTS_VERSION.tar.gz" -C "$tmp"
@@ -46,6 +55,12 @@ install -m 0755 "$src/heat-config/bin/heat-config-notify" "$share/bin/heat-confi
 install -m 0755 "$src/heat-config/bin/heat-config-rebuild-deployed" \
   "$share/bin/heat-config-rebuild-deployed"
 cp -r "$src/heat-config/os-refresh-config" "$share/os-refresh-config"
+# The container hooks' own os-refresh-config scripts: docker-compose's writes each
+# deployment's docker-compose.yml (and kills removed projects), kubelet's the Pod manifests.
+for element in docker-compose kubelet; do
+  install -m 0755 "$src/heat-config-$element/os-refresh-config/configure.d/50-heat-config-$element" \
+    "$share/os-refresh-config/configure.d/"
+done
 cp -r "$src/heat-config/os-apply-config" "$share/os-apply-config"
 chmod 0755 "$share"/os-refresh-config/configure.d/*
 echo "$HEAT_AGENTS_VERSION" >"$share/VERSION"

@@ -20,6 +20,7 @@ from shoal.placement import configure as configure_placement
 from shoal.providers.base import Provider
 from shoal.providers.registry import make_provider
 from shoal.service.clusters import ClusterService
+from shoal.service.containers import ContainerGate
 from shoal.service.deployments import DeploymentService
 from shoal.service.limits import QUOTA_RESOURCES, Limits
 from shoal.service.profiles import ProfileService
@@ -87,7 +88,14 @@ class Runtime:
         )
         inventory = await engine.inventory()
         configure_placement(time_limit_s=settings.placement_time_limit_s)
-        service = ClusterService(db, engine.inventory_now, clock, engine.wake, limits_of(settings))
+        service = ClusterService(
+            db,
+            engine.inventory_now,
+            clock,
+            engine.wake,
+            limits_of(settings),
+            ContainerGate(settings.provider, settings.local_containers_all_projects),
+        )
         with db.transaction() as conn:
             token = auth.ensure_admin(conn, clock.now())
         rt = cls(

@@ -64,6 +64,9 @@ class Settings(BaseSettings):
     agent_url: str | None = None
     """Where servers' in-guest agents reach this Shoal for their software deployments
     (metadata and signals); default: the URL `shoal server` listens on."""
+    local_containers_all_projects: bool = False
+    """Let every project run docker-compose/kubelet deployments on `local`, not only admins: a
+    node's container API is root-equivalent on this host (docs/containers.md)."""
     token: str | None = None
     auth: Literal["shoal", "keystone"] = "shoal"
     """shoal: Shoal's own bearer tokens; keystone: X-Auth-Token validated by Keystone."""

@@ -18,6 +18,7 @@ from shoal.api.routes_admin import router as admin_router
 from shoal.api.routes_clusters import router as cluster_router
 from shoal.api.routes_deployments import router as deployment_router
 from shoal.api.routes_hosts import router as host_router
+from shoal.api.routes_images import router as image_router
 from shoal.api.routes_index import router as index_router
 from shoal.api.routes_logs import router as logs_router
 from shoal.api.routes_quotas import router as quota_router
@@ -67,6 +68,7 @@ def create_app(runtime: Runtime, *, run_engine: bool = False) -> FastAPI:
     app.include_router(index_router)  # GET /: links to everything else
     app.include_router(logs_router)  # GET /v1/nodes/{id}/log: `shoal logs`
     app.include_router(senlin_import_router)  # POST /v1/imports/senlin (issue 28)
+    app.include_router(image_router)  # POST /v1/images: `shoal image import` (issue 21)
     clustering = senlin.clustering_app(runtime)
     clustering.state.keystone = keystone
     senlin.mount(app, clustering)  # the Senlin v1 façade, at /clustering

@@ -62,13 +62,17 @@ def read_document(source: str) -> tuple[bytes, str]:
 
 
 def document_name(content: bytes) -> str | None:
-    """The cluster's name (native `name` or `vcluster.name`), or None if it cannot be read."""
+    """The cluster's name (native `name`, `vcluster.name`, or a stack-create body's
+    `stack_name`), or None if it cannot be read."""
     import yaml
 
     try:
         data: Any = _safe_load(content)
     except yaml.YAMLError:
         return None
+    if isinstance(data, dict) and isinstance(data.get("template"), dict):
+        stack = data.get("stack_name")  # a HOT template as a stack-create body: read_template
+        return stack if isinstance(stack, str) and stack else None
     if isinstance(data, dict) and isinstance(data.get("document"), dict):
         data = data["document"]  # {document, environment}: see read_request
     if isinstance(data, dict) and isinstance(data.get("vcluster"), dict):

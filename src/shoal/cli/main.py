@@ -47,6 +47,7 @@ COMMANDS = (
     Entry("action", "action", "app", group=True),
     Entry("project", "project", "app", group=True),
     Entry("host", "host", "app", group=True),
+    Entry("image", "image", "app", group=True),
     Entry("keystone", "keystone", "app", group=True),
     Entry("login", "login", "login"),
     Entry("receiver", "receiver", "app", group=True),

@@ -104,6 +104,8 @@ class Manager:
         self._first_seen: dict[str, float] = {}
         self._reconciled_at: dict[str, float] = {}
         self._strays_seen: set[str] = set()
+        self._restarts_seen: dict[str, int] = {}
+        """Node id -> container restarts its server reported when last looked at."""
         self._short: set[tuple[str, str]] = set()
         self._specs: dict[str, tuple[int, ClusterSpec | None]] = {}
         self._cluster_of: dict[str, str] = {}
@@ -277,6 +279,8 @@ class Manager:
                 except ProviderError as e:
                     log.warning("cannot read %s's %s: %s", n.name, n.provider_id, e)
                     continue  # cannot tell; the next pass asks again
+            if r is not None:
+                self._container_restarts(n, r, writes)
             if r is None or r.state in (ResourceState.MISSING, ResourceState.ERROR):
                 state = "gone" if r is None or r.state is ResourceState.MISSING else "broken"
                 trouble[n.name] = _Trouble(
@@ -304,6 +308,25 @@ class Manager:
                     await self.ctx.provider.delete(r.kind, r.id)
                 except ProviderError as e:
                     log.warning("could not delete stray %s: %s", r.id, e)
+
+    def _container_restarts(self, n: NodeRecord, r: Resource, writes: _Writes) -> None:
+        """A container on the node died behind Shoal's back and its restart policy started it
+        again (docs/containers.md): said as an event on the node, once per restart seen."""
+        count = int(r.details.get("container_restarts") or 0)
+        before = self._restarts_seen.get(n.id)
+        self._restarts_seen[n.id] = count
+        if before is None or count <= before:
+            return  # first look (a restart of Shoal is not news) or nothing new
+        name = r.details.get("container_restarted", "")
+        writes.events.append(
+            node_record_event(
+                n,
+                "CONTAINER_RESTARTED",
+                f"container {name} died and was restarted by its restart policy "
+                f"({count - before} new, {count} on this server)",
+                level="WARNING",
+            )
+        )
 
     async def _drop_duplicates(
         self,

@@ -26,6 +26,7 @@ _LOCAL_OPTIONS = {
     "stop_grace_s": float,
     "agent_poll_s": float,
     "sandbox": str,
+    "containers": str,
 }
 _SIM_OPTIONS = {
     "create_latency_s": float,
@@ -89,6 +90,7 @@ def make_provider(
             stop_grace_s=float(o.get("stop_grace_s", 3.0)),
             agent_poll_s=float(o.get("agent_poll_s", 5.0)),
             sandbox=str(o.get("sandbox", "bwrap")),  # issue 29: bwrap | off
+            containers=str(o.get("containers", "auto")),
         )
     if name == "sim":
         from shoal.providers.sim.provider import SimProvider

@@ -32,6 +32,7 @@ from shoal.model.problems import InvalidDocument, Problem
 from shoal.placement import PlacementResult, solve
 from shoal.planning import ObservedNode, StepKind, choose_replicas, make_plan
 from shoal.service import edits
+from shoal.service.containers import ContainerGate
 from shoal.service.deletion import dropped, victim_orders
 from shoal.service.errors import Conflict, Invalid, NotFound, placement_refusal
 from shoal.service.limits import (
@@ -89,7 +90,10 @@ class ClusterService:
         clock: Clock,
         wake: Callable[[], None],
         limits: Limits | None = None,
+        containers: ContainerGate | None = None,
     ) -> None:
+        self.containers = containers
+        """Who may run containers on `local` (service/containers.py); None: anyone."""
         self.db = db
         self.inventory = inventory
         self.clock = clock
@@ -114,6 +118,8 @@ class ClusterService:
         inv = self.inventory()
         now = self.clock.now()
         fp = check_size(spec, inv, self.limits)
+        if self.containers is not None:
+            self.containers.check(who, spec.software)
         with self.db.transaction() as conn:
             # Admission is serialised with planning, so what it counts cannot change under it.
             lock_placement(conn, self.db, "admission", now)
@@ -431,6 +437,8 @@ class ClusterService:
             if mutate is not None:
                 doc = mutate(copy.deepcopy(cluster.document), nodes)
                 spec = self._validated(doc)
+                if self.containers is not None:
+                    self.containers.check(who, spec.software)
                 fp = check_size(spec, inv, self.limits)
                 self._check_quota(conn, cluster.project_id, cluster.id, fp, self._declared(cluster))
                 chosen, placed = self._dry_run(conn, cluster, spec, nodes, victims or [], inv)

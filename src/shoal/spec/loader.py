@@ -15,6 +15,7 @@ from shoal.model.cluster import ClusterSpec
 from shoal.model.inventory import Inventory
 from shoal.model.problems import InvalidDocument, Problem
 from shoal.spec.collect import ProblemList
+from shoal.spec.containers import check_containers
 from shoal.spec.dependencies import check_dependencies
 from shoal.spec.drafts import build
 from shoal.spec.environment_native import ENVIRONMENT_PATH, read_environments, unwrap_request
@@ -86,6 +87,7 @@ def cluster_from_tree(
         check_groupings(draft, out)
         if software is not None:
             check_software(software, draft, out)
+            check_containers(software.configs, software.config_paths, out.add)
         check_outputs(outputs, draft, software, out)
     if prepared is not None and prepared.origins:
         out.items = [Problem(prepared.relocate(p.path), p.message) for p in out.items]

@@ -37,6 +37,7 @@ from shoal.files import (
     remove_tree_beneath,
     write_beneath,
 )
+from shoal.providers.local import kubeplay
 
 AGENTS_DIR = "agents"
 LOG_NAME = "agents.log"
@@ -58,6 +59,9 @@ _HOOK_DIRS = {
     "salt": ("HEAT_SALT_WORKING", ""),
     "docker-compose": ("HEAT_DOCKER_COMPOSE_WORKING", ""),
 }
+CONTAINER_ELEMENTS = ("docker-compose", "kubelet")
+KUBELET_PLAYER = "52-shoal-kubelet"
+COMPOSE_ENV = "SHOAL_DOCKER_COMPOSE"
 
 
 class AgentsNotInstalledError(Exception):
@@ -82,6 +86,14 @@ class AgentInstall:
         )
         install.check()
         return install
+
+    def compose_command(self) -> Path | None:
+        """docker-compose, from its own venv beside the agents' (scripts/agents.sh), or
+        SHOAL_DOCKER_COMPOSE; None when it is not installed."""
+        given = os.environ.get(COMPOSE_ENV)
+        prefix = self.bin.parent.parent
+        command = Path(given) if given else prefix / "agents-compose" / "bin" / "docker-compose"
+        return command if command.exists() else None
 
     def check(self) -> None:
         """Raise `AgentsNotInstalledError` naming what is missing."""
@@ -144,6 +156,10 @@ class AgentLayout:
     def log(self) -> Path:
         return self.root / LOG_NAME
 
+    @property
+    def kubelet_manifests(self) -> Path:
+        return self.hook_working("kubelet") / "kubelet-manifests"
+
     def hook_working(self, hook: str) -> Path:
         return self.root / "var" / "lib" / "heat-config" / f"heat-config-{hook}"
 
@@ -204,6 +220,14 @@ def prepare(
         f"#!/bin/bash\nset -ue\n\nexec os-apply-config --output {output}\n",
         0o700,
     )
+    # The container hooks' scripts (compose files, Pod manifests) and Shoal's kubelet stand-in,
+    # which plays the manifests before heat-config runs the hooks (containers.md).
+    scripts = install.share / "os-refresh-config" / "configure.d"
+    for element in CONTAINER_ELEMENTS:
+        script = scripts / f"50-heat-config-{element}"
+        if script.exists():
+            write_beneath(workdir, configure / script.name, script.read_bytes(), 0o700)
+    write_beneath(workdir, configure / KUBELET_PLAYER, Path(kubeplay.__file__).read_bytes(), 0o700)
     heat_config = install.share / "os-refresh-config" / "configure.d" / "55-heat-config"
     write_beneath(workdir, configure / "55-heat-config", heat_config.read_bytes(), 0o700)
     template = layout.templates / "var" / "run" / "heat-config" / "heat-config"
@@ -259,4 +283,8 @@ def environment(layout: AgentLayout, install: AgentInstall, base: dict[str, str]
     env["ANSIBLE_HOME"] = str(layout.root / "var" / "lib" / "ansible")
     env["ANSIBLE_LOCAL_TEMP"] = str(layout.root / "var" / "tmp" / "ansible")
     env["PYTHONUNBUFFERED"] = "1"
+    compose = install.compose_command()
+    if compose is not None:
+        env["HEAT_DOCKER_COMPOSE_CMD"] = str(compose)
+    env["HEAT_KUBELET_MANIFESTS"] = str(layout.kubelet_manifests)
     return env

@@ -27,6 +27,7 @@ States (`get`, `list_resources`), checked in this order:
 from __future__ import annotations
 
 import asyncio
+import logging
 import shutil
 import signal
 import sys
@@ -51,13 +52,24 @@ from shoal.providers.base import (
     VolumeRequest,
 )
 from shoal.providers.errors import PermanentError, ProviderError, ResourceGone, TemporaryError
-from shoal.providers.local import agents, agentwatch, launch, processes, volumes
+from shoal.providers.local import (
+    agents,
+    agentwatch,
+    containers,
+    images,
+    launch,
+    podman,
+    processes,
+    volumes,
+)
 from shoal.providers.local.hosts import FailedHosts
 from shoal.providers.local.nodeserver import PID_FILE as _PID_FILE
 from shoal.providers.local.records import Record, RecordStore, ServerRecord, VolumeRecord
 from shoal.providers.local.sandbox import NO_BINDS, Binds, Sandbox, SandboxMode
 from shoal.providers.local.sandbox import env_for_node as sandbox_env
 from shoal.providers.local.slots import NoFreeSlotError, SlotTable
+
+log = logging.getLogger("shoal.local")
 
 DEFAULT_PORT = 8080
 LOG_NAME = "node.log"
@@ -80,6 +92,7 @@ class LocalProvider:
         agent_poll_s: float = 5.0,
         sandbox: SandboxMode | str = SandboxMode.BWRAP,
         binds: Binds = NO_BINDS,
+        containers: str = "auto",
     ) -> None:
         self.home = Path(home)
         self.sandbox = Sandbox.find(sandbox)
@@ -87,6 +100,12 @@ class LocalProvider:
         (sandbox.py; raises `SandboxUnavailableError` when wanted and missing)."""
         self.binds = binds
         """Paths every node sees besides its own workdir (and its attached volumes)."""
+        self.containers = containers
+        """A container runtime beside every server's agents (containers.py): "auto" when
+        podman is installed, "on" (a missing podman is logged as an error), or "off"."""
+        self._podman: podman.Podman | None = None
+        self._runtime_failed: set[str] = set()
+        """Servers whose runtime would not start: their agents run without one."""
         self._agent_install = agent_install
         self.agent_poll_s = agent_poll_s
         """How long the agents of a server wait between polls of its metadata at most."""
@@ -334,6 +353,11 @@ class LocalProvider:
             for h in self._inventory.hosts
         ]
 
+    async def import_image(self, source: Path, name: str | None) -> images.Imported:
+        """Import a container image into this home's image store, which every node reads
+        (`shoal image import`). Raises `images.ImageError`, `podman.PodmanMissingError`."""
+        return await asyncio.to_thread(images.import_image, self.home, source, name)
+
     async def kill_node_process(self, resource_id: str) -> None:
         """SIGKILL a server's processes, as a crash would (for tests and demos)."""
         record = self._records.by_id(resource_id)
@@ -448,11 +472,18 @@ class LocalProvider:
         return self._agent_install
 
     def _agents_as_wanted(self, record: ServerRecord) -> bool:
-        """Running when the server has a metadata URL, not running when it has none."""
+        """Running when the server has a metadata URL (with its container runtime, once
+        there are images to run), not running when it has none."""
         if record.metadata_url is None:
             return record.agent_pid is None or not processes.is_running(
                 record.agent_pid, record.key
             )
+        if (
+            record.id not in self._runtime_failed
+            and self._wants_runtime()
+            and not processes.is_running(self._runtime_pid(self._node_store(record)), record.key)
+        ):
+            return False
         return processes.is_running(record.agent_pid, record.key)
 
     async def _start_agents(self, record: ServerRecord) -> None:
@@ -475,12 +506,16 @@ class LocalProvider:
         )
         if record.pid is None:
             raise PermanentError(f"server {record.name} has no process for its agents to follow")
+        runtime_env = await self._start_runtime(record)
         if self.sandbox is not None:
+            binds = self._binds_of(record, install)
+            socket_dir = containers.bind_path(self._node_store(record), record.key).parent
+            if runtime_env and not socket_dir.is_relative_to(record.workdir):
+                # A workdir too deep for a socket's path: its runtime listens under the
+                # temporary directory, which the sandbox's own /tmp would hide.
+                binds = Binds(binds.read_only, (*binds.read_write, socket_dir))
             chain = self.sandbox.wrap(
-                chain,
-                workdir=Path(record.workdir),
-                binds=self._binds_of(record, install),
-                chdir=layout.root,
+                chain, workdir=Path(record.workdir), binds=binds, chdir=layout.root
             )
         # Under a watcher (outside the sandbox: it follows the server's pid) that takes the
         # chain down when the server's process dies.
@@ -492,6 +527,7 @@ class LocalProvider:
         base[agents.ADDRESS_ENV] = record.address
         base[agents.PORT_ENV] = str(record.port)
         base[agents.NAME_ENV] = record.name
+        base.update(runtime_env)
         env = agents.environment(layout, install, base)
         if self.sandbox is not None:
             env = sandbox_env(env, Path(record.workdir))
@@ -512,7 +548,91 @@ class LocalProvider:
         await asyncio.gather(
             processes.terminate(record.pid, record.key, grace_s=grace),
             processes.terminate(record.agent_pid, record.key, grace_s=grace),
+            self._stop_runtime(record, grace),
         )
+
+    # -- the container runtime (containers.py, podman.py) -------------------------------------
+
+    def _runtime(self) -> podman.Podman | None:
+        """podman, when containers are wanted and installed (found once)."""
+        if self.containers == "off":
+            return None
+        if self._podman is None:
+            try:
+                self._podman = podman.Podman.find()
+            except podman.PodmanMissingError as e:
+                if self.containers == "on":
+                    log.error("%s", e)
+                return None
+        return self._podman
+
+    def _wants_runtime(self) -> bool:
+        """Nodes get a runtime when podman is here and the home has images to run (imported
+        with `shoal image import`): until then a node costs no podman process."""
+        return self._runtime() is not None and podman.has_images(self.home)
+
+    def _node_store(self, record: ServerRecord) -> podman.Store:
+        return podman.node_store(self.home, Path(record.workdir))
+
+    async def _start_runtime(self, record: ServerRecord) -> dict[str, str]:
+        """Start the server's `podman system service` (again) and the containers that restart
+        `always`; the agents' environment naming its socket. Never fails the server: without
+        a runtime, only container deployments fail (with the reason in the log)."""
+        found = self._runtime()
+        if found is None or record.pid is None:
+            return {}
+        store = self._node_store(record)
+        bound = containers.bind_path(store, record.key)
+        wanted = {containers.DOCKER_HOST_ENV: f"unix://{bound}"}
+        if not podman.has_images(self.home):
+            return wanted  # started with the agents again once there are images
+        try:
+            await asyncio.to_thread(podman.home_store(self.home).write, found)
+            await asyncio.to_thread(store.write, found)
+            await processes.terminate(self._runtime_pid(store), record.key, grace_s=1.0)
+            await asyncio.to_thread(containers.prepare, store, bound)
+            argv = [
+                sys.executable,
+                agentwatch.__file__,
+                "--pid",
+                str(record.pid),
+                "--",
+                *containers.service_argv(found, store, bound),
+            ]
+            env = store.environment(launch.node_env(key=record.key, resource_id=record.id))
+            proc = await asyncio.to_thread(
+                processes.spawn, argv, cwd=store.root, log=store.root / containers.LOG_NAME, env=env
+            )
+            (store.root / containers.PID_NAME).write_text(str(proc.pid))
+            await containers.wait_ready(
+                bound,
+                lambda: processes.is_running(proc.pid, record.key),
+                timeout_s=max(self.boot_timeout_s, 30.0),
+            )
+            await asyncio.to_thread(containers.start_always, found, store)
+        except (OSError, RuntimeError, TimeoutError) as e:
+            # Not asked for again by this provider (the agents would be restarted over it).
+            self._runtime_failed.add(record.id)
+            log.error("server %s: its container runtime did not start: %s", record.name, e)
+        return wanted
+
+    def _runtime_pid(self, store: podman.Store) -> int | None:
+        try:
+            return int((store.root / containers.PID_NAME).read_text())
+        except (OSError, ValueError):
+            return None
+
+    async def _stop_runtime(
+        self, record: ServerRecord, grace_s: float, remove: bool = False
+    ) -> None:
+        """Stop (or remove) the server's containers and its runtime's API."""
+        found = self._runtime()
+        store = self._node_store(record)
+        if found is None or not store.storage_conf.exists():
+            return
+        await processes.terminate(self._runtime_pid(store), record.key, grace_s=grace_s)
+        stop = containers.remove_all if remove else containers.stop_all
+        await asyncio.to_thread(stop, found, store)
 
     async def _restart(self, record: ServerRecord) -> None:
         """`_start` for a server that exists: a host lost meanwhile makes it `ResourceGone`."""
@@ -601,6 +721,7 @@ class LocalProvider:
 
     async def _delete_server(self, record: ServerRecord) -> None:
         await self._stop(record)
+        await self._stop_runtime(record, 0.0, remove=True)
         for other in self._records.all():
             if isinstance(other, VolumeRecord) and other.attached_to == record.id:
                 other.attached_to = None
@@ -610,11 +731,13 @@ class LocalProvider:
         self._records.remove(record)
 
     async def _kill(self, record: ServerRecord) -> None:
-        """SIGKILL the server and its agents, as the loss of its machine would."""
+        """SIGKILL the server and its agents, as the loss of its machine would (its
+        containers stop with it)."""
         for pid in (record.pid, record.agent_pid):
             if pid is not None and processes.is_running(pid, record.key):
                 processes.signal_group(pid, signal.SIGKILL)
                 await processes.terminate(pid, record.key, grace_s=0.0)
+        await self._stop_runtime(record, 0.0)
 
     # -- volumes ----------------------------------------------------------------------------
 
@@ -666,6 +789,13 @@ class LocalProvider:
             details["task"] = task
         if reason is not None:
             details["reason"] = reason
+        store = self._node_store(r)
+        if (store.root / containers.EVENTS_NAME).exists():
+            # Containers restarted by their policy behind Shoal's back: the manager reports them.
+            count, last = containers.restarts(store)
+            details["container_restarts"] = str(count)
+            if last:
+                details["container_restarted"] = last
         return Resource(
             id=r.id,
             key=r.key,

@@ -1,5 +1,8 @@
 """Simulated software deployments: they take a configurable time and fail at a given rate.
 
+Container deployments (docker-compose, kubelet) are simulated the same way, with the same
+statuses; their stdout says what a real node would have run.
+
 So the engine's deployment path (ordering, outputs feeding inputs, retries, health) is testable
 and measurable without agents. Outputs are made up from the names, so a test can see which
 deployment's output reached which input.
@@ -48,6 +51,21 @@ class SimDeployments:
         outputs: dict[str, Json] = {
             o: simulated_output(run.deployment, o, run.node) for o in run.outputs
         }
-        return DeploymentSignal(
-            status_code=0, stdout=f"{run.action} {run.deployment} on {run.node}", outputs=outputs
-        )
+        return DeploymentSignal(status_code=0, stdout=_stdout(run), outputs=outputs)
+
+
+_CONTAINER_WORDS = {
+    # What the hooks do on a real node (docs/containers.md), said the same way when simulated.
+    "docker-compose": ("docker-compose up -d (simulated)", "docker-compose kill (simulated)"),
+    "kubelet": ("podman kube play (simulated)", "podman kube down (simulated)"),
+}
+
+
+def _stdout(run: DeploymentRun) -> str:
+    """What a run prints: its action, deployment and node, and for a container hook what the
+    node would have run."""
+    said = f"{run.action} {run.deployment} on {run.node}"
+    words = _CONTAINER_WORDS.get(run.hook)
+    if words is None:
+        return said
+    return f"{said}: {words[1] if str(run.action) == 'DELETE' else words[0]}"

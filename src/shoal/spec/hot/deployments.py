@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field, replace
+from functools import partial
 
 from shoal.model.members import MemberRef
 from shoal.model.software import (
@@ -52,6 +53,7 @@ from shoal.model.software import (
     SoftwareSpec,
 )
 from shoal.spec.collect import child
+from shoal.spec.containers import check_containers
 from shoal.spec.drafts import ClusterDraft
 from shoal.spec.hot.assemble import Placed
 from shoal.spec.hot.randomness import generate, mark
@@ -150,6 +152,8 @@ def map_software(
         return None
     before = len(report.out)
     check_software(sw, cluster, report.out)
+    # Valid Heat, but containers Shoal will not run (spec/containers.py): counted as such.
+    check_containers(sw.configs, sw.config_paths, partial(report.cannot, "container config"))
     if len(report.out) > before:
         return None
     return build_software(sw)
