@@ -14,6 +14,7 @@ from shoal.api import errors, redact, schemas, senlin
 from shoal.api.characters import RefuseUnstorable
 from shoal.api.keystone import KeystoneAuth
 from shoal.api.limits import BodyLimit
+from shoal.api.metrics import install as install_metrics
 from shoal.api.routes_admin import router as admin_router
 from shoal.api.routes_clusters import router as cluster_router
 from shoal.api.routes_deployments import router as deployment_router
@@ -69,6 +70,7 @@ def create_app(runtime: Runtime, *, run_engine: bool = False) -> FastAPI:
     clustering.state.keystone = keystone
     senlin.mount(app, clustering)  # the Senlin v1 façade, at /clustering
     install_ui(app)  # the web dashboard at /ui
+    install_metrics(app)  # GET /metrics (issue 27)
 
     @app.get("/healthz", tags=["meta"], response_model=schemas.Health)
     async def healthz() -> dict[str, str]:

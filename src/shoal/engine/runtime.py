@@ -39,6 +39,7 @@ from shoal.store.actions import Completion
 from shoal.store.database import Database
 from shoal.store.events import NewEvent, add_events
 from shoal.store.records import ActionRecord
+from shoal.telemetry import metrics
 
 log = logging.getLogger("shoal.engine")
 T = TypeVar("T")
@@ -249,6 +250,7 @@ class Engine:
             )
             if not outcome.planned:
                 self._parents.discard(action_id)
+                self._count_ended(await self._db(current))
             self._wake.set()
             return True
         final = await self._db(finish_action, self.db, action_id, self.id, self.clock.now())
@@ -256,9 +258,25 @@ class Engine:
             return await rolling.advance(self.context, action)
         if final is Finish.CLOSED:
             self._parents.discard(action_id)
+            self._count_ended(await self._db(current))
             self.deployer.wake()  # issue 11: nodes changed; deployments may be due
             return True
         return False
+
+    @staticmethod
+    def _count_ended(action: ActionRecord | None) -> None:
+        """Issue 27: a cluster-level action's end, in shoal_actions / its duration histogram."""
+        if action is None or not action.status.is_terminal:
+            return
+        took = (
+            action.ended_at - action.started_at if action.ended_at and action.started_at else None
+        )
+        metrics.action_ended(str(action.kind), str(action.status), took)
+
+    @property
+    def inflight(self) -> int:
+        """Node-level actions running now (a gauge of /metrics)."""
+        return self._inflight
 
     # -- node-level actions --------------------------------------------------------------------
 
@@ -274,6 +292,9 @@ class Engine:
                 node_level=node_level,
                 skip_locked=not self.db.is_sqlite,
             )
+            for a in claimed:
+                if a.attempts > 1:  # its engine's lease ran out (issue 27's takeover count)
+                    metrics.ACTION_TAKEOVERS.labels(str(a.kind)).inc()
             if not node_level:
                 add_events(
                     conn,
@@ -402,6 +423,12 @@ class Engine:
                     events.append(event)
             node_repo.update_nodes(conn, updates)
             add_events(conn, events, now)
+        for o in batch:
+            if o.action.id in finished:
+                start = o.action.started_at
+                metrics.action_ended(
+                    str(o.action.kind), str(o.status), now - start if start else None
+                )
 
     # -- active management ---------------------------------------------------------------------
 

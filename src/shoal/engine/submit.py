@@ -18,6 +18,7 @@ from shoal.store.actions import NewAction
 from shoal.store.database import Database
 from shoal.store.events import add_events
 from shoal.store.records import ClusterRecord
+from shoal.telemetry import metrics
 
 log = logging.getLogger("shoal.manager")
 
@@ -43,6 +44,8 @@ def submit_recover(
             ],
             now,
         )
+        for r in repairs:  # issue 27: repairs by how and why
+            metrics.REPAIRS.labels(str(r.how), metrics.repair_reason(r.why)).inc()
         names = ", ".join(f"{r.node} ({r.how})" for r in repairs[:10])
         more = f" and {len(repairs) - 10} more" if len(repairs) > 10 else ""
         log.info("cluster %s: %s: repairing %s%s", cluster.name, why, names, more)
