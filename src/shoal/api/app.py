@@ -15,6 +15,7 @@ from shoal.api.characters import RefuseUnstorable
 from shoal.api.keystone import KeystoneAuth
 from shoal.api.limits import BodyLimit
 from shoal.api.metrics import install as install_metrics
+from shoal.api.requestid import RequestId
 from shoal.api.routes_admin import router as admin_router
 from shoal.api.routes_clusters import router as cluster_router
 from shoal.api.routes_deployments import router as deployment_router
@@ -58,6 +59,7 @@ def create_app(runtime: Runtime, *, run_engine: bool = False) -> FastAPI:
     errors.install(app)
     app.add_middleware(RefuseUnstorable, skip=(senlin.PREFIX,))  # inside the body limit
     app.add_middleware(BodyLimit, limit=runtime.settings.max_body_bytes)
+    app.add_middleware(RequestId)  # X-Openstack-Request-Id (issue 27), outside the body limit
     for router in (cluster_router, work_router, admin_router, vcluster_router, host_router):
         app.include_router(router)
     app.include_router(receiver_router)
@@ -92,6 +94,6 @@ def create_app(runtime: Runtime, *, run_engine: bool = False) -> FastAPI:
             allow_origins=runtime.settings.cors_origins,
             allow_methods=["*"],
             allow_headers=["*"],
-            expose_headers=["Location", "Retry-After"],
+            expose_headers=["Location", "Retry-After", "X-Openstack-Request-Id"],
         )
     return app

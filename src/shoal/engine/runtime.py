@@ -39,7 +39,7 @@ from shoal.store.actions import Completion
 from shoal.store.database import Database
 from shoal.store.events import NewEvent, add_events
 from shoal.store.records import ActionRecord
-from shoal.telemetry import metrics
+from shoal.telemetry import metrics, requestid
 
 log = logging.getLogger("shoal.engine")
 T = TypeVar("T")
@@ -232,6 +232,7 @@ class Engine:
         busy = bool(claimed)
         for action_id in list(self._parents):
             busy |= await self._advance_parent(action_id)
+        requestid.current.set(None)
         return busy
 
     async def _advance_parent(self, action_id: str) -> bool:
@@ -243,6 +244,8 @@ class Engine:
         if action is None or action.owner != self.id or action.status.is_terminal:
             self._parents.discard(action_id)
             return False
+        # Issue 27: its log lines, and the children it plans, carry its request's id.
+        requestid.current.set(action.request_id)
         if not ClusterOutputs.from_json(action.outputs).planned:
             inventory = await self.inventory()
             outcome = await self._db(
@@ -335,6 +338,7 @@ class Engine:
         return True
 
     async def _run_child(self, action: ActionRecord, inventory: Inventory) -> None:
+        requestid.current.set(action.request_id)  # this task's own context (issue 27)
         try:
             if action.kind is ActionKind.NODE_DELETE:
                 await self._before_delete(action)

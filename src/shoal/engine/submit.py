@@ -18,7 +18,7 @@ from shoal.store.actions import NewAction
 from shoal.store.database import Database
 from shoal.store.events import add_events
 from shoal.store.records import ClusterRecord
-from shoal.telemetry import metrics
+from shoal.telemetry import metrics, requestid
 
 log = logging.getLogger("shoal.manager")
 
@@ -28,7 +28,8 @@ def submit_recover(
 ) -> str | None:
     """Record a CLUSTER_RECOVER action for `repairs`; None when the cluster is busy."""
     action_id = str(uuid.uuid4())
-    with db.transaction() as conn:
+    # The engine's own work gets a request id of its own (issue 27), to follow it into Nova.
+    with requestid.bound(requestid.get() or requestid.new()), db.transaction() as conn:
         if not cluster_repo.try_lock(conn, cluster.id, action_id, now):
             return None
         action_repo.insert_actions(
