@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from shoal.clock import Clock, SystemClock
-from shoal.engine import rolling
+from shoal.engine import notifications, rolling
 from shoal.engine.context import EngineContext
 from shoal.engine.contracts import ClusterOutputs, Finish, StepLabel
 from shoal.engine.events import action_event, child_node_event
@@ -40,6 +41,7 @@ from shoal.store.database import Database
 from shoal.store.events import NewEvent, add_events
 from shoal.store.records import ActionRecord
 from shoal.telemetry import metrics, requestid
+from shoal.telemetry.notify import Notifier, Silent
 
 log = logging.getLogger("shoal.engine")
 T = TypeVar("T")
@@ -95,6 +97,8 @@ class Engine:
         self._tasks: list[asyncio.Task[None]] = []
         self._children: set[asyncio.Task[None]] = set()
         self._inventory: Inventory | None = None
+        self.notifier: Notifier = Silent()
+        """Notifications on the bus (issue 27); the runtime sets a `BusNotifier` if configured."""
         self.context = EngineContext(
             db=db,
             provider=provider,
@@ -229,6 +233,7 @@ class Engine:
         claimed = await self._db(self._claim, 16, False)
         for a in claimed:
             self._parents.add(a.id)
+            await self._notify_cluster(a, started=True)
         busy = bool(claimed)
         for action_id in list(self._parents):
             busy |= await self._advance_parent(action_id)
@@ -253,7 +258,7 @@ class Engine:
             )
             if not outcome.planned:
                 self._parents.discard(action_id)
-                self._count_ended(await self._db(current))
+                await self._ended(await self._db(current))
             self._wake.set()
             return True
         final = await self._db(finish_action, self.db, action_id, self.id, self.clock.now())
@@ -261,16 +266,23 @@ class Engine:
             return await rolling.advance(self.context, action)
         if final is Finish.CLOSED:
             self._parents.discard(action_id)
-            self._count_ended(await self._db(current))
+            await self._ended(await self._db(current))
             self.deployer.wake()  # issue 11: nodes changed; deployments may be due
             return True
         return False
 
-    @staticmethod
-    def _count_ended(action: ActionRecord | None) -> None:
-        """Issue 27: a cluster-level action's end, in shoal_actions / its duration histogram."""
+    async def _notify_cluster(self, action: ActionRecord, *, started: bool) -> None:
+        if self.notifier.enabled and (action.attempts <= 1 or not started):
+            await self.context.run_in_thread(
+                notifications.cluster_action, self.notifier, self.db, action, started=started
+            )
+
+    async def _ended(self, action: ActionRecord | None) -> None:
+        """Issue 27: a cluster-level action's end, in shoal_actions / its duration histogram,
+        and on the bus."""
         if action is None or not action.status.is_terminal:
             return
+        await self._notify_cluster(action, started=False)
         took = (
             action.ended_at - action.started_at if action.ended_at and action.started_at else None
         )
@@ -331,6 +343,8 @@ class Engine:
             return False
         inventory = await self.inventory()
         for a in claimed:
+            if a.attempts <= 1:
+                notifications.node_action(self.notifier, a, started=True)
             self._inflight += 1
             task = asyncio.create_task(self._run_child(a, inventory))
             self._children.add(task)
@@ -433,6 +447,17 @@ class Engine:
                 metrics.action_ended(
                     str(o.action.kind), str(o.status), now - start if start else None
                 )
+                if self.notifier.enabled:
+                    ended = dataclasses.replace(
+                        o.action, status=o.status, status_reason=o.reason, ended_at=now
+                    )
+                    notifications.node_action(
+                        self.notifier,
+                        ended,
+                        started=False,
+                        status=str(o.node_update.status or "") if o.node_update else "",
+                        physical_id=o.outputs.provider_id,
+                    )
 
     # -- active management ---------------------------------------------------------------------
 
