@@ -12,6 +12,8 @@ from __future__ import annotations
 from prometheus_client import CollectorRegistry, Counter, Histogram
 
 PROCESS = CollectorRegistry(auto_describe=True)
+enabled = True
+"""Record at all; benchmarks/metrics.py turns it off to measure what recording costs."""
 
 # Actions take from milliseconds (a barrier) to many minutes (a 10,000-node create).
 _ACTION_BUCKETS = (0.01, 0.05, 0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600)
@@ -103,17 +105,23 @@ def error_class(e: BaseException | None) -> str:
 
 
 def action_ended(kind: str, result: str, seconds: float | None) -> None:
+    if not enabled:
+        return
     ACTIONS.labels(kind, result).inc()
     if seconds is not None and seconds >= 0:
         ACTION_SECONDS.labels(kind, result).observe(seconds)
 
 
 def placed(outcome: str, seconds: float) -> None:
+    if not enabled:
+        return
     PLACEMENTS.labels(outcome).inc()
     PLACEMENT_SECONDS.labels(outcome).observe(seconds)
 
 
 def provider_call(service: str, operation: str, error: BaseException | None, s: float) -> None:
+    if not enabled:
+        return
     PROVIDER_CALLS.labels(service, operation, error_class(error)).inc()
     PROVIDER_SECONDS.labels(service, operation).observe(s)
 
