@@ -3,14 +3,21 @@ installation-wide gauges exported by one engine only when several share a databa
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
+from shoal.api.app import create_app
 from shoal.clock import ManualClock
 from shoal.engine.metrics import EngineCollector, EngineView, Exposition
+from shoal.runtime import Runtime
+from shoal.settings import Settings
 from shoal.store import auth as auth_repo
 from shoal.store import leases
 from shoal.store.database import Database
 from tests.observability.conftest import Api
+from tests.support.server import free_port
 
 DOC = """
 name: shop
@@ -96,3 +103,24 @@ async def test_one_engine_exports_the_installation_gauges(api: Api, db: Database
     clock.advance(31.0)  # a's lease ran out and nobody took it: nobody exports them
     assert value(render("engine-a"), "shoal_manager_lease_holders") == 0
     assert value(render("engine-a"), "shoal_cluster_gauges_exported") == 0
+
+
+async def test_metrics_bind_serves_them_without_a_token(tmp_path: Path) -> None:
+    """`metrics_bind`: the same exposition on an address of its own, no token asked."""
+    port = free_port()
+    settings = Settings(
+        home=tmp_path / "home",
+        provider="sim",
+        provider_options={"state_path": "memory"},
+        manage=False,
+        metrics_bind=f"127.0.0.1:{port}",
+    )
+    runtime = await Runtime.open(settings, clock=ManualClock())
+    try:
+        create_app(runtime)
+        async with httpx.AsyncClient() as http:
+            r = await http.get(f"http://127.0.0.1:{port}/metrics")
+        assert r.status_code == 200
+        assert value(r.text, "shoal_cluster_gauges_exported") == 1
+    finally:
+        await runtime.close()
