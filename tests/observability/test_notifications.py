@@ -106,6 +106,19 @@ def _drain(topic: str, until: set[str], timeout_s: float = 60.0) -> list[dict[st
     return got
 
 
+async def deployed(api: Api, count: int) -> None:
+    """Until `count` deployments of the cluster completed (bounded)."""
+    deadline = time.monotonic() + 60
+    while True:
+        r = await api.call("GET", "/v1/clusters/noted/deployments")
+        assert r.status_code == 200, r.text
+        rows = r.json()["deployments"]
+        if sum(1 for d in rows if d["status"] == "COMPLETE") >= count:
+            return
+        assert time.monotonic() < deadline, rows
+        await asyncio.sleep(0.1)
+
+
 async def test_a_consumer_receives_senlins_notifications_without_secrets(
     tmp_path: Path, topic: str
 ) -> None:
@@ -120,11 +133,13 @@ async def test_a_consumer_receives_senlins_notifications_without_secrets(
         r = await api.http.post(hook)
         assert r.status_code == 202, r.text
         assert (await api.wait(r.json()["action"]["id"]))["status"] == "SUCCEEDED"
+        await deployed(api, 3)
     want = {
         "cluster.create.start",
         "cluster.create.end",
         "node.create.end",
         "cluster.scale_out.end",
+        "deployment.create.end",
     }
     got = await asyncio.to_thread(_drain, topic, want)
     start = next(m for m in got if m["event_type"] == "cluster.create.start")

@@ -158,6 +158,42 @@ def node_action(
     notifier.emit(Notification(f"node.{verb(a.kind)}.{phase}", payload, priority))
 
 
+def deployment(
+    notifier: Notifier,
+    a: ActionRecord,
+    name: str,
+    node: str,
+    action: str,
+    config: str,
+    *,
+    ok: bool,
+    status_code: int | None,
+) -> None:
+    """`deployment.<create|update|delete>.end|error`: one software deployment's run on a node
+    (Senlin has none; the shape follows its payloads). Neither inputs nor outputs nor the
+    run's output travel: they may hold secrets."""
+    if not notifier.enabled:
+        return
+    payload = _obj(
+        "DeploymentPayload",
+        {
+            "id": a.id,
+            "name": name,
+            "node": node,
+            "node_id": a.node_id,
+            "cluster_id": a.cluster_id,
+            "config": config,
+            "action": action,
+            "status": "COMPLETE" if ok else "FAILED",
+            "status_code": status_code,
+            "project": a.project_id,
+            "request_id": a.request_id,
+        },
+    )
+    phase, priority = ("end", "INFO") if ok else ("error", "ERROR")
+    notifier.emit(Notification(f"deployment.{action.lower()}.{phase}", payload, priority))
+
+
 def _error(a: ActionRecord) -> dict[str, Any]:
     return _obj(
         "ExceptionPayload",

@@ -97,8 +97,7 @@ class Engine:
         self._tasks: list[asyncio.Task[None]] = []
         self._children: set[asyncio.Task[None]] = set()
         self._inventory: Inventory | None = None
-        self.notifier: Notifier = Silent()
-        """Notifications on the bus (issue 27); the runtime sets a `BusNotifier` if configured."""
+        self._notifier: Notifier = Silent()
         self.context = EngineContext(
             db=db,
             provider=provider,
@@ -127,6 +126,16 @@ class Engine:
             health_of=source.health_policies,
             lease_s=self.lease_s,
         )
+
+    @property
+    def notifier(self) -> Notifier:
+        """Notifications on the bus (issue 27); the runtime sets a `BusNotifier` if configured."""
+        return self._notifier
+
+    @notifier.setter
+    def notifier(self, notifier: Notifier) -> None:
+        self._notifier = notifier
+        self.deployer.notifier = notifier
 
     # -- lifecycle ---------------------------------------------------------------------------
 
