@@ -45,6 +45,10 @@ def test_one_background_shoal_per_home(shoal: Shoal, home: Path, tmp_path: Path)
         index = json.loads(r.read())
     assert index["links"]["clusters"] == "/v1/clusters"
 
+    # nothing under the home is for group or others: server.json, its log, the nodes' tree
+    private = [p for p in home.rglob("*") if not p.is_symlink() and p.lstat().st_mode & 0o077]
+    assert private == [], private
+
     # its log tells the engine's work, not only access lines
     log = background.log_path(home).read_text()
     assert "CLUSTER_CREATE of cluster web SUCCEEDED" in log, log

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import shlex
 import signal
 import socket
@@ -105,17 +106,19 @@ def pid_alive(pid: int) -> bool:
 
 
 def processes_with_key(key: str) -> list[int]:
-    """Pids of every live process whose command line carries `key` as an argument."""
-    out = []
+    """The process groups (each a node's session leader's pid) of every live process whose
+    command line carries `key` as an argument: a sandboxed node is bwrap and what runs in it."""
+    out: set[int] = set()
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
                 args = (entry / "cmdline").read_bytes().split(b"\0")
+                group = os.getpgid(int(entry.name))
             except OSError:
                 continue
             if key.encode() in args and pid_alive(int(entry.name)):
-                out.append(int(entry.name))
-    return out
+                out.add(group)
+    return sorted(out)
 
 
 def sweep(home: Path) -> None:

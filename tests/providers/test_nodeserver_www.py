@@ -59,3 +59,13 @@ def test_a_link_out_of_www_is_not_followed(node: tuple[str, Path]) -> None:
     (workdir / "secret").write_text("no")
     (workdir / "www" / "link").symlink_to(workdir / "secret")
     assert _get(f"{base}/www/link")[0] == 404
+
+
+def test_a_www_directory_swapped_for_a_link_is_not_followed(
+    node: tuple[str, Path], tmp_path: Path
+) -> None:
+    base, workdir = node
+    (tmp_path / "admin-token").write_text("secret")
+    (workdir / "www").rmdir()
+    (workdir / "www").symlink_to(tmp_path, target_is_directory=True)
+    assert _get(f"{base}/www/admin-token") == (404, "")

@@ -227,3 +227,23 @@ def test_parse_signal_rejects_non_objects(body: str | bytes) -> None:
 def test_parse_signal_is_bounded() -> None:
     with pytest.raises(InvalidDocument, match="at most"):
         parse_signal(b"{" + b" " * MAX_SIGNAL_BYTES + b"}")
+
+
+@pytest.mark.parametrize(
+    ("body", "pointer"),
+    [
+        (b"[" * 500_000 + b"]" * 500_000, ""),
+        (json.dumps({"deploy_status_code": 10**29}).encode(), "/deploy_status_code"),
+        (json.dumps({"deploy_status_code": str(-(10**12))}).encode(), "/deploy_status_code"),
+        (b'{"out": ' + b"[" * 40 + b"]" * 40 + b"}", "/out"),
+        (json.dumps({"a/b": 2**64}).encode(), "/a~1b"),
+        (b'{"out": 1e999}', "/out"),
+    ],
+)
+def test_a_signal_too_deep_or_with_numbers_out_of_bounds_is_refused(
+    body: bytes, pointer: str
+) -> None:
+    """Issue 29: each was a 500 (RecursionError, OverflowError) or a value no store reads."""
+    with pytest.raises(InvalidDocument) as caught:
+        parse_signal(body)
+    assert [p.path for p in caught.value.problems] == [pointer]

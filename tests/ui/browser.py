@@ -22,7 +22,10 @@ from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.remote.webelement import WebElement
 
 REPO = Path(__file__).resolve().parents[2]
-SHOTS = REPO / "docs" / "ui"
+DOCS_SHOTS = REPO / "docs" / "ui"
+SHOTS_ENV = "SHOAL_UPDATE_SCREENSHOTS"
+"""Set to 1 to refresh docs/ui/*.png; otherwise screenshots go to a scratch directory, so a test
+run leaves the tree as it found it."""
 CHROMIUM = os.environ.get("SHOAL_CHROMIUM", "/usr/bin/chromium")
 CHROMEDRIVER = os.environ.get("SHOAL_CHROMEDRIVER", "/usr/bin/chromedriver")
 WAIT_S = 90.0
@@ -136,14 +139,21 @@ def host_of(driver: WebDriver, cluster: str, node: str) -> str | None:
 
 
 def screenshot(driver: WebDriver, name: str) -> Path:
-    """The page as it is now, in docs/ui/<name>.png (the docs show what the tests saw)."""
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    path = SHOTS / f"{name}.png"
+    """The page as it is now, as <name>.png: in docs/ui/ when SHOAL_UPDATE_SCREENSHOTS=1 (the docs
+    show what the tests saw), else in a scratch directory."""
+    shots = DOCS_SHOTS if os.environ.get(SHOTS_ENV) == "1" else scratch_shots()
+    shots.mkdir(parents=True, exist_ok=True)
+    path = shots / f"{name}.png"
     height = int(driver.execute_script("return Math.min(document.body.scrollHeight, 2400)"))
     width = int(driver.execute_script("return window.innerWidth"))
     driver.set_window_size(max(width, 1366), max(height + 140, 900))
     driver.save_screenshot(str(path))
     return path
+
+
+def scratch_shots() -> Path:
+    """Where screenshots go when the docs' copies are not being refreshed."""
+    return Path(os.environ.get("TMPDIR", "/tmp")) / "shoal-ui-shots"
 
 
 def console_errors(driver: WebDriver) -> list[str]:

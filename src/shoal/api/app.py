@@ -24,6 +24,7 @@ from shoal.api.routes_index import router as index_router
 from shoal.api.routes_logs import router as logs_router
 from shoal.api.routes_quotas import router as quota_router
 from shoal.api.routes_receivers import router as receiver_router
+from shoal.api.routes_senlin_import import router as senlin_import_router
 from shoal.api.routes_tokens import router as token_router
 from shoal.api.routes_vcluster import router as vcluster_router
 from shoal.api.routes_work import router as work_router
@@ -68,6 +69,7 @@ def create_app(runtime: Runtime, *, run_engine: bool = False) -> FastAPI:
     app.include_router(token_router)
     app.include_router(index_router)  # GET /: links to everything else
     app.include_router(logs_router)  # GET /v1/nodes/{id}/log: `shoal logs`
+    app.include_router(senlin_import_router)  # POST /v1/imports/senlin (issue 28)
     clustering = senlin.clustering_app(runtime)
     clustering.state.keystone = keystone
     senlin.mount(app, clustering)  # the Senlin v1 façade, at /clustering

@@ -12,8 +12,9 @@ from fastapi import Depends, Request, Security
 from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
 
 from shoal.api.keystone import KeystoneAuth
+from shoal.providers.local.provider import LocalProvider
 from shoal.runtime import Runtime
-from shoal.service.errors import Unauthorized
+from shoal.service.errors import Forbidden, Unauthorized
 from shoal.store import auth as auth_repo
 from shoal.store.records import Principal
 
@@ -44,7 +45,7 @@ def principal(
         token = bearer.credentials.strip()
     keystone: KeystoneAuth | None = getattr(request.app.state, "keystone", None)
     if keystone is not None:
-        return keystone.principal(token)
+        return _one_tenant_unsandboxed(request, keystone.principal(token))
     if not token:
         raise Unauthorized("a bearer token is required (Authorization: Bearer <token>)")
     rt = runtime_of(request)
@@ -52,6 +53,18 @@ def principal(
         who = auth_repo.resolve_token(conn, token, rt.clock.now())
     if isinstance(who, auth_repo.Refusal):
         raise Unauthorized(_REFUSALS[who])
+    return _one_tenant_unsandboxed(request, who)
+
+
+def _one_tenant_unsandboxed(request: Request, who: Principal) -> Principal:
+    """Local nodes with the sandbox off (issue 29) can read Shoal's home and take the
+    server, so such a Shoal serves its admin only, never several projects."""
+    provider = runtime_of(request).provider
+    if isinstance(provider, LocalProvider) and provider.sandbox is None and not who.is_admin:
+        raise Forbidden(
+            'this Shoal runs local nodes unsandboxed (local option sandbox = "off"), '
+            "so it serves its admin only; install bubblewrap and remove that option"
+        )
     return who
 
 

@@ -39,7 +39,15 @@ def deployments_of(request: Request) -> DeploymentService:
 
 
 def _urls(request: Request) -> Urls:
-    return Urls(str(request.base_url).rstrip("/"))
+    """Where agents reach Shoal, from configuration (`agent_url`, else where `shoal server`
+    listens), never from the request: a `Host` header is the caller's to choose (issue 29)."""
+    rt = runtime_of(request)
+    configured = rt.engine.deployer.agent_url or rt.settings.agent_url
+    if configured:
+        return Urls(configured.rstrip("/"))
+    bind = rt.settings.bind
+    host = f"[{bind}]" if ":" in bind else bind
+    return Urls(f"http://{host}:{rt.settings.port}")
 
 
 @router.get("/clusters/{ref}/deployments", response_model=schemas.DeploymentList)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from fastapi import APIRouter, Request, Response
+from fastapi import APIRouter, Query, Request, Response
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
@@ -19,6 +19,7 @@ from shoal.api.errors import http_status
 from shoal.api.responses import accepted
 from shoal.api.routes_clusters import json_object
 from shoal.service.receivers import ReceiverService
+from shoal.service.senlin_webhooks import webhook_secret
 from shoal.service.triggers import Cooldown
 
 router = APIRouter(
@@ -69,12 +70,18 @@ async def delete_receiver(ref: str, request: Request, who: Caller) -> Response:
     responses={409: {"model": schemas.ErrorBody, "description": "Cooling down (Retry-After)"}},
 )
 async def trigger(
-    receiver_id: str, request: Request, response: Response, token: str | None = None
+    receiver_id: str,
+    request: Request,
+    response: Response,
+    token: str | None = None,
+    version: str | None = Query(None, alias="V"),
 ) -> dict[str, Any] | JSONResponse:
-    """Run the receiver's action. No bearer token: `token` is the receiver's secret."""
+    """Run the receiver's action. No bearer token: `token` is the receiver's secret (an
+    imported Senlin receiver's `?V=1` URL: service/senlin_webhooks.py)."""
     svc = receivers_of(request)
+    secret = webhook_secret(receiver_id, token, version)
     try:
-        sub = await run_in_threadpool(svc.trigger, receiver_id, token)
+        sub = await run_in_threadpool(svc.trigger, receiver_id, secret)
     except Cooldown as e:
         wait = max(0, math.ceil(e.ends_at - svc.clock.now()))
         return JSONResponse(

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from shoal.cli.errors import EXIT_FAILED, CliError
+from shoal.files import open_private_append, private_dir, write_private
 
 STATE_FILE = "server.json"
 LOCK_FILE = "server.lock"
@@ -69,10 +70,8 @@ def read_state(home: Path) -> ServerState | None:
 
 def write_state(home: Path, state: ServerState) -> None:
     """Record `state` atomically, so a reader never sees half a file."""
-    home.mkdir(parents=True, exist_ok=True)
-    tmp = home / f".{STATE_FILE}.{os.getpid()}"
-    tmp.write_text(state.as_json() + "\n")
-    tmp.replace(state_path(home))
+    private_dir(home, ours=False)
+    write_private(state_path(home), state.as_json() + "\n")  # 0600, atomic
 
 
 def clear_state(home: Path, pid: int) -> None:
@@ -117,7 +116,7 @@ def ensure(home: Path) -> ServerState:
     found = running(home)
     if found is not None:
         return found
-    home.mkdir(parents=True, exist_ok=True)
+    private_dir(home, ours=False)
     with _locked(home / LOCK_FILE):
         found = running(home)  # another command may have started it while we waited
         if found is not None:
@@ -127,7 +126,7 @@ def ensure(home: Path) -> ServerState:
 
 def _start(home: Path) -> ServerState:
     log = log_path(home)
-    with open(log, "ab") as out:
+    with os.fdopen(open_private_append(log), "ab") as out:
         proc = subprocess.Popen(
             [sys.executable, "-m", "shoal", "server", "--background"],
             cwd=_here(home),  # relative SHOAL_CONFIG / SHOAL_INVENTORY mean what they meant here
@@ -135,6 +134,7 @@ def _start(home: Path) -> ServerState:
             stdout=out,
             stderr=subprocess.STDOUT,
             start_new_session=True,  # not ended by the terminal's Ctrl-C or hang-up
+            umask=0o077,  # what it creates under the home is private (0600/0700)
         )
     deadline = time.monotonic() + START_TIMEOUT_S
     while time.monotonic() < deadline:
@@ -198,7 +198,7 @@ def _reaped(pid: int) -> bool:
 
 @contextlib.contextmanager
 def _locked(path: Path) -> Iterator[None]:
-    with open(path, "a") as f:
+    with os.fdopen(open_private_append(path), "a") as f:
         fcntl.flock(f, fcntl.LOCK_EX)
         try:
             yield

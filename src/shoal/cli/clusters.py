@@ -21,7 +21,7 @@ from shoal.cli.documents import (
     read_request,
     same_document,
 )
-from shoal.cli.errors import EXIT_OK, ApiError
+from shoal.cli.errors import EXIT_OK, ApiError, escape
 from shoal.cli.options import TimeoutOption, WaitOption
 from shoal.cli.output import emit_data
 from shoal.cli.submit import Goal, submit
@@ -88,7 +88,7 @@ async def apply(
         else:
             if same_document(content, current.get("document")):
                 if s.table:
-                    screen.out().print(f"cluster {name}: no change")
+                    screen.out().print(f"cluster {escape(name)}: no change")
                 else:
                     emit_data({"action": None, "cluster": current}, s.output)
                 return EXIT_OK

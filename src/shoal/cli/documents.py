@@ -7,6 +7,8 @@ its nested files included (docs/hot.md).
 
 from __future__ import annotations
 
+import os
+import stat
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -15,16 +17,46 @@ import typer
 
 from shoal.cli.errors import EXIT_INVALID, CliError
 
+MAX_DOCUMENT_BYTES = 2 << 20
+"""What the CLI reads of a document or environment, at most: the server's default body limit
+(a larger file could not be sent). `-e /dev/zero` once read until MemoryError."""
+
+
+def read_file(source: str | Path, limit: int = MAX_DOCUMENT_BYTES) -> bytes:
+    """At most `limit` bytes of a regular file (or `-`, stdin), else CliError (exit 2).
+
+    Opened without blocking and checked with fstat, so `/dev/zero`, a FIFO or a directory is
+    refused at once instead of read without end. (spec/files.py does the same for the readers;
+    importing it here would load the whole spec package into every command.)
+    """
+    if str(source) == "-":
+        data = sys.stdin.buffer.read(limit + 1)
+    else:
+        try:
+            fd = os.open(source, os.O_RDONLY | os.O_NONBLOCK)
+        except OSError as e:
+            raise CliError(f"cannot read {source}: {e.strerror or e}", EXIT_INVALID) from None
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise CliError(f"cannot read {source}: it is not a regular file", EXIT_INVALID)
+            os.set_blocking(fd, True)
+            with os.fdopen(os.dup(fd), "rb") as f:
+                data = f.read(limit + 1)
+        except OSError as e:
+            raise CliError(f"cannot read {source}: {e.strerror or e}", EXIT_INVALID) from None
+        finally:
+            os.close(fd)
+    if len(data) > limit:
+        raise CliError(f"cannot read {source}: it is larger than {limit} bytes", EXIT_INVALID)
+    return data
+
 
 def read_document(source: str) -> tuple[bytes, str]:
     """The document's bytes and a content type guessed from its name."""
     if source == "-":
-        return sys.stdin.buffer.read(), "application/yaml"
+        return read_file("-"), "application/yaml"
     path = Path(source)
-    try:
-        content = path.read_bytes()
-    except OSError as e:
-        raise CliError(f"cannot read {source}: {e.strerror or e}", EXIT_INVALID) from None
+    content = read_file(path)
     kind = "application/json" if path.suffix.lower() == ".json" else "application/yaml"
     return content, kind
 
@@ -34,7 +66,7 @@ def document_name(content: bytes) -> str | None:
     import yaml
 
     try:
-        data: Any = yaml.safe_load(content)
+        data: Any = _safe_load(content)
     except yaml.YAMLError:
         return None
     if isinstance(data, dict) and isinstance(data.get("document"), dict):
@@ -63,8 +95,8 @@ def is_hot_file(source: str) -> bool:
     import yaml  # lazily: most commands never read a document
 
     try:
-        data = yaml.safe_load(Path(source).read_bytes())
-    except (OSError, yaml.YAMLError):
+        data = _safe_load(read_file(source))
+    except (CliError, yaml.YAMLError):
         return False
     return isinstance(data, dict) and "heat_template_version" in data
 
@@ -79,8 +111,7 @@ def read_template(source: str, environments: list[Path] | None) -> tuple[bytes, 
     if source == "-":
         raise CliError("a HOT template with -e must be read from a file, not stdin", EXIT_INVALID)
     for env in environments or []:
-        if not env.is_file():
-            raise CliError(f"cannot read {env}: no such file", EXIT_INVALID)
+        read_file(env)  # a missing, special or huge file is refused here, plainly
     # The reader runs here only to bundle nested files; imported lazily, like yaml.
     from shoal.model import InvalidDocument
     from shoal.model.catalogs import default_inventory
@@ -112,11 +143,7 @@ def read_environments(environments: list[Path]) -> list[Any]:
     """Each environment file parsed (YAML or JSON), in the order given."""
     result = []
     for env in environments:
-        try:
-            content = env.read_bytes()
-        except OSError as e:
-            raise CliError(f"cannot read {env}: {e.strerror or e}", EXIT_INVALID) from None
-        result.append(_tree(content, str(env)))
+        result.append(_tree(read_file(env), str(env)))
     return result
 
 
@@ -124,9 +151,17 @@ def _tree(content: bytes, source: str) -> Any:
     import yaml
 
     try:
-        return yaml.safe_load(content)
+        return _safe_load(content)
     except yaml.YAMLError as e:
         raise CliError(f"cannot read {source}: {e}", EXIT_INVALID) from None
+
+
+def _safe_load(content: str | bytes) -> Any:
+    """YAML as `yaml.safe_load` reads it, within the server's bounds: an alias bomb (a billion
+    laughs) or a recursive alias is a `yaml.YAMLError`, not a CLI that never returns."""
+    from shoal.spec.syntax import safe_load  # lazily: most commands never read a document
+
+    return safe_load(content)
 
 
 def same_document(content: bytes, stored: Any) -> bool:
@@ -140,7 +175,7 @@ def same_document(content: bytes, stored: Any) -> bool:
     import yaml
 
     try:
-        data: Any = yaml.safe_load(content)
+        data: Any = _safe_load(content)
     except yaml.YAMLError:
         return False
     if not isinstance(data, dict) or not isinstance(stored, dict):

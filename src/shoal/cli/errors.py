@@ -19,6 +19,14 @@ UNPLACEABLE = "unplaceable"
 """The API's error code for a valid cluster that does not fit."""
 
 
+def escape(text: str) -> str:
+    """User text (a message, a path, a name) made literal for Rich: `[/]` or `[bold]` in a
+    value prints as written instead of being read as markup (or crashing the printer)."""
+    from rich.markup import escape as rich_escape  # lazily, as the CLI loads Rich
+
+    return rich_escape(text)
+
+
 class CliError(Exception):
     """A failure already phrased for the user, with the exit code it ends the command with."""
 
@@ -28,7 +36,7 @@ class CliError(Exception):
         self.code = code
 
     def report(self) -> None:
-        console_err().print(f"[bold red]error:[/] {self.message}")
+        console_err().print(f"[bold red]error:[/] {escape(self.message)}")
 
 
 @dataclass
@@ -70,18 +78,19 @@ class ApiError(Exception):
     def report(self) -> None:
         err = console_err()
         if self.status == 404:
-            err.print(f"[bold red]not found:[/] {self.message}", markup=True)
+            err.print(f"[bold red]not found:[/] {escape(self.message)}", markup=True)
         elif self.status in (401, 403):
             err.print(
                 f"[bold red]{'unauthorized' if self.status == 401 else 'forbidden'}:[/] "
-                f"{self.message} (check --token / SHOAL_TOKEN)"
+                f"{escape(self.message)} (check --token / SHOAL_TOKEN)"
             )
         elif self.status >= 500:
-            err.print(f"[bold red]server error {self.status}:[/] {self.message}")
+            err.print(f"[bold red]server error {self.status}:[/] {escape(self.message)}")
         else:
-            err.print(f"[bold red]error:[/] {self.message}")
+            err.print(f"[bold red]error:[/] {escape(self.message)}")
         for d in self.details:
-            err.print(f"  [cyan]{d.get('path') or '/'}[/]: {d.get('message', '')}", markup=True)
+            path, message = escape(str(d.get("path") or "/")), escape(str(d.get("message", "")))
+            err.print(f"  [cyan]{path}[/]: {message}", markup=True)
 
 
 class Unreachable(CliError):

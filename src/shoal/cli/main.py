@@ -51,6 +51,7 @@ COMMANDS = (
     Entry("login", "login", "login"),
     Entry("receiver", "receiver", "app", group=True),
     Entry("webhook", "receiver", "webhook_app", group=True),
+    Entry("import", "import_senlin", "app", group=True),
 )
 NAMES = frozenset(e.name for e in COMMANDS)
 

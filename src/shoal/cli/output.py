@@ -33,9 +33,16 @@ def emit_data(data: Any, fmt: OutputFormat) -> None:
         sys.stdout.write(yaml.safe_dump(data, sort_keys=False))
 
 
+def escape(text: str) -> str:
+    """User text made literal for Rich (see shoal.cli.errors.escape)."""
+    from rich.markup import escape as rich_escape
+
+    return rich_escape(text)
+
+
 def report_problems(problems: list[dict[str, str]], title: str) -> None:
     """Every problem of an invalid input, one per line, on stderr."""
     err = console(stderr=True)
-    err.print(f"[bold red]error:[/] {title}")
+    err.print(f"[bold red]error:[/] {escape(title)}")
     for p in problems:
-        err.print(f"  [cyan]{p['path'] or '/'}[/]: {p['message']}", markup=True)
+        err.print(f"  [cyan]{escape(p['path'] or '/')}[/]: {escape(p['message'])}", markup=True)

@@ -21,7 +21,7 @@ from shoal.cli.documents import (
     read_environments,
     read_request,
 )
-from shoal.cli.errors import CliError
+from shoal.cli.errors import CliError, escape
 from shoal.cli.output import OutputFormat, console, emit_data, report_problems
 
 if TYPE_CHECKING:
@@ -168,7 +168,9 @@ def place(
         if spec.software.deployments:
             show_software(spec)
         for n in notices:
-            console().print(f"  [yellow]ignored:[/] {n['path'] or '/'}: {n['message']}")
+            console().print(
+                f"  [yellow]ignored:[/] {escape(n['path'] or '/')}: {escape(n['message'])}"
+            )
     else:
         extra: dict[str, object] = {"notices": notices} if notices else {}
         if spec.software.deployments or environment:
@@ -184,14 +186,18 @@ def show_result(result: PlacementResult, name: str) -> None:
 
     out = console()
     if result.status is PlacementStatus.UNDECIDED:
-        out.print(f"[bold yellow]cluster {name}: placement undecided[/] (not proven infeasible):")
+        out.print(
+            f"[bold yellow]cluster {escape(name)}: placement undecided[/] (not proven infeasible):"
+        )
         for r in result.reasons:
-            out.print(f"  - {r}")
+            out.print(f"  - {escape(r)}")
         return
     if not result.feasible:
-        out.print(f"[bold red]cluster {name} cannot be placed[/] (answered by {result.solver}):")
+        out.print(
+            f"[bold red]cluster {escape(name)} cannot be placed[/] (answered by {result.solver}):"
+        )
         for r in result.reasons:
-            out.print(f"  - {r}")
+            out.print(f"  - {escape(r)}")
         return
     table = Table(title=f"placement of {name}", title_justify="left")
     for col in ("node", "kind", "role", "flavor", "zone", "host"):
@@ -222,4 +228,4 @@ def show_result(result: PlacementResult, name: str) -> None:
         f"solver {result.solver}; {len(result.soft_violations)} soft violation(s)"
     )
     for v in result.soft_violations:
-        out.print(f"  [yellow]soft:[/] {v.message}")
+        out.print(f"  [yellow]soft:[/] {escape(v.message)}")

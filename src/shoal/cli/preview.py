@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from shoal.cli import screen
 from shoal.cli.command import seg
-from shoal.cli.errors import EXIT_FAILED, EXIT_OK, ApiError
+from shoal.cli.errors import EXIT_FAILED, EXIT_OK, ApiError, escape
 from shoal.cli.output import OutputFormat, emit_data
 from shoal.cli.tables import table, text
 
@@ -85,7 +85,7 @@ def show_plan(plan: dict[str, Any]) -> None:
         message = v.get("message") if isinstance(v, dict) else v
         out.print(f"  [yellow]soft:[/] {text(message)}")
     if not (creates or deletes or attaches or batches):
-        out.print(f"cluster {name}: no changes")
+        out.print(f"cluster {escape(name)}: no changes")
         return
     replaced = sum(len(b.get("nodes") or []) for b in batches)
     out.print(

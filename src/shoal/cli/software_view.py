@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from shoal.cli.errors import escape
 from shoal.cli.output import console
 
 if TYPE_CHECKING:
@@ -58,7 +59,7 @@ def show_shape(spec: ClusterSpec) -> None:
         table.add_row(i.name, "instance", "1", "")
     console().print(table)
     for rule in spec.groupings:
-        console().print(f"  {rule.describe()}: {', '.join(str(m) for m in rule.members)}")
+        console().print(escape(f"  {rule.describe()}: {', '.join(str(m) for m in rule.members)}"))
 
 
 def show_software(spec: ClusterSpec) -> None:

@@ -273,6 +273,14 @@ class Manager:
             if n.status not in _WATCHED or n.provider_id is None or n.name in trouble:
                 continue  # (a node whose host is gone is already in trouble)
             r = by_id.get(n.provider_id) or by_key.get(n.id)
+            if r is None:
+                # Not in the cluster's listing (which finds what Shoal made by its tags): an
+                # adopted resource (`shoal import senlin`) is untagged; ask for it by id.
+                try:
+                    r = await self.ctx.provider.get(n.kind, n.provider_id)
+                except ProviderError as e:
+                    log.warning("cannot read %s's %s: %s", n.name, n.provider_id, e)
+                    continue  # cannot tell; the next pass asks again
             if r is None or r.state in (ResourceState.MISSING, ResourceState.ERROR):
                 state = "gone" if r is None or r.state is ResourceState.MISSING else "broken"
                 trouble[n.name] = _Trouble(

@@ -37,9 +37,16 @@ from shoal.model.software import (
     SoftwareSpec,
 )
 from shoal.planning.software import targets
+from shoal.spec.output_size import MAX_OUTPUT_CHARS
+from shoal.spec.textreplace import OverBudget, replace_all, replaced
 
-MAX_RESULT_CHARS = 1 << 20
+__all__ = ["MAX_RESULT_CHARS", "evaluate", "replace_all"]
+
+MAX_RESULT_CHARS = MAX_OUTPUT_CHARS
 """An output's value, as JSON, at most (a join over a huge group would otherwise grow)."""
+MAX_WORK_CHARS = 4 * MAX_RESULT_CHARS
+"""Characters one output's evaluation may make in all, parts included: counted before each
+text is built, so an output that would expand is `pending`, never a server out of memory."""
 
 
 class _Pending(Exception):
@@ -57,6 +64,7 @@ def evaluate(
     ev = _Evaluation(software, nodes, records)
     results = []
     for o in outputs:
+        ev.left = MAX_WORK_CHARS
         try:
             value = ev.value(o.value)
         except _Pending as p:
@@ -89,25 +97,47 @@ class _Evaluation:
         self.software = software
         self.nodes = nodes
         self.records = {(r.deployment, r.node): r for r in records}
+        self.left = MAX_WORK_CHARS
+
+    def _charge(self, n: int) -> None:
+        self.left -= n
+        if self.left < 0:
+            raise _Pending(f"the value is longer than {MAX_RESULT_CHARS} characters")
+
+    def _sized(self, value: Json) -> Json:
+        if isinstance(value, str):
+            self._charge(len(value))
+        elif isinstance(value, list | dict):
+            self._charge(len(json.dumps(value)))
+        return value
 
     def value(self, v: OutputValue) -> Json:
         match v:
             case LiteralInput(value):
-                return value
+                return self._sized(value)
             case MemberFactsInput(member, fact):
-                return [self._fact(n, fact) for n in targets(member, self.nodes)]
+                return [self._sized(self._fact(n, fact)) for n in targets(member, self.nodes)]
             case MemberFact(member, fact):
                 return self._fact(self._one(member), fact)
             case OutputInput(deployment, output, scope):
-                return self._output(deployment, output, scope)
+                return self._sized(self._output(deployment, output, scope))
             case TextTemplate(template, params):
-                return replace_all(template, {k: _text(self.value(p)) for k, p in params.items()})
+                texts = {k: _text(self.value(p)) for k, p in params.items()}
+                try:
+                    text, _ = replaced(template, texts, max_chars=max(self.left, 0))
+                except OverBudget:
+                    raise _Pending(
+                        f"the value is longer than {MAX_RESULT_CHARS} characters"
+                    ) from None
+                self._charge(len(text))
+                return text
             case JoinedText(separator, items):
-                texts: list[str] = []
+                texts_: list[str] = []
                 for item in items:
                     got = self.value(item)
-                    texts += [_text(x) for x in got] if isinstance(got, list) else [_text(got)]
-                return separator.join(texts)
+                    texts_ += [_text(x) for x in got] if isinstance(got, list) else [_text(got)]
+                self._charge(sum(map(len, texts_)) + len(separator) * len(texts_))
+                return separator.join(texts_)
             case ListValue(items):
                 return [self.value(i) for i in items]
             case MapValue(items):
@@ -148,23 +178,6 @@ class _Evaluation:
                 raise _Pending(f"deployment {deployment} is not complete on {n.name} ({state})")
             values.append(r.outputs.get(output))
         return values[0] if scope is OutputScope.NODE else values
-
-
-def replace_all(template: str, params: dict[str, str]) -> str:
-    """Heat's str_replace: longest keys first, and replaced text is never scanned again."""
-    pieces: list[tuple[str, bool]] = [(template, False)]  # (text, already a replacement)
-    for key in sorted((k for k in params if k), key=lambda k: (-len(k), k)):
-        split: list[tuple[str, bool]] = []
-        for text, done in pieces:
-            if done:
-                split.append((text, True))
-                continue
-            for i, part in enumerate(text.split(key)):
-                if i:
-                    split.append((params[key], True))
-                split.append((part, False))
-        pieces = split
-    return "".join(text for text, _ in pieces)
 
 
 def _text(value: Json) -> str:

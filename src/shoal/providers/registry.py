@@ -25,6 +25,7 @@ _LOCAL_OPTIONS = {
     "port": int,
     "stop_grace_s": float,
     "agent_poll_s": float,
+    "sandbox": str,
 }
 _SIM_OPTIONS = {
     "create_latency_s": float,
@@ -87,6 +88,7 @@ def make_provider(
             port=int(o.get("port", 8080)),
             stop_grace_s=float(o.get("stop_grace_s", 3.0)),
             agent_poll_s=float(o.get("agent_poll_s", 5.0)),
+            sandbox=str(o.get("sandbox", "bwrap")),  # issue 29: bwrap | off
         )
     if name == "sim":
         from shoal.providers.sim.provider import SimProvider

@@ -20,10 +20,12 @@ from shoal.engine.software.decide import SoftwareOf
 from shoal.engine.software.inputs import REDACTED
 from shoal.engine.software.source import DocumentSoftware
 from shoal.engine.software.urls import Urls
+from shoal.model.enums import NodeStatus
 from shoal.model.inventory import Inventory
 from shoal.model.problems import InvalidDocument
 from shoal.model.rollouts import SoftwareRollout
 from shoal.model.software import (
+    DeployAction,
     DeploymentStatus,
     Json,
     ResolvedDeployment,
@@ -87,10 +89,24 @@ def log_view(r: DeploymentRow) -> dict[str, Any]:
 
 
 def scrub(text: str, values: Mapping[str, str]) -> str:
-    """`text` with every secret value replaced (so a script echoing one does not store it)."""
-    for v in sorted((v for v in values.values() if len(v) >= 4), key=len, reverse=True):
+    """`text` with every occurrence of every secret value replaced, whatever its length (so a
+    script echoing one does not store it). A very short secret also hides the same letters in
+    other words: accepted, a secret shown is worse (issue 29)."""
+    for v in sorted({v for v in values.values() if v}, key=len, reverse=True):
         text = text.replace(v, REDACTED)
     return text
+
+
+def scrub_json(value: Json, values: Mapping[str, str]) -> Json:
+    """`value` with secrets scrubbed from every string in it (an output a script echoed a
+    secret into is stored without it). Outputs are bounded in depth before they get here."""
+    if isinstance(value, str):
+        return scrub(value, values)
+    if isinstance(value, list):
+        return [scrub_json(v, values) for v in value]
+    if isinstance(value, dict):
+        return {k: scrub_json(v, values) for k, v in value.items()}
+    return value
 
 
 class DeploymentService:
@@ -153,11 +169,15 @@ class DeploymentService:
             node = node_repo.get_node(conn, node_id)
             if (
                 node is None
+                or not _still_there(node)
                 or not token
                 or not secrets.matches(secrets.derive(server_key, node_id), token)
             ):
                 raise NotFound("no such server, or the token is not its token")
             rows = [r for r in repo.for_node(conn, node.id) if r.action_id is not None]
+            if node.status is NodeStatus.DELETING:
+                # Going: only its DELETE runs (its cleanup scripts) are still served.
+                rows = [r for r in rows if r.action is DeployAction.DELETE]
             software = self._software_of(conn, node)
         resolved: list[ResolvedDeployment] = []
         run_of: dict[str, str] = {}
@@ -197,14 +217,16 @@ class DeploymentService:
         """Record how a run ended, from heat-config-notify's POST; idempotent once recorded."""
         with self.db.reading() as conn:
             row = repo.by_action(conn, action_id)
+            owner = None if row is None else node_repo.get_node(conn, row.node_id)
         if (
             row is None
+            or owner is None
+            or not _still_there(owner)
             or not token
             or not secrets.matches(row.signal_hash, secrets.digest_of(token))
         ):
             raise NotFound("no such deployment run, or the token is not its token")
-        if row.status is not DeploymentStatus.IN_PROGRESS:
-            return row.status  # a repeated signal (agents retry) changes nothing
+        # Read before anything else, so a bad body is the same 4xx whenever it comes.
         try:
             signal = heat_metadata.parse_signal(body)
         except InvalidDocument as e:
@@ -212,6 +234,8 @@ class DeploymentService:
                 "the signal is not what heat-config-notify sends",
                 [{"path": p.path, "message": p.message} for p in e.problems],
             ) from e
+        if row.status is not DeploymentStatus.IN_PROGRESS:
+            return row.status  # a repeated signal (agents retry) changes nothing
         now = self.clock.now()
         with self.db.transaction() as conn:
             node = node_repo.get_node(conn, row.node_id)
@@ -231,6 +255,7 @@ class DeploymentService:
             )
             stdout = scrub(signal.stdout, software.secrets)
             stderr = scrub(stderr, software.secrets)
+            outputs = {k: scrub_json(v, software.secrets) for k, v in outputs.items()}
             outputs = heat_metadata.with_heat_outputs(
                 outputs, signal.status_code, repo.tail(stdout), repo.tail(stderr)
             )
@@ -267,6 +292,12 @@ class DeploymentService:
         if c is None:
             return SoftwareSpec()
         return self.software_of(c) or SoftwareSpec()
+
+
+def _still_there(node: NodeRecord) -> bool:
+    """A node deleted (scale-in, node or cluster delete) has no agents' credentials left: its
+    metadata and its runs' signal URLs answer 404 from then on (issue 29)."""
+    return node.deleted_at is None and node.status is not NodeStatus.DELETED
 
 
 def _unredacted(r: DeploymentRow, software: SoftwareSpec) -> dict[str, Json]:

@@ -25,7 +25,9 @@ as "a,b,c", which is what the type means (the hook would otherwise hand the scri
 
 from __future__ import annotations
 
+import contextlib
 import json
+import math
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -61,6 +63,15 @@ MAX_SIGNAL_BYTES = 1_048_576
 
 MAX_SIGNAL_OUTPUTS = 256
 """More outputs than any config declares; a bound on work before looking at them."""
+
+MAX_SIGNAL_DEPTH = 32
+"""How deeply a signal's outputs may nest (issue 29: a body nested 500k deep was a 500)."""
+
+MAX_STATUS_CODE = 2**31 - 1
+"""The largest `deploy_status_code` magnitude kept (a 32-bit column; 10**29 was a 500)."""
+
+MAX_OUTPUT_INT = 2**63 - 1
+"""Integers in outputs beyond a 64-bit range are refused: every store and client reads them."""
 
 _NAMESPACE = uuid.UUID("5b0e1c1e-6f43-4a57-9d0b-3c1a7e0d2f11")
 
@@ -274,6 +285,10 @@ def parse_signal(body: bytes | str | Mapping[str, object]) -> DeploymentSignal:
             )
         )
     json_outputs = {k: v for k, v in outputs.items() if _is_json(v)}
+    for name, value in json_outputs.items():
+        problem = _bounded(value)
+        if problem is not None:
+            problems.append(Problem(f"/{_escape(name)}", problem))
     if problems:
         raise InvalidDocument(problems)
     return DeploymentSignal(
@@ -323,6 +338,10 @@ def _decode(body: bytes | str | Mapping[str, object]) -> Mapping[str, object]:
         data = json.loads(body)
     except (ValueError, UnicodeDecodeError) as exc:
         raise InvalidDocument([Problem("", f"a signal must be JSON: {exc}")]) from None
+    except RecursionError:
+        raise InvalidDocument(
+            [Problem("", f"a signal nests at most {MAX_SIGNAL_DEPTH} levels deep")]
+        ) from None
     if not isinstance(data, dict):
         raise InvalidDocument(
             [Problem("", f"a signal must be a JSON object, found {type(data).__name__}")]
@@ -346,17 +365,53 @@ def _status_code(value: object, problems: list[Problem]) -> int:
     if isinstance(value, bool):
         problems.append(Problem(f"/{STATUS_CODE}", "deploy_status_code must be an integer"))
         return 0
+    number: int | None = None
     if isinstance(value, int):
-        return value
-    if isinstance(value, str):
-        try:
-            return int(value.strip())
-        except ValueError:
-            pass
+        number = value
+    elif isinstance(value, str):
+        with contextlib.suppress(ValueError):
+            number = int(value.strip())
+    if number is not None and abs(number) <= MAX_STATUS_CODE:
+        return number
+    if number is not None:
+        problems.append(
+            Problem(
+                f"/{STATUS_CODE}",
+                f"deploy_status_code must be between -{MAX_STATUS_CODE} and {MAX_STATUS_CODE}",
+            )
+        )
+        return 0
     problems.append(
         Problem(f"/{STATUS_CODE}", f"deploy_status_code must be an integer, found {value!r:.40}")
     )
     return 0
+
+
+def _bounded(value: Json) -> str | None:
+    """Why an output cannot be kept (too deep, a number no store reads), or None. Walked
+    without recursion, so its own depth is no risk."""
+    stack: list[tuple[Json, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > MAX_SIGNAL_DEPTH:
+            return f"an output nests at most {MAX_SIGNAL_DEPTH} levels deep"
+        if isinstance(item, bool) or item is None or isinstance(item, str):
+            continue
+        if isinstance(item, int):
+            if abs(item) > MAX_OUTPUT_INT:
+                return "an integer in an output must fit in 64 bits"
+        elif isinstance(item, float):
+            if not math.isfinite(item):
+                return "a number in an output must be finite"
+        elif isinstance(item, list):
+            stack.extend((v, depth + 1) for v in item)
+        elif isinstance(item, dict):
+            stack.extend((v, depth + 1) for v in item.values())
+    return None
+
+
+def _escape(name: str) -> str:
+    return name.replace("~", "~0").replace("/", "~1")
 
 
 def _is_json(value: object) -> TypeGuard[Json]:

@@ -48,6 +48,7 @@ from shoal.spec.collect import ProblemList, child
 from shoal.spec.drafts import ClusterDraft
 from shoal.spec.fields import Fields, mapping
 from shoal.spec.names import NAME_RULE, is_name, suggest, unknown
+from shoal.spec.output_size import member_counts, too_big
 from shoal.spec.params import MAX_VALUE_DEPTH, ParameterTable, to_json
 from shoal.spec.software import DeploymentDraft, SoftwareDraft
 from shoal.spec.software_checks import HEAT_OUTPUTS
@@ -306,12 +307,16 @@ def check_outputs(
         if i.name is not None:
             members[i.name] = {None}
     deployments = {d.name: d for d in software.deployments} if software is not None else {}
+    counts = member_counts(cluster)
     for d in drafts:
         for r in d.references:
             if r.kind == "member":
                 _check_member(MemberRef.parse(r.ref), r.path, members, out)
             else:
                 _check_output(r.ref, r.path, deployments, software, out)
+        why = too_big(d.value, counts) if d.value is not None else None
+        if why is not None:
+            out.add(child(d.path, "value"), why)
 
 
 def _check_member(

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from shoal.model.software import GENERATED_MARK, Json
+from shoal.spec import patterns
 from shoal.spec.collect import ProblemList, child
 from shoal.spec.fields import Fields, mapping
 from shoal.spec.names import NAME_RULE, is_name
@@ -187,10 +188,9 @@ def _constraints(f: Fields, kind: ParamType | None) -> Constraints | None:
     lmin, lmax = _length_bounds(c)
     pattern = c.text("allowed_pattern", empty_ok=False)
     if pattern is not None:
-        try:
-            re.compile(pattern)
-        except re.error as err:
-            c.problem("allowed_pattern", f"not a valid regular expression: {err}")
+        why = patterns.problem(pattern)
+        if why is not None:
+            c.problem("allowed_pattern", why)
             pattern = None
     c.finish()
     if kind is not None and (rmin is not None or rmax is not None) and kind != ParamType.NUMBER:
@@ -279,7 +279,7 @@ def check_constraints(p: Parameter, value: Json, path: str, out: ProblemList) ->
             out.add(path, f"parameter '{p.name}' must have a length {_length(c)}, found {n}")
             return False
     pattern = c.allowed_pattern
-    if pattern is not None and isinstance(value, str) and re.fullmatch(pattern, value) is None:
+    if pattern is not None and isinstance(value, str) and not patterns.fullmatch(pattern, value):
         shown = "the hidden value" if p.hidden else found
         out.add(path, f"parameter '{p.name}' must match the pattern {pattern}, found {shown}")
         return False

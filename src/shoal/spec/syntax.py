@@ -30,7 +30,7 @@ def parse(text: str | bytes, source: str = DEFAULT_SOURCE) -> object:
         raise _fail(f"{where}the document is empty")
     if decoded.lstrip()[:1] in ("{", "[") and not source.endswith((".yaml", ".yml")):
         try:
-            return json.loads(decoded, object_pairs_hook=Pairs)
+            return _within_depth(json.loads(decoded, object_pairs_hook=Pairs), decoded, where)
         except json.JSONDecodeError as err:
             raise _fail(where + _json_message(decoded, err)) from None
         except RecursionError:
@@ -52,6 +52,23 @@ def parse(text: str | bytes, source: str = DEFAULT_SOURCE) -> object:
         raise _fail(f"{where}the document is nested too deeply to read") from None
     except (ValueError, TypeError) as err:
         raise _fail(f"{where}the document cannot be read: {err}") from None
+
+
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_BRACKET = re.compile(r"[\[\]{}]")
+
+
+def _within_depth(tree: object, text: str, where: str) -> object:
+    """`tree`, or a refusal when the JSON text nests deeper than MAX_DEPTH (its brackets
+    counted outside strings: a scan of the text, not a walk of every value)."""
+    depth = 0
+    for bracket in _BRACKET.findall(_JSON_STRING.sub("", text)):
+        depth += 1 if bracket in "[{" else -1
+        if depth > MAX_DEPTH:
+            raise _fail(
+                f"{where}the document is nested too deeply to read (more than {MAX_DEPTH} levels)"
+            )
+    return tree
 
 
 def _code_point(character: object) -> str:
@@ -95,8 +112,84 @@ def _plain_indentation(text: str) -> str:
 # --- YAML -----------------------------------------------------------------------------------
 
 
-class _PairsLoader(yaml.SafeLoader):
-    """The safe loader, building `Pairs` for mappings so repeated keys survive."""
+MAX_NODES = 200_000
+"""YAML nodes a document may stand for, aliases counted as what they expand to (a billion
+laughs in 700 bytes is refused while it is composed, before an object is built). A scalar
+counts one more for every CHARS_PER_NODE characters, so a long text aliased many times counts
+as long as its copies."""
+CHARS_PER_NODE = 64
+MAX_DEPTH = 100
+"""Levels of nesting of any parsed document, YAML or JSON (no reader walks deeper)."""
+
+
+class BoundedLoader(yaml.SafeLoader):
+    """The safe loader with its composing metered (see below); plain dicts for mappings.
+
+    Composing is metered: every node counts once, an alias as many nodes as its anchor stands
+    for; an alias inside its own anchor (a recursive document) is refused, as is nesting deeper
+    than MAX_DEPTH.
+    """
+
+    def __init__(self, stream: str | bytes) -> None:
+        super().__init__(stream)
+        self._nodes = 0
+        self._depth = 0
+        self._weights: dict[str, int] = {}
+        self._open: set[str] = set()
+
+    def compose_node(self, parent: yaml.Node | None, index: int) -> yaml.Node | None:
+        event: yaml.Event = self.peek_event()  # type: ignore[no-untyped-call]
+        anchor: str | None = getattr(event, "anchor", None)
+        if isinstance(event, yaml.AliasEvent) and anchor is not None:
+            if anchor in self._open:
+                raise _composer_error(f"the alias *{anchor} is inside its own anchor", event)
+            node = super().compose_node(parent, index)
+            self._count(self._weights.get(anchor, 1), event)
+            return node
+        nests = isinstance(event, yaml.SequenceStartEvent | yaml.MappingStartEvent)
+        self._depth += nests
+        if self._depth > MAX_DEPTH:
+            raise _composer_error(
+                f"the document is nested too deeply to read (more than {MAX_DEPTH} levels)", event
+            )
+        before = self._nodes
+        text = event.value if isinstance(event, yaml.ScalarEvent) else ""
+        self._count(1 + len(text) // CHARS_PER_NODE, event)
+        if anchor is not None:
+            self._open.add(anchor)
+        try:
+            node = super().compose_node(parent, index)
+        finally:
+            self._depth -= nests
+            if anchor is not None:
+                self._open.discard(anchor)
+        if anchor is not None:
+            self._weights[anchor] = self._nodes - before
+        return node
+
+    def _count(self, n: int, event: yaml.Event) -> None:
+        self._nodes += n
+        if self._nodes > MAX_NODES:
+            raise _composer_error(
+                f"the document stands for more than {MAX_NODES} values once its aliases "
+                "are expanded (anchors and aliases are for small repeats)",
+                event,
+            )
+
+
+def _composer_error(problem: str, event: yaml.Event) -> yaml.composer.ComposerError:
+    mark = event.start_mark if isinstance(event.start_mark, yaml.error.Mark) else None
+    return yaml.composer.ComposerError(None, None, problem, mark)
+
+
+class _PairsLoader(BoundedLoader):
+    """The bounded loader, building `Pairs` for mappings so repeated keys survive."""
+
+
+def safe_load(text: str | bytes) -> object:
+    """`yaml.safe_load` within the same bounds (a bomb is a `yaml.YAMLError`), for readers that
+    want plain dicts (the CLI reading a user's file before sending it)."""
+    return yaml.load(text, Loader=BoundedLoader)
 
 
 _MERGE = "tag:yaml.org,2002:merge"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Request, Response
+from fastapi import APIRouter, Query, Request, Response
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
@@ -15,6 +15,7 @@ from shoal.service.senlin.bodies import RECEIVER_CREATE, RECEIVER_UPDATE, reques
 from shoal.service.senlin.queries import RECEIVERS
 from shoal.service.senlin.reads import list_query
 from shoal.service.senlin.receivers import SenlinReceivers
+from shoal.service.senlin_webhooks import webhook_secret
 
 router = APIRouter(prefix="/v1")
 
@@ -67,7 +68,13 @@ async def delete_receiver(ref: str, request: Request, who: Caller) -> Response:
 
 
 @router.post("/webhooks/{receiver_id}/trigger", status_code=202)
-async def trigger(receiver_id: str, request: Request, token: str | None = None) -> JSONResponse:
+async def trigger(
+    receiver_id: str,
+    request: Request,
+    token: str | None = None,
+    version: str | None = Query(None, alias="V"),
+) -> JSONResponse:
     await body_of(request)  # Senlin's optional {"params": ...}; a receiver's own params rule
-    sub = await run_in_threadpool(_native(request).trigger, receiver_id, token)
+    secret = webhook_secret(receiver_id, token, version)  # `?V=1`: an imported receiver
+    sub = await run_in_threadpool(_native(request).trigger, receiver_id, secret)
     return accepted(request, {"action": sub.action.id}, sub.action.id)

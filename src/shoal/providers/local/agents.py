@@ -26,12 +26,17 @@ from __future__ import annotations
 
 import os
 import shlex
-import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from shoal.files import private_dir, write_private
+from shoal.files import (
+    has_link_beneath,
+    open_dir_beneath,
+    private_dir,
+    remove_tree_beneath,
+    write_beneath,
+)
 
 AGENTS_DIR = "agents"
 LOG_NAME = "agents.log"
@@ -156,13 +161,22 @@ def prepare(
 ) -> list[str]:
     """Write the guest's configuration for one server and return the argv that starts its
     agent chain. Idempotent: a restart keeps `deployed/`, so finished deployments stay done."""
-    private_dir(layout.root)
+    # Every write goes through directory descriptors opened without following links
+    # (files.py): the node's own processes run meanwhile and may swap a folder for a link.
+    workdir = layout.root.parent
+    private_dir(workdir)
+    _reset_if_linked(layout)
+
+    def rel(path: Path) -> Path:
+        return path.relative_to(workdir)
+
     for d in (layout.config_file.parent, layout.heat_config.parent, layout.deployed.parent):
-        private_dir(d)
+        os.close(open_dir_beneath(workdir, rel(d)))
     cache = layout.root / "var" / "lib" / "os-collect-config"
     backup = layout.root / "var" / "run" / "os-collect-config"
-    write_private(
-        layout.config_file,
+    write_beneath(
+        workdir,
+        rel(layout.config_file),
         "\n".join(
             [
                 "[DEFAULT]",
@@ -181,21 +195,42 @@ def prepare(
             ]
         ),
     )
-    configure = layout.refresh_base / "configure.d"
-    if configure.exists():
-        shutil.rmtree(configure)
-    configure.mkdir(parents=True)
-    apply = configure / "20-os-apply-config"
+    configure = rel(layout.refresh_base / "configure.d")
+    remove_tree_beneath(workdir, configure)
     output = shlex.quote(str(layout.root))
-    apply.write_text(f"#!/bin/bash\nset -ue\n\nexec os-apply-config --output {output}\n")
-    apply.chmod(0o755)
-    shutil.copy2(install.share / "os-refresh-config" / "configure.d" / "55-heat-config", configure)
-    template = layout.templates / "var" / "run" / "heat-config" / "heat-config"
-    template.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copy2(
-        install.share / "os-apply-config" / "var" / "run" / "heat-config" / "heat-config", template
+    write_beneath(
+        workdir,
+        configure / "20-os-apply-config",
+        f"#!/bin/bash\nset -ue\n\nexec os-apply-config --output {output}\n",
+        0o700,
     )
+    heat_config = install.share / "os-refresh-config" / "configure.d" / "55-heat-config"
+    write_beneath(workdir, configure / "55-heat-config", heat_config.read_bytes(), 0o700)
+    template = layout.templates / "var" / "run" / "heat-config" / "heat-config"
+    source = install.share / "os-apply-config" / "var" / "run" / "heat-config" / "heat-config"
+    write_beneath(workdir, rel(template), source.read_bytes())
     return [str(install.bin / "os-collect-config"), "--config-file", str(layout.config_file)]
+
+
+def _reset_if_linked(layout: AgentLayout) -> None:
+    """The tree is the node's to write (its scripts run there): if it put a symlink where
+    Shoal writes the chain's configuration, the tree starts afresh rather than Shoal writing
+    (or deleting) through the link, e.g. into $SHOAL_HOME."""
+    workdir = layout.root.parent
+    touched = [
+        layout.config_file,
+        layout.refresh_base / "configure.d" / "20-os-apply-config",
+        layout.templates / "var" / "run" / "heat-config" / "heat-config",
+        layout.heat_config,
+        layout.deployed,
+        layout.lockfile,
+        layout.log,
+        layout.root / "var" / "lib" / "os-collect-config",
+        layout.root / "var" / "run" / "os-collect-config",
+    ]
+    if not any(has_link_beneath(workdir, p) for p in touched):
+        return
+    remove_tree_beneath(workdir, AGENTS_DIR)  # never follows a link
 
 
 def environment(layout: AgentLayout, install: AgentInstall, base: dict[str, str]) -> dict[str, str]:

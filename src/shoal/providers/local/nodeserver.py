@@ -19,10 +19,15 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from shoal.files import read_beneath
 from shoal.providers.local.volumes import attached_views
 
 _WWW_MAX = 1024 * 1024
 """The largest file `GET /www/NAME` serves."""
+
+PID_FILE = ".shoal-pid"
+"""Where the provider writes the pid the host knows a sandboxed node by (its own is its pid
+namespace's); `GET /` shows that one, so the node's pid means the same inside and out."""
 
 
 class NodeHTTPServer(ThreadingHTTPServer):
@@ -31,6 +36,7 @@ class NodeHTTPServer(ThreadingHTTPServer):
 
     def __init__(self, options: argparse.Namespace) -> None:
         self.options = options
+        self._host_pid: int | None = None
         self.started_at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         super().__init__((options.address, options.port), NodeHandler)
 
@@ -44,9 +50,18 @@ class NodeHTTPServer(ThreadingHTTPServer):
             "host": o.host,
             "zone": o.zone,
             "volumes": attached_views(Path(o.workdir)),
-            "pid": os.getpid(),
+            "pid": self.host_pid(),
             "started_at": self.started_at,
         }
+
+    def host_pid(self) -> int:
+        """Read once and kept: the node's directory may later be lost behind its back."""
+        if self._host_pid is None:
+            raw = read_beneath(Path(self.options.workdir), PID_FILE, 32)
+            text = (raw or b"").decode(errors="replace").strip()
+            if text.isdigit():
+                self._host_pid = int(text)
+        return os.getpid() if self._host_pid is None else self._host_pid
 
 
 class NodeHandler(BaseHTTPRequestHandler):
@@ -70,12 +85,9 @@ class NodeHandler(BaseHTTPRequestHandler):
         if not name or "/" in name or "\\" in name or name.startswith("."):
             self._send(404, b"not found", "text/plain")
             return
-        target = Path(self.server.options.workdir) / "www" / name
-        try:
-            if target.is_symlink() or not target.is_file() or target.stat().st_size > _WWW_MAX:
-                raise FileNotFoundError(name)
-            body = target.read_bytes()
-        except OSError:
+        # Opened without following a link anywhere below the workdir (www/ itself included).
+        body = read_beneath(Path(self.server.options.workdir), f"www/{name}", _WWW_MAX)
+        if body is None:
             self._send(404, b"not found", "text/plain")
             return
         kind = "text/html" if name.endswith(".html") else "text/plain"

@@ -18,7 +18,7 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from shoal.files import open_private_append
+from shoal.files import open_private_append, read_tail_beneath
 
 KEY_ENV = "SHOAL_NODE_KEY"
 ID_ENV = "SHOAL_NODE_ID"
@@ -36,6 +36,8 @@ def spawn(
 ) -> subprocess.Popen[bytes]:
     """Start `argv` detached in its own session, output appended to `log`. Blocking: run it
     in a thread. Raises OSError when the program cannot be started."""
+    if log.is_symlink():
+        log.unlink()  # a node put a link there: its output never goes through it
     with os.fdopen(open_private_append(log), "ab") as out:
         proc = subprocess.Popen(
             list(argv),
@@ -46,6 +48,7 @@ def spawn(
             stderr=subprocess.STDOUT,
             start_new_session=True,
             close_fds=True,
+            umask=0o077,  # what a node and its agents create is theirs only (0600/0700)
         )
     _SPAWNED[proc.pid] = proc
     return proc
@@ -96,7 +99,8 @@ def signal_group(pid: int, sig: signal.Signals) -> None:
 
 
 async def terminate(pid: int | None, key: str, *, grace_s: float = 3.0) -> None:
-    """SIGTERM the node's group, then SIGKILL after `grace_s`; returns once it is gone."""
+    """SIGTERM the node's group, then SIGKILL after `grace_s`; returns once every process of
+    it is gone (a sandboxed node's launcher may end before the node has let go of its port)."""
     if pid is None or not is_running(pid, key):
         return
     signal_group(pid, signal.SIGTERM)
@@ -106,10 +110,32 @@ async def terminate(pid: int | None, key: str, *, grace_s: float = 3.0) -> None:
     await _wait_gone(pid, key, 10.0)
 
 
+def _group_alive(pgid: int) -> bool:
+    """Whether a process of the group still runs. Zombies do not count: the machine's init
+    may take seconds to reap a sandbox's launcher once it is orphaned."""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat") as f:
+                fields = f.read().rsplit(")", 1)[-1].split()
+        except OSError:
+            continue
+        if len(fields) > 2 and fields[2] == str(pgid) and fields[0] not in ("Z", "X"):
+            return True
+    return False
+
+
 async def _wait_gone(pid: int, key: str, timeout_s: float) -> bool:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout_s
-    while is_running(pid, key):
+    while is_running(pid, key) or _group_alive(pid):
         if loop.time() >= deadline:
             return False
         await asyncio.sleep(0.02)
@@ -158,12 +184,7 @@ async def wait_ready(
 
 
 def log_tail(log: Path, max_bytes: int = 2000) -> str:
-    """The end of a node's log, for error messages."""
-    try:
-        with open(log, "rb") as f:
-            f.seek(0, os.SEEK_END)
-            size = f.tell()
-            f.seek(max(0, size - max_bytes))
-            return f.read().decode(errors="replace")
-    except OSError:
-        return ""
+    """The end of a node's log, for error messages and `shoal logs`: "" when it is missing, not
+    a regular file, or a symlink (a node can replace its log with one; never followed)."""
+    data = read_tail_beneath(log.parent, log.name, max_bytes)
+    return "" if data is None else data.decode(errors="replace")

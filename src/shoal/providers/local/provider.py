@@ -37,7 +37,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from shoal.files import private_dir
+from shoal.files import private_dir, read_tail_beneath, write_private
 from shoal.model.catalogs import default_inventory
 from shoal.model.enums import NodeKind
 from shoal.model.inventory import Image, Inventory
@@ -53,7 +53,10 @@ from shoal.providers.base import (
 from shoal.providers.errors import PermanentError, ProviderError, ResourceGone, TemporaryError
 from shoal.providers.local import agents, agentwatch, launch, processes, volumes
 from shoal.providers.local.hosts import FailedHosts
+from shoal.providers.local.nodeserver import PID_FILE as _PID_FILE
 from shoal.providers.local.records import Record, RecordStore, ServerRecord, VolumeRecord
+from shoal.providers.local.sandbox import NO_BINDS, Binds, Sandbox, SandboxMode
+from shoal.providers.local.sandbox import env_for_node as sandbox_env
 from shoal.providers.local.slots import NoFreeSlotError, SlotTable
 
 DEFAULT_PORT = 8080
@@ -75,8 +78,15 @@ class LocalProvider:
         stop_grace_s: float = 3.0,
         agent_install: agents.AgentInstall | None = None,
         agent_poll_s: float = 5.0,
+        sandbox: SandboxMode | str = SandboxMode.BWRAP,
+        binds: Binds = NO_BINDS,
     ) -> None:
         self.home = Path(home)
+        self.sandbox = Sandbox.find(sandbox)
+        """bwrap, which every node process and agent chain runs under; None: sandbox off
+        (sandbox.py; raises `SandboxUnavailableError` when wanted and missing)."""
+        self.binds = binds
+        """Paths every node sees besides its own workdir (and its attached volumes)."""
         self._agent_install = agent_install
         self.agent_poll_s = agent_poll_s
         """How long the agents of a server wait between polls of its metadata at most."""
@@ -190,6 +200,8 @@ class LocalProvider:
                 raise PermanentError(
                     f"volume {volume.name} is in use by server {volume.attached_to}"
                 )
+            link = Path(server.workdir) / volumes.LINKS_DIR / volume.name
+            new_link = not link.is_symlink()
             if not volumes.attach(Path(server.workdir), volume.name, Path(volume.path)):
                 raise PermanentError(
                     f"server {server.name} already has another volume named {volume.name}"
@@ -197,6 +209,20 @@ class LocalProvider:
             if volume.attached_to != server_id:
                 volume.attached_to = server_id
                 self._records.save(volume)
+        if new_link and self.sandbox is not None:
+            await self._remount(server_id)
+
+    async def _remount(self, server_id: str) -> None:
+        """A sandbox's mounts are fixed when it starts, so a server running sandboxed is
+        started again to see a volume attached now (as a guest rescanning its disks)."""
+        record = self._server_record(server_id)
+        async with self._key_locks[(NodeKind.SERVER, record.key)]:
+            record = self._server_record(server_id)
+            if record.id in self._busy or not processes.is_running(record.pid, record.key):
+                return  # not running (or being started): it binds its volumes when it starts
+            with self._busy_as(record.id, "rebooting"):
+                await self._stop(record)
+                await self._restart(record)
 
     async def reboot(self, server_id: str) -> Resource:
         """Stop the server's process group and start it again: same id, key, address, workdir.
@@ -449,7 +475,15 @@ class LocalProvider:
         )
         if record.pid is None:
             raise PermanentError(f"server {record.name} has no process for its agents to follow")
-        # Under a watcher that takes the chain down when the server's process dies.
+        if self.sandbox is not None:
+            chain = self.sandbox.wrap(
+                chain,
+                workdir=Path(record.workdir),
+                binds=self._binds_of(record, install),
+                chdir=layout.root,
+            )
+        # Under a watcher (outside the sandbox: it follows the server's pid) that takes the
+        # chain down when the server's process dies.
         argv = [sys.executable, agentwatch.__file__, "--pid", str(record.pid), "--", *chain]
         base = launch.node_env(key=record.key, resource_id=record.id)
         # What a deployment's script needs to reach its own server, as on a guest it would
@@ -459,6 +493,8 @@ class LocalProvider:
         base[agents.PORT_ENV] = str(record.port)
         base[agents.NAME_ENV] = record.name
         env = agents.environment(layout, install, base)
+        if self.sandbox is not None:
+            env = sandbox_env(env, Path(record.workdir))
         try:
             proc = await asyncio.to_thread(
                 processes.spawn, argv, cwd=layout.root, log=layout.log, env=env
@@ -495,6 +531,20 @@ class LocalProvider:
         finally:
             self._busy.pop(server_id, None)
 
+    def _binds_of(self, record: ServerRecord, install: agents.AgentInstall | None = None) -> Binds:
+        """What the server's sandbox shows besides its workdir: the provider's binds, the
+        volumes attached to it (its `volumes/` links point at them), the agents' install."""
+        attached = tuple(
+            Path(v.path)
+            for v in self._records.all()
+            if isinstance(v, VolumeRecord) and v.attached_to == record.id and Path(v.path).is_dir()
+        )
+        code = () if install is None else (install.bin, install.share)
+        return Binds(
+            read_only=(*self.binds.read_only, *code),
+            read_write=(*self.binds.read_write, *attached),
+        )
+
     def _relink(self, record: ServerRecord) -> None:
         """Link every volume whose record says it is attached to this server (after its
         workdir was lost or wiped); a name already linked elsewhere is left alone."""
@@ -505,10 +555,17 @@ class LocalProvider:
     async def _spawn_and_wait(self, record: ServerRecord, workdir: Path) -> None:
         log = workdir / LOG_NAME
         env = launch.node_env(key=record.key, resource_id=record.id)
+        argv = record.argv
+        if self.sandbox is not None:
+            # bwrap would start and then fail to exec it: say so as an unsandboxed start would.
+            if shutil.which(argv[0], path=env.get("PATH")) is None:
+                raise PermanentError(
+                    f"server {record.name} could not start {argv[0]}", fault="no such program"
+                )
+            argv = self.sandbox.wrap(argv, workdir=workdir, binds=self._binds_of(record))
+            env = sandbox_env(env, workdir)
         try:
-            proc = await asyncio.to_thread(
-                processes.spawn, record.argv, cwd=workdir, log=log, env=env
-            )
+            proc = await asyncio.to_thread(processes.spawn, argv, cwd=workdir, log=log, env=env)
         except OSError as e:
             raise PermanentError(
                 f"server {record.name} could not start {record.argv[0]}", fault=str(e)
@@ -516,6 +573,9 @@ class LocalProvider:
         record.pid = proc.pid
         record.started_at = time.time()
         self._records.save(record)
+        if self.sandbox is not None:
+            # Its own pid is its sandbox's; the node shows the one the host knows it by.
+            write_private(workdir / _PID_FILE, str(proc.pid))
         try:
             await processes.wait_ready(
                 proc.pid,
@@ -686,11 +746,10 @@ def node_log(provider: LocalProvider, server_id: str, max_bytes: int) -> str | N
     """The end of a local server's log (`shoal logs`); None if Shoal made no such server here.
 
     The id is a provider id Shoal recorded, never a path a caller chose: only `srv-<hex>` ids
-    are looked up, so no request can read outside the nodes directory.
+    are looked up, so no request can read outside the nodes directory; and the log is opened
+    without following a link (the node may have replaced it with one: None then).
     """
     if not server_id.startswith("srv-") or not server_id[4:].isalnum():
         return None
-    log = provider.home / "nodes" / server_id / LOG_NAME
-    if not log.is_file():
-        return None
-    return processes.log_tail(log, max_bytes)
+    data = read_tail_beneath(provider.home / "nodes" / server_id, LOG_NAME, max_bytes)
+    return None if data is None else data.decode(errors="replace")

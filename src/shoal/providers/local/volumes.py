@@ -8,13 +8,14 @@ server's own view at once, without a restart. Standard library only: the node se
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 from pathlib import Path
 from typing import TypedDict
 
-from shoal.files import private_dir, write_private
+from shoal.files import open_dir_beneath, private_dir, read_beneath, write_private
 
 META_NAME = ".shoal-volume.json"
 LINKS_DIR = "volumes"
@@ -39,9 +40,10 @@ def make_volume_dir(path: Path, *, volume_id: str, name: str, size_gb: int) -> N
 
 def read_size_gb(path: Path) -> int:
     """The budget recorded for a volume directory (0 if unreadable)."""
+    raw = read_beneath(path, META_NAME, 64 * 1024)  # the node may have made it a link
     try:
-        data = json.loads((path / META_NAME).read_text())
-    except (OSError, ValueError):
+        data = json.loads(raw or b"")
+    except ValueError:
         return 0
     size = data.get("size_gb", 0) if isinstance(data, dict) else 0
     return size if isinstance(size, int) else 0
@@ -66,23 +68,35 @@ def remove_volume_dir(path: Path) -> None:
 
 
 def attach(workdir: Path, link_name: str, target: Path) -> bool:
-    """Link `target` as `workdir/volumes/<link_name>`; False if that name links elsewhere."""
+    """Link `target` as `workdir/volumes/<link_name>`; False if that name links elsewhere.
+    Done through the folder's descriptor, opened without following a link: the node may have
+    put one where `volumes/` was (it is replaced by a real folder)."""
     links = workdir / LINKS_DIR
-    private_dir(links)
-    link = links / link_name
-    if link.is_symlink():
-        return Path(os.readlink(link)) == target
-    tmp = links / f".{link_name}.tmp"
-    tmp.unlink(missing_ok=True)
-    tmp.symlink_to(target, target_is_directory=True)
-    os.replace(tmp, link)
-    return True
+    if links.is_symlink():
+        links.unlink()  # the node's own link: never written (or chmodded) through
+    private_dir(workdir)
+    folder = open_dir_beneath(workdir, LINKS_DIR)
+    try:
+        try:
+            return Path(os.readlink(link_name, dir_fd=folder)) == target
+        except FileNotFoundError:
+            pass
+        except OSError:
+            return False  # a file or folder of the node's own by that name
+        tmp = f".{link_name}.tmp"
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp, dir_fd=folder)
+        os.symlink(target, tmp, target_is_directory=True, dir_fd=folder)
+        os.replace(tmp, link_name, src_dir_fd=folder, dst_dir_fd=folder)
+        return True
+    finally:
+        os.close(folder)
 
 
 def detach_all(workdir: Path, target: Path) -> None:
     """Remove every link in `workdir/volumes` that points at `target`."""
     links = workdir / LINKS_DIR
-    if not links.is_dir():
+    if links.is_symlink() or not links.is_dir():
         return
     for link in links.iterdir():
         if link.is_symlink() and Path(os.readlink(link)) == target:

@@ -124,9 +124,9 @@ def _emit(out: _Out, shape: Shape, prefix: str, count: int | None, *, top: bool 
             out.draft.groups.append(GroupDraft(v.path, n, name=n, parts=parts, count=count))
     for nested in shape.nested:
         n = named(nested.name)
-        before = _names(out.draft)
+        mark = _mark(out.draft)
         _emit(out, nested.shape, n, count)
-        for element in _names(out.draft) - before:
+        for element, _ in _since(out.draft, mark):
             made(nested.name, element)
     for g in shape.groups:
         if count is not None:
@@ -139,11 +139,10 @@ def _emit(out: _Out, shape: Shape, prefix: str, count: int | None, *, top: bool 
         if g.count is None:
             continue
         n = named(g.name)
-        before = _names(out.draft)
+        mark = _mark(out.draft)
         _emit(out, g.member, n, g.count)
-        for element in _names(out.draft) - before:
+        for element, grp in _since(out.draft, mark):
             made(g.name, element)
-            grp = next((x for x in out.draft.groups if x.name == element), None)
             if grp is not None:
                 grp.min_size = min(g.min_size, g.count)
                 grp.max_size = g.max_size
@@ -162,8 +161,23 @@ def _emit(out: _Out, shape: Shape, prefix: str, count: int | None, *, top: bool 
                 )
 
 
-def _names(draft: ClusterDraft) -> set[str]:
-    return {i.name for i in draft.instances if i.name} | {g.name for g in draft.groups if g.name}
+def _mark(draft: ClusterDraft) -> tuple[int, int]:
+    return len(draft.instances), len(draft.groups)
+
+
+def _since(draft: ClusterDraft, mark: tuple[int, int]) -> list[tuple[str, GroupDraft | None]]:
+    """The elements emitted after `mark` (by name, a group with its draft), each name once.
+
+    Drafts are only appended to, so this is linear in what was added: a template of thousands
+    of groups is read in linear time (a set of every name per group was quadratic)."""
+    found: dict[str, GroupDraft | None] = {}
+    for i in draft.instances[mark[0] :]:
+        if i.name:
+            found.setdefault(i.name, None)
+    for g in draft.groups[mark[1] :]:
+        if g.name and found.get(g.name) is None:
+            found[g.name] = g
+    return list(found.items())
 
 
 def _groupings(out: _Out, shape: Shape, prefix: str = "") -> None:

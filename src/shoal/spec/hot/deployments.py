@@ -134,11 +134,14 @@ def map_software(
     sw = SoftwareDraft()
     mapped = True
     any_deployment = False
+    by_scope: dict[str, dict[str, list[str]]] = {}
+    for (sc, r), e in placed.elements.items():
+        by_scope.setdefault(sc, {})[r] = e
     for scope, in_group in _scopes(shape):
         prefix = placed.prefixes.get(scope.scope)
         if prefix is None:
             continue  # not made into elements (e.g. a group inside a group): reported there
-        made = {r: e for (sc, r), e in placed.elements.items() if sc == scope.scope}
+        made = by_scope.get(scope.scope, {})
         m = _Map(scope, made, cluster, report, prefix=prefix, in_group=in_group)
         if _scope(m, sw):
             any_deployment = True

@@ -24,6 +24,13 @@ BROKEN = Unknown("a value with a problem reported above")
 MAX_DEPTH = 64
 MAX_ITEMS = 100_000
 MAX_STEPS = 2_000_000
+MAX_TOTAL_RESOURCES = 1_000
+"""Resources of a template and all its nested templates (Heat's max_resources_per_stack): a
+fan-out of nested templates (50 of 50 of 50...) is refused after a thousand, in well under a
+second, not read for minutes."""
+MAX_CHARS = 8 << 20
+"""Characters (and list items) the functions of one reading may make in all: text joined or
+replaced, items repeated. Counted before the value is built, so a bomb is refused, not run."""
 
 
 @dataclass(slots=True)
@@ -33,6 +40,9 @@ class Budget:
 
     steps: int = MAX_STEPS
     overrun: bool = False
+    chars: int = MAX_CHARS
+    oversize: bool = False
+    resources: int = MAX_TOTAL_RESOURCES
 
     def spend(self, n: int) -> bool:
         self.steps -= n
@@ -150,6 +160,25 @@ class Evaluator:
                 self.report.cannot(f"function {name}", path, f"function '{name}' is not supported")
             return BROKEN
         return handler(self, args, path)
+
+    def will_make(self, size: int, path: str, fn: str) -> bool:
+        """Charge `size` characters (or items) that `fn` is about to make; False (and one
+        problem at `path`) once the reading has made more than MAX_CHARS in all."""
+        self.budget.chars -= size
+        if self.budget.chars >= 0:
+            return True
+        if not self.budget.oversize:
+            self.budget.oversize = True
+            self.report.problem(
+                path,
+                f"'{fn}' would make more than {MAX_CHARS} characters (or items) in all "
+                "across the template's functions",
+            )
+        return False
+
+    def produced(self, text: str, path: str, fn: str) -> object:
+        """`text` as made by `fn`, or BROKEN when it overdraws the budget (see `will_make`)."""
+        return text if self.will_make(len(text), path, fn) else BROKEN
 
     def fail(self, path: str, message: str) -> object:
         self.report.problem(path, message)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import posixpath
 from pathlib import Path
 
+from shoal.spec.files import bounded_read
 from shoal.spec.syntax import parse
 
 MAX_FILE_BYTES = 4 * 1024 * 1024
@@ -57,9 +58,7 @@ class Files:
             return None
         path = Path(plain) if posixpath.isabs(plain) else Path(joined)
         try:
-            if path.stat().st_size > MAX_FILE_BYTES:
-                return None
-            text = path.read_text(encoding="utf-8")
+            text = bounded_read(path, MAX_FILE_BYTES).decode("utf-8")
         except (OSError, UnicodeDecodeError):
             return None
         key = str(path)

@@ -12,8 +12,8 @@ import json
 
 from shoal.spec.collect import child
 from shoal.spec.hot.evaluator import BROKEN, MAX_ITEMS, Evaluator, Handler
-from shoal.spec.hot.fn_text import replace_all
 from shoal.spec.hot.values import OMIT, Attr, Ref, Unknown, first_symbolic, unknown_from
+from shoal.spec.textreplace import OverBudget, replace_all
 from shoal.spec.tree import describe
 
 
@@ -54,8 +54,31 @@ def _repeat(e: Evaluator, args: object, path: str) -> object:
     out: list[object] = []
     for combo in combos:
         params = {k: v for k, v in zip(keys, combo, strict=True)}
-        out.append(e.ev(_substitute(template, params), child(path, "template")))
+        try:
+            item = _substitute(template, params)
+        except OverBudget as over:
+            return e.fail(child(path, "template"), f"'repeat': {over.reason}")
+        if not e.will_make(size_of(item), path, "repeat"):
+            return BROKEN
+        out.append(e.ev(item, child(path, "template")))
     return out
+
+
+def size_of(value: object) -> int:
+    """About how many characters `value` holds (an item counts one); walked without recursion."""
+    total = 0
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        total += 1
+        if isinstance(v, str):
+            total += len(v)
+        elif isinstance(v, dict):
+            stack.extend(v.keys())
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+    return total
 
 
 def _substitute(value: object, params: dict[str, object]) -> object:
@@ -86,6 +109,8 @@ def _map_merge(e: Evaluator, args: object, path: str) -> object:
             continue
         if not isinstance(value, dict):
             return e.fail(child(path, i), f"'map_merge' merges mappings, found {describe(value)}")
+        if not e.will_make(len(value), path, "map_merge"):
+            return BROKEN
         out.update(value)
     return out
 
@@ -128,8 +153,13 @@ def _list_concat(unique: bool) -> Handler:
                 continue
             if not isinstance(value, list):
                 return e.fail(child(path, i), f"'{name}' joins lists, found {describe(value)}")
+            if not e.will_make(len(value), path, name):
+                return BROKEN
             out.extend(value)
         if unique:
+            # Quadratic in the list's length: charged as such before it is done.
+            if not e.will_make(len(out) * len(out) // 64, path, name):
+                return BROKEN
             seen: list[object] = []
             for v in out:
                 if v not in seen:
@@ -149,6 +179,8 @@ def _filter(e: Evaluator, args: object, path: str) -> object:
         if BROKEN in (drop, value):
             return BROKEN
         return e.fail(path, "'filter' takes [values to remove, list]")
+    if not e.will_make(len(value) * (1 + len(drop) // 64), path, "filter"):
+        return BROKEN
     return [v for v in value if v not in drop]
 
 

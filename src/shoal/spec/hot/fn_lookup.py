@@ -25,6 +25,8 @@ def _get_param(e: Evaluator, args: object, path: str) -> object:
         if value == BROKEN or isinstance(value, Ref | Attr | Unknown):
             return value
         if isinstance(value, list) and isinstance(key, str) and key.isdigit():
+            if not is_index_text(key):
+                return e.fail(child(path, i), f"an index has at most {MAX_INDEX_DIGITS} digits")
             key = int(key)
         found = step_into(value, key)
         if found is NOWHERE:
@@ -34,6 +36,13 @@ def _get_param(e: Evaluator, args: object, path: str) -> object:
 
 
 NOWHERE = object()
+MAX_INDEX_DIGITS = 9
+"""An index written as text is at most this long (a 5,000-digit one is not converted)."""
+
+
+def is_index_text(key: str) -> bool:
+    """True for ASCII digits short enough to be a list index worth converting."""
+    return key.isascii() and key.isdigit() and len(key) <= MAX_INDEX_DIGITS
 
 
 def step_into(value: object, key: object) -> object:
@@ -53,10 +62,12 @@ def select(e: Evaluator, value: object, key: object, path: str) -> object:
             return e.fail(path, f"no key {describe(key)} in the value")
         return value[key]
     if isinstance(value, list):
-        if isinstance(key, str) and key.isdigit():
+        if isinstance(key, str) and is_index_text(key):
             key = int(key)
         if not isinstance(key, int) or not 0 <= key < len(value):
-            return e.fail(path, f"{describe(key)} is not an index of a list of {len(value)}")
+            long = isinstance(key, str) and len(key) > 20
+            shown = f"a text of {len(str(key))} characters" if long else describe(key)
+            return e.fail(path, f"{shown} is not an index of a list of {len(value)}")
         return value[key]
     return e.fail(path, f"cannot select {describe(key)} from {describe(value)}")
 
@@ -88,8 +99,6 @@ def _fn_select(e: Evaluator, args: object, path: str) -> object:
     if values is None:
         return BROKEN
     key, value = values
-    if isinstance(value, list) and isinstance(key, str) and key.isdigit():
-        key = int(key)
     return select(e, value, key, path)
 
 

@@ -15,7 +15,10 @@ from shoal.spec.collect import child
 from shoal.spec.hot.evaluator import BROKEN, Evaluator, Handler
 from shoal.spec.hot.fn_lookup import select
 from shoal.spec.hot.values import OMIT, first_symbolic, unknown_from
+from shoal.spec.textreplace import SCAN_CHARS_PER_STEP, OverBudget, replace_all, replaced
 from shoal.spec.tree import describe
+
+__all__ = ["FUNCTIONS", "replace_all"]
 
 
 def _string_of(e: Evaluator, value: object, path: str, fn: str) -> str | None:
@@ -33,19 +36,6 @@ def _string_of(e: Evaluator, value: object, path: str, fn: str) -> str | None:
     return None
 
 
-def replace_all(template: str, params: dict[str, str]) -> str:
-    """Heat's str_replace: longest keys first, and replaced text is never scanned again."""
-    keys = sorted(params, key=lambda k: (-len(k), k))
-
-    def go(text: str, rest: list[str]) -> str:
-        if not rest:
-            return text
-        key, *more = rest
-        return params[key].join(go(part, more) for part in text.split(key))
-
-    return go(template, [k for k in keys if k])
-
-
 def _str_replace(mode: str) -> Handler:
     def handler(e: Evaluator, args: object, path: str) -> object:
         if not isinstance(args, dict) or set(args) != {"template", "params"}:
@@ -54,7 +44,18 @@ def _str_replace(mode: str) -> Handler:
                 f"'{mode}' takes a mapping with 'template' and 'params', found {describe(args)}",
             )
         template = e.ev(args["template"], child(path, "template"))
-        params = e.ev(args["params"], child(path, "params"))
+        raw = args["params"]
+        if isinstance(template, str) and isinstance(raw, dict):
+            # Each key scans the template once: refused before the params are even read.
+            scan = len(raw) * (1 + len(template) // SCAN_CHARS_PER_STEP)
+            if scan > max(e.budget.steps, 0):
+                return e.fail(
+                    path,
+                    f"'{mode}': replacing {len(raw)} keys in {len(template)} characters takes "
+                    f"more than {max(e.budget.steps, 0)} steps; use fewer keys or a shorter "
+                    "template",
+                )
+        params = e.ev(raw, child(path, "params"))
         sym = first_symbolic([template, params])
         if sym is not None:
             return sym if sym == BROKEN else unknown_from(sym, mode)
@@ -79,7 +80,12 @@ def _str_replace(mode: str) -> Handler:
                 )
             if mode == "str_replace_vstrict" and text == "":
                 return e.fail(child(path, "params", str(k)), f"'{mode}': the param '{k}' is empty")
-        return replace_all(template, texts)
+        try:
+            text, work = replaced(template, texts, max_work=max(e.budget.steps, 0))
+        except OverBudget as over:
+            return e.fail(path, f"'{mode}': {over.reason}")
+        e.budget.spend(work)
+        return e.produced(text, path, mode)
 
     return handler
 
@@ -105,6 +111,8 @@ def _list_join(e: Evaluator, args: object, path: str) -> object:
             if text is None:
                 return BROKEN
             texts.append(text)
+    if not e.will_make(sum(map(len, texts)) + len(delim) * len(texts), path, "list_join"):
+        return BROKEN
     return delim.join(texts)
 
 
@@ -119,7 +127,14 @@ def _fn_join(e: Evaluator, args: object, path: str) -> object:
     if not isinstance(delim, str) or not isinstance(lst, list):
         return e.fail(path, "'Fn::Join' takes [delimiter, [list of text]]")
     texts = [_string_of(e, v, child(path, 1, i), "Fn::Join") for i, v in enumerate(lst)]
-    return BROKEN if None in texts else delim.join(t for t in texts if t is not None)
+    size = sum(len(t) for t in texts if t is not None) + len(delim) * len(texts)
+    if None in texts or not e.will_make(size, path, "Fn::Join"):
+        return BROKEN
+    return delim.join(t for t in texts if t is not None)
+
+
+DIGESTS = frozenset(a for a in hashlib.algorithms_guaranteed if not a.startswith("shake"))
+"""Heat's digest takes a name for hashlib; a `shake_*` needs a length Heat never gives."""
 
 
 def _digest(e: Evaluator, args: object, path: str) -> object:
@@ -130,8 +145,11 @@ def _digest(e: Evaluator, args: object, path: str) -> object:
     sym = first_symbolic([algo, value])
     if sym is not None:
         return sym if sym == BROKEN else unknown_from(sym, "digest")
-    if not isinstance(algo, str) or algo not in hashlib.algorithms_available:
-        return e.fail(child(path, 0), f"unknown digest algorithm {describe(algo)}")
+    if not isinstance(algo, str) or algo not in DIGESTS:
+        return e.fail(
+            child(path, 0),
+            f"unknown digest algorithm {describe(algo)}; one of {', '.join(sorted(DIGESTS))}",
+        )
     if not isinstance(value, str):
         return e.fail(child(path, 1), f"'digest' needs text, found {describe(value)}")
     return hashlib.new(algo, value.encode()).hexdigest()

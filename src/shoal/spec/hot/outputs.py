@@ -50,6 +50,7 @@ from shoal.spec.hot.evaluator import BROKEN, MAX_DEPTH, Evaluator, call_of
 from shoal.spec.hot.report import Report
 from shoal.spec.hot.shapes import Shape
 from shoal.spec.hot.values import Attr, Ref, Unknown, first_symbolic
+from shoal.spec.output_size import member_counts, too_big
 from shoal.spec.params import to_json
 
 _REPLACE = ("str_replace", "str_replace_strict", "str_replace_vstrict")
@@ -305,11 +306,17 @@ def map_outputs(
 ) -> tuple[ClusterOutput, ...]:
     m = _Mapper(shape, placed, cluster, software)
     mapped: list[ClusterOutput] = []
+    counts = member_counts(cluster)
     for o in shape.output_values:
         if first_symbolic(o.value) == BROKEN:
             continue  # its problem is reported already
         try:
-            mapped.append(ClusterOutput(o.name, m.value(o.value), o.description))
+            value = m.value(o.value)
+            why = too_big(value, counts)
+            if why is not None:
+                report.problem(o.path, why)
+                continue
+            mapped.append(ClusterOutput(o.name, value, o.description))
         except _Skip as s:
             report.skip(
                 s.reason,

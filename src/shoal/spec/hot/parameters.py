@@ -4,15 +4,17 @@ Values come from the environments (`parameters` first, then `parameter_defaults`
 declared default), are converted to the declared type the way Heat does (a number given as
 text is a number; a comma_delimited_list given as text is split), and are checked against
 every constraint. A `custom_constraint` needs a cloud to check (is this a Glance image?) and is
-ignored with a notice. Hidden parameters are never quoted in a message.
+ignored with a notice. `allowed_pattern` runs on RE2 (`spec/patterns.py`); a pattern only a
+backtracking engine can run (lookahead, as in real password rules) is left unchecked with a
+notice. Hidden parameters are never quoted in a message.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 
+from shoal.spec import patterns
 from shoal.spec.collect import child
 from shoal.spec.hot.report import Report
 from shoal.spec.hot.values import is_symbolic
@@ -128,10 +130,16 @@ def _constraints(param: Parameter, raw: object, path: str, report: Report) -> No
             report.problem(child(where, kind), "'allowed_values' must be a list")
             continue
         if kind == "allowed_pattern":
-            try:
-                re.compile(str(arg))
-            except re.error as err:
-                report.problem(child(where, kind), f"not a valid pattern: {err}")
+            why = patterns.problem(str(arg))
+            if why is not None and patterns.only_backtracking(str(arg)):
+                report.notice(
+                    child(where, kind),
+                    "this pattern needs lookaround or backreferences, which Shoal does not run "
+                    "(patterns are matched by RE2, in linear time): it is not checked",
+                )
+                continue
+            if why is not None:
+                report.problem(child(where, kind), why)
                 continue
         param.constraints.append((kind, arg, where))
 
@@ -206,10 +214,12 @@ def _violation(kind: str, arg: object, value: object) -> str | None:
         bad = [v for v in items if v not in arg and str(v) not in map(str, arg)]
         if bad:
             return f"{describe(bad[0])} is not one of the allowed values"
-    if kind == "allowed_pattern" and isinstance(value, str):
-        m = re.match(str(arg), value)
-        if m is None or m.end() != len(value):
-            return f"the value does not match the pattern {arg}"
+    if (
+        kind == "allowed_pattern"
+        and isinstance(value, str)
+        and not patterns.match_to_end(str(arg), value)
+    ):
+        return f"the value does not match the pattern {arg}"
     if kind in ("range", "length") and isinstance(arg, dict):
         measure: float | None = None
         if kind == "range" and isinstance(value, int | float):

@@ -19,7 +19,7 @@ from shoal.spec.hot.context import MAX_NESTING, Context, Resource
 from shoal.spec.hot.environment import is_file_ref, lookup
 from shoal.spec.hot.functions import (
     BROKEN,
-    MAX_STEPS,
+    MAX_TOTAL_RESOURCES,
     NOWHERE,
     Evaluator,
     call_of,
@@ -82,7 +82,7 @@ _RESOURCE_KEYS = {
 _DELETION = ("Delete", "Retain", "Snapshot", "delete", "retain", "snapshot")
 MAX_RESOURCES = 5_000
 RESOURCE_STEPS = 100
-"""What reading one resource costs of the shared budget (MAX_STEPS / 100 = 20,000 in all)."""
+"""What reading one resource costs of the shared step budget."""
 _NO_NODES = ("OS::Heat::Value", "OS::Heat::RandomString")
 
 
@@ -214,12 +214,13 @@ class Stack:
         if len(value) > MAX_RESOURCES:
             self.report.problem(where, f"{len(value)} resources; the limit is {MAX_RESOURCES}")
             return
-        if not self.ctx.budget.spend(len(value) * RESOURCE_STEPS):
+        self.ctx.budget.resources -= len(value)
+        if not self.ctx.budget.spend(len(value) * RESOURCE_STEPS) or self.ctx.budget.resources < 0:
             if self.ctx.budget.first_overrun():
                 self.report.problem(
                     where,
                     f"the template and its nested templates hold more than "
-                    f"{MAX_STEPS // RESOURCE_STEPS} resources in all",
+                    f"{MAX_TOTAL_RESOURCES} resources in all (as Heat's max_resources_per_stack)",
                 )
             return
         keys = _RESOURCE_KEYS | (
@@ -265,7 +266,7 @@ class Stack:
                 self.report.problem(where, f"resource {dep} depends on itself")
             else:
                 deps.add(dep)
-        deps |= _references(res.raw.get("properties")) & set(self._resources)
+        deps |= {r for r in _references(res.raw.get("properties")) if r in self._resources}
         deps.discard(res.name)
         policy = res.raw.get("deletion_policy")
         if policy is not None and policy not in _DELETION:
