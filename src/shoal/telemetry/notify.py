@@ -3,9 +3,9 @@
 Ceilometer, Aodh or an operator's own consumer read versioned notifications from the bus;
 Shoal publishes its cluster, node and action lifecycle there when `notifications_url` is set
 (off by default). The engine only hands a notification to a bounded buffer (`emit`, never
-blocking); a publisher process of its own sends them. A slow or lost bus fills the buffer, and what does
-not fit is dropped and counted (`shoal_notifications_total{outcome="dropped"}`): a lost bus
-never blocks or fails an action.
+blocking); a publisher process of its own sends them. A slow or lost bus fills the buffer, and
+what does not fit is dropped and counted (`shoal_notifications_total{outcome="dropped"}`): a
+lost bus never blocks or fails an action.
 
 What is sent is built by the engine (`engine/notifications.py`) from plain values; this module
 knows nothing of clusters, only of event types, priorities and JSON payloads.
@@ -62,9 +62,10 @@ class BusNotifier:
     A process, not a thread: oslo.messaging's AMQP path is pure Python and competes with the
     engine for the interpreter lock. With a publisher thread, a 1,000-node create took 2.9x as
     long with the bus on as off (benchmarks/metrics.py, a loaded 2-core machine; that run did
-    not separate the transport's start-up); with this process, 1.1x. The engine's side of `emit` is a non-blocking put on a bounded
-    queue; the publisher reports what it sent and failed through two shared counters, which a
-    sleeping thread here adds to the metrics once a second."""
+    not separate the transport's start-up); with this process, 1.1x to 1.95x (it takes a core of
+    its own). The engine's side of `emit` is a non-blocking put on a bounded queue; the
+    publisher reports what it sent and failed through two shared counters, which a sleeping
+    thread here adds to the metrics once a second."""
 
     enabled = True
 
