@@ -2,4 +2,5 @@
 
 from shoal.cli.main import run
 
-run()
+if __name__ == "__main__":  # not again in a spawned child (the notifications' publisher)
+    run()

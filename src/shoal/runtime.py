@@ -7,6 +7,7 @@ project with a token written to `<home>/admin-token`.
 
 from __future__ import annotations
 
+import asyncio
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +30,7 @@ from shoal.settings import Settings
 from shoal.spec import load_inventory_file
 from shoal.store import auth
 from shoal.store.database import Database
+from shoal.telemetry.notify import BusNotifier
 
 TOKEN_FILE = "admin-token"
 
@@ -86,6 +88,12 @@ class Runtime:
             manage_tick_s=settings.manage_tick_s,
             reconcile_s=settings.reconcile_interval_s,
         )
+        if settings.notifications_url:  # issue 27: notifications on the bus
+            engine.notifier = BusNotifier(
+                settings.notifications_url,
+                topic=settings.notifications_topic,
+                buffer=settings.notifications_buffer,
+            )
         inventory = await engine.inventory()
         configure_placement(time_limit_s=settings.placement_time_limit_s)
         service = ClusterService(
@@ -122,6 +130,7 @@ class Runtime:
 
     async def close(self) -> None:
         await self.engine.stop()
+        await asyncio.to_thread(self.engine.notifier.close)
         await self.provider.close()
         self.db.dispose()
 

@@ -100,6 +100,19 @@ class Settings(BaseSettings):
     cors_origins: list[str] = Field(default_factory=list)
     """Browser origins allowed to call the API (CORS), e.g. ["https://console.example"]."""
 
+    # -- observability (issue 27, docs/observability.md) --
+    metrics_bind: str | None = None
+    """Also serve /metrics without authentication on this HOST:PORT (e.g. "127.0.0.1:9470");
+    the API's own /metrics always asks for the admin token."""
+    metrics_project_label: bool = False
+    """Label node gauges by project too (one series per project: mind the cardinality)."""
+    notifications_url: str | None = None
+    """oslo.messaging transport URL for notifications on the bus (e.g.
+    "rabbit://guest:guest@127.0.0.1:5672/"); unset: no notifications."""
+    notifications_topic: str = "versioned_notifications"
+    notifications_buffer: int = Field(default=10_000, ge=1)
+    """Notifications kept while the bus is slow or gone; past it they are dropped and counted."""
+
     @classmethod
     def settings_customise_sources(
         cls,

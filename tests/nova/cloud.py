@@ -107,7 +107,27 @@ class DefaultAuthHeaders:
         environ.setdefault("HTTP_X_USER_ID", environ["HTTP_X_AUTH_USER"])
         environ.setdefault("HTTP_X_AUTH_PROJECT_ID", self.project)
         environ.setdefault("HTTP_X_ROLES", self.roles)
-        return self.app(environ, start_response)
+        answer = self.app(environ, start_response)
+        _log_global_id(environ)
+        return answer
+
+
+def _log_global_id(environ):
+    """Issue 27: the global request id Nova's API pipeline accepted for this request (its
+    oslo.middleware request_id validates a caller's X-OpenStack-Request-ID and keeps it in
+    `openstack.global_request_id`, from which Nova's Keystone context takes it and which Nova
+    logs and forwards to Cinder, Neutron and Glance), written to this process's log: the
+    harness keeps Nova's own log lines in memory (FakeLogger), and its noauth context does not
+    copy the id."""
+    global_id = environ.get("openstack.global_request_id")
+    if global_id:
+        print(
+            f"nova request: global_request_id={global_id} "
+            f"request_id={environ.get('openstack.request_id')} "
+            f"{environ['REQUEST_METHOD']} {environ['PATH_INFO']}",
+            file=sys.stderr,
+            flush=True,
+        )
 
 
 class _QuietLog:

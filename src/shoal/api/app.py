@@ -14,6 +14,8 @@ from shoal.api import errors, redact, schemas, senlin
 from shoal.api.characters import RefuseUnstorable
 from shoal.api.keystone import KeystoneAuth
 from shoal.api.limits import BodyLimit
+from shoal.api.metrics import install as install_metrics
+from shoal.api.requestid import RequestId
 from shoal.api.routes_admin import router as admin_router
 from shoal.api.routes_clusters import router as cluster_router
 from shoal.api.routes_deployments import router as deployment_router
@@ -59,6 +61,7 @@ def create_app(runtime: Runtime, *, run_engine: bool = False) -> FastAPI:
     errors.install(app)
     app.add_middleware(RefuseUnstorable, skip=(senlin.PREFIX,))  # inside the body limit
     app.add_middleware(BodyLimit, limit=runtime.settings.max_body_bytes)
+    app.add_middleware(RequestId)  # X-Openstack-Request-Id (issue 27), outside the body limit
     for router in (cluster_router, work_router, admin_router, vcluster_router, host_router):
         app.include_router(router)
     app.include_router(receiver_router)
@@ -73,6 +76,7 @@ def create_app(runtime: Runtime, *, run_engine: bool = False) -> FastAPI:
     clustering.state.keystone = keystone
     senlin.mount(app, clustering)  # the Senlin v1 façade, at /clustering
     install_ui(app)  # the web dashboard at /ui
+    install_metrics(app)  # GET /metrics (issue 27)
 
     @app.get("/healthz", tags=["meta"], response_model=schemas.Health)
     async def healthz() -> dict[str, str]:
@@ -94,6 +98,6 @@ def create_app(runtime: Runtime, *, run_engine: bool = False) -> FastAPI:
             allow_origins=runtime.settings.cors_origins,
             allow_methods=["*"],
             allow_headers=["*"],
-            expose_headers=["Location", "Retry-After"],
+            expose_headers=["Location", "Retry-After", "X-Openstack-Request-Id"],
         )
     return app

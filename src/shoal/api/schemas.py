@@ -178,6 +178,8 @@ class ActionView(_Out):
     created_at: str | None
     start_time: str | None
     end_time: str | None
+    request_id: str | None = None
+    """The API request that caused it (X-Openstack-Request-Id)."""
 
 
 class EventView(_Out):
@@ -192,6 +194,7 @@ class EventView(_Out):
     action: str | None
     status: str | None
     message: str | None
+    request_id: str | None = None
 
 
 class Accepted(_Out):

@@ -12,6 +12,8 @@ import logging
 import time
 from enum import StrEnum
 
+from shoal.telemetry import requestid
+
 
 class LogFormat(StrEnum):
     TEXT = "text"
@@ -28,6 +30,7 @@ class JsonLines(logging.Formatter):
             "level": record.levelname,
             "logger": record.name,
             "message": record.getMessage(),
+            "request_id": getattr(record, "request_id", "-"),
         }
         if record.exc_info:
             entry["error"] = self.formatException(record.exc_info)
@@ -40,7 +43,10 @@ def configure(level: str, fmt: LogFormat) -> None:
     if fmt is LogFormat.JSON:
         handler.setFormatter(JsonLines())
     else:
-        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        handler.setFormatter(
+            logging.Formatter("%(asctime)s %(levelname)s %(name)s [%(request_id)s]: %(message)s")
+        )
+    handler.addFilter(requestid.LogFilter())  # issue 27: the request each line's work serves
     logger = logging.getLogger("shoal")
     logger.handlers[:] = [handler]
     logger.setLevel(level.upper() if level.upper() in logging.getLevelNamesMapping() else "INFO")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from shoal.engine.contracts import StepLabel
 from shoal.store.events import NewEvent
 from shoal.store.records import ActionRecord, ClusterRecord, NodeRecord
@@ -40,6 +42,7 @@ def action_event(
         node_id=a.node_id,
         action_id=a.id,
         level=level,
+        request_id=a.request_id,
     )
 
 
@@ -88,7 +91,7 @@ def child_node_event(
     """An event about the node a child action works on (None for actions without a node)."""
     if a.node_id is None or a.cluster_id is None:
         return None
-    return node_event(
+    event = node_event(
         project_id=a.project_id,
         cluster_id=a.cluster_id,
         node_id=a.node_id,
@@ -98,3 +101,4 @@ def child_node_event(
         action_id=a.id,
         level=level,
     )
+    return dataclasses.replace(event, request_id=a.request_id)  # issue 27

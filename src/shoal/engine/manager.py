@@ -41,6 +41,7 @@ from shoal.store import leases
 from shoal.store import nodes as node_repo
 from shoal.store.events import NewEvent, add_events
 from shoal.store.records import ClusterRecord, NodeRecord
+from shoal.telemetry import metrics
 
 log = logging.getLogger("shoal.manager")
 
@@ -129,6 +130,9 @@ class Manager:
         ctx = self.ctx
         now = ctx.clock.now()
         held = await ctx.run_in_thread(leases.acquire, ctx.db, LEASE, ctx.owner, now, self.lease_s)
+        if held and not getattr(self, "_held", False):
+            metrics.MANAGER_LEASE_ACQUIRED.inc()  # issue 27: a start or a takeover
+        self._held = held
         if not held:
             return
         if self._client is None:
@@ -396,6 +400,7 @@ class Manager:
 
         answers = await asyncio.gather(*(one(n, p) for n, p in due))
         for (n, policy), reason in zip(due, answers, strict=True):
+            metrics.HEALTH_CHECKS.labels("pass" if reason is None else "fail").inc()
             self._next_check[n.id] = now + policy.interval_s
             self._judge(n, policy, reason, now, trouble, writes)
 

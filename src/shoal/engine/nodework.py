@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TypeVar
@@ -28,6 +29,7 @@ from shoal.providers.base import (
 )
 from shoal.providers.errors import PermanentError, ProviderError, ResourceGone, TemporaryError
 from shoal.store.records import ActionRecord
+from shoal.telemetry import metrics
 
 T = TypeVar("T")
 
@@ -50,18 +52,29 @@ class RetryPolicy:
     call_timeout_s: float = 900.0
 
 
-async def _with_retries(call: Callable[[], Awaitable[T]], policy: RetryPolicy, clock: Clock) -> T:
+async def _with_retries(
+    call: Callable[[], Awaitable[T]], policy: RetryPolicy, clock: Clock, meter: tuple[str, str]
+) -> T:
+    """`meter`: (provider service, operation), the labels of issue 27's provider-call metrics."""
     attempt = 0
     while True:
         attempt += 1
+        started = time.perf_counter()
         try:
-            return await asyncio.wait_for(call(), policy.call_timeout_s)
-        except TimeoutError:
+            answer = await asyncio.wait_for(call(), policy.call_timeout_s)
+        except TimeoutError as e:
+            metrics.provider_call(*meter, e, time.perf_counter() - started)
             err: ProviderError = TemporaryError(
                 f"the provider did not answer within {policy.call_timeout_s:g} s"
             )
-        except TemporaryError as e:
+        except Exception as e:
+            metrics.provider_call(*meter, e, time.perf_counter() - started)
+            if not isinstance(e, TemporaryError):
+                raise
             err = e
+        else:
+            metrics.provider_call(*meter, None, time.perf_counter() - started)
+            return answer
         if attempt >= policy.attempts:
             raise err
         await clock.sleep(policy.backoff_s * 2 ** (attempt - 1))
@@ -129,11 +142,13 @@ async def _create(
             request = tries.pop() if tries else req
             return provider.create_server(request)
 
-        resource = await _with_retries(create, policy, clock)
+        resource = await _with_retries(create, policy, clock, (provider.name, "create_server"))
     else:
         assert isinstance(profile, VolumeProfile)
         vreq = VolumeRequest(action.node_id, name, owner, host, zone, profile)
-        resource = await _with_retries(lambda: provider.create_volume(vreq), policy, clock)
+        resource = await _with_retries(
+            lambda: provider.create_volume(vreq), policy, clock, (provider.name, "create_volume")
+        )
     where = f" at {resource.address}" if resource.address else ""
     return NodeOutcome(
         action,
@@ -153,13 +168,18 @@ async def _delete(
     if resource_id is None and action.cluster_id is not None:
         # The create may have reached the provider without its answer being recorded.
         found = await _with_retries(
-            lambda: provider.list_resources(action.cluster_id), policy, clock
+            lambda: provider.list_resources(action.cluster_id),
+            policy,
+            clock,
+            (provider.name, "list_resources"),
         )
         resource_id = next((r.id for r in found if r.key == action.node_id), None)
     if resource_id is not None:
         rid = resource_id
         with contextlib.suppress(ResourceGone):
-            await _with_retries(lambda: provider.delete(kind, rid), policy, clock)
+            await _with_retries(
+                lambda: provider.delete(kind, rid), policy, clock, (provider.name, "delete")
+            )
     return NodeOutcome(
         action,
         ActionStatus.SUCCEEDED,
@@ -182,7 +202,12 @@ async def _attach(
     volume_id, server_id = ids.get(action.node_id), ids.get(server_node)
     if volume_id is None or server_id is None:
         raise PermanentError("the volume or its server has no provider id; was it created?")
-    await _with_retries(lambda: provider.attach_volume(volume_id, server_id), policy, clock)
+    await _with_retries(
+        lambda: provider.attach_volume(volume_id, server_id),
+        policy,
+        clock,
+        (provider.name, "attach_volume"),
+    )
     return NodeOutcome(
         action,
         ActionStatus.SUCCEEDED,
@@ -205,13 +230,17 @@ async def _in_place(
         raise PermanentError("the node has no provider resource to restart")
     sid = str(server_id)
     if action.kind is ActionKind.NODE_REBOOT:
-        resource = await _with_retries(lambda: provider.reboot(sid), policy, clock)
+        resource = await _with_retries(
+            lambda: provider.reboot(sid), policy, clock, (provider.name, "reboot")
+        )
         verb = "rebooted"
     else:
         profile = profile_from_row(i.profile, inventory)
         if not isinstance(profile, ServerProfile):
             raise PermanentError("only servers can be rebuilt")
-        resource = await _with_retries(lambda: provider.rebuild(sid, profile), policy, clock)
+        resource = await _with_retries(
+            lambda: provider.rebuild(sid, profile), policy, clock, (provider.name, "rebuild")
+        )
         verb = "rebuilt"
     return NodeOutcome(
         action,

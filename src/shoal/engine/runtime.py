@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from shoal.clock import Clock, SystemClock
-from shoal.engine import rolling
+from shoal.engine import notifications, rolling
 from shoal.engine.context import EngineContext
 from shoal.engine.contracts import ClusterOutputs, Finish, StepLabel
 from shoal.engine.events import action_event, child_node_event
@@ -39,6 +40,8 @@ from shoal.store.actions import Completion
 from shoal.store.database import Database
 from shoal.store.events import NewEvent, add_events
 from shoal.store.records import ActionRecord
+from shoal.telemetry import metrics, requestid
+from shoal.telemetry.notify import Notifier, Silent
 
 log = logging.getLogger("shoal.engine")
 T = TypeVar("T")
@@ -94,6 +97,7 @@ class Engine:
         self._tasks: list[asyncio.Task[None]] = []
         self._children: set[asyncio.Task[None]] = set()
         self._inventory: Inventory | None = None
+        self._notifier: Notifier = Silent()
         self.context = EngineContext(
             db=db,
             provider=provider,
@@ -122,6 +126,16 @@ class Engine:
             health_of=source.health_policies,
             lease_s=self.lease_s,
         )
+
+    @property
+    def notifier(self) -> Notifier:
+        """Notifications on the bus (issue 27); the runtime sets a `BusNotifier` if configured."""
+        return self._notifier
+
+    @notifier.setter
+    def notifier(self, notifier: Notifier) -> None:
+        self._notifier = notifier
+        self.deployer.notifier = notifier
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -228,9 +242,11 @@ class Engine:
         claimed = await self._db(self._claim, 16, False)
         for a in claimed:
             self._parents.add(a.id)
+            await self._notify_cluster(a, started=True)
         busy = bool(claimed)
         for action_id in list(self._parents):
             busy |= await self._advance_parent(action_id)
+        requestid.current.set(None)
         return busy
 
     async def _advance_parent(self, action_id: str) -> bool:
@@ -242,6 +258,8 @@ class Engine:
         if action is None or action.owner != self.id or action.status.is_terminal:
             self._parents.discard(action_id)
             return False
+        # Issue 27: its log lines, and the children it plans, carry its request's id.
+        requestid.current.set(action.request_id)
         if not ClusterOutputs.from_json(action.outputs).planned:
             inventory = await self.inventory()
             outcome = await self._db(
@@ -249,6 +267,7 @@ class Engine:
             )
             if not outcome.planned:
                 self._parents.discard(action_id)
+                await self._ended(await self._db(current))
             self._wake.set()
             return True
         final = await self._db(finish_action, self.db, action_id, self.id, self.clock.now())
@@ -256,9 +275,32 @@ class Engine:
             return await rolling.advance(self.context, action)
         if final is Finish.CLOSED:
             self._parents.discard(action_id)
+            await self._ended(await self._db(current))
             self.deployer.wake()  # issue 11: nodes changed; deployments may be due
             return True
         return False
+
+    async def _notify_cluster(self, action: ActionRecord, *, started: bool) -> None:
+        if self.notifier.enabled and (action.attempts <= 1 or not started):
+            await self.context.run_in_thread(
+                notifications.cluster_action, self.notifier, self.db, action, started=started
+            )
+
+    async def _ended(self, action: ActionRecord | None) -> None:
+        """Issue 27: a cluster-level action's end, in shoal_actions / its duration histogram,
+        and on the bus."""
+        if action is None or not action.status.is_terminal:
+            return
+        await self._notify_cluster(action, started=False)
+        took = (
+            action.ended_at - action.started_at if action.ended_at and action.started_at else None
+        )
+        metrics.action_ended(str(action.kind), str(action.status), took)
+
+    @property
+    def inflight(self) -> int:
+        """Node-level actions running now (a gauge of /metrics)."""
+        return self._inflight
 
     # -- node-level actions --------------------------------------------------------------------
 
@@ -274,6 +316,9 @@ class Engine:
                 node_level=node_level,
                 skip_locked=not self.db.is_sqlite,
             )
+            for a in claimed:
+                if a.attempts > 1:  # its engine's lease ran out (issue 27's takeover count)
+                    metrics.ACTION_TAKEOVERS.labels(str(a.kind)).inc()
             if not node_level:
                 add_events(
                     conn,
@@ -307,6 +352,8 @@ class Engine:
             return False
         inventory = await self.inventory()
         for a in claimed:
+            if a.attempts <= 1:
+                notifications.node_action(self.notifier, a, started=True)
             self._inflight += 1
             task = asyncio.create_task(self._run_child(a, inventory))
             self._children.add(task)
@@ -314,6 +361,7 @@ class Engine:
         return True
 
     async def _run_child(self, action: ActionRecord, inventory: Inventory) -> None:
+        requestid.current.set(action.request_id)  # this task's own context (issue 27)
         try:
             if action.kind is ActionKind.NODE_DELETE:
                 await self._before_delete(action)
@@ -402,6 +450,23 @@ class Engine:
                     events.append(event)
             node_repo.update_nodes(conn, updates)
             add_events(conn, events, now)
+        for o in batch:
+            if o.action.id in finished:
+                start = o.action.started_at
+                metrics.action_ended(
+                    str(o.action.kind), str(o.status), now - start if start else None
+                )
+                if self.notifier.enabled:
+                    ended = dataclasses.replace(
+                        o.action, status=o.status, status_reason=o.reason, ended_at=now
+                    )
+                    notifications.node_action(
+                        self.notifier,
+                        ended,
+                        started=False,
+                        status=str(o.node_update.status or "") if o.node_update else "",
+                        physical_id=o.outputs.provider_id,
+                    )
 
     # -- active management ---------------------------------------------------------------------
 

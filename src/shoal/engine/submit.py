@@ -18,6 +18,7 @@ from shoal.store.actions import NewAction
 from shoal.store.database import Database
 from shoal.store.events import add_events
 from shoal.store.records import ClusterRecord
+from shoal.telemetry import metrics, requestid
 
 log = logging.getLogger("shoal.manager")
 
@@ -27,7 +28,8 @@ def submit_recover(
 ) -> str | None:
     """Record a CLUSTER_RECOVER action for `repairs`; None when the cluster is busy."""
     action_id = str(uuid.uuid4())
-    with db.transaction() as conn:
+    # The engine's own work gets a request id of its own (issue 27), to follow it into Nova.
+    with requestid.bound(requestid.get() or requestid.new()), db.transaction() as conn:
         if not cluster_repo.try_lock(conn, cluster.id, action_id, now):
             return None
         action_repo.insert_actions(
@@ -43,6 +45,8 @@ def submit_recover(
             ],
             now,
         )
+        for r in repairs:  # issue 27: repairs by how and why
+            metrics.REPAIRS.labels(str(r.how), metrics.repair_reason(r.why)).inc()
         names = ", ".join(f"{r.node} ({r.how})" for r in repairs[:10])
         more = f" and {len(repairs) - 10} more" if len(repairs) > 10 else ""
         log.info("cluster %s: %s: repairing %s%s", cluster.name, why, names, more)

@@ -28,6 +28,7 @@ from shoal.placement.problem import PlacementProblem, build_problem
 from shoal.placement.result import Assignment, PlacementResult
 from shoal.placement.state import SearchState
 from shoal.placement.verify import verify_placement
+from shoal.telemetry import metrics
 
 GREEDY_RETRIES = 4
 # Retries cost a full greedy pass each; skip them on large problems.
@@ -80,8 +81,11 @@ def solve(
     method reaches within `time_limit_s` on an idle machine may be undecided on a busy one).
     """
     limit = time_limit_s if time_limit_s is not None else _limits["time_limit_s"]
+    started = time.perf_counter()
     with _collector_paused():
-        return _solve(spec, inventory, existing, used, objective, seed, limit)
+        result = _solve(spec, inventory, existing, used, objective, seed, limit)
+    metrics.placed(str(result.status), time.perf_counter() - started)  # issue 27
+    return result
 
 
 def _solve(

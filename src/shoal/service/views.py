@@ -131,6 +131,7 @@ def action_view(a: ActionRecord) -> dict[str, Any]:
         "created_at": iso(a.created_at),
         "start_time": iso(a.started_at),
         "end_time": iso(a.ended_at),
+        "request_id": a.request_id,
     }
 
 
@@ -149,6 +150,7 @@ def event_view(e: EventRecord) -> dict[str, Any]:
         "action": e.action_id,
         "status": e.status,
         "message": e.message,
+        "request_id": e.request_id,
     }
 
 

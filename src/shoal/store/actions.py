@@ -18,6 +18,7 @@ from sqlalchemy import Connection, and_, bindparam, func, insert, or_, select, u
 from shoal.model.enums import ActionKind, ActionStatus
 from shoal.store.records import ActionRecord
 from shoal.store.tables import action_deps, actions
+from shoal.telemetry import requestid
 
 NODE_KINDS = [k.value for k in ActionKind if k.is_node_level]
 # Kinds with a loop of their own (issue 11's deployer): neither the node nor the cluster loop
@@ -37,6 +38,8 @@ class NewAction:
     depends_on: list[str] = field(default_factory=list)
     status: ActionStatus | None = None
     """Default: READY without dependencies, INIT with them."""
+    request_id: str | None = None
+    """Default: the request being served (shoal.telemetry.requestid), if any."""
 
 
 def insert_actions(conn: Connection, new: list[NewAction], now: float) -> None:
@@ -66,6 +69,7 @@ def insert_actions(conn: Connection, new: list[NewAction], now: float) -> None:
                 "created_at": now,
                 "started_at": None,
                 "ended_at": None,
+                "request_id": a.request_id or requestid.get(),
             }
         )
         deps.extend({"action_id": a.id, "depends_on": d} for d in set(a.depends_on))

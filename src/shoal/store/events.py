@@ -8,6 +8,7 @@ from sqlalchemy import Connection, insert, select
 
 from shoal.store.records import EventRecord
 from shoal.store.tables import events
+from shoal.telemetry import requestid
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,11 +22,14 @@ class NewEvent:
     node_id: str | None = None
     action_id: str | None = None
     level: str = "INFO"
+    request_id: str | None = None
+    """Default: the request being served (shoal.telemetry.requestid), if any."""
 
 
 def add_events(conn: Connection, new: list[NewEvent], now: float) -> None:
     if not new:
         return
+    serving = requestid.get()
     conn.execute(
         insert(events),
         [
@@ -40,6 +44,7 @@ def add_events(conn: Connection, new: list[NewEvent], now: float) -> None:
                 "obj_name": e.obj_name,
                 "status": e.status,
                 "message": e.message,
+                "request_id": e.request_id or serving,
             }
             for e in new
         ],

@@ -103,6 +103,8 @@ class ActionRecord:
     created_at: float
     started_at: float | None
     ended_at: float | None
+    request_id: str | None = None
+    """The API request that caused it (X-Openstack-Request-Id), or the engine's own."""
 
     @classmethod
     def from_row(cls, row: RowMapping) -> ActionRecord:
@@ -128,6 +130,7 @@ class EventRecord:
     obj_name: str
     status: str
     message: str
+    request_id: str | None = None
 
     @classmethod
     def from_row(cls, row: RowMapping) -> EventRecord:

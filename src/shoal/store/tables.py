@@ -133,6 +133,7 @@ actions = Table(
     Column("created_at", Float, nullable=False),
     Column("started_at", Float, nullable=True),
     Column("ended_at", Float, nullable=True),
+    Column("request_id", String(64), nullable=True),  # issue 27 (0009)
     Index("ix_actions_status", "status", "parent_id"),
     Index("ix_actions_parent", "parent_id"),
     Index("ix_actions_cluster", "cluster_id"),
@@ -160,6 +161,7 @@ events = Table(
     Column("obj_name", String(255), nullable=False, default=""),
     Column("status", String(16), nullable=False, default=""),
     Column("message", Text, nullable=False, default=""),
+    Column("request_id", String(64), nullable=True),  # issue 27 (0009)
     Index("ix_events_cluster", "cluster_id", "id"),
 )
 

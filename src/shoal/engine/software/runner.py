@@ -29,6 +29,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from shoal.engine import notifications
 from shoal.engine.context import EngineContext
 from shoal.engine.events import node_event
 from shoal.engine.settle import declared_nodes, settled_status
@@ -65,6 +66,7 @@ from shoal.store.actions import Completion
 from shoal.store.deployments import DeploymentRow, Finish, Publish
 from shoal.store.events import NewEvent, add_events
 from shoal.store.records import ActionRecord, ClusterRecord, NodeRecord
+from shoal.telemetry.notify import Notifier, Silent
 
 log = logging.getLogger("shoal.deployer")
 
@@ -123,6 +125,7 @@ class Deployer:
         checked by that engine only)."""
         self.tick_s = tick_s
         self.concurrency = concurrency
+        self.notifier: Notifier = Silent()  # issue 27: set with the engine's
         self._decided_at = -1e18
         self._dirty = True
         self._inflight: set[asyncio.Task[None]] = set()
@@ -538,6 +541,18 @@ class Deployer:
             add_events(conn, events, now)
             for cid in clusters:
                 _resettle(conn, cid, now)
+        for o in mine:  # issue 27: on the bus, once written
+            run = o.claimed.run
+            notifications.deployment(
+                self.notifier,
+                o.claimed.action,
+                run.deployment,
+                run.node,
+                str(run.action),
+                run.config,
+                ok=o.status is DeploymentStatus.COMPLETE,
+                status_code=o.status_code,
+            )
 
 
 def _resolve(fut: asyncio.Future[DeploymentRow | str], answer: DeploymentRow | str) -> None:

@@ -23,6 +23,7 @@ from keystoneauth1 import exceptions as ks_exceptions
 from openstack import exceptions as sdk_exceptions
 
 from shoal.providers.errors import PermanentError, ResourceGone, TemporaryError
+from shoal.telemetry import requestid
 
 Json = dict[str, Any]
 
@@ -93,6 +94,12 @@ class Rest:
         """
         loop = asyncio.get_running_loop()
         mv = microversion or self.microversion
+        # Issue 27: the request this work serves, as the service's global request id, so its
+        # log names the request an operator follows from Shoal's (read here: the executor's
+        # thread does not see the caller's context).
+        serving = requestid.get()
+        if serving is not None:
+            headers = {**(headers or {}), requestid.GLOBAL_HEADER: serving}
 
         def blocking() -> tuple[int, bytes, dict[str, str]]:
             kwargs: dict[str, Any] = {"timeout": self.timeout_s, "raise_exc": False}
