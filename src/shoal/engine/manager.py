@@ -265,10 +265,11 @@ class Manager:
             return
         by_key: dict[str, Resource] = {r.key: r for r in resources}
         by_id: dict[str, Resource] = {r.id: r for r in resources}
+        elsewhere = await self._listed_elsewhere(nodes, by_id, by_key, trouble)
         for n in nodes:
             if n.status not in _WATCHED or n.provider_id is None or n.name in trouble:
                 continue  # (a node whose host is gone is already in trouble)
-            r = by_id.get(n.provider_id) or by_key.get(n.id)
+            r = by_id.get(n.provider_id) or by_key.get(n.id) or elsewhere.get(n.provider_id)
             if r is None or r.state in (ResourceState.MISSING, ResourceState.ERROR):
                 state = "gone" if r is None or r.state is ResourceState.MISSING else "broken"
                 trouble[n.name] = _Trouble(
@@ -296,6 +297,42 @@ class Manager:
                     await self.ctx.provider.delete(r.kind, r.id)
                 except ProviderError as e:
                     log.warning("could not delete stray %s: %s", r.id, e)
+
+    async def _listed_elsewhere(
+        self,
+        nodes: list[NodeRecord],
+        by_id: dict[str, Resource],
+        by_key: dict[str, Resource],
+        trouble: dict[str, _Trouble],
+    ) -> dict[str, Resource]:
+        """Resources of watched nodes the cluster's listing lacks, asked for one by one.
+
+        A backend groups resources by the cluster they were made for; a node made elsewhere and
+        adopted later (Senlin's `add_nodes` of a standalone node) is listed under its old
+        grouping, so missing from the cluster's list does not mean gone. Asking by id tells:
+        without this, such a node was "recreated" (found again by its key) every reconcile.
+        """
+        unlisted = [
+            n
+            for n in nodes
+            if n.status in _WATCHED
+            and n.provider_id is not None
+            and n.name not in trouble
+            and n.provider_id not in by_id
+            and n.id not in by_key
+        ]
+        found: dict[str, Resource] = {}
+        for n in unlisted:
+            assert n.provider_id is not None
+            try:
+                r = await self.ctx.provider.get(n.kind, n.provider_id)
+            except ProviderError as e:
+                log.warning("cannot read %s's resource %s: %s", n.name, n.provider_id, e)
+                # Unknown is not gone: judge it on a later reconcile.
+                r = Resource(n.provider_id, n.id, n.kind, n.name, ResourceState.ACTIVE)
+            if r.state is not ResourceState.MISSING:
+                found[n.provider_id] = r
+        return found
 
     async def _drop_duplicates(
         self,
