@@ -84,6 +84,8 @@ class Runtime:
             manage=settings.manage,
             manage_tick_s=settings.manage_tick_s,
             reconcile_s=settings.reconcile_interval_s,
+            repair_attempts=settings.repair_attempts,
+            repair_backoff_s=settings.repair_backoff_s,
         )
         inventory = await engine.inventory()
         configure_placement(time_limit_s=settings.placement_time_limit_s)

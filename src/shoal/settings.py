@@ -56,6 +56,10 @@ class Settings(BaseSettings):
     manage_tick_s: float = 1.0
     reconcile_interval_s: float = 5.0
     """How often each cluster is compared with what the provider reports."""
+    repair_attempts: int = Field(default=5, ge=1)
+    """Repairs of a node that leave it in the same trouble before Shoal stops and reports it
+    (cluster WARNING); the waits between them double from `repair_backoff_s` (up to 5 min)."""
+    repair_backoff_s: float = Field(default=5.0, gt=0)
     bind: str = "127.0.0.1"
     port: int = 8470
     max_body_bytes: int = 2 * 1024 * 1024
