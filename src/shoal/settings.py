@@ -81,8 +81,9 @@ class Settings(BaseSettings):
     keystone_cache_s: float = 60.0
     """How long a validated token is trusted without asking Keystone again."""
     keystone_timeout_s: float = Field(default=10.0, gt=0, le=600)
-    """How long one token validation may wait for Keystone before the call is refused (401):
-    a busy Keystone (the conformance run on a loaded machine) needs longer."""
+    """How long one token validation may wait for Keystone before the call is refused (503 with
+    Retry-After, as for a Keystone that is down): a busy Keystone (the conformance run on a
+    loaded machine) needs longer."""
     placement_time_limit_s: float = Field(default=10.0, gt=0, le=3600)
     """How long placement's exact method may look for a placement or a proof that none exists,
     past which the answer is "undecided" (HTTP 409 `undecided`, `shoal plan` exit 1)."""
