@@ -86,6 +86,8 @@ class Runtime:
             reconcile_s=settings.reconcile_interval_s,
             repair_attempts=settings.repair_attempts,
             repair_backoff_s=settings.repair_backoff_s,
+            # Provider calls get the part of the stop's grace the HTTP drain does not use.
+            stop_grace_s=settings.stop_grace_s * 0.4,
         )
         inventory = await engine.inventory()
         configure_placement(time_limit_s=settings.placement_time_limit_s)

@@ -60,6 +60,9 @@ class Settings(BaseSettings):
     """Repairs of a node that leave it in the same trouble before Shoal stops and reports it
     (cluster WARNING); the waits between them double from `repair_backoff_s` (up to 5 min)."""
     repair_backoff_s: float = Field(default=5.0, gt=0)
+    stop_grace_s: float = Field(default=10.0, gt=0, le=3600)
+    """How long `shoal server` may take to exit after SIGTERM, whatever the load: streams and
+    long polls end at once, other requests and provider calls get a share, then it exits."""
     bind: str = "127.0.0.1"
     port: int = 8470
     max_body_bytes: int = 2 * 1024 * 1024

@@ -107,7 +107,7 @@ async def stream_events(
     async def messages() -> AsyncIterator[str]:
         last = start
         quiet = 0.0
-        while not await request.is_disconnected():
+        while not (_stopping(request) or await request.is_disconnected()):
             found = await run_in_threadpool(rt.queries.events, who, cluster, last, 500)
             for e in found:
                 last = e["id"]
@@ -125,6 +125,12 @@ async def stream_events(
         messages(),
         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
     )
+
+
+def _stopping(request: Request) -> bool:
+    """The server is shutting down (`shoal server` got SIGTERM): streams and polls end now,
+    so a bounded stop is not spent waiting for clients that never leave."""
+    return bool(getattr(request.app.state, "stopping", False))
 
 
 def _event_id(raw: str) -> int:
@@ -153,7 +159,9 @@ async def list_events(
     deadline = loop.time() + wait
     while True:
         found = await run_in_threadpool(rt.queries.events, who, cluster, after, limit)
-        if found or loop.time() >= deadline or await request.is_disconnected():
+        if found or loop.time() >= deadline or _stopping(request):
+            break
+        if await request.is_disconnected():
             break
         await asyncio.sleep(_EVENT_POLL_S)
     return {"events": found, "next": found[-1]["id"] if found else after}
