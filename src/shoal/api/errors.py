@@ -34,6 +34,7 @@ _TITLES = {
     403: ("forbidden", "Forbidden"),
     404: ("not_found", "Not found"),
     405: ("method_not_allowed", "Method not allowed"),
+    408: ("request_timeout", "Request timeout"),
     409: ("conflict", "Conflict"),
     413: ("too_large", "Request body too large"),
     415: ("unsupported_media_type", "Unsupported media type"),

@@ -10,9 +10,11 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Header, Query, Request, Response
 from fastapi.responses import StreamingResponse
 from starlette.concurrency import run_in_threadpool
+from starlette.types import Receive, Scope, Send
 
 from shoal.api import schemas
 from shoal.api.auth import Caller, runtime_of
+from shoal.api.shares import Held, shares_of
 from shoal.service.errors import Invalid
 from shoal.service.views import action_view
 
@@ -71,7 +73,17 @@ async def cancel_action(
 
 
 class EventStream(StreamingResponse):
+    """Server-sent events; `held` (the caller's place among its streams) ends with it."""
+
     media_type = "text/event-stream"
+    held: Held | None = None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            if self.held is not None:
+                self.held.release()
 
 
 @router.get(
@@ -103,6 +115,7 @@ async def stream_events(
     start = after if last_event_id is None else _event_id(last_event_id)
     # Fail before the stream starts when the cluster is unknown (a 404, not a broken stream).
     await run_in_threadpool(rt.queries.events, who, cluster, start, 1)
+    held = shares_of(request, "streams").take(request, who)
 
     async def messages() -> AsyncIterator[str]:
         last = start
@@ -121,10 +134,12 @@ async def stream_events(
                 quiet = 0.0
                 yield ": keep-alive\n\n"
 
-    return EventStream(
+    stream = EventStream(
         messages(),
         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
     )
+    stream.held = held
+    return stream
 
 
 def _stopping(request: Request) -> bool:
@@ -157,11 +172,16 @@ async def list_events(
     rt = runtime_of(request)
     loop = asyncio.get_running_loop()
     deadline = loop.time() + wait
-    while True:
-        found = await run_in_threadpool(rt.queries.events, who, cluster, after, limit)
-        if found or loop.time() >= deadline or _stopping(request):
-            break
-        if await request.is_disconnected():
-            break
-        await asyncio.sleep(_EVENT_POLL_S)
+    held = shares_of(request, "long_polls").take(request, who) if wait > 0 else None
+    try:
+        while True:
+            found = await run_in_threadpool(rt.queries.events, who, cluster, after, limit)
+            if found or loop.time() >= deadline or _stopping(request):
+                break
+            if await request.is_disconnected():
+                break
+            await asyncio.sleep(_EVENT_POLL_S)
+    finally:
+        if held is not None:
+            held.release()
     return {"events": found, "next": found[-1]["id"] if found else after}

@@ -71,6 +71,7 @@ def server(
 
         from shoal.api.app import create_app
         from shoal.cli.client import load_settings
+        from shoal.cli.header_timeout import with_timeout
         from shoal.cli.stopping import DRAIN_SHARE, BoundedServer
         from shoal.runtime import Runtime
 
@@ -112,6 +113,7 @@ def server(
                 ssl_certfile=tls[0] if tls else None,
                 ssl_keyfile=tls[1] if tls else None,
                 timeout_graceful_shutdown=max(1, int(settings.stop_grace_s * DRAIN_SHARE)),
+                http=with_timeout(settings.header_timeout_s),
             )
             # uvicorn shuts down gracefully on SIGTERM, then re-raises it: make that an
             # interrupt, so the runtime below still closes.
