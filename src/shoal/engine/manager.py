@@ -60,6 +60,8 @@ REPAIR_ATTEMPTS = 5
 # attempts, doubling the wait from CONVERGE_BACKOFF_S, then ERROR with the reason.
 CONVERGE_ATTEMPTS = 4
 CONVERGE_BACKOFF_S = 5.0
+# An empty, settled cluster is reconciled (for strays) this many times less often.
+QUIET_RECONCILES = 12
 _SETTLED = (ClusterStatus.ACTIVE, ClusterStatus.WARNING, ClusterStatus.ERROR)
 _WATCHED = (NodeStatus.ACTIVE, NodeStatus.WARNING, NodeStatus.ERROR)
 
@@ -154,6 +156,8 @@ class Manager:
         writes = _Writes()
         seen: set[str] = set()
         for cluster, nodes in clusters:
+            if not nodes and self._quiet(cluster, now):
+                continue
             seen.update(n.id for n in nodes)
             self._cluster_of.update((n.id, cluster.id) for n in nodes)
             try:
@@ -186,7 +190,22 @@ class Manager:
             busy = {c.id for c in found if c.status not in _SETTLED}
             settled = [c for c in found if c.status in _SETTLED]
             attempts = repair_repo.load(conn)
-            return [(c, node_repo.list_nodes(conn, c.id)) for c in settled], busy, attempts
+            nodes = node_repo.live_nodes_by_cluster(conn)
+            return [(c, nodes.get(c.id, [])) for c in settled], busy, attempts
+
+    def _quiet(self, cluster: ClusterRecord, now: float) -> bool:
+        """An empty cluster that declares no nodes and already says so has nothing to check
+        but strays: it is looked at every QUIET_RECONCILES reconciles, not every tick (3,000
+        empty clusters kept an idle server at 75-94 % of a core)."""
+        if (
+            cluster.status is not ClusterStatus.ACTIVE
+            or cluster.lock_action_id is not None
+            or cluster.id in self._converging
+            or declared_nodes(cluster.document)
+        ):
+            return False
+        last = self._reconciled_at.get(cluster.id)
+        return last is not None and now - last < self.reconcile_s * QUIET_RECONCILES
 
     def _spec(self, cluster: ClusterRecord, inventory: Inventory) -> ClusterSpec | None:
         cached = self._specs.get(cluster.id)
@@ -604,6 +623,16 @@ class Manager:
     # -- writing -------------------------------------------------------------------------------
 
     def _write(self, writes: _Writes, now: float) -> None:
+        if not (
+            writes.updates
+            or writes.events
+            or writes.statuses
+            or writes.repairs
+            or writes.converge
+            or writes.attempts
+            or writes.forget
+        ):
+            return  # an idle tick writes nothing
         db = self.ctx.db
         with db.transaction() as conn:
             node_repo.update_nodes(conn, [dict(u, updated_at=now) for u in writes.updates])
