@@ -219,3 +219,22 @@ def test_default_quotas_are_finite_for_tenants(served: Served) -> None:
         assert (quotas["clusters"]["limit"], quotas["nodes"]["limit"]) == (100, 1000)
         mine = http.get("/v1/projects/admin/quotas").json()["quotas"]
         assert mine["clusters"]["limit"] == -1  # the operator's own project
+
+
+def test_a_held_stream_still_sees_new_events(served: Served) -> None:
+    """Held requests ask a shared newest-id first (api/watermark.py); new events still come."""
+    with served.http() as http:
+        newest = http.get("/v1/events?after=0&limit=10000").json()["next"]
+    s = served.hold(f"/v1/events/stream?after={newest}")
+    try:
+        assert _status(s) == 200
+        with served.http() as http:
+            r = http.post("/v1/clusters", content=SHOP.replace("name: shop", "name: watched"))
+            assert r.status_code == 202, r.text
+        seen = b""
+        deadline = time.monotonic() + 30
+        while b"watched" not in seen:
+            assert time.monotonic() < deadline, seen
+            seen += s.recv(65536)
+    finally:
+        s.close()

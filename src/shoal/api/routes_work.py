@@ -15,6 +15,7 @@ from starlette.types import Receive, Scope, Send
 from shoal.api import schemas
 from shoal.api.auth import Caller, runtime_of
 from shoal.api.shares import Held, shares_of
+from shoal.api.watermark import Watermark
 from shoal.service.errors import Invalid
 from shoal.service.views import action_view
 
@@ -118,10 +119,14 @@ async def stream_events(
     held = shares_of(request, "streams").take(request, who)
 
     async def messages() -> AsyncIterator[str]:
-        last = start
+        last = mark = start  # mark: the newest id (any project's) when this last looked
         quiet = 0.0
         while not (_stopping(request) or await request.is_disconnected()):
-            found = await run_in_threadpool(rt.queries.events, who, cluster, last, 500)
+            found = []
+            newest = await _watermark(request).newest()
+            if newest > mark:
+                mark = newest
+                found = await run_in_threadpool(rt.queries.events, who, cluster, last, 500)
             for e in found:
                 last = e["id"]
                 yield f"id: {e['id']}\nevent: {e['obj_type']}\ndata: {json.dumps(e)}\n\n"
@@ -140,6 +145,15 @@ async def stream_events(
     )
     stream.held = held
     return stream
+
+
+def _watermark(request: Request) -> Watermark:
+    """The app's shared newest-event-id (made on first use)."""
+    state = request.app.state
+    found: Watermark | None = getattr(state, "event_watermark", None)
+    if found is None:
+        found = state.event_watermark = Watermark(runtime_of(request), _EVENT_POLL_S)
+    return found
 
 
 def _stopping(request: Request) -> bool:
@@ -174,13 +188,16 @@ async def list_events(
     deadline = loop.time() + wait
     held = shares_of(request, "long_polls").take(request, who) if wait > 0 else None
     try:
-        while True:
-            found = await run_in_threadpool(rt.queries.events, who, cluster, after, limit)
-            if found or loop.time() >= deadline or _stopping(request):
-                break
+        mark = await _watermark(request).newest()
+        found = await run_in_threadpool(rt.queries.events, who, cluster, after, limit)
+        while not found and loop.time() < deadline and not _stopping(request):
             if await request.is_disconnected():
                 break
             await asyncio.sleep(_EVENT_POLL_S)
+            newest = await _watermark(request).newest()
+            if newest > mark:  # something happened somewhere: is it ours?
+                mark = newest
+                found = await run_in_threadpool(rt.queries.events, who, cluster, after, limit)
     finally:
         if held is not None:
             held.release()
