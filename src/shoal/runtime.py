@@ -87,6 +87,10 @@ class Runtime:
             manage=settings.manage,
             manage_tick_s=settings.manage_tick_s,
             reconcile_s=settings.reconcile_interval_s,
+            repair_attempts=settings.repair_attempts,
+            repair_backoff_s=settings.repair_backoff_s,
+            # Provider calls get the part of the stop's grace the HTTP drain does not use.
+            stop_grace_s=settings.stop_grace_s * 0.4,
         )
         if settings.notifications_url:  # issue 27: notifications on the bus
             engine.notifier = BusNotifier(
@@ -140,6 +144,7 @@ def limits_of(settings: Settings) -> Limits:
     return Limits(
         max_cluster_nodes=settings.max_cluster_nodes,
         quotas={r: int(getattr(settings, f"quota_{r}")) for r in QUOTA_RESOURCES},
+        receivers_per_cluster=settings.receivers_per_cluster,
     )
 
 

@@ -56,9 +56,20 @@ class Settings(BaseSettings):
     manage_tick_s: float = 1.0
     reconcile_interval_s: float = 5.0
     """How often each cluster is compared with what the provider reports."""
+    repair_attempts: int = Field(default=5, ge=1)
+    """Repairs of a node that leave it in the same trouble before Shoal stops and reports it
+    (cluster WARNING); the waits between them double from `repair_backoff_s` (up to 5 min)."""
+    repair_backoff_s: float = Field(default=5.0, gt=0)
+    stop_grace_s: float = Field(default=10.0, gt=0, le=3600)
+    """How long `shoal server` may take to exit after SIGTERM, whatever the load: streams and
+    long polls end at once, other requests and provider calls get a share, then it exits."""
     bind: str = "127.0.0.1"
     port: int = 8470
     max_body_bytes: int = 2 * 1024 * 1024
+    header_timeout_s: float = Field(default=10.0, gt=0, le=3600)
+    """How long `shoal server` waits for a request's headers before closing the connection."""
+    body_timeout_s: float = Field(default=30.0, gt=0, le=3600)
+    """How long a request body may take to arrive once the app reads it; past it, 408."""
     url: str | None = None
     """Talk to this Shoal server instead of running embedded (CLI)."""
     agent_url: str | None = None
@@ -80,8 +91,9 @@ class Settings(BaseSettings):
     keystone_cache_s: float = 60.0
     """How long a validated token is trusted without asking Keystone again."""
     keystone_timeout_s: float = Field(default=10.0, gt=0, le=600)
-    """How long one token validation may wait for Keystone before the call is refused (401):
-    a busy Keystone (the conformance run on a loaded machine) needs longer."""
+    """How long one token validation may wait for Keystone before the call is refused (503 with
+    Retry-After, as for a Keystone that is down): a busy Keystone (the conformance run on a
+    loaded machine) needs longer."""
     placement_time_limit_s: float = Field(default=10.0, gt=0, le=3600)
     """How long placement's exact method may look for a placement or a proof that none exists,
     past which the answer is "undecided" (HTTP 409 `undecided`, `shoal plan` exit 1)."""
@@ -89,12 +101,22 @@ class Settings(BaseSettings):
     # -- limits and quotas (issue 9) --
     max_cluster_nodes: int = Field(default=10_000, ge=1)
     """The most nodes one cluster may declare; checked before any per-node work."""
-    quota_clusters: int = Field(default=-1, ge=-1)
-    """Default per-project quotas (-1: unlimited); an admin overrides them per project."""
-    quota_nodes: int = Field(default=-1, ge=-1)
+    quota_clusters: int = Field(default=100, ge=-1)
+    """Default per-project quotas (-1: unlimited); an admin overrides them per project. Finite
+    by default, so one tenant cannot fill the server; the admin's own project is not held to
+    these defaults (only to its overrides)."""
+    quota_nodes: int = Field(default=1000, ge=-1)
     quota_vcpus: int = Field(default=-1, ge=-1)
     quota_ram_mb: int = Field(default=-1, ge=-1)
     quota_volume_gb: int = Field(default=-1, ge=-1)
+    max_streams_per_token: int = Field(default=10, ge=1)
+    """Event streams (`GET /v1/events/stream`) one token may hold open at once; past it, 429."""
+    max_streams_per_project: int = Field(default=50, ge=1)
+    max_long_polls_per_token: int = Field(default=10, ge=1)
+    """Long polls (`GET /v1/events?wait=...`) one token may hold at once; past it, 429."""
+    max_long_polls_per_project: int = Field(default=50, ge=1)
+    receivers_per_cluster: int = Field(default=100, ge=1)
+    """Receivers (webhooks) one cluster may have; past it, 409 naming the limit."""
     token_ttl_s: Annotated[float, Field(ge=0)] = 90 * 86400.0
     """How long a new project token lives unless its creator says otherwise; 0: forever."""
     cors_origins: list[str] = Field(default_factory=list)

@@ -29,6 +29,7 @@ from shoal.api.routes_senlin_import import router as senlin_import_router
 from shoal.api.routes_tokens import router as token_router
 from shoal.api.routes_vcluster import router as vcluster_router
 from shoal.api.routes_work import router as work_router
+from shoal.api.shares import ShareLimits, Shares
 from shoal.api.ui import install as install_ui
 from shoal.runtime import Runtime
 
@@ -58,9 +59,20 @@ def create_app(runtime: Runtime, *, run_engine: bool = False) -> FastAPI:
         KeystoneAuth(runtime.settings, runtime.db) if runtime.settings.auth == "keystone" else None
     )
     app.state.keystone = keystone
+    settings = runtime.settings  # fair shares of held-open requests (api/shares.py)
+    app.state.streams = Shares(
+        "event streams",
+        ShareLimits(settings.max_streams_per_token, settings.max_streams_per_project),
+    )
+    app.state.long_polls = Shares(
+        "long polls",
+        ShareLimits(settings.max_long_polls_per_token, settings.max_long_polls_per_project),
+    )
     errors.install(app)
     app.add_middleware(RefuseUnstorable, skip=(senlin.PREFIX,))  # inside the body limit
-    app.add_middleware(BodyLimit, limit=runtime.settings.max_body_bytes)
+    app.add_middleware(
+        BodyLimit, limit=runtime.settings.max_body_bytes, timeout_s=runtime.settings.body_timeout_s
+    )
     app.add_middleware(RequestId)  # X-Openstack-Request-Id (issue 27), outside the body limit
     for router in (cluster_router, work_router, admin_router, vcluster_router, host_router):
         app.include_router(router)

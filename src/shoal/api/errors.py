@@ -34,10 +34,13 @@ _TITLES = {
     403: ("forbidden", "Forbidden"),
     404: ("not_found", "Not found"),
     405: ("method_not_allowed", "Method not allowed"),
+    408: ("request_timeout", "Request timeout"),
     409: ("conflict", "Conflict"),
     413: ("too_large", "Request body too large"),
     415: ("unsupported_media_type", "Unsupported media type"),
     422: ("invalid_request", "Invalid request"),
+    429: ("too_many_requests", "Too many requests"),
+    503: ("unavailable", "Service unavailable"),
 }
 
 
@@ -50,6 +53,7 @@ HTTP_STATUS = {
     ErrorKind.UNAUTHORIZED: 401,
     ErrorKind.UNAVAILABLE: 503,
     ErrorKind.TOO_LARGE: 413,
+    ErrorKind.TOO_MANY: 429,
 }
 """The service's refusals by kind, as HTTP: the one place their status codes are chosen."""
 
@@ -90,6 +94,8 @@ def install(app: FastAPI) -> None:
         headers = None
         if isinstance(exc, Unauthorized):
             headers = {"WWW-Authenticate": exc.challenge or "Bearer"}
+        if exc.retry_after_s is not None:
+            headers = {"Retry-After": str(exc.retry_after_s)}
         return ErrorJSON(exc.body(), status_code=http_status(exc), headers=headers)
 
     @app.exception_handler(RequestValidationError)

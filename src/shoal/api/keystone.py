@@ -6,6 +6,11 @@ session (re-authenticating when it expires), and each caller's token is checked 
 `GET /v3/auth/tokens` (`X-Subject-Token`). A valid, project-scoped token makes its project the
 tenant; the `admin` role makes the caller Shoal's admin. Answers are cached for
 `keystone_cache_s` seconds (never past the token's own expiry); refusals are not cached.
+
+Only Keystone saying the token is not valid is a 401. Keystone slow (past `keystone_timeout_s`),
+unreachable, or failing (5xx, or refusing the service user) is a 503 with `Retry-After`, as
+keystonemiddleware answers: a 401 there makes clients log in again, more load on a Keystone
+already struggling.
 """
 
 from __future__ import annotations
@@ -21,13 +26,14 @@ from keystoneauth1 import session as ks_session
 from keystoneauth1.exceptions import ClientException
 from keystoneauth1.identity import v3
 
-from shoal.service.errors import Unauthorized
+from shoal.service.errors import Unauthorized, Unavailable
 from shoal.settings import Settings
 from shoal.store import auth as auth_repo
 from shoal.store.database import Database
 from shoal.store.records import Principal
 
 ADMIN_ROLE = "admin"
+RETRY_AFTER_S = 5
 _MAX_CACHED = 10_000
 
 
@@ -98,11 +104,18 @@ class KeystoneAuth:
                 authenticated=True,
             )
         except ClientException as e:
-            raise self.refuse(f"Keystone could not validate the token: {e}") from e
+            # Timeouts, refused connections, and the service user's own sign-in failing.
+            raise Unavailable(
+                f"the identity service could not validate the token: {type(e).__name__}",
+                retry_after_s=RETRY_AFTER_S,
+            ) from e
         if resp.status_code in (401, 404):
             raise self.refuse("the token is not valid")
         if resp.status_code != 200:
-            raise self.refuse(f"Keystone answered {resp.status_code} validating the token")
+            raise Unavailable(
+                f"the identity service answered {resp.status_code} validating the token",
+                retry_after_s=RETRY_AFTER_S,
+            )
         body: dict[str, Any] = resp.json().get("token", {})
         project = body.get("project") or {}
         project_id = project.get("id")

@@ -10,9 +10,12 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Header, Query, Request, Response
 from fastapi.responses import StreamingResponse
 from starlette.concurrency import run_in_threadpool
+from starlette.types import Receive, Scope, Send
 
 from shoal.api import schemas
 from shoal.api.auth import Caller, runtime_of
+from shoal.api.shares import Held, shares_of
+from shoal.api.watermark import Watermark
 from shoal.service.errors import Invalid
 from shoal.service.views import action_view
 
@@ -71,7 +74,17 @@ async def cancel_action(
 
 
 class EventStream(StreamingResponse):
+    """Server-sent events; `held` (the caller's place among its streams) ends with it."""
+
     media_type = "text/event-stream"
+    held: Held | None = None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            if self.held is not None:
+                self.held.release()
 
 
 @router.get(
@@ -103,12 +116,17 @@ async def stream_events(
     start = after if last_event_id is None else _event_id(last_event_id)
     # Fail before the stream starts when the cluster is unknown (a 404, not a broken stream).
     await run_in_threadpool(rt.queries.events, who, cluster, start, 1)
+    held = shares_of(request, "streams").take(request, who)
 
     async def messages() -> AsyncIterator[str]:
-        last = start
+        last = mark = start  # mark: the newest id (any project's) when this last looked
         quiet = 0.0
-        while not await request.is_disconnected():
-            found = await run_in_threadpool(rt.queries.events, who, cluster, last, 500)
+        while not (_stopping(request) or await request.is_disconnected()):
+            found = []
+            newest = await _watermark(request).newest()
+            if newest > mark:
+                mark = newest
+                found = await run_in_threadpool(rt.queries.events, who, cluster, last, 500)
             for e in found:
                 last = e["id"]
                 yield f"id: {e['id']}\nevent: {e['obj_type']}\ndata: {json.dumps(e)}\n\n"
@@ -121,10 +139,27 @@ async def stream_events(
                 quiet = 0.0
                 yield ": keep-alive\n\n"
 
-    return EventStream(
+    stream = EventStream(
         messages(),
         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
     )
+    stream.held = held
+    return stream
+
+
+def _watermark(request: Request) -> Watermark:
+    """The app's shared newest-event-id (made on first use)."""
+    state = request.app.state
+    found: Watermark | None = getattr(state, "event_watermark", None)
+    if found is None:
+        found = state.event_watermark = Watermark(runtime_of(request), _EVENT_POLL_S)
+    return found
+
+
+def _stopping(request: Request) -> bool:
+    """The server is shutting down (`shoal server` got SIGTERM): streams and polls end now,
+    so a bounded stop is not spent waiting for clients that never leave."""
+    return bool(getattr(request.app.state, "stopping", False))
 
 
 def _event_id(raw: str) -> int:
@@ -151,9 +186,19 @@ async def list_events(
     rt = runtime_of(request)
     loop = asyncio.get_running_loop()
     deadline = loop.time() + wait
-    while True:
+    held = shares_of(request, "long_polls").take(request, who) if wait > 0 else None
+    try:
+        mark = await _watermark(request).newest()
         found = await run_in_threadpool(rt.queries.events, who, cluster, after, limit)
-        if found or loop.time() >= deadline or await request.is_disconnected():
-            break
-        await asyncio.sleep(_EVENT_POLL_S)
+        while not found and loop.time() < deadline and not _stopping(request):
+            if await request.is_disconnected():
+                break
+            await asyncio.sleep(_EVENT_POLL_S)
+            newest = await _watermark(request).newest()
+            if newest > mark:  # something happened somewhere: is it ours?
+                mark = newest
+                found = await run_in_threadpool(rt.queries.events, who, cluster, after, limit)
+    finally:
+        if held is not None:
+            held.release()
     return {"events": found, "next": found[-1]["id"] if found else after}

@@ -67,6 +67,8 @@ ERRORS: dict[int | str, dict[str, Any]] = {
     409: _error("Conflict: another action holds the cluster, a name is taken, it cannot be placed"),
     413: _error("Request body too large"),
     422: _error("Invalid request: every problem, each with a JSON pointer"),
+    429: _error("Over a fair share (event streams, long polls): the limit named, Retry-After"),
+    503: _error("The identity service (Keystone) is slow or down: Retry-After"),
 }
 """The error statuses of every native route, declared once for all routers."""
 

@@ -7,12 +7,14 @@ The heavy imports (uvicorn, the app, the runtime) happen only when a server real
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
+import sys
 from pathlib import Path
 from types import FrameType
-from typing import Annotated
+from typing import Annotated, NoReturn
 
 import typer
 
@@ -69,6 +71,8 @@ def server(
 
         from shoal.api.app import create_app
         from shoal.cli.client import load_settings
+        from shoal.cli.header_timeout import with_timeout
+        from shoal.cli.stopping import DRAIN_SHARE, BoundedServer
         from shoal.runtime import Runtime
 
         settings = load_settings()
@@ -108,18 +112,31 @@ def server(
                 log_level=log_level,
                 ssl_certfile=tls[0] if tls else None,
                 ssl_keyfile=tls[1] if tls else None,
+                timeout_graceful_shutdown=max(1, int(settings.stop_grace_s * DRAIN_SHARE)),
+                http=with_timeout(settings.header_timeout_s),
             )
             # uvicorn shuts down gracefully on SIGTERM, then re-raises it: make that an
             # interrupt, so the runtime below still closes.
             signal.signal(signal.SIGTERM, _interrupt)
-            await uvicorn.Server(config).serve(sockets=[sock])
+
+            def forget_me() -> None:
+                if recorded:
+                    background.clear_state(settings.home, os.getpid())
+
+            served = BoundedServer(config, grace_s=settings.stop_grace_s, on_forced_exit=forget_me)
+            await served.serve(sockets=[sock])
         finally:
             if recorded:
                 background.clear_state(settings.home, os.getpid())
             await runtime.close()
         return EXIT_OK
 
-    run(body, until_interrupted=True)
+    try:
+        run(body, until_interrupted=True)
+    except typer.Exit as done:
+        # Everything is written and closed: skip the interpreter's teardown of a big process
+        # (seconds on a loaded machine), which would spend the stop's bounded grace.
+        end_now(done.exit_code)
 
 
 def _tls(certfile: Path | None, keyfile: Path | None) -> tuple[str, str] | None:
@@ -180,6 +197,17 @@ def _listen(host: str, port: int) -> socket.socket:
 def _reachable(host: str) -> str:
     """The address a client on this machine uses for a server bound to `host`."""
     return {"0.0.0.0": "127.0.0.1", "[::]": "[::1]"}.get(host, host)
+
+
+def end_now(code: int) -> NoReturn:
+    """Flush what was printed and logged, then leave without the interpreter's teardown."""
+    import logging
+
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(code)
 
 
 def _interrupt(signum: int, frame: FrameType | None) -> None:

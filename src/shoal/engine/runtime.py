@@ -74,6 +74,8 @@ class Engine:
         reconcile_s: float = 5.0,
         software_of: SoftwareOf | None = None,
         stop_grace_s: float = 15.0,
+        repair_attempts: int = 5,
+        repair_backoff_s: float = 5.0,
     ) -> None:
         self.db = db
         self.stop_grace_s = stop_grace_s
@@ -113,6 +115,8 @@ class Engine:
                 tick_s=manage_tick_s,
                 reconcile_s=reconcile_s,
                 lease_s=max(lease_s, 3.0),
+                repair_attempts=repair_attempts,
+                repair_backoff_s=repair_backoff_s,
             )
             if manage
             else None

@@ -508,7 +508,7 @@ class ClusterService:
         current = current or Usage()
         overrides = quota_repo.overrides(conn, project_id)
         limits = self.limits
-        if all(limits.quota_of(r, overrides) < 0 for r in QUOTA_RESOURCES):
+        if all(limits.quota_of(r, overrides, project_id) < 0 for r in QUOTA_RESOURCES):
             return
         others = quota_repo.usage(conn, project_id, exclude_cluster=cluster_id)
         check_quota(project_id, limits, overrides, others, current, fp.usage())

@@ -28,6 +28,8 @@ class ErrorKind(enum.Enum):
     """Something the service depends on (Keystone) does not answer."""
     TOO_LARGE = "too_large"
     """A body over its limit (an agent's signal)."""
+    TOO_MANY = "too_many"
+    """Over a caller's fair share (concurrent streams or long polls): come back later."""
 
 
 class ServiceError(Exception):
@@ -37,6 +39,8 @@ class ServiceError(Exception):
     # Transitional: api/senlin/errors.py (branch senlin) still reads `status`; Shoal's own API
     # maps `kind` (api/errors.py). Remove once the Senlin façade maps kinds too.
     status = 400
+    retry_after_s: int | None = None
+    """When to ask again (the API's Retry-After); None: no such hint."""
 
     def __init__(
         self, message: str, details: Sequence[Problem | Mapping[str, Any]] | None = None
@@ -127,3 +131,41 @@ class Unauthorized(ServiceError):
         super().__init__(message, details)
         self.challenge = challenge
         """The WWW-Authenticate value; None: the API's default."""
+
+
+class Unavailable(ServiceError):
+    """Something the service depends on (Keystone) is slow or down: not the caller's fault."""
+
+    kind = ErrorKind.UNAVAILABLE
+    status = 503
+    code = "unavailable"
+    title = "Service unavailable"
+
+    def __init__(
+        self,
+        message: str,
+        details: Sequence[Problem | Mapping[str, Any]] | None = None,
+        *,
+        retry_after_s: int = 5,
+    ) -> None:
+        super().__init__(message, details)
+        self.retry_after_s = retry_after_s
+
+
+class TooMany(ServiceError):
+    """The caller already holds its share of something bounded (its details name the limit)."""
+
+    kind = ErrorKind.TOO_MANY
+    status = 429
+    code = "too_many_requests"
+    title = "Too many requests"
+
+    def __init__(
+        self,
+        message: str,
+        details: Sequence[Problem | Mapping[str, Any]] | None = None,
+        *,
+        retry_after_s: int = 5,
+    ) -> None:
+        super().__init__(message, details)
+        self.retry_after_s = retry_after_s

@@ -20,6 +20,7 @@ from shoal.model.inventory import Inventory
 from shoal.model.nodes import Demand, demand_of
 from shoal.model.problems import Problem
 from shoal.service.errors import Forbidden, Invalid, Unplaceable
+from shoal.store.auth import ADMIN_PROJECT
 from shoal.store.quotas import Usage
 
 QUOTA_RESOURCES = ("clusters", "nodes", "vcpus", "ram_mb", "volume_gb")
@@ -39,9 +40,17 @@ class Limits:
     max_cluster_nodes: int = 10_000
     quotas: dict[str, int] = field(default_factory=lambda: dict.fromkeys(QUOTA_RESOURCES, -1))
     """Default limit per resource for projects without an override; -1 is unlimited."""
+    receivers_per_cluster: int = 100
+    """Receivers (webhooks) one cluster may have."""
 
-    def quota_of(self, resource: str, overrides: dict[str, int]) -> int:
-        return overrides.get(resource, self.quotas.get(resource, UNLIMITED))
+    def quota_of(self, resource: str, overrides: dict[str, int], project_id: str = "") -> int:
+        """The project's limit: its override, else the default. The defaults are finite (a
+        tenant cannot fill the server); the operator's own project is not held to them."""
+        if resource in overrides:
+            return overrides[resource]
+        if project_id == ADMIN_PROJECT:
+            return UNLIMITED
+        return self.quotas.get(resource, UNLIMITED)
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,7 +141,7 @@ def check_quota(
     `current` what this cluster holds now, `requested` what it would hold."""
     problems: list[dict[str, Any]] = []
     for res in QUOTA_RESOURCES:
-        limit = limits.quota_of(res, overrides)
+        limit = limits.quota_of(res, overrides, project_id)
         want = requested.of(res)
         if limit < 0 or want <= current.of(res):
             continue

@@ -134,6 +134,11 @@ class Queries:
             counts: Counter[ActionStatus] = action_repo.child_counts(conn, a.id)
         return {"action": action_view(a), "children": {str(k): v for k, v in counts.items()}}
 
+    def newest_event_id(self) -> int:
+        """The newest event's id of any project (a watermark, never shown to a caller)."""
+        with self.db.reading() as conn:
+            return event_repo.newest_id(conn)
+
     def events(
         self, who: Principal, cluster: str | None, after: int, limit: int
     ) -> list[dict[str, Any]]:

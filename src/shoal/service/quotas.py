@@ -53,7 +53,7 @@ class QuotaService:
             "project": project_id,
             "quotas": {
                 r: {
-                    "limit": self.limits.quota_of(r, overrides),
+                    "limit": self.limits.quota_of(r, overrides, project_id),
                     "in_use": used.of(r),
                     "default": r not in overrides,
                 }

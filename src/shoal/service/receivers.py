@@ -145,6 +145,7 @@ class ReceiverService:
             self._check_growth(who, cluster, req)
         with self.db.transaction() as conn:
             cluster = self.clusters.get(conn, who, req.cluster)
+            self._check_count(conn, cluster)
             group = req.nodegroup
             if req.action is not ReceiverAction.RECOVER:
                 group = pick_group(self.clusters.spec_of(cluster.document), group).name
@@ -164,6 +165,24 @@ class ReceiverService:
             except NameTaken as e:
                 raise Conflict(str(e), [Problem("/name", str(e))]) from None
         return receiver_view(found, secret)
+
+    def _check_count(self, conn: Connection, cluster: ClusterRecord) -> None:
+        """A cluster's receivers are bounded (`receivers_per_cluster`): each is a row, a secret
+        and a URL anyone holding it may call; 10,000 on one cluster were accepted."""
+        limit = self.clusters.limits.receivers_per_cluster
+        used = repo.count_for_cluster(conn, cluster.id)
+        if used >= limit:
+            raise Conflict(
+                f"cluster {cluster.name} already has {used} receivers, its limit",
+                [
+                    {
+                        "path": "/cluster",
+                        "message": f"at most {limit} receivers per cluster",
+                        "limit": limit,
+                        "in_use": used,
+                    }
+                ],
+            )
 
     def _check_growth(self, who: Principal, cluster: ClusterRecord, req: NewReceiver) -> None:
         """Refuse params whose first trigger could never be admitted (too large for the

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy import Connection, insert, select
+from sqlalchemy import Connection, func, insert, select
 
 from shoal.store.records import EventRecord
 from shoal.store.tables import events
@@ -49,6 +49,11 @@ def add_events(conn: Connection, new: list[NewEvent], now: float) -> None:
             for e in new
         ],
     )
+
+
+def newest_id(conn: Connection) -> int:
+    """The newest event's id (0 if none): one indexed read, for held requests to ask first."""
+    return int(conn.execute(select(func.max(events.c.id))).scalar() or 0)
 
 
 def list_events(

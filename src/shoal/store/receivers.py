@@ -11,7 +11,7 @@ import hmac
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, and_, delete, insert, or_, select, update
+from sqlalchemy import Connection, and_, delete, func, insert, or_, select, update
 from sqlalchemy.engine import RowMapping
 from sqlalchemy.exc import IntegrityError
 
@@ -107,6 +107,12 @@ def list_receivers(conn: Connection, project_id: str | None) -> list[ReceiverRec
     if project_id is not None:
         q = q.where(receivers.c.project_id == project_id)
     return [ReceiverRecord.from_row(r) for r in conn.execute(q).mappings()]
+
+
+def count_for_cluster(conn: Connection, cluster_id: str) -> int:
+    """How many receivers a cluster has (bounded per cluster by the service)."""
+    q = select(func.count()).select_from(receivers).where(receivers.c.cluster_id == cluster_id)
+    return int(conn.execute(q).scalar_one())
 
 
 def delete_receiver(conn: Connection, receiver_id: str) -> None:

@@ -341,3 +341,18 @@ software_keys = Table(
     Column("name", String(64), primary_key=True),
     Column("value", String(128), nullable=False),
 )
+
+# Repairs the manager made that did not change what they found (engine/manager.py): one row
+# per node in trouble, so the back-off and the report survive a restart or a new lease holder.
+repair_attempts = Table(
+    "repair_attempts",
+    metadata,
+    Column("node_id", String(36), primary_key=True),
+    Column("cluster_id", String(36), nullable=False),
+    Column("finding", Text, nullable=False),
+    Column("generation", Integer, nullable=False),
+    Column("attempts", Integer, nullable=False),
+    Column("not_before", Float, nullable=False),
+    Column("reported", Boolean, nullable=False, default=False),
+    Column("updated_at", Float, nullable=False),
+)

@@ -43,9 +43,14 @@ _STATUS: dict[int, tuple[str, str]] = {
     409: ("Conflict", "There was a conflict when trying to complete your request."),
     413: ("Request Entity Too Large", "The body of your request was too large for this server."),
     415: ("Unsupported Media Type", "The request media type is not supported by this server."),
+    429: ("Too Many Requests", "Too many requests have been made by this client."),
     500: (
         "Internal Server Error",
         "The server has either erred or is incapable of performing the requested operation.",
+    ),
+    503: (
+        "Service Unavailable",
+        "The server is currently unavailable. Please try again at a later time.",
     ),
 }
 
@@ -108,6 +113,8 @@ def install(app: FastAPI) -> None:
         headers = None
         if isinstance(exc, Unauthorized):
             headers = {"WWW-Authenticate": exc.challenge or "Keystone uri=''"}
+        if exc.retry_after_s is not None:
+            headers = {"Retry-After": str(exc.retry_after_s)}
         return senlin_error(status, _with_details(exc.message, exc.details), kind, headers)
 
     @app.exception_handler(RequestValidationError)

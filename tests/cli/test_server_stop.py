@@ -1,0 +1,85 @@
+"""`shoal server` stops within `stop_grace_s` of SIGTERM under load: open event streams and
+long polls (which never finish on their own) and a provider call that hangs (a sim create of
+an hour). Before, uvicorn waited for every stream to end: the process never exited.
+The deadline below is generous (a loaded machine); the point is that it exits at all."""
+
+from __future__ import annotations
+
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import httpx
+
+from tests.cli.support import Shoal
+from tests.support.server import free_port
+
+START_TIMEOUT_S = 60.0
+EXIT_TIMEOUT_S = 60.0
+DOC = """
+name: slow
+node_groups:
+  - name: web
+    profile: {type: server, flavor: m1.tiny, image: cirros}
+    count: 2
+"""
+
+
+def _hold(port: int, path: str, token: str) -> socket.socket:
+    """A request sent and never read from again: a client that stays."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=30)
+    s.sendall(f"GET {path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\n\r\n".encode())
+    return s
+
+
+def test_sigterm_under_load_exits_within_the_grace(home: Path, tmp_path: Path) -> None:
+    port = free_port()
+    launcher = Shoal(
+        home,
+        provider="sim",
+        provider_options={"state_path": "sim.db", "create_latency_s": 3600},
+        extra={"SHOAL_STOP_GRACE_S": "3"},
+    )
+    log_path = tmp_path / "server.log"
+    with log_path.open("w") as log:
+        proc = subprocess.Popen(
+            launcher.argv("server", "--port", str(port), "--bind", "127.0.0.1"),
+            env=launcher.env,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+    held: list[socket.socket] = []
+    try:
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while True:
+            assert proc.poll() is None, log_path.read_text()
+            try:
+                if httpx.get(f"{url}/healthz", timeout=1.0).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert time.monotonic() < deadline, log_path.read_text()
+            time.sleep(0.05)
+        token = (home / "admin-token").read_text().strip()
+        auth = {"Authorization": f"Bearer {token}"}
+        r = httpx.post(f"{url}/v1/clusters", content=DOC, headers=auth, timeout=30)
+        assert r.status_code == 202, r.text
+        held += [_hold(port, "/v1/events/stream", token) for _ in range(8)]
+        held += [_hold(port, "/v1/events?after=2000000000&wait=60", token) for _ in range(4)]
+        for s in held[:8]:  # every stream is open (its headers came)
+            assert s.recv(12).startswith(b"HTTP/1.1 200")
+
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=EXIT_TIMEOUT_S) == 0, log_path.read_text()
+        assert not (home / "server.json").exists()
+    finally:
+        for s in held:
+            s.close()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=30)
