@@ -133,7 +133,21 @@ class Unauthorized(ServiceError):
         """The WWW-Authenticate value; None: the API's default."""
 
 
-class Unavailable(ServiceError):
+class _TryLater(ServiceError):
+    """A refusal that says when to ask again (`Retry-After`, set at the API edge)."""
+
+    def __init__(
+        self,
+        message: str,
+        details: Sequence[Problem | Mapping[str, Any]] | None = None,
+        *,
+        retry_after_s: int = 5,
+    ) -> None:
+        super().__init__(message, details)
+        self.retry_after_s = retry_after_s
+
+
+class Unavailable(_TryLater):
     """Something the service depends on (Keystone) is slow or down: not the caller's fault."""
 
     kind = ErrorKind.UNAVAILABLE
@@ -141,31 +155,11 @@ class Unavailable(ServiceError):
     code = "unavailable"
     title = "Service unavailable"
 
-    def __init__(
-        self,
-        message: str,
-        details: Sequence[Problem | Mapping[str, Any]] | None = None,
-        *,
-        retry_after_s: int = 5,
-    ) -> None:
-        super().__init__(message, details)
-        self.retry_after_s = retry_after_s
 
-
-class TooMany(ServiceError):
+class TooMany(_TryLater):
     """The caller already holds its share of something bounded (its details name the limit)."""
 
     kind = ErrorKind.TOO_MANY
     status = 429
     code = "too_many_requests"
     title = "Too many requests"
-
-    def __init__(
-        self,
-        message: str,
-        details: Sequence[Problem | Mapping[str, Any]] | None = None,
-        *,
-        retry_after_s: int = 5,
-    ) -> None:
-        super().__init__(message, details)
-        self.retry_after_s = retry_after_s
