@@ -595,11 +595,11 @@ class Stack:
                 is False
             ):
                 continue
-            self.shape.outputs[str(name)] = shown(
-                Evaluator(self, self.report, self.ctx.budget).ev(
-                    body["value"], child(path, "value")
-                )
+            value = Evaluator(self, self.report, self.ctx.budget).ev(
+                body["value"], child(path, "value")
             )
+            self.shape.outputs[str(name)] = shown(value)
+            self.shape.evaluated[str(name)] = value
             if self._top:
                 # again, keeping the text built around run-time values, for the cluster; its
                 # problems were reported just above
