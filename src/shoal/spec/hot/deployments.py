@@ -331,6 +331,9 @@ def _target(m: _Map, d: SoftwareShape) -> str | None:
 
 def _not_read(m: _Map, d: SoftwareShape, at: str, why: NotRead) -> None:
     """Valid Heat through a nested template's output that Shoal does not follow (yet)."""
+    if why.unread:
+        m.mapped = False
+        return
     if why.wrong:
         m.report.problem(at, why.what)
         m.mapped = False
@@ -454,8 +457,9 @@ def _source(
         return _random(m, random, at)
     if isinstance(value, Attr) and value.scope == m.shape.scope:
         inside = follow(m.shape, value)
-        if isinstance(inside, NotRead) and inside.wrong:
-            m.report.problem(at, inside.what)
+        if isinstance(inside, NotRead) and (inside.wrong or inside.unread):
+            if inside.wrong:
+                m.report.problem(at, inside.what)
             m.mapped = False
             return None
         if isinstance(inside, NotRead):

@@ -121,6 +121,8 @@ class Shape:
     evaluated: dict[str, object] = field(default_factory=dict)
     """Each output's evaluated value, symbolic parts kept (what a parent's `get_attr` of this
     template follows, `spec/hot/through.py`)."""
+    hidden_outputs: set[str] = field(default_factory=set)
+    """Outputs that show a hidden parameter (never served through a parent's output)."""
     output_values: list[OutputShape] = field(default_factory=list)
     """The top template's outputs, to be served from the cluster (`outputs.map_outputs`)."""
     kinds: dict[str, str] = field(default_factory=dict)

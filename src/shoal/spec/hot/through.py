@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from shoal.spec.hot.context import MAX_NESTING
+from shoal.spec.hot.environment import is_file_ref
 from shoal.spec.hot.shapes import Shape
 from shoal.spec.hot.values import Attr, Ref
 
@@ -29,6 +30,8 @@ class Inside:
 
     shape: Shape
     value: object
+    output: str | None = None
+    """The nested template's output `value` is (None: `value` was not an output)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,17 +42,23 @@ class NotRead:
     what: str
     wrong: bool = False
     """The template is wrong (Heat refuses it too): `what` is the whole message."""
+    unread: bool = False
+    """The nested template itself could not be read (reported where it was): say nothing."""
 
 
 def follow(shape: Shape, value: object) -> Inside | NotRead:
     """`value` (read in `shape`) with every `get_attr` of a nested template's output replaced by
     the output's value inside that template; unchanged when it is not one."""
+    last: str | None = None
     for _ in range(MAX_NESTING + 1):
         if not isinstance(value, Attr) or value.scope != shape.scope:
-            return Inside(shape, value)
+            return Inside(shape, value, last)
         nested = next((n for n in shape.nested if n.name == value.name), None)
+        if nested is None and is_file_ref(shape.kinds.get(value.name, "")):
+            # a nested template that could not be read: its problem is reported already
+            return NotRead(f"nested template {value.name}", unread=True)
         if nested is None:
-            return Inside(shape, value)
+            return Inside(shape, value, last)
         if len(value.path) != 1:
             shown = ".".join([value.name, *map(str, value.path)])
             return NotRead(f"get_attr {shown} of a nested template (only [{value.name}, OUTPUT])")
@@ -60,7 +69,7 @@ def follow(shape: Shape, value: object) -> Inside | NotRead:
                 f"'{output}'",
                 wrong=True,
             )
-        shape, value = nested.shape, nested.shape.evaluated[output]
+        shape, value, last = nested.shape, nested.shape.evaluated[output], output
     return NotRead("outputs of outputs nested this deep")
 
 
