@@ -189,3 +189,36 @@ def test_what_shoal_does_not_read_says_so_and_a_missing_output_is_a_problem() ->
     (p,) = [p for p in result.problems if "nodes" in p.message]
     assert p.path == "/template/resources/ApiDeployment/properties/servers"
     assert "has no output 'nodes'" in p.message
+
+
+def test_a_value_resource_passing_the_roles_output_on_is_followed() -> None:
+    through_value = OVERCLOUD.replace(
+        "servers: {get_attr: [Controller, servers]}",
+        "servers: {get_attr: [ControllerServers, value]}",
+    ) + (
+        "  ControllerServers:\n"
+        "    type: OS::Heat::Value\n"
+        "    properties: {value: {get_attr: [Controller, servers]}}\n"
+    )
+    result = read("roles/ha.yaml", {"ControllerCount": 3}, template=through_value)
+    assert result.problems == [] and result.unsupported == []
+    assert result.spec is not None
+    api = result.spec.software.deployment("ApiDeployment")
+    assert api is not None and api.target == MemberRef("Controller")
+
+
+def test_the_roles_outputs_are_served_from_the_cluster() -> None:
+    with_outputs = OVERCLOUD + (
+        "outputs:\n"
+        "  controllers: {value: {get_attr: [Controller, addresses]}}\n"
+        "  computes: {value: {get_attr: [Compute, servers]}}\n"
+    )
+    result = read("roles/ha.yaml", {"ControllerCount": 3}, template=with_outputs)
+    assert result.problems == []
+    assert result.spec is not None
+    served = {o.name: o.value for o in result.spec.outputs}
+    assert served == {"controllers": MemberFactsInput(MemberRef("Controller"), NodeFact.ADDRESS)}
+    # a map of server ids has no Shoal counterpart in an output: left out, one notice
+    assert [(s.reason, s.path) for s in result.skipped] == [
+        ("get_attr of OS::Heat::ResourceGroup in an output", "/template/outputs/computes")
+    ]
