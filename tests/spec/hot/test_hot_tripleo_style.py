@@ -222,3 +222,69 @@ def test_the_roles_outputs_are_served_from_the_cluster() -> None:
     assert [(s.reason, s.path) for s in result.skipped] == [
         ("get_attr of OS::Heat::ResourceGroup in an output", "/template/outputs/computes")
     ]
+
+
+EXTRA_CONFIG = """
+heat_template_version: wallaby
+parameters:
+  server: {type: string}
+  servers: {type: json}
+resources:
+  cfg: {type: OS::Heat::SoftwareConfig, properties: {group: script, config: "true"}}
+  one:
+    type: OS::Heat::SoftwareDeployment
+    properties: {config: {get_resource: cfg}, server: {get_param: server}}
+  all:
+    type: OS::Heat::SoftwareDeploymentGroup
+    properties: {config: {get_resource: cfg}, servers: {get_param: servers}}
+"""
+
+
+def test_a_deployment_on_servers_passed_in_from_the_parent_targets_them() -> None:
+    parent = """
+heat_template_version: wallaby
+resources:
+  web: {type: OS::Nova::Server, properties: {flavor: m1.small, image: cirros}}
+  app:
+    type: OS::Heat::ResourceGroup
+    properties:
+      count: 2
+      resource_def: {type: OS::Nova::Server, properties: {flavor: m1.small, image: cirros}}
+  extra:
+    type: extra.yaml
+    properties:
+      server: {get_resource: web}
+      servers: {get_attr: [app, refs_map]}
+"""
+    body = {"template": parent, "files": {"extra.yaml": EXTRA_CONFIG}}
+    result = read_body(body, default_inventory())
+    assert result.problems == [] and result.unsupported == []
+    assert result.spec is not None
+    targets = {d.name: str(d.target) for d in result.spec.software.deployments}
+    assert targets == {"extra-one": "web", "extra-all": "app"}
+
+
+def test_in_a_group_member_a_deployment_on_a_parents_server_is_refused() -> None:
+    parent = """
+heat_template_version: wallaby
+resources:
+  web: {type: OS::Nova::Server, properties: {flavor: m1.small, image: cirros}}
+  app:
+    type: OS::Heat::ResourceGroup
+    properties:
+      count: 2
+      resource_def: {type: OS::Nova::Server, properties: {flavor: m1.small, image: cirros}}
+  extras:
+    type: OS::Heat::ResourceGroup
+    properties:
+      count: 2
+      resource_def:
+        type: extra.yaml
+        properties: {server: {get_resource: web}, servers: {get_attr: [app, refs_map]}}
+"""
+    body = {"template": parent, "files": {"extra.yaml": EXTRA_CONFIG}}
+    result = read_body(body, default_inventory())
+    assert result.spec is None
+    assert {u.reason for u in result.unsupported} == {
+        "deployment in a group member on a server outside it"
+    }

@@ -228,13 +228,13 @@ def _scope(m: _Map, sw: SoftwareDraft) -> bool:
 
 def _fan_out(m: _Map, d: SoftwareShape) -> list[SoftwareShape]:
     """A deployment group over a map of several servers: one deployment per server."""
-    inside = follow(m.shape, d.props.get("servers"))
+    inside = follow(m.shape, d.props.get("servers"), m.shapes)
     if isinstance(inside, NotRead):
         return [d]
     servers = inside.value
     if not isinstance(servers, dict) or len(servers) < 2:
         return [d]
-    if not all(server_of(inside.shape, v) is not None for v in servers.values()):
+    if not all(server_of(_home(m, v, inside.shape), v) is not None for v in servers.values()):
         return [d]
     out = []
     for key, ref in servers.items():
@@ -270,13 +270,13 @@ def _target(m: _Map, d: SoftwareShape) -> str | None:
     where = child(d.path, "properties")
     if not d.kind.endswith("Group") and not d.kind.endswith("Deployments"):
         value = d.props.get("server")
-        inside = follow(m.shape, value)
+        inside = follow(m.shape, value, m.shapes)
         if isinstance(inside, NotRead):
             _not_read(m, d, child(where, "server"), inside)
             return None
         server = server_of(inside.shape, inside.value)
         if server is not None:
-            return _element(m, server, inside.shape.scope)
+            return _target_in(m, d, child(where, "server"), server, inside.shape)
         _cannot(
             m,
             "deployment to a server outside the template",
@@ -285,7 +285,7 @@ def _target(m: _Map, d: SoftwareShape) -> str | None:
         )
         return None
     at = child(where, "servers")
-    inside = follow(m.shape, d.props.get("servers"))
+    inside = follow(m.shape, d.props.get("servers"), m.shapes)
     if isinstance(inside, NotRead):
         _not_read(m, d, at, inside)
         return None
@@ -294,6 +294,8 @@ def _target(m: _Map, d: SoftwareShape) -> str | None:
     group = value.name if isinstance(value, Attr) and refs else None
     group = group or group_by_member_output(shape, value)
     if group is not None and group in {g.name for g in shape.groups}:
+        if _outside_member(m, shape):
+            return _target_in(m, d, at, group, shape)  # refused there
         target = _element(m, group, shape.scope)
         if target is not None:
             return target
@@ -311,12 +313,11 @@ def _target(m: _Map, d: SoftwareShape) -> str | None:
         return None
     if isinstance(value, dict) and len(value) == 1:
         only = next(iter(value.values()))
-        # one server of a fanned-out role's map is read where the role's output named it
-        home = m.shapes.get(only.scope, shape) if isinstance(only, Ref | Attr) else shape
+        home = _home(m, only, shape)
         server = server_of(home, only)
         if server is not None:
-            return _element(m, server, home.scope)
-    if shape is not m.shape:
+            return _target_in(m, d, at, server, home)
+    if inside.output is not None:
         _not_read(m, d, at, NotRead(f"the output's value {_shown(value)} as 'servers'"))
         return None
     _cannot(
@@ -327,6 +328,31 @@ def _target(m: _Map, d: SoftwareShape) -> str | None:
         "of this template, or a map of this template's servers",
     )
     return None
+
+
+def _target_in(m: _Map, d: SoftwareShape, at: str, resource: str, shape: Shape) -> str | None:
+    """The element `resource` of `shape` became, as a deployment's target. In a group's member
+    a server of the parent would get one deployment per member in Heat; Shoal makes one."""
+    if _outside_member(m, shape):
+        _cannot(
+            m,
+            "deployment in a group member on a server outside it",
+            at,
+            f"{d.kind} {d.name} in each member of a group targets {resource} outside the member; "
+            "Heat makes one deployment per member, Shoal one per target",
+        )
+        return None
+    return _element(m, resource, shape.scope)
+
+
+def _home(m: _Map, value: object, shape: Shape) -> Shape:
+    """The template `value` names a resource of: one server of a role's map (fanned out), or a
+    parent's server passed in, is read where it was written."""
+    return m.shapes.get(value.scope, shape) if isinstance(value, Ref | Attr) else shape
+
+
+def _outside_member(m: _Map, shape: Shape) -> bool:
+    return m.in_group and shape.scope not in shapes_by_scope(m.shape)
 
 
 def _not_read(m: _Map, d: SoftwareShape, at: str, why: NotRead) -> None:
@@ -456,7 +482,7 @@ def _source(
     if random is not None:
         return _random(m, random, at)
     if isinstance(value, Attr) and value.scope == m.shape.scope:
-        inside = follow(m.shape, value)
+        inside = follow(m.shape, value, m.shapes)
         if isinstance(inside, NotRead) and (inside.wrong or inside.unread):
             if inside.wrong:
                 m.report.problem(at, inside.what)

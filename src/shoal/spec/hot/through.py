@@ -46,11 +46,15 @@ class NotRead:
     """The nested template itself could not be read (reported where it was): say nothing."""
 
 
-def follow(shape: Shape, value: object) -> Inside | NotRead:
+def follow(shape: Shape, value: object, shapes: dict[str, Shape] | None = None) -> Inside | NotRead:
     """`value` (read in `shape`) with every `get_attr` of a nested template's output replaced by
-    the output's value inside that template; unchanged when it is not one."""
+    the output's value inside that template; unchanged when it is not one. With `shapes`
+    (every template read, by scope), a value a parent passed in (`get_param` of its
+    `get_resource`/`get_attr`) is read in the parent."""
     last: str | None = None
-    for _ in range(MAX_NESTING + 1):
+    for _ in range(2 * MAX_NESTING + 2):
+        if shapes and isinstance(value, Attr | Ref) and value.scope != shape.scope:
+            shape = shapes.get(value.scope, shape)
         if not isinstance(value, Attr) or value.scope != shape.scope:
             return Inside(shape, value, last)
         nested = next((n for n in shape.nested if n.name == value.name), None)
