@@ -29,7 +29,9 @@ resources:
     properties:
       config: {get_resource: ApiConfig}
       servers: {get_attr: [Controller, servers]}
-      input_values: {me: {get_attr: [Controller, addresses]}}
+      input_values:
+        me: {get_attr: [Controller, addresses]}
+        port: {get_attr: [Controller, info, ports, 0]}
   ComputeConfig:
     type: OS::Heat::StructuredConfig
     properties: {group: script, config: {k: v}}
@@ -50,6 +52,7 @@ resources:
 outputs:
   servers: {value: {"0": {get_resource: Server}}}
   addresses: {value: {get_attr: [Server, first_address]}}
+  info: {value: {ports: [8080]}}
 """
 
 HA_ROLE = """
@@ -73,6 +76,7 @@ resources:
 outputs:
   servers: {value: {get_attr: [ControllerGroup, refs_map]}}
   addresses: {value: {get_attr: [ControllerGroup, first_address]}}
+  info: {value: {ports: [8080]}}
 """
 
 COMPUTE_ROLE = """
@@ -134,6 +138,7 @@ def test_single_environment_deploys_to_the_roles_one_server() -> None:
     assert api.target == MemberRef("Controller")
     # the role's own server's address, given to a deployment on that server
     assert api.inputs["me"] == NodeFactInput(NodeFact.ADDRESS)
+    assert api.inputs["port"] == LiteralInput(8080)  # a path into the role's output
     # a count-0 role: its deployment targets an empty group, no error
     assert compute.target == MemberRef("Compute")
     assert compute.depends_on == ("ApiDeployment",)
@@ -165,6 +170,7 @@ resources:
 outputs:
   servers: {value: {"0": {get_resource: a}, "1": {get_attr: [b, id]}}}
   addresses: {value: known before anything exists}
+  info: {value: {ports: [8080]}}
 """
     result = read("roles/pair.yaml", {}, **{"roles/pair.yaml": pair})
     assert result.problems == [] and result.unsupported == []

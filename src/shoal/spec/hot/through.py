@@ -20,8 +20,9 @@ from dataclasses import dataclass
 
 from shoal.spec.hot.context import MAX_NESTING
 from shoal.spec.hot.environment import is_file_ref
+from shoal.spec.hot.functions import NOWHERE, step_into
 from shoal.spec.hot.shapes import Shape
-from shoal.spec.hot.values import Attr, Ref
+from shoal.spec.hot.values import Attr, Ref, is_symbolic
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,10 +64,9 @@ def follow(shape: Shape, value: object, shapes: dict[str, Shape] | None = None) 
             return NotRead(f"nested template {value.name}", unread=True)
         if nested is None:
             return Inside(shape, value, last)
-        if len(value.path) != 1:
-            shown = ".".join([value.name, *map(str, value.path)])
-            return NotRead(f"get_attr {shown} of a nested template (only [{value.name}, OUTPUT])")
-        output = str(value.path[0])
+        if not value.path:
+            return NotRead(f"get_attr of nested template {value.name} without an output name")
+        output, rest = str(value.path[0]), value.path[1:]
         if output not in nested.shape.evaluated:
             return NotRead(
                 f"get_attr names '{output}' of {value.name}, whose template has no output "
@@ -74,6 +74,16 @@ def follow(shape: Shape, value: object, shapes: dict[str, Shape] | None = None) 
                 wrong=True,
             )
         shape, value, last = nested.shape, nested.shape.evaluated[output], output
+        for key in rest:  # a path into the output, as Heat's get_attr takes it
+            if is_symbolic(value):
+                where = f"output '{output}' of {nested.name}"
+                return NotRead(f"a path into {where}, a value known only at run time,")
+            if isinstance(value, list) and isinstance(key, str) and key.isdigit():
+                key = int(key)
+            value = step_into(value, key)
+            if value is NOWHERE:
+                value = None  # Heat's value for a path that leads nowhere
+                break
     return NotRead("outputs of outputs nested this deep")
 
 
