@@ -5,7 +5,13 @@ from __future__ import annotations
 
 from shoal.model.catalogs import default_inventory
 from shoal.model.members import MemberRef
-from shoal.model.software import LiteralInput, MemberFactsInput, NodeFact, NodeFactInput
+from shoal.model.software import (
+    LiteralInput,
+    MemberFactsInput,
+    NodeFact,
+    NodeFactInput,
+    SecretInput,
+)
 from shoal.spec.hot import read_body
 from shoal.spec.hot.load import HotResult
 
@@ -294,3 +300,30 @@ resources:
     assert {u.reason for u in result.unsupported} == {
         "deployment in a group member on a server outside it"
     }
+
+
+def test_a_roles_output_showing_a_hidden_parameter_is_a_secret_never_a_literal() -> None:
+    role = (
+        SINGLE_ROLE.replace(
+            "  count: {type: number}\n",
+            "  count: {type: number}\n"
+            "  AdminPassword: {type: string, hidden: true, default: s3cret-pw}\n",
+        )
+        + "  password: {value: {get_param: AdminPassword}}\n"
+    )
+    template = (
+        OVERCLOUD.replace(
+            "        me: {get_attr: [Controller, addresses]}\n",
+            "        me: {get_attr: [Controller, addresses]}\n"
+            "        pw: {get_attr: [Controller, password]}\n",
+        )
+        + "outputs:\n  pw: {value: {get_attr: [Controller, password]}}\n"
+    )
+    result = read("roles/secret.yaml", {}, template=template, **{"roles/secret.yaml": role})
+    assert result.problems == []
+    assert result.spec is not None
+    api = result.spec.software.deployment("ApiDeployment")
+    assert api is not None and api.inputs["pw"] == SecretInput("Controller-password")
+    assert result.spec.software.secrets == {"Controller-password": "s3cret-pw"}
+    assert [s.reason for s in result.skipped] == ["hidden parameter in an output"]
+    assert result.spec.outputs == ()

@@ -60,6 +60,7 @@ from shoal.spec.hot.randomness import generate, mark
 from shoal.spec.hot.report import Report
 from shoal.spec.hot.shapes import Shape, SoftwareShape
 from shoal.spec.hot.through import (
+    Inside,
     NotRead,
     follow,
     group_by_member_output,
@@ -496,6 +497,8 @@ def _source(
                 f"input '{key}': Shoal does not read {inside.what} yet",
             )
             return None
+        if inside.output in inside.shape.hidden_outputs:
+            return _hidden_output(m, value.name, inside, key, at)
         if isinstance(inside.value, Attr) and inside.value.scope == inside.shape.scope:
             return _attr(m, d, inside.value, at, inside.shape)
         value = inside.value
@@ -509,6 +512,25 @@ def _source(
         "parameter, get_attr of a server's address or name, or of a deployment's output",
     )
     return None
+
+
+def _hidden_output(m: _Map, role: str, inside: Inside, key: str, at: str) -> SecretInput | None:
+    """A nested template's output that shows one of its hidden parameters: a secret, as the
+    hidden parameter itself would be, never a literal in the cluster's views."""
+    if first_symbolic(inside.value) is not None:
+        _cannot(
+            m,
+            "hidden parameter known only at run time",
+            at,
+            f"input '{key}' is {role}'s output '{inside.output}', which shows a hidden "
+            "parameter and is computed from resources at run time",
+        )
+        return None
+    name = m.full(f"{role}-{inside.output}")
+    value = inside.value
+    m.secrets[name] = value if isinstance(value, str) else json.dumps(to_json(value))
+    m.hidden.add(name)
+    return SecretInput(name)
 
 
 def _random_of(m: _Map, value: object) -> str | None:
