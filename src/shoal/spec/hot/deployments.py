@@ -10,7 +10,8 @@ named by the cluster elements its servers became:
   `SoftwareDeploymentGroup` / `StructuredDeploymentGroup` on `servers: {get_attr: [G,
   refs_map]}` → one targeting ResourceGroup G's node group; on a map of servers of this
   template → one deployment per server, named `GROUP-KEY` (what depends on the group depends
-  on all of them).
+  on all of them). TripleO's style, `servers: {get_attr: [ROLE, OUTPUT]}` of a nested
+  template, and a server a parent passed in, are read where they lead (`through.py`).
 - `input_values`: a literal → `LiteralInput`; `get_param` of a hidden parameter →
   `SecretInput`; `get_attr: [R, value]` (or `get_resource: R`) of an `OS::Heat::RandomString`
   → `SecretInput` of a value drawn once (`randomness.py`; not in a group's member, where Heat

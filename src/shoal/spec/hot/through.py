@@ -11,7 +11,10 @@ template, whose element carries the nested resource's prefix (`Controller`, or
 nesting another) are followed too, as deep as templates nest.
 
 A `get_attr: [G, attributes, OUTPUT]` of a ResourceGroup whose member is a nested template
-(TripleO's `nova_server_resource`) names the group when the member's OUTPUT is its server.
+(TripleO's `nova_server_resource`) names the group when the member's OUTPUT is its server. A
+path into an output (`[Controller, info, ports, 0]`) steps into its known value. The other way
+round, a nested template's `get_param` of what its parent passed in (`{get_resource: web}`) is
+read in the parent. What is not followed is `NotRead`, worded "Shoal does not read X yet".
 """
 
 from __future__ import annotations
@@ -116,5 +119,5 @@ def group_by_member_output(shape: Shape, value: object) -> str | None:
     group = next((g for g in shape.groups if g.name == value.name), None)
     if group is None:
         return None
-    inner = Inside(group.member, group.member.evaluated.get(str(value.path[1])))
-    return value.name if server_of(inner.shape, inner.value) is not None else None
+    server = server_of(group.member, group.member.evaluated.get(str(value.path[1])))
+    return value.name if server is not None else None
