@@ -1,6 +1,8 @@
 """Seed 003's example on `local`: `shoal up template -e single.yaml` serves its API from a
 container (docker-compose), and `shoal apply template -e ha.yaml` converts that cluster in place
-to three controllers whose APIs are Pods, with a balancer listing every one of them."""
+to three controllers whose APIs are Pods, with a balancer listing every one of them, and
+`-e single.yaml` back. The template is in TripleO's style: its deployments are at the top
+level, fed the Controller role's servers through the role's output."""
 
 from __future__ import annotations
 
@@ -74,3 +76,11 @@ def test_seed003_single_then_converted_to_ha(home: Path, start_server: StartServ
             "Controller-3",
             "Balancer",
         }
+        # and back: one controller, its API a compose project again, the balancer gone
+        shoal("apply", template, "-e", str(EXAMPLE / "single.yaml"))
+
+        def single_again() -> dict[str, Any] | None:
+            nodes = _serving(client, 1, "in a container")
+            return nodes if nodes is not None and "Balancer" not in nodes else None
+
+        eventually(single_again, timeout_s=180, every_s=0.5)

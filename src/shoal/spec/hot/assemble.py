@@ -113,7 +113,9 @@ def _emit(out: _Out, shape: Shape, prefix: str, count: int | None, *, top: bool 
         if u.volumes:
             parts = [PartDraft("server", u.server.profile, u.server.path)]
             parts += [PartDraft(v.name, v.profile, v.path) for v in u.volumes]
-        out.draft.groups.append(GroupDraft(u.server.path, n, name=n, parts=parts, count=count or 1))
+        # a unit outside a group is one; a group of count 0 (a role switched off) stays empty
+        size = 1 if count is None else count
+        out.draft.groups.append(GroupDraft(u.server.path, n, name=n, parts=parts, count=size))
     for v in lone:
         n = named(v.name)
         made(v.name, n)

@@ -10,7 +10,8 @@ named by the cluster elements its servers became:
   `SoftwareDeploymentGroup` / `StructuredDeploymentGroup` on `servers: {get_attr: [G,
   refs_map]}` → one targeting ResourceGroup G's node group; on a map of servers of this
   template → one deployment per server, named `GROUP-KEY` (what depends on the group depends
-  on all of them).
+  on all of them). TripleO's style, `servers: {get_attr: [ROLE, OUTPUT]}` of a nested
+  template, and a server a parent passed in, are read where they lead (`through.py`).
 - `input_values`: a literal → `LiteralInput`; `get_param` of a hidden parameter →
   `SecretInput`; `get_attr: [R, value]` (or `get_resource: R`) of an `OS::Heat::RandomString`
   → `SecretInput` of a value drawn once (`randomness.py`; not in a group's member, where Heat
@@ -59,7 +60,15 @@ from shoal.spec.hot.assemble import Placed
 from shoal.spec.hot.randomness import generate, mark
 from shoal.spec.hot.report import Report
 from shoal.spec.hot.shapes import Shape, SoftwareShape
-from shoal.spec.hot.values import Attr, Ref, first_symbolic
+from shoal.spec.hot.through import (
+    Inside,
+    NotRead,
+    follow,
+    group_by_member_output,
+    server_of,
+    shapes_by_scope,
+)
+from shoal.spec.hot.values import Attr, Ref, first_symbolic, shown
 from shoal.spec.names import NAME_RULE, is_name
 from shoal.spec.params import to_json
 from shoal.spec.software import DeploymentDraft, SoftwareDraft, build_software
@@ -119,6 +128,10 @@ class _Map:
     """Per-server deployment -> the deployment group it came from."""
     input_keys: dict[str, set[str | None]] = field(default_factory=dict)
     """Config -> the `input_key` of each deployment applying it (None: not a structured one)."""
+    placed: Placed = field(default_factory=lambda: Placed({}, {}))
+    """Where every template's resources ended up (a role's servers, for TripleO's style)."""
+    shapes: dict[str, Shape] = field(default_factory=dict)
+    """Every template read, by scope (`through.shapes_by_scope`)."""
 
     def full(self, name: str) -> str:
         """A name of this template as a name of the cluster: `PREFIX-NAME` when nested."""
@@ -139,12 +152,14 @@ def map_software(
     by_scope: dict[str, dict[str, list[str]]] = {}
     for (sc, r), e in placed.elements.items():
         by_scope.setdefault(sc, {})[r] = e
+    shapes = shapes_by_scope(shape)
     for scope, in_group in _scopes(shape):
         prefix = placed.prefixes.get(scope.scope)
         if prefix is None:
             continue  # not made into elements (e.g. a group inside a group): reported there
         made = by_scope.get(scope.scope, {})
         m = _Map(scope, made, cluster, report, prefix=prefix, in_group=in_group)
+        m.placed, m.shapes = placed, shapes
         if _scope(m, sw):
             any_deployment = True
             mapped = mapped and m.mapped
@@ -215,11 +230,13 @@ def _scope(m: _Map, sw: SoftwareDraft) -> bool:
 
 def _fan_out(m: _Map, d: SoftwareShape) -> list[SoftwareShape]:
     """A deployment group over a map of several servers: one deployment per server."""
-    servers = d.props.get("servers")
+    inside = follow(m.shape, d.props.get("servers"), m.shapes)
+    if isinstance(inside, NotRead):
+        return [d]
+    servers = inside.value
     if not isinstance(servers, dict) or len(servers) < 2:
         return [d]
-    names = {s.name for s in m.shape.servers}
-    if not all(isinstance(v, Ref) and v.name in names for v in servers.values()):
+    if not all(server_of(_home(m, v, inside.shape), v) is not None for v in servers.values()):
         return [d]
     out = []
     for key, ref in servers.items():
@@ -238,9 +255,10 @@ def _fan_out(m: _Map, d: SoftwareShape) -> list[SoftwareShape]:
     return out
 
 
-def _element(m: _Map, resource: str) -> str | None:
-    """What a server (or one-server group) of this template became: `element[/server]`."""
-    elements = m.made.get(resource, [])
+def _element(m: _Map, resource: str, scope: str | None = None) -> str | None:
+    """What a server (or one-server group) of this template (or of the template read in
+    `scope`) became: `element[/server]`."""
+    elements = m.placed.elements.get((scope, resource), []) if scope else m.made.get(resource, [])
     if len(elements) != 1:
         return None
     name = elements[0]
@@ -254,8 +272,13 @@ def _target(m: _Map, d: SoftwareShape) -> str | None:
     where = child(d.path, "properties")
     if not d.kind.endswith("Group") and not d.kind.endswith("Deployments"):
         value = d.props.get("server")
-        if isinstance(value, Ref) and value.name in {s.name for s in m.shape.servers}:
-            return _element(m, value.name)
+        inside = follow(m.shape, value, m.shapes)
+        if isinstance(inside, NotRead):
+            _not_read(m, d, child(where, "server"), inside)
+            return None
+        server = server_of(inside.shape, inside.value)
+        if server is not None:
+            return _target_in(m, d, child(where, "server"), server, inside.shape)
         _cannot(
             m,
             "deployment to a server outside the template",
@@ -263,25 +286,42 @@ def _target(m: _Map, d: SoftwareShape) -> str | None:
             f"{d.kind} {d.name}: 'server' must be get_resource of a server in this template",
         )
         return None
-    value = d.props.get("servers")
     at = child(where, "servers")
+    inside = follow(m.shape, d.props.get("servers"), m.shapes)
+    if isinstance(inside, NotRead):
+        _not_read(m, d, at, inside)
+        return None
+    shape, value = inside.shape, inside.value
     refs = isinstance(value, Attr) and value.path in (("refs_map",), ("refs",))
-    if isinstance(value, Attr) and refs and value.name in {g.name for g in m.shape.groups}:
-        target = _element(m, value.name)
+    group = value.name if isinstance(value, Attr) and refs else None
+    group = group or group_by_member_output(shape, value)
+    if group is not None and group in {g.name for g in shape.groups}:
+        if _outside_member(m, shape):
+            return _target_in(m, d, at, group, shape)  # refused there
+        target = _element(m, group, shape.scope)
         if target is not None:
             return target
+        if not m.placed.elements.get((shape.scope, group)):
+            # a count known only at run time: reported where the group was read
+            m.mapped = False
+            return None
         _cannot(
             m,
             "deployment group over a group of several servers",
             at,
-            f"{d.kind} {d.name}: each member of {value.name} has several servers; Shoal "
+            f"{d.kind} {d.name}: each member of {group} has several servers; Shoal "
             "targets one node group",
         )
         return None
     if isinstance(value, dict) and len(value) == 1:
         only = next(iter(value.values()))
-        if isinstance(only, Ref) and only.name in {s.name for s in m.shape.servers}:
-            return _element(m, only.name)
+        home = _home(m, only, shape)
+        server = server_of(home, only)
+        if server is not None:
+            return _target_in(m, d, at, server, home)
+    if inside.output is not None:
+        _not_read(m, d, at, NotRead(f"the output's value {_shown(value)} as 'servers'"))
+        return None
     _cannot(
         m,
         "deployment to servers outside the template",
@@ -290,6 +330,52 @@ def _target(m: _Map, d: SoftwareShape) -> str | None:
         "of this template, or a map of this template's servers",
     )
     return None
+
+
+def _target_in(m: _Map, d: SoftwareShape, at: str, resource: str, shape: Shape) -> str | None:
+    """The element `resource` of `shape` became, as a deployment's target. In a group's member
+    a server of the parent would get one deployment per member in Heat; Shoal makes one."""
+    if _outside_member(m, shape):
+        _cannot(
+            m,
+            "deployment in a group member on a server outside it",
+            at,
+            f"{d.kind} {d.name} in each member of a group targets {resource} outside the member; "
+            "Heat makes one deployment per member, Shoal one per target",
+        )
+        return None
+    return _element(m, resource, shape.scope)
+
+
+def _home(m: _Map, value: object, shape: Shape) -> Shape:
+    """The template `value` names a resource of: one server of a role's map (fanned out), or a
+    parent's server passed in, is read where it was written."""
+    return m.shapes.get(value.scope, shape) if isinstance(value, Ref | Attr) else shape
+
+
+def _outside_member(m: _Map, shape: Shape) -> bool:
+    return m.in_group and shape.scope not in shapes_by_scope(m.shape)
+
+
+def _not_read(m: _Map, d: SoftwareShape, at: str, why: NotRead) -> None:
+    """Valid Heat through a nested template's output that Shoal does not follow (yet)."""
+    if why.unread:
+        m.mapped = False
+        return
+    if why.wrong:
+        m.report.problem(at, why.what)
+        m.mapped = False
+        return
+    _cannot(
+        m,
+        "deployment to a nested template's output Shoal does not read",
+        at,
+        f"{d.kind} {d.name}: Shoal does not read {why.what} yet",
+    )
+
+
+def _shown(value: object) -> str:
+    return json.dumps(to_json(shown(value)))
 
 
 def _cannot(m: _Map, reason: str, path: str, message: str) -> None:
@@ -398,7 +484,25 @@ def _source(
     if random is not None:
         return _random(m, random, at)
     if isinstance(value, Attr) and value.scope == m.shape.scope:
-        return _attr(m, d, value, at)
+        inside = follow(m.shape, value, m.shapes)
+        if isinstance(inside, NotRead) and (inside.wrong or inside.unread):
+            if inside.wrong:
+                m.report.problem(at, inside.what)
+            m.mapped = False
+            return None
+        if isinstance(inside, NotRead):
+            _cannot(
+                m,
+                "deployment input from a nested template's output Shoal does not read",
+                at,
+                f"input '{key}': Shoal does not read {inside.what} yet",
+            )
+            return None
+        if inside.output in inside.shape.hidden_outputs:
+            return _hidden_output(m, value.name, inside, key, at)
+        if isinstance(inside.value, Attr) and inside.value.scope == inside.shape.scope:
+            return _attr(m, d, inside.value, at, inside.shape)
+        value = inside.value
     if first_symbolic(value) is None:
         return LiteralInput(to_json(value))
     _cannot(
@@ -409,6 +513,25 @@ def _source(
         "parameter, get_attr of a server's address or name, or of a deployment's output",
     )
     return None
+
+
+def _hidden_output(m: _Map, role: str, inside: Inside, key: str, at: str) -> SecretInput | None:
+    """A nested template's output that shows one of its hidden parameters: a secret, as the
+    hidden parameter itself would be, never a literal in the cluster's views."""
+    if first_symbolic(inside.value) is not None:
+        _cannot(
+            m,
+            "hidden parameter known only at run time",
+            at,
+            f"input '{key}' is {role}'s output '{inside.output}', which shows a hidden "
+            "parameter and is computed from resources at run time",
+        )
+        return None
+    name = m.full(f"{role}-{inside.output}")
+    value = inside.value
+    m.secrets[name] = value if isinstance(value, str) else json.dumps(to_json(value))
+    m.hidden.add(name)
+    return SecretInput(name)
 
 
 def _random_of(m: _Map, value: object) -> str | None:
@@ -461,10 +584,13 @@ def _random(m: _Map, name: str, at: str) -> SecretInput | None:
 
 
 def _attr(
-    m: _Map, d: SoftwareShape, value: Attr, at: str
+    m: _Map, d: SoftwareShape, value: Attr, at: str, shape: Shape | None = None
 ) -> NodeFactInput | MemberFactsInput | OutputInput | None:
+    """`value` read in `shape` (this template, or a nested one whose output it is)."""
+    shape = shape or m.shape
+    here = shape is m.shape
     first = str(value.path[0]) if value.path else ""
-    if value.name in m.deployments and len(value.path) == 1:
+    if here and value.name in m.deployments and len(value.path) == 1:
         own = m.targets.get(d.name)
         other = m.targets.get(value.name)
         one_node = other is not None and not any(
@@ -472,12 +598,13 @@ def _attr(
         )
         scope = OutputScope.NODE if own == other or one_node else OutputScope.ALL
         return OutputInput(m.full(value.name), first, scope)
-    is_server = value.name in {s.name for s in m.shape.servers}
-    is_group = value.name in {g.name for g in m.shape.groups}
+    is_server = value.name in {s.name for s in shape.servers}
+    is_group = value.name in {g.name for g in shape.groups}
     path = value.path[1:] if is_group and first == "attributes" else value.path
     fact = _fact(str(path[0]) if path else "")
-    member = _element(m, value.name) if is_server or is_group else None
-    if value.name in m.fanned:
+    within = None if here else shape.scope
+    member = _element(m, value.name, within) if is_server or is_group else None
+    if here and value.name in m.fanned:
         _cannot(
             m,
             "output of a deployment group over several servers",
@@ -487,7 +614,7 @@ def _attr(
         )
         return None
     if fact is None or member is None:
-        kind = m.shape.kinds.get(value.name, "resource")
+        kind = shape.kinds.get(value.name, "resource")
         _cannot(
             m,
             f"get_attr of {kind} into a deployment input",
@@ -500,6 +627,8 @@ def _attr(
     if is_server and member == m.targets.get(d.name):
         return NodeFactInput(fact)
     if is_server and not any(g.name == MemberRef.parse(member).target for g in m.cluster.groups):
+        if m.targets.get(d.name) is None:
+            return None  # the deployment's own target was not found, and that reported
         _cannot(
             m,
             "another server's attribute as text",

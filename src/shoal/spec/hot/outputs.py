@@ -49,6 +49,7 @@ from shoal.spec.hot.assemble import Placed
 from shoal.spec.hot.evaluator import BROKEN, MAX_DEPTH, Evaluator, call_of
 from shoal.spec.hot.report import Report
 from shoal.spec.hot.shapes import Shape
+from shoal.spec.hot.through import Inside, NotRead, follow
 from shoal.spec.hot.values import Attr, Ref, Unknown, first_symbolic
 from shoal.spec.output_size import member_counts, too_big
 from shoal.spec.params import to_json
@@ -123,13 +124,13 @@ def partial(e: Evaluator, hidden: set[str], value: object, path: str, depth: int
             partial(e, hidden, args[0], child(at, 0), depth + 1),
             [partial(e, hidden, args[1], child(at, 1), depth + 1)],
         )
-    hidden_one = _hidden_in(value, hidden)
+    hidden_one = hidden_in(value, hidden)
     if hidden_one is not None:  # anywhere below another function: its value would show
         return Hidden(hidden_one)
     return e.ev(value, path)
 
 
-def _hidden_in(value: object, hidden: set[str], depth: int = 0) -> str | None:
+def hidden_in(value: object, hidden: set[str], depth: int = 0) -> str | None:
     """The first hidden parameter a `get_param` below `value` names, or None (deeper than the
     evaluator goes, nothing is evaluated, so nothing can show)."""
     if depth > MAX_DEPTH or not hidden:
@@ -146,7 +147,7 @@ def _hidden_in(value: object, hidden: set[str], depth: int = 0) -> str | None:
     elif isinstance(value, list):
         children = value
     for v in children:
-        got = _hidden_in(v, hidden, depth + 1)
+        got = hidden_in(v, hidden, depth + 1)
         if got is not None:
             return got
     return None
@@ -229,6 +230,11 @@ class _Mapper:
         )
 
     def attr(self, v: Attr) -> OutputValue:
+        inside = follow(self.shape, v)
+        if isinstance(inside, NotRead):
+            raise _Skip("output of a nested template Shoal does not read", inside.what)
+        if inside.shape is not self.shape:
+            return self._nested(v, inside)
         if v.scope != self.shape.scope:
             raise _Skip(
                 "attribute of a nested template's resource in an output",
@@ -272,6 +278,16 @@ class _Mapper:
         if fact is None:
             raise self._cannot(v)
         return MemberFact(member, fact)
+
+    def _nested(self, v: Attr, inside: Inside) -> OutputValue:
+        """A nested template's output (TripleO's role outputs), served as its value is inside;
+        the nested template's software is not the cluster's outputs' business."""
+        if inside.output in inside.shape.hidden_outputs:
+            raise _Skip(
+                "hidden parameter in an output",
+                f"{v.name}'s output '{inside.output}' shows a hidden parameter of its template",
+            )
+        return _Mapper(inside.shape, self.placed, self.cluster, None).value(inside.value)
 
     def _fanned(self, name: str) -> list[tuple[str, str]]:
         """(server key, deployment) of a deployment group the software mapping split into one

@@ -118,6 +118,11 @@ class Shape:
     depends: dict[str, set[str]] = field(default_factory=dict)
     """Resource name -> the resources it depends on (explicit and through functions)."""
     outputs: dict[str, object] = field(default_factory=dict)
+    evaluated: dict[str, object] = field(default_factory=dict)
+    """Each output's evaluated value, symbolic parts kept (what a parent's `get_attr` of this
+    template follows, `spec/hot/through.py`)."""
+    hidden_outputs: set[str] = field(default_factory=set)
+    """Outputs that show a hidden parameter (never served through a parent's output)."""
     output_values: list[OutputShape] = field(default_factory=list)
     """The top template's outputs, to be served from the cluster (`outputs.map_outputs`)."""
     kinds: dict[str, str] = field(default_factory=dict)

@@ -26,7 +26,7 @@ from shoal.spec.hot.functions import (
     plain,
     step_into,
 )
-from shoal.spec.hot.outputs import partial
+from shoal.spec.hot.outputs import hidden_in, partial
 from shoal.spec.hot.parameters import MISSING, Parameter, check, convert, read_parameters
 from shoal.spec.hot.paths import file_pointer
 from shoal.spec.hot.report import Report
@@ -595,11 +595,14 @@ class Stack:
                 is False
             ):
                 continue
-            self.shape.outputs[str(name)] = shown(
-                Evaluator(self, self.report, self.ctx.budget).ev(
-                    body["value"], child(path, "value")
-                )
+            value = Evaluator(self, self.report, self.ctx.budget).ev(
+                body["value"], child(path, "value")
             )
+            self.shape.outputs[str(name)] = shown(value)
+            self.shape.evaluated[str(name)] = value
+            hidden = {p.name for p in self.params.values() if p.hidden}
+            if hidden_in(body["value"], hidden) is not None:
+                self.shape.hidden_outputs.add(str(name))
             if self._top:
                 # again, keeping the text built around run-time values, for the cluster; its
                 # problems were reported just above
