@@ -31,6 +31,7 @@ from shoal.settings import Settings
 from shoal.store import auth as auth_repo
 from shoal.store.database import Database
 from shoal.store.records import Principal
+from shoal.telemetry import requestid
 
 ADMIN_ROLE = "admin"
 RETRY_AFTER_S = 5
@@ -102,6 +103,8 @@ class KeystoneAuth:
                 headers={"X-Subject-Token": token},
                 raise_exc=False,
                 authenticated=True,
+                # The caller's request id, so Keystone's log lines of this check carry it too.
+                global_request_id=requestid.get(),
             )
         except ClientException as e:
             # Timeouts, refused connections, and the service user's own sign-in failing.
