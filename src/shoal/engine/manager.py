@@ -124,6 +124,7 @@ class Manager:
         """Node id -> container restarts its server reported when last looked at."""
         self._short: set[tuple[str, str]] = set()
         self._specs: dict[str, tuple[int, ClusterSpec | None]] = {}
+        self._clusters = cluster_repo.ClusterCache()
         self._cluster_of: dict[str, str] = {}
         # Per node, repairs that did not change what they found (read from the store each tick).
         self._attempts: dict[str, RepairAttempt] = {}
@@ -192,7 +193,7 @@ class Manager:
     ) -> tuple[list[tuple[ClusterRecord, list[NodeRecord]]], set[str], dict[str, RepairAttempt]]:
         """Settled clusters with their nodes, the ids of the busy ones, and repair attempts."""
         with self.ctx.db.reading() as conn:
-            found = cluster_repo.list_clusters(conn, None)
+            found = cluster_repo.list_clusters_cached(conn, self._clusters)
             busy = {c.id for c in found if c.status not in _SETTLED}
             settled = [c for c in found if c.status in _SETTLED]
             attempts = repair_repo.load(conn)

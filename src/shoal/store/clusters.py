@@ -1,13 +1,17 @@
 """Cluster rows: create, find by id or name within a project, lock, status, document.
 
 A cluster that becomes DELETED takes its receivers with it, in the same statement batch.
+Every write of `document` bumps `generation` (insert: 1, `set_document`: +1), so a document
+read once is good for as long as its row's generation stays the same: `list_clusters_cached`
+relies on it (issue 29: the engine's loops decoded every cluster's document every tick).
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
-from sqlalchemy import Connection, and_, delete, insert, or_, select, update
+from sqlalchemy import Connection, Text, and_, cast, delete, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
 
 from shoal.model.enums import ClusterStatus
@@ -82,6 +86,84 @@ def list_clusters(conn: Connection, project_id: str | None) -> list[ClusterRecor
     if project_id is not None:
         q = q.where(clusters.c.project_id == project_id)
     return [ClusterRecord.from_row(r) for r in conn.execute(q).mappings()]
+
+
+class ClusterCache:
+    """Clusters already read, by id: the row as last seen (every column but the document, the
+    JSON of `scaled_at` as text) and the record built from it.
+
+    Owned by one reader (the manager, the deployer); the records and documents it hands out
+    are shared from one read to the next and must be treated as read-only.
+    """
+
+    __slots__ = ("rows",)
+
+    def __init__(self) -> None:
+        self.rows: dict[str, tuple[tuple[Any, ...], ClusterRecord]] = {}
+
+
+_SCALARS = [c for c in clusters.c if c.name not in ("document", "scaled_at")]
+_NAMES = [c.name for c in _SCALARS]
+_GENERATION = _NAMES.index("generation")
+_HEAD = select(*_SCALARS, cast(clusters.c.scaled_at, Text))
+_CHUNK = 500
+
+
+def list_clusters_cached(conn: Connection, cache: ClusterCache) -> list[ClusterRecord]:
+    """Every live cluster (all projects), as `list_clusters(conn, None)`, without decoding
+    what did not change: a row equal to the one last seen gives the same record again, and a
+    document is read only for a generation the cache does not hold (issue 29: 3,000 empty
+    clusters decoded every tick kept an idle server busy).
+
+    Rows are read without their documents first and the missing documents after, in another
+    statement: a document read at another generation than its row (a write committed in
+    between) is not used; that cluster's whole row is read again in one statement.
+    """
+    q = _HEAD.where(clusters.c.deleted_at.is_(None)).order_by(clusters.c.created_at)
+    heads = [tuple(r) for r in conn.execute(q).all()]
+    known = cache.rows
+    for gone in known.keys() - {h[0] for h in heads}:
+        del known[gone]
+    stale = [
+        h[0] for h in heads if h[0] not in known or known[h[0]][1].generation != h[_GENERATION]
+    ]
+    documents: dict[str, tuple[int, dict[str, Any]]] = {}
+    for i in range(0, len(stale), _CHUNK):
+        read = select(clusters.c.id, clusters.c.generation, clusters.c.document).where(
+            clusters.c.id.in_(stale[i : i + _CHUNK])
+        )
+        for cid, read_at, tree in conn.execute(read).all():
+            documents[cid] = (read_at, dict(tree))
+    out: list[ClusterRecord] = []
+    for h in heads:
+        seen = known.get(h[0])
+        if seen is not None and seen[0] == h:
+            out.append(seen[1])
+            continue
+        document: dict[str, Any] | None = None
+        if seen is not None and seen[1].generation == h[_GENERATION]:
+            document = seen[1].document
+        elif h[0] in documents and documents[h[0]][0] == h[_GENERATION]:
+            document = documents[h[0]][1]
+        if document is None:
+            again = get_cluster(conn, h[0])
+            if again is not None:
+                known[again.id] = ((), again)  # built from its own row: compared afresh next time
+                out.append(again)
+            continue
+        record = _record(h, document)
+        known[record.id] = (h, record)
+        out.append(record)
+    return out
+
+
+def _record(head: tuple[Any, ...], document: dict[str, Any]) -> ClusterRecord:
+    row = dict(zip(_NAMES, head, strict=False))
+    row["status"] = ClusterStatus(row["status"])
+    scaled_at = head[len(_NAMES)]
+    return ClusterRecord(
+        **row, document=document, scaled_at=dict(json.loads(scaled_at) or {}) if scaled_at else {}
+    )
 
 
 def try_lock(conn: Connection, cluster_id: str, action_id: str, now: float) -> bool:

@@ -140,6 +140,8 @@ class Deployer:
         self._server_key: str | None = None
         self.agent_url: str | None = None
         """Where servers' agents reach the API (set by `shoal server`); None: no agents."""
+        self._clusters = cluster_repo.ClusterCache()
+        """Cluster rows read by earlier passes (a document changes only with its generation)."""
         self._has_software: dict[str, bool] = {}
         """Per cluster action (parent id): whether its cluster declares software (the document
         cannot change under an action that holds the cluster's lock)."""
@@ -214,7 +216,7 @@ class Deployer:
         with e.db.reading() as conn:
             clusters = [
                 c
-                for c in cluster_repo.list_clusters(conn, None)
+                for c in cluster_repo.list_clusters_cached(conn, self._clusters)
                 if c.status in SETTLED and c.lock_action_id is None
             ]
         made = 0
@@ -384,7 +386,7 @@ class Deployer:
         """(node id, provider id) of the running servers of settled clusters with software."""
         out: list[tuple[str, str]] = []
         with self.engine.db.reading() as conn:
-            for c in cluster_repo.list_clusters(conn, None):
+            for c in cluster_repo.list_clusters_cached(conn, self._clusters):
                 if c.status not in SETTLED:
                     continue
                 try:
