@@ -22,6 +22,7 @@ from shoal.clock import ManualClock
 from shoal.runtime import Runtime
 from shoal.settings import Settings
 from shoal.telemetry.metrics import NOTIFICATIONS
+from shoal.telemetry.notify import BusNotifier
 from tests.api.conftest import Api
 
 BUS = "rabbit://guest:guest@127.0.0.1:5672/"
@@ -167,8 +168,22 @@ async def test_a_lost_bus_never_fails_an_action(tmp_path: Path) -> None:
     )
     # Nothing listens on port 9: every send fails, the buffer (50) overflows and drops.
     async for api in _api(tmp_path / "home", "rabbit://guest:guest@127.0.0.1:9/", "lost"):
+        # The publisher is a process of its own: on a loaded machine it may still be starting
+        # when the create ends (and be stopped before it tried a send); wait until it runs.
+        notifier = api.runtime.engine.notifier
+        assert isinstance(notifier, BusNotifier)
+        assert await asyncio.to_thread(notifier.wait_ready, 120.0), "the publisher never started"
         await api.up(DOC.replace("count: 2", "count: 40").replace("max: 10", "max: 40"))
-    after = (
-        NOTIFICATIONS.labels("dropped")._value.get() + NOTIFICATIONS.labels("failed")._value.get()
-    )
-    assert after > before
+
+    def lost() -> float:
+        return float(
+            NOTIFICATIONS.labels("dropped")._value.get()
+            + NOTIFICATIONS.labels("failed")._value.get()
+        )
+
+    # The publisher's failures reach the metric through a counting thread (once a second, and
+    # once more when it stops), which a loaded machine may run late: wait for it, bounded.
+    deadline = time.monotonic() + 60.0
+    while lost() <= before and time.monotonic() < deadline:
+        await asyncio.sleep(0.2)
+    assert lost() > before

@@ -263,6 +263,8 @@ def test_a_tenant_sees_only_its_own_clusters(ui_server: UiServer, browser: WebDr
     assert browser.switch_to.active_element.get_attribute("id") == "topo-cluster"
     ActionChains(browser).key_down(Keys.SHIFT).send_keys(Keys.TAB).perform()
     assert browser.switch_to.active_element.get_attribute("id") == "logout"
+    ActionChains(browser).send_keys(Keys.TAB).perform()
+    assert browser.switch_to.active_element.get_attribute("data-page") == "time"
     ActionChains(browser).send_keys(Keys.TAB).key_up(Keys.SHIFT).perform()
     assert browser.switch_to.active_element.get_attribute("data-page") == "plan"
     ActionChains(browser).send_keys(Keys.ENTER).perform()
