@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 from tests.cli.support import Shoal
-from tests.support.server import eventually, free_port
+from tests.support.server import eventually, free_port, wait_healthy
 
 START_TIMEOUT_S = 60.0
 SHOP = """
@@ -83,16 +83,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
         )
     try:
         url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while True:
-            assert proc.poll() is None, log_path.read_text()
-            try:
-                if httpx.get(f"{url}/healthz", timeout=1.0).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert time.monotonic() < deadline, log_path.read_text()
-            time.sleep(0.05)
+        wait_healthy(url, proc, log_path, START_TIMEOUT_S)
         yield Served(url, port, (home / "admin-token").read_text().strip())
     finally:
         proc.kill()

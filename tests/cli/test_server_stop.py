@@ -8,13 +8,12 @@ from __future__ import annotations
 import signal
 import socket
 import subprocess
-import time
 from pathlib import Path
 
 import httpx
 
 from tests.cli.support import Shoal
-from tests.support.server import free_port
+from tests.support.server import free_port, wait_healthy
 
 START_TIMEOUT_S = 60.0
 EXIT_TIMEOUT_S = 60.0
@@ -55,16 +54,7 @@ def test_sigterm_under_load_exits_within_the_grace(home: Path, tmp_path: Path) -
     held: list[socket.socket] = []
     try:
         url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while True:
-            assert proc.poll() is None, log_path.read_text()
-            try:
-                if httpx.get(f"{url}/healthz", timeout=1.0).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert time.monotonic() < deadline, log_path.read_text()
-            time.sleep(0.05)
+        wait_healthy(url, proc, log_path, START_TIMEOUT_S)
         token = (home / "admin-token").read_text().strip()
         auth = {"Authorization": f"Bearer {token}"}
         r = httpx.post(f"{url}/v1/clusters", content=DOC, headers=auth, timeout=30)

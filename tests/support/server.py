@@ -53,6 +53,23 @@ def eventually(
         time.sleep(every_s)
 
 
+def wait_healthy(
+    url: str, proc: subprocess.Popen[Any], log: Path, timeout_s: float = START_TIMEOUT_S
+) -> None:
+    """Until the server at `url` answers `GET /healthz`; fail with its log if its process ends
+    first or the time runs out (for servers a test starts itself, e.g. `shoal server`)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        assert proc.poll() is None, log.read_text()
+        try:
+            if httpx.get(f"{url}/healthz", timeout=1.0).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        assert time.monotonic() < deadline, log.read_text()
+        time.sleep(0.05)
+
+
 class ServerProcess:
     """One `serve.py` process with its own environment; start, crash, stop."""
 
