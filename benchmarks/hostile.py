@@ -1,12 +1,17 @@
 """The hostile-input corpus (benchmarks/hostile_cases.py) against a real `shoal server`.
 
-Starts `shoal server` (sim provider, state in memory) on a private home and a free port, SQLite
-unless `--database-url` is given, sends each case once and prints one JSON line per case:
+Starts `shoal server` (the local provider: nodes are sandboxed processes with Heat's real agents)
+on a private home and a free port, SQLite unless `--database-url` is given, sends each case
+once and prints one JSON line per case:
 `case`, `status` (the HTTP status, or "timeout"/"dead" when the server did not answer), `seconds`,
 `rss_mb_after` (the server's resident memory after the answer) and `failing`; then
 `{"summary": "hostile", "cases": N, "failing": M}`. A case fails when the answer is a 5xx (or
 none), takes over 2 s, or the server's RSS grows by more than 100 MB. A server that died or
 hung is started again, so one bomb does not hide the next.
+
+Then the signal cases (`hostile_signals.py`): a cluster whose deployment run stays IN_PROGRESS,
+and hostile bodies POSTed to that run's own signal URL (one line each, with `requests` and
+`problem`: the run changed, or racing signals did not end it exactly once).
 
 Run: `PYTHONPATH=$PWD/src .venv/bin/python benchmarks/hostile.py [--timeout 20] [--only NAME]`.
 """
@@ -30,12 +35,29 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from hostile_cases import Case, cases
+import hostile_signals
+from hostile_cases import Case, SignalCase, cases, signal_cases
 
 SHOAL = Path(sys.executable).parent / "shoal"
 MAX_SECONDS = 2.0
 MAX_GROWTH_MB = 100.0
 FOLLOW_S = 15.0
+
+
+def cpu_s(pid: int) -> float:
+    """The process's CPU time so far (user + system), to report beside the wall time."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return -1.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
 
 
 def rss_mb(pid: int) -> float:
@@ -62,15 +84,13 @@ class Server:
         return f"http://127.0.0.1:{self.port}"
 
     def start(self) -> None:
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            self.port = s.getsockname()[1]
+        self.port, node_port = free_port(), free_port()
         env = {k: v for k, v in os.environ.items() if not k.startswith("SHOAL_")}
         env.update(
             SHOAL_HOME=self.home,
             SHOAL_PORT=str(self.port),
-            SHOAL_PROVIDER="sim",
-            SHOAL_PROVIDER_OPTIONS='{"state_path": "memory"}',
+            SHOAL_PROVIDER="local",
+            SHOAL_PROVIDER_OPTIONS=json.dumps({"port": node_port, "agent_poll_s": 1.0}),
         )
         if self.database_url:
             env["SHOAL_DATABASE_URL"] = self.database_url
@@ -107,6 +127,12 @@ class Server:
                 os.killpg(self.proc.pid, signal.SIGKILL)
             self.proc.wait(timeout=30)
             self.proc = None
+        hostile_signals.sweep_nodes(Path(self.home))
+
+    def client(self) -> httpx.Client:
+        return httpx.Client(
+            base_url=self.url, headers={"Authorization": f"Bearer {self.token}"}, timeout=30
+        )
 
 
 def send(server: Server, case: Case, timeout_s: float) -> int | str:
@@ -163,6 +189,42 @@ def failing(status: int | str, seconds: float, growth_mb: float) -> bool:
     )
 
 
+def run_signals(
+    server: Server, wanted: list[SignalCase], timeout_s: float
+) -> list[dict[str, object]]:
+    """The signal cases against one live run (`hostile_signals.py`), one line each."""
+    assert server.proc is not None
+    pid = server.proc.pid
+    lines: list[dict[str, object]] = []
+    with server.client() as client:
+        run = hostile_signals.start_run(client, Path(server.home))
+        for case in wanted:
+            before, cpu_before = rss_mb(pid), cpu_s(pid)
+            outcome = hostile_signals.send(client, run, case, timeout_s)
+            after, cpu = rss_mb(pid), cpu_s(pid) - cpu_before
+            worst = max(outcome.statuses, key=lambda s: s if isinstance(s, int) else 999)
+            fails = outcome.problem is not None or failing(
+                worst, outcome.seconds, after - before if after >= 0 else 0.0
+            )
+            lines.append(
+                {
+                    "case": case.name,
+                    "status": worst,
+                    "statuses": sorted({str(s) for s in outcome.statuses}),
+                    "requests": len(outcome.statuses),
+                    "seconds": round(outcome.seconds, 3),
+                    "p50_seconds": round(outcome.p50_seconds, 3),
+                    "wall_seconds": round(outcome.wall_seconds, 3),
+                    "server_cpu_s": round(cpu, 3),
+                    "rss_mb_after": round(after, 1),
+                    "rss_mb_before": round(before, 1),
+                    "problem": outcome.problem,
+                    "failing": fails,
+                }
+            )
+    return lines
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--database-url", default=None)
@@ -181,11 +243,11 @@ def main() -> None:
                 server.start()
             assert server.proc is not None
             pid = server.proc.pid
-            before = rss_mb(pid)
+            before, cpu_before = rss_mb(pid), cpu_s(pid)
             t0 = time.monotonic()
             status = send(server, case, args.timeout)
             seconds = time.monotonic() - t0
-            after = rss_mb(pid)
+            after, cpu = rss_mb(pid), cpu_s(pid) - cpu_before
             fails = failing(status, seconds, after - before if after >= 0 else 0.0)
             total += 1
             bad += fails
@@ -195,11 +257,21 @@ def main() -> None:
                 "seconds": round(seconds, 3),
                 "rss_mb_after": round(after, 1),
                 "rss_mb_before": round(before, 1),
+                "server_cpu_s": round(cpu, 3),
                 "failing": fails,
             }
             print(json.dumps(line), flush=True)
             if not isinstance(status, int):
                 server.stop()  # a hung or dead server is started afresh for the next case
+        wanted = [c for c in signal_cases() if not args.only or c.name in args.only]
+        if wanted:
+            if not server.alive():
+                server.stop()
+                server.start()
+            for signalled in run_signals(server, wanted, args.timeout):
+                total += 1
+                bad += bool(signalled["failing"])
+                print(json.dumps(signalled), flush=True)
     finally:
         server.stop()
         shutil.rmtree(server.home, ignore_errors=True)

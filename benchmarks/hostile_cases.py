@@ -4,12 +4,18 @@ One definition shared by the suite (`tests/hostile/`, which asserts each answer 
 the server's memory stays put) and the benchmark (`benchmarks/hostile.py`, which also prints
 the time of each answer). Each case is one request, plus, for an output that would only expand
 when read, the `GET` of the cluster it created. Cases with `asserted=False` belong to another
-part of the issue (signal bodies); the benchmark runs them, the suite does not assert them.
+part of the issue; the benchmark runs them, the suite does not assert them.
+
+Signal cases (`signal_cases`) go to the signal URL of a live deployment run (the benchmark makes
+one on the server under test and reads its URL as the node's agents do): each hostile body must
+be refused with a 4xx and leave the run as it was; the last, racing well-formed signals, must
+end the run exactly once.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 SERVER = {"type": "OS::Nova::Server", "properties": {"flavor": "m1.tiny", "image": "cirros"}}
@@ -78,7 +84,7 @@ def _native_with_bomb(name: str) -> str:
     )
 
 
-def _hot(resources: dict[str, object], **extra: object) -> dict[str, object]:
+def _hot(resources: Mapping[str, object], **extra: object) -> dict[str, object]:
     return {"heat_template_version": "2018-08-31", "resources": resources, **extra}
 
 
@@ -233,10 +239,6 @@ def _hot_output() -> bytes:
     return _stack("hotout", template)
 
 
-def _signal_path() -> str:
-    return "/v1/software/signals/00000000-0000-0000-0000-000000000000?token=not-a-token"
-
-
 def cases() -> list[Case]:
     """Every case, in the order the benchmark prints them."""
     bomb = laughs()
@@ -323,18 +325,66 @@ def cases() -> list[Case]:
             follow="/v1/clusters/outn",
         ),
         Case("output_expands_hot", "/v1/clusters", _hot_output(), follow="/v1/clusters/hotout"),
-        Case(
-            "signal_body_deep_500k",
-            _signal_path(),
-            _deep(500_000).encode(),
-            asserted=False,
-            refused=False,
-        ),
-        Case(
-            "signal_status_code_1e29",
-            _signal_path(),
-            json.dumps({"deploy_status_code": 10**29, "deploy_stdout": ""}).encode(),
-            asserted=False,
-            refused=False,
-        ),
+    ]
+
+
+@dataclass(frozen=True)
+class SignalCase:
+    """Hostile bodies POSTed to a live run's signal URL, `copies` at once."""
+
+    name: str
+    bodies: tuple[bytes, ...]
+    copies: int = 1
+    """How many requests race (the bodies taken round-robin)."""
+    wrong_token: bool = False
+    """Sent with the run's token altered (a peer guessing another run's URL): 404."""
+    ends_run: bool = False
+    """Well-formed: the run ends, once, however many race (otherwise it must stay unchanged)."""
+
+
+def _deep_object(depth: int) -> bytes:
+    return ('{"out": ' + '{"a": ' * depth + "1" + "}" * depth + "}").encode()
+
+
+def _signal(**fields: object) -> bytes:
+    return json.dumps({"deploy_stdout": "", "deploy_stderr": "", **fields}).encode()
+
+
+def signal_cases() -> list[SignalCase]:
+    """Every signal case, in order: the run must be unchanged by all but the last."""
+    deep = _deep(500_000).encode()
+    huge_code = _signal(deploy_status_code=10**29)
+    nan = b'{"deploy_status_code": NaN}'
+    hostile = (
+        deep,
+        huge_code,
+        nan,
+        _deep_object(100_000),
+        b'{"out": Infinity}',
+        _signal(deploy_status_code="9" * 5000),
+        b'{"deploy_status_code": ' + b"9" * 100_000 + b"}",
+        b'{"deploy_stdout": ' + b"[" * 40 + b"]" * 40 + b"}",
+        b"\xff\xfe{}",
+    )
+    racing_ok = tuple(
+        _signal(deploy_status_code=i % 3, deploy_stdout=f"racer {i}") for i in range(120)
+    )
+    return [
+        SignalCase("signal_body_deep_500k", (deep,)),
+        SignalCase("signal_object_deep_100k", (_deep_object(100_000),)),
+        SignalCase("signal_status_code_1e29", (huge_code,)),
+        SignalCase("signal_status_code_nan", (nan,)),
+        SignalCase("signal_status_code_100k_digits", (hostile[6],)),
+        SignalCase("signal_status_code_5000_digit_text", (hostile[5],)),
+        SignalCase("signal_output_infinity", (hostile[4],)),
+        SignalCase("signal_output_int_1e30", (_signal(out=10**30),)),
+        SignalCase("signal_stdout_not_text", (hostile[7],)),
+        SignalCase("signal_not_utf8", (hostile[8],)),
+        SignalCase("signal_not_object", (b"[1, 2, 3]",)),
+        SignalCase("signal_outputs_1000", (_signal(**{f"o{i}": i for i in range(1000)}),)),
+        SignalCase("signal_body_1mb_plus", (_signal(deploy_stdout="x" * 1_100_000),)),
+        SignalCase("signal_body_64mb", (b"[" * (64 << 20),)),
+        SignalCase("signal_wrong_token", (_signal(deploy_status_code=0),), wrong_token=True),
+        SignalCase("signal_racing_hostile_120", hostile, copies=120),
+        SignalCase("signal_racing_120", racing_ok, copies=120, ends_run=True),
     ]

@@ -138,3 +138,28 @@ async def test_a_deleted_nodes_urls_answer_404(api: Api) -> None:
     assert r.status_code == 404 and SHORT not in r.text, r.text
     r = await api.http.post(f"{url.path}?{url.query}", json={"deploy_status_code": 0})
     assert r.status_code == 404, r.text
+
+
+async def test_racing_signals_end_the_run_once(api: Api) -> None:
+    """Agents retry, and a hostile node can race its own run's URL with different exit codes:
+    every answer names the one stored result, and the run ends with one SIGNALLED event."""
+    short_secret(api)
+    await api.up(DOC)
+    run = await until_status(api, "ctl", "db-setup", "IN_PROGRESS")
+    [entry] = (await metadata(api, run["node_id"])).json()["deployments"]
+    url = urlsplit(_input(entry, "deploy_signal_id"))
+    where = f"{url.path}?{url.query}"
+
+    answers = await asyncio.gather(
+        *(
+            api.http.post(where, json={"deploy_status_code": i % 2, "deploy_stdout": f"r{i}"})
+            for i in range(40)
+        )
+    )
+    assert {r.status_code for r in answers} == {200}, [r.text for r in answers]
+    ended = await until_status(api, "ctl", "db-setup", answers[0].json()["status"])
+    assert {r.json()["status"] for r in answers} == {ended["status"]}
+    assert (ended["status"] == "COMPLETE") == (ended["status_code"] == 0), ended
+    r = await api.call("GET", "/v1/events", params={"cluster": "ctl", "limit": 10_000})
+    signalled = [e for e in r.json()["events"] if e["status"] == "SIGNALLED"]
+    assert len(signalled) == 1, signalled

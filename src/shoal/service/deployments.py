@@ -264,24 +264,27 @@ class DeploymentService:
                 [Finish(action_id, status, signal.status_code, stdout, stderr, outputs)],
                 now,
             )
-            if written:
-                add_events(
-                    conn,
-                    [
-                        node_event(
-                            project_id=row.project_id,
-                            cluster_id=row.cluster_id,
-                            node_id=row.node_id,
-                            name=row.node_name,
-                            status="SIGNALLED",
-                            message=f"deployment {row.name} signalled {status}"
-                            f" (exit {signal.status_code})",
-                            action_id=action_id,
-                            level="INFO" if ok else "ERROR",
-                        )
-                    ],
-                    now,
-                )
+            if not written:
+                # Another signal for this run ended it first: answer what it recorded.
+                ended = repo.by_action(conn, action_id)
+                return ended.status if ended is not None else status
+            add_events(
+                conn,
+                [
+                    node_event(
+                        project_id=row.project_id,
+                        cluster_id=row.cluster_id,
+                        node_id=row.node_id,
+                        name=row.node_name,
+                        status="SIGNALLED",
+                        message=f"deployment {row.name} signalled {status}"
+                        f" (exit {signal.status_code})",
+                        action_id=action_id,
+                        level="INFO" if ok else "ERROR",
+                    )
+                ],
+                now,
+            )
         self.wake()
         return status
 

@@ -254,23 +254,30 @@ def finish(conn: Connection, done: Sequence[Finish], now: float) -> list[str]:
                 "v_ended_at": now,
             }
         )
-    if rows:
-        conn.execute(
-            update(deployments)
-            .where(
-                deployments.c.id == bindparam("r_id"),
-                deployments.c.action_id == bindparam("r_action"),
-            )
-            .values(
-                status=bindparam("v_status"),
-                status_code=bindparam("v_status_code"),
-                stdout=bindparam("v_stdout"),
-                stderr=bindparam("v_stderr"),
-                outputs=bindparam("v_outputs"),
-                ended_at=bindparam("v_ended_at"),
-            ),
-            rows,
+    if not rows:
+        return []
+    stmt = (
+        update(deployments)
+        .where(
+            deployments.c.id == bindparam("r_id"),
+            deployments.c.action_id == bindparam("r_action"),
+            # Racing signals (agents retry; issue 29): on PostgreSQL a second writer waits for
+            # the first's row lock and then finds the run ended, so one result is kept.
+            deployments.c.status == DeploymentStatus.IN_PROGRESS.value,
         )
+        .values(
+            status=bindparam("v_status"),
+            status_code=bindparam("v_status_code"),
+            stdout=bindparam("v_stdout"),
+            stderr=bindparam("v_stderr"),
+            outputs=bindparam("v_outputs"),
+            ended_at=bindparam("v_ended_at"),
+        )
+    )
+    if len(rows) == 1:
+        # One run (a signal): whether this writer is the one that ended it.
+        return [str(rows[0]["r_action"])] if conn.execute(stmt, rows[0]).rowcount else []
+    conn.execute(stmt, rows)
     return [str(r["r_action"]) for r in rows]
 
 
