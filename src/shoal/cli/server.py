@@ -123,7 +123,12 @@ def server(
                 if recorded:
                     background.clear_state(settings.home, os.getpid())
 
-            served = BoundedServer(config, grace_s=settings.stop_grace_s, on_forced_exit=forget_me)
+            served = BoundedServer(
+                config,
+                grace_s=settings.stop_grace_s,
+                on_forced_exit=forget_me,
+                on_stop=runtime.engine.stop,
+            )
             await served.serve(sockets=[sock])
         finally:
             if recorded:

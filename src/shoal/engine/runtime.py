@@ -96,6 +96,9 @@ class Engine:
         self._flush_wake = asyncio.Event()
         self._slot_free = asyncio.Event()
         self._stopping = False
+        self._stop: asyncio.Task[None] | None = None
+        """The stop under way: `shoal server` begins it at SIGTERM, beside the HTTP drain, and
+        the app's lifespan then waits for the same one (issue 29: a bounded stop)."""
         self._tasks: list[asyncio.Task[None]] = []
         self._children: set[asyncio.Task[None]] = set()
         self._inventory: Inventory | None = None
@@ -145,6 +148,7 @@ class Engine:
 
     async def start(self) -> None:
         self._stopping = False
+        self._stop = None
         self._loop = asyncio.get_running_loop()
         self._tasks = [
             asyncio.create_task(self._forever(self._parents_once), name="shoal-parents"),
@@ -164,7 +168,13 @@ class Engine:
         A call still running after `stop_grace_s` (a slow cloud, a hung provider) is abandoned:
         its action stays RUNNING under this engine's lease, which runs out, and another engine
         takes it over as after a crash (creates are idempotent by node id). Stopping never
-        waits on a provider without bound."""
+        waits on a provider without bound. Called again (or while stopping), it waits for the
+        same stop."""
+        if self._stop is None:
+            self._stop = asyncio.ensure_future(self._stop_now())
+        await asyncio.shield(self._stop)
+
+    async def _stop_now(self) -> None:
         self._stopping = True
         for t in self._tasks:
             t.cancel()
