@@ -143,6 +143,20 @@ def test_event_streams_are_bounded_per_token_and_per_project(served: Served) -> 
         s.close()
 
 
+def test_a_stream_refused_for_an_unknown_cluster_gives_its_place_back(served: Served) -> None:
+    """The share is taken before the stream's first query (a flood over the limit costs no
+    query), and a 404 after it must not keep the place."""
+    with served.http() as http:
+        for _ in range(5):  # more than the token's 3
+            assert http.get("/v1/events/stream", params={"cluster": "nope"}).status_code == 404
+    mine = [served.hold("/v1/events/stream") for _ in range(3)]
+    try:
+        assert [_status(s) for s in mine] == [200, 200, 200]
+    finally:
+        for s in mine:
+            s.close()
+
+
 def test_long_polls_are_bounded_per_token(served: Served) -> None:
     far = "/v1/events?after=2000000000&wait=60"
     held = [served.hold(far) for _ in range(2)]

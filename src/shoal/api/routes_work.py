@@ -114,9 +114,15 @@ async def stream_events(
     """
     rt = runtime_of(request)
     start = after if last_event_id is None else _event_id(last_event_id)
-    # Fail before the stream starts when the cluster is unknown (a 404, not a broken stream).
-    await run_in_threadpool(rt.queries.events, who, cluster, start, 1)
+    # The caller's share first (a flood over its limit is a 429 before any query: issue 29),
+    # then fail before the stream starts when the cluster is unknown (a 404, not a broken
+    # stream), giving the place back.
     held = shares_of(request, "streams").take(request, who)
+    try:
+        await run_in_threadpool(rt.queries.events, who, cluster, start, 1)
+    except BaseException:
+        held.release()
+        raise
 
     async def messages() -> AsyncIterator[str]:
         last = mark = start  # mark: the newest id (any project's) when this last looked
