@@ -163,3 +163,29 @@ async def test_racing_signals_end_the_run_once(api: Api) -> None:
     r = await api.call("GET", "/v1/events", params={"cluster": "ctl", "limit": 10_000})
     signalled = [e for e in r.json()["events"] if e["status"] == "SIGNALLED"]
     assert len(signalled) == 1, signalled
+
+
+async def test_a_signal_with_nul_or_lone_surrogates_is_kept_not_refused(api: Api) -> None:
+    """A script may print a NUL byte: the run's result is kept with U+FFFD in its place (a
+    refused signal would leave the run waiting for its timeout); a bad output under such a
+    name is still a 422 naming it, and a NUL in the URL is still refused."""
+    short_secret(api)
+    await api.up(DOC)
+    run = await until_status(api, "ctl", "db-setup", "IN_PROGRESS")
+    [entry] = (await metadata(api, run["node_id"])).json()["deployments"]
+    url = urlsplit(_input(entry, "deploy_signal_id"))
+    where = f"{url.path}?{url.query}"
+
+    r = await api.http.post(f"{url.path}%00?{url.query}", json={"deploy_status_code": 0})
+    assert r.status_code == 400, r.text
+    r = await api.http.post(where, content=b'{"deploy_status_code": 0, "\\ud800x": 1e999}')
+    assert r.status_code == 422, r.text
+    assert r.json()["error"]["details"][0]["path"] == "/\ufffdx", r.text
+    body = b'{"deploy_status_code": 0, "deploy_stdout": "a\\u0000b\\ud800c", "dsn": "d\\u0000"}'
+    r = await api.http.post(where, content=body)
+    assert r.status_code == 200, r.text
+    await until_status(api, "ctl", "db-setup", "COMPLETE")
+    r = await api.call("GET", f"/v1/nodes/{run['node_id']}/deployments/db-setup")
+    log = r.json()["deployment"]
+    assert log["stdout"] == "a\ufffdb\ufffdc"
+    assert log["outputs"]["dsn"] == "d\ufffd"

@@ -31,6 +31,7 @@ from shoal.api.routes_vcluster import router as vcluster_router
 from shoal.api.routes_work import router as work_router
 from shoal.api.shares import ShareLimits, Shares
 from shoal.api.ui import install as install_ui
+from shoal.engine.software.urls import SIGNAL_PATH
 from shoal.runtime import Runtime
 
 
@@ -69,7 +70,13 @@ def create_app(runtime: Runtime, *, run_engine: bool = False) -> FastAPI:
         ShareLimits(settings.max_long_polls_per_token, settings.max_long_polls_per_project),
     )
     errors.install(app)
-    app.add_middleware(RefuseUnstorable, skip=(senlin.PREFIX,))  # inside the body limit
+    # Inside the body limit. An agent's signal body is not refused: a script's stdout may hold
+    # a NUL, and the signal's parser replaces it (spec/heat_metadata.py), keeping the result.
+    app.add_middleware(
+        RefuseUnstorable,
+        skip=(senlin.PREFIX,),
+        body_unchecked=(SIGNAL_PATH.split("{", 1)[0],),
+    )
     app.add_middleware(
         BodyLimit, limit=runtime.settings.max_body_bytes, timeout_s=runtime.settings.body_timeout_s
     )

@@ -42,11 +42,18 @@ def unstorable_body(body: bytes) -> bool:
 
 class RefuseUnstorable:
     """ASGI middleware: 400 when the path, query or body holds a NUL or a lone surrogate;
-    requests under a `skip` prefix pass untouched."""
+    requests under a `skip` prefix pass untouched, under a `body_unchecked` one with their body
+    unread."""
 
-    def __init__(self, app: ASGIApp, skip: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self, app: ASGIApp, skip: tuple[str, ...] = (), body_unchecked: tuple[str, ...] = ()
+    ) -> None:
         self.app = app
         self.skip = skip
+        self.body_unchecked = body_unchecked
+        """Prefixes whose path and query are checked but whose body is the route's to clean
+        (agents' signals: a script's stdout may hold a NUL, and losing the run's result for it
+        would be worse; spec/heat_metadata.py replaces them)."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["path"].startswith(self.skip):
@@ -58,6 +65,9 @@ class RefuseUnstorable:
         query = unquote(scope.get("query_string", b"").decode("latin-1"), errors="surrogatepass")
         if _UNSTORABLE.search(query):
             await _refuse(send, "query", "the query string")
+            return
+        if scope["path"].startswith(self.body_unchecked):
+            await self.app(scope, receive, send)
             return
         chunks: list[bytes] = []
         last: Message = {"type": "http.request", "body": b"", "more_body": True}

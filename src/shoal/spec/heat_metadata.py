@@ -28,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import re
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -288,12 +289,38 @@ def parse_signal(body: bytes | str | Mapping[str, object]) -> DeploymentSignal:
     for name, value in json_outputs.items():
         problem = _bounded(value)
         if problem is not None:
-            problems.append(Problem(f"/{_escape(name)}", problem))
+            problems.append(Problem(f"/{_escape(_storable_text(name))}", problem))
     if problems:
         raise InvalidDocument(problems)
     return DeploymentSignal(
-        status_code=status_code, stdout=stdout, stderr=stderr, outputs=json_outputs
+        status_code=status_code,
+        stdout=_storable_text(stdout),
+        stderr=_storable_text(stderr),
+        outputs={_storable_text(k): _storable(v) for k, v in json_outputs.items()},
     )
+
+
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+
+
+def _storable_text(text: str) -> str:
+    """`text` with NUL and lone surrogates as U+FFFD. A script may print either (a NUL byte, a
+    half of a pair cut at a buffer's end); refusing the signal would lose the run's result
+    until its timeout, so what no store can hold is replaced instead (the API refuses them in
+    every other body, api/characters.py)."""
+    return _UNSTORABLE.sub("\ufffd", text) if _UNSTORABLE.search(text) else text
+
+
+def _storable(value: Json) -> Json:
+    """`value` with every string and key made storable (outputs are at most
+    `MAX_SIGNAL_DEPTH` deep by now, so the recursion is bounded)."""
+    if isinstance(value, str):
+        return _storable_text(value)
+    if isinstance(value, list):
+        return [_storable(v) for v in value]
+    if isinstance(value, dict):
+        return {_storable_text(k): _storable(v) for k, v in value.items()}
+    return value
 
 
 def failure_reason(signal: DeploymentSignal, config: SoftwareConfig) -> str | None:
