@@ -147,7 +147,7 @@ def _workload(
         f.problem("replicas", "the Deployment manifest sets spec.replicas already; give it once")
     elif draft.replicas is None and not f.has("replicas"):
         draft.replicas = given
-        if given is None:
+        if given is None and not (f.has("template") and template is None):
             f.problem("replicas", "'replicas' is missing: give the number of replicas")
     draft.min_replicas = f.integer("min", minimum=0, maximum=MAX_WORKLOAD_REPLICAS, default=0) or 0
     draft.max_replicas = f.integer("max", minimum=0, maximum=MAX_WORKLOAD_REPLICAS)
