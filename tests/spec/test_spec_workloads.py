@@ -221,3 +221,51 @@ def test_too_many_containers_is_refused_before_reading_them(inventory: Inventory
     many = ", ".join(f"{{name: c{i}, image: i}}" for i in range(17))
     found = problems(inventory, doc(f"api: {{replicas: 1, containers: [{many}]}}\n"))
     assert [p.path for p in found] == ["/workloads/api/containers"]
+
+
+HOT = """
+heat_template_version: 2018-08-31
+parameters:
+  image: {type: string, default: localhost/busybox:shoal}
+  pw: {type: string, hidden: true, default: x}
+resources:
+  ctl:
+    type: OS::Heat::ResourceGroup
+    properties:
+      count: 3
+      resource_def:
+        type: OS::Nova::Server
+        properties: {flavor: m1.small, image: cirros}
+  api:
+    type: Shoal::Workload
+    properties:
+      replicas: 3
+      nodes: {groups: [ctl]}
+      rules: [{rule: anti-affinity, scope: node}]
+      template:
+        apiVersion: v1
+        kind: Pod
+        metadata: {name: api}
+        spec:
+          containers:
+            - name: api
+              image: {get_param: image}
+              ports: [{containerPort: 8080}]
+"""
+
+
+def test_a_heat_template_declares_a_workload(inventory: Inventory) -> None:
+    spec = load_cluster(HOT, inventory)
+    (api,) = spec.workloads
+    assert api.kind is TemplateKind.POD and api.selector.groups == ("ctl",)
+    assert api.containers[0].image == "localhost/busybox:shoal"
+
+
+def test_a_heat_workloads_problems_point_into_the_template(inventory: Inventory) -> None:
+    bad = HOT.replace("groups: [ctl]", "groups: [nope]").replace(
+        "replicas: 3", "replicas: 3\n      colour: 1"
+    )
+    at = {p.path for p in problems(inventory, bad)}
+    assert at == {"/resources/api/properties/colour", "/resources/api/properties/nodes/groups/0"}
+    hidden = HOT.replace("{get_param: image}", "{get_param: pw}")
+    assert [p.path for p in problems(inventory, hidden)] == ["/resources/api/properties"]
