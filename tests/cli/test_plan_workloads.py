@@ -62,3 +62,19 @@ def test_plan_refuses_replicas_that_cannot_be_placed(tmp_path: Path) -> None:
     assert found["feasible"] is False and found["solver"] == "workloads"
     assert any("workload api's anti-affinity over host" in r for r in found["reasons"])
     assert any("binds port 8080" in r for r in found["reasons"])
+
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "workloads"
+
+
+def test_one_document_is_a_compose_deployment_or_an_anti_affine_workload() -> None:
+    doc = str(EXAMPLE / "service.yaml")
+    result = CliRunner().invoke(app, ["plan", doc, "-e", str(EXAMPLE / "ha.yaml"), "-o", "json"])
+    assert result.exit_code == 0, result.stdout
+    ha = json.loads(result.stdout)
+    assert [r["replica"] for r in ha["replicas"]] == ["api-1", "api-2", "api-3"]
+    assert len({r["host"] for r in ha["replicas"]}) == 3
+    assert ha.get("deployments", []) == []
+    args = ["plan", doc, "-e", str(EXAMPLE / "single.yaml"), "-o", "json"]
+    single = json.loads(CliRunner().invoke(app, args).stdout)
+    assert "replicas" not in single and [d["name"] for d in single["deployments"]] == ["api"]

@@ -94,7 +94,7 @@ def prepare(data: object, env: Environment, out: ProblemList) -> Prepared:
         outputs = _switch_outputs(outputs, conditions)
     workloads = raw.get("workloads")
     if workloads is not None:
-        workloads = sub.walk(workloads, "/workloads", 0)
+        workloads = _switch_named(sub.walk(workloads, "/workloads", 0), "/workloads", conditions)
     return Prepared(
         tree,
         software,
@@ -202,12 +202,17 @@ def _switch_software(software: object, conditions: Conditions) -> object:
 
 
 def _switch_outputs(outputs: object, conditions: Conditions) -> object:
-    if not is_mapping(outputs):
-        return outputs
+    return _switch_named(outputs, "/outputs", conditions)
+
+
+def _switch_named(section: object, at: str, conditions: Conditions) -> object:
+    """A mapping of named elements (outputs, workloads) without those switched off."""
+    if not is_mapping(section):
+        return section
     kept = Pairs()
-    for name, body in pairs_of(outputs):
+    for name, body in pairs_of(section):
         if is_mapping(body) and any(k == "condition" for k, _ in pairs_of(body)):
-            where = child("/outputs", str(name), "condition")
+            where = child(at, str(name), "condition")
             if not conditions.switch(_condition_of(body), where):
                 continue
             body = _without(body, "condition")
