@@ -17,12 +17,20 @@ from dataclasses import dataclass, field
 
 from shoal.model.workloads import Workload, WorkloadRule, WorkloadRuleKind, WorkloadScope
 from shoal.placement.workloads.problem import NodeSlot, replica_names
-from shoal.placement.workloads.verify import eligible_domains
+
+
+@dataclass(frozen=True, slots=True)
+class _Demand:
+    cpu: int
+    mem: int
+    ports: frozenset[int]
 
 
 @dataclass(slots=True)
 class _State:
     slots: Sequence[NodeSlot]
+    dom: Mapping[WorkloadScope, list[str]]
+    """Each server's domain per scope, worked out once."""
     cpu: list[int]
     mem: list[int]
     ports: list[set[int]]
@@ -33,23 +41,25 @@ class _State:
     )
     node_of: dict[str, str] = field(default_factory=dict)
 
-    def place(self, w: Workload, h: int, replica: str) -> None:
-        s = self.slots[h]
-        self.cpu[h] -= w.cpu_milli
-        self.mem[h] -= w.memory_mb
-        self.ports[h] |= w.ports
+    def place(self, w: Workload, d: _Demand, h: int, replica: str) -> None:
+        self.cpu[h] -= d.cpu
+        self.mem[h] -= d.mem
+        if d.ports:
+            self.ports[h] |= d.ports
         self.count[w.name][h] += 1
         for scope in WorkloadScope:
-            self.dcount[(w.name, scope)][s.domain(scope)] += 1
-        self.node_of[replica] = s.node
+            self.dcount[(w.name, scope)][self.dom[scope][h]] += 1
+        self.node_of[replica] = self.slots[h].node
 
 
 class Greedy:
     def __init__(self, workloads: Sequence[Workload], slots: Sequence[NodeSlot]) -> None:
         self.workloads = list(workloads)
         self.slots = slots
+        self.demand = {w.name: _Demand(w.cpu_milli, w.memory_mb, w.ports) for w in workloads}
         self.state = _State(
             slots,
+            {sc: [s.domain(sc) for s in slots] for sc in WorkloadScope},
             [s.cpu_milli for s in slots],
             [s.memory_mb for s in slots],
             [set(s.bound_ports) for s in slots],
@@ -61,6 +71,7 @@ class Greedy:
                 if r.against is not None and r.rule is WorkloadRuleKind.ANTI_AFFINITY:
                     self.against[r.against].append((w.name, r))
         self.failed: str | None = None
+        self._selected: dict[tuple[tuple[str, ...], tuple[tuple[str, str], ...]], list[int]] = {}
 
     def run(self, existing: Mapping[str, str]) -> dict[str, str] | None:
         index = {s.node: i for i, s in enumerate(self.slots)}
@@ -71,7 +82,7 @@ class Greedy:
             for r in replica_names(w):
                 h = index.get(existing.get(r, ""))
                 if h is not None and h in eligible[w.name] and self._fits(w, h, None):
-                    self.state.place(w, h, r)
+                    self.state.place(w, self.demand[w.name], h, r)
                 else:
                     left.append(r)
             pending[w.name] = left
@@ -82,14 +93,23 @@ class Greedy:
         return self.state.node_of
 
     def _eligible(self, w: Workload) -> set[int]:
+        d = self.demand[w.name]
         return {
             i
-            for i, s in enumerate(self.slots)
-            if s.matches(w.selector)
-            and s.cpu_milli >= w.cpu_milli
-            and s.memory_mb >= w.memory_mb
-            and not (w.ports & s.bound_ports)
+            for i in self.selected(w)
+            if (s := self.slots[i]).cpu_milli >= d.cpu
+            and s.memory_mb >= d.mem
+            and not (d.ports & s.bound_ports)
         }
+
+    def selected(self, w: Workload) -> list[int]:
+        key = (w.selector.groups, tuple(sorted(w.selector.labels.items())))
+        found = self._selected.get(key)
+        if found is None:
+            found = self._selected[key] = [
+                i for i, s in enumerate(self.slots) if s.matches(w.selector)
+            ]
+        return found
 
     def _order(self, eligible: Mapping[str, set[int]]) -> list[Workload]:
         by_name = {w.name: w for w in self.workloads}
@@ -123,10 +143,12 @@ class Greedy:
         for rule in own_affinity:
             hosts = self._affinity_domain(w, rule, hosts, len(replicas))
         spreads = [r for r in w.rules if r.rule is WorkloadRuleKind.SPREAD]
-        domains = {r.scope: eligible_domains(w, self.slots, r.scope) for r in spreads}
+        domains = {
+            r.scope: sorted({self.state.dom[r.scope][i] for i in self.selected(w)}) for r in spreads
+        }
         groups: dict[tuple[str, ...], list[tuple[tuple[int, int], int]]] = defaultdict(list)
         for h in hosts:
-            cell = tuple(self.slots[h].domain(r.scope) for r in spreads)
+            cell = tuple(self.state.dom[r.scope][h] for r in spreads)
             groups[cell].append((self._key(w, h), h))
         for heap in groups.values():
             heapq.heapify(heap)
@@ -143,12 +165,13 @@ class Greedy:
         """Into the least filled cell of the spread domains, onto its least loaded server."""
         st = self.state
 
-        def fill(cell: tuple[str, ...]) -> tuple[int, ...]:
-            return tuple(
-                st.dcount[(w.name, r.scope)][d] for r, d in zip(spreads, cell, strict=True)
-            )
+        counts = [st.dcount[(w.name, r.scope)] for r in spreads]
 
-        for cell in sorted(groups, key=lambda c: (fill(c), c)):
+        def fill(cell: tuple[str, ...]) -> tuple[int, ...]:
+            return tuple(c[d] for c, d in zip(counts, cell, strict=True))
+
+        order = sorted(groups, key=lambda c: (fill(c), c)) if len(groups) > 1 else list(groups)
+        for cell in order:
             heap = groups[cell]
             while heap:
                 key, h = heapq.heappop(heap)
@@ -158,7 +181,7 @@ class Greedy:
                     continue
                 if not self._fits(w, h, domains):
                     continue  # what blocks a server here only gets worse as replicas land
-                st.place(w, h, replica)
+                st.place(w, self.demand[w.name], h, replica)
                 heapq.heappush(heap, (self._key(w, h), h))
                 return True
             del groups[cell]
@@ -167,8 +190,8 @@ class Greedy:
         return False
 
     def _key(self, w: Workload, h: int) -> tuple[int, int]:
-        s = self.slots[h]
-        load = (s.cpu_milli - self.state.cpu[h]) * 1000 // max(s.cpu_milli, 1)
+        total = self.slots[h].cpu_milli
+        load = (total - self.state.cpu[h]) * 1000 // max(total, 1)
         return (self.state.count[w.name][h], load)
 
     def _affinity_domain(
@@ -199,13 +222,13 @@ class Greedy:
 
     def _fits(self, w: Workload, h: int, domains: Mapping[WorkloadScope, list[str]] | None) -> bool:
         st = self.state
-        s = self.slots[h]
-        if st.cpu[h] < w.cpu_milli or st.mem[h] < w.memory_mb or (w.ports & st.ports[h]):
+        dem = self.demand[w.name]
+        if st.cpu[h] < dem.cpu or st.mem[h] < dem.mem or (dem.ports and dem.ports & st.ports[h]):
             return False
         if w.max_per_node is not None and st.count[w.name][h] >= w.max_per_node:
             return False
         for r in w.rules:
-            d = s.domain(r.scope)
+            d = st.dom[r.scope][h]
             mine = st.dcount[(w.name, r.scope)]
             if r.against is not None:
                 theirs = st.dcount[(r.against, r.scope)][d]
@@ -224,6 +247,6 @@ class Greedy:
                 if mine[d] + 1 - low > r.max_skew:
                     return False
         for other, r in self.against.get(w.name, []):
-            if st.dcount[(other, r.scope)][s.domain(r.scope)]:
+            if st.dcount[(other, r.scope)][st.dom[r.scope][h]]:
                 return False
         return True

@@ -15,6 +15,7 @@ from shoal.placement.workloads.exact import Verdict, solve_exact
 from shoal.placement.workloads.greedy import Greedy
 from shoal.placement.workloads.problem import (
     NodeSlot,
+    Selection,
     WorkloadPlacement,
     WorkloadRefusal,
     replica_names,
@@ -64,8 +65,9 @@ def precheck(workloads: Sequence[Workload], slots: Sequence[NodeSlot]) -> list[s
     """Refusals that need no search: each is a proof on its own."""
     out: list[str] = []
     names = {w.name for w in workloads}
+    sel = Selection(slots)
     for w in workloads:
-        mine = [s for s in slots if s.matches(w.selector)]
+        mine = sel.of(w.selector)
         if not mine:
             out.append(f"workload {w.name}: no server matches its node selector{_sel(w)}")
             continue

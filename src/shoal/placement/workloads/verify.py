@@ -8,7 +8,7 @@ from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 
 from shoal.model.workloads import Workload, WorkloadRuleKind, WorkloadScope
-from shoal.placement.workloads.problem import NodeSlot, replica_names
+from shoal.placement.workloads.problem import NodeSlot, Selection, replica_names
 
 
 def violations(
@@ -16,6 +16,7 @@ def violations(
 ) -> list[str]:
     """Every broken rule of the placement `node_of` (replica -> server), in words."""
     out: list[str] = []
+    sel = Selection(slots)
     by_node = {s.node: s for s in slots}
     where: dict[str, list[NodeSlot]] = {}
     for w in workloads:
@@ -54,16 +55,19 @@ def violations(
                 if len(mine) > 1:
                     out.append(f"{words} is broken: replicas in {', '.join(sorted(mine))}")
             else:
-                domains = eligible_domains(w, slots, rule.scope)
+                domains = eligible_domains(w, slots, rule.scope, sel)
                 counts = [mine.get(d, 0) for d in domains]
                 if counts and max(counts) - min(counts) > rule.max_skew:
                     out.append(f"{words} is broken: {max(counts)} vs {min(counts)} replicas")
     return out
 
 
-def eligible_domains(w: Workload, slots: Sequence[NodeSlot], scope: WorkloadScope) -> list[str]:
+def eligible_domains(
+    w: Workload, slots: Sequence[NodeSlot], scope: WorkloadScope, sel: Selection | None = None
+) -> list[str]:
     """The domains a spread is measured over: those with a server the workload may use."""
-    return sorted({s.domain(scope) for s in slots if s.matches(w.selector)})
+    picked = sel.of(w.selector) if sel is not None else [s for s in slots if s.matches(w.selector)]
+    return sorted({s.domain(scope) for s in picked})
 
 
 def _capacity(
