@@ -226,8 +226,8 @@ def show_result(result: PlacementResult, name: str) -> None:
         replicas = Table(title="workloads' replicas on the cluster's servers", title_justify="left")
         for col in ("replica", "workload", "node", "host", "zone"):
             replicas.add_column(col)
-        for r in result.replicas:
-            replicas.add_row(r.replica, r.workload, r.node, r.host, r.zone)
+        for row in result.replicas:
+            replicas.add_row(row.replica, row.workload, row.node, row.host, row.zone)
         out.print(replicas)
     hosts = len({a.host for a in result.assignments})
     out.print(

@@ -75,6 +75,7 @@ def solve(
     seed: int = 0,
     time_limit_s: float | None = None,
     replicas: Mapping[str, str] | None = None,
+    workloads: bool = True,
 ) -> PlacementResult:
     """Place every node of `spec` on `inventory`, or explain why that cannot be done.
 
@@ -90,7 +91,7 @@ def solve(
     started = time.perf_counter()
     with _collector_paused():
         result = _solve(spec, inventory, existing, used, objective, seed, limit)
-        if result.feasible and spec.workloads:
+        if workloads and result.feasible and spec.workloads:
             result = second_level(spec, result, replicas or {}, limit)
     metrics.placed(str(result.status), time.perf_counter() - started)  # issue 27
     return result
