@@ -219,10 +219,30 @@ def test_a_lost_node_moves_only_its_replicas() -> None:
 
 
 def test_exact_search_finds_what_greedy_misses() -> None:
-    # big first on the emptiest server leaves no room for the second big one: greedy's
-    # load order fails, CP-SAT packs them
-    slots = [NodeSlot("a", "g", 1000, 4096), NodeSlot("b", "g", 1500, 4096)]
-    small = Workload("small", (Container("c", "i", cpu_milli=500),), 1)
-    big = Workload("big", (Container("c", "i", cpu_milli=1000),), 2)
+    # greedy spreads the two small replicas over both servers (least loaded first), which
+    # leaves no room for the big one; CP-SAT puts both small ones together
+    slots = [NodeSlot("a", "g", 1000, 4096), NodeSlot("b", "g", 1000, 4096)]
+    small = Workload("small", (Container("c", "i", cpu_milli=500),), 2)
+    big = Workload("big", (Container("c", "i", cpu_milli=1000),), 1)
     answer = place_workloads([small, big], slots)
-    assert isinstance(answer, WorkloadPlacement)
+    assert isinstance(answer, WorkloadPlacement) and answer.method == "exact"
+    assert answer.node_of["small-1"] == answer.node_of["small-2"] != answer.node_of["big-1"]
+
+
+def test_rules_against_a_workload_scaled_to_zero() -> None:
+    away = WorkloadRule(WorkloadRuleKind.ANTI_AFFINITY, WorkloadScope.NODE, against="db")
+    near = WorkloadRule(WorkloadRuleKind.AFFINITY, WorkloadScope.NODE, against="db")
+    # a tight case so greedy's answer is not the only path: three replicas, three servers
+    placed = place_workloads([_w("api", 3, away, port=80), _w("db", 0)], SLOTS)
+    assert isinstance(placed, WorkloadPlacement)
+    refused = place_workloads([_w("api", 1, near), _w("db", 0)], SLOTS)
+    assert isinstance(refused, WorkloadRefusal)
+    assert "workload db has no replicas to be near" in refused.reasons[0]
+
+
+def test_exact_search_answers_alone_the_same_on_a_zero_replica_peer() -> None:
+    from shoal.placement.workloads.exact import Verdict, solve_exact
+
+    away = WorkloadRule(WorkloadRuleKind.ANTI_AFFINITY, WorkloadScope.NODE, against="db")
+    answer = solve_exact([_w("api", 2, away)], SLOTS, {})
+    assert answer.verdict is Verdict.FOUND and len(answer.node_of) == 2

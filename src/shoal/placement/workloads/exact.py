@@ -96,6 +96,8 @@ def solve_exact(
             domains = all_domains[r.scope]
             other = by_name.get(r.against) if r.against is not None else None
             if r.against is not None and other is None:
+                if r.rule is WorkloadRuleKind.ANTI_AFFINITY:
+                    continue  # nothing to keep away from: a workload scaled to 0
                 return ExactAnswer(Verdict.NONE_EXISTS)
             if other is not None:
                 for d in domains:
