@@ -44,3 +44,14 @@ def test_replicas_that_do_not_fit_are_refused_and_nothing_is_written(db: Databas
     assert stored is not None
     spec = cluster_from_tree(stored.document, inv)
     assert [w.replicas for w in spec.workloads] == [3]
+
+
+def test_a_preview_shows_where_the_replicas_go(db: Database) -> None:
+    inv = default_inventory()
+    service = ClusterService(db, lambda: inv, ManualClock(), lambda: None)
+    service.create(ADMIN, DOC.replace("REPLICAS", "2"))
+    plan = service.preview(ADMIN, "svc", DOC.replace("REPLICAS", "3"))
+    assert sorted(r["replica"] for r in plan["replicas"]) == ["api-1", "api-2", "api-3"]
+    assert len({r["host"] for r in plan["replicas"]}) == 3
+    with pytest.raises(Unplaceable):
+        service.preview(ADMIN, "svc", DOC.replace("REPLICAS", "5"))
