@@ -245,6 +245,8 @@ class Plan(_Out):
     attach: list[PlannedAttach]
     update_batches: list[UpdateBatch]
     soft_violations: list[JsonObject]
+    replicas: list[JsonObject] = []
+    """Workloads' replicas -> the cluster's servers (docs/workloads.md)."""
 
 
 class OnePlan(_Out):

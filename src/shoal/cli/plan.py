@@ -222,6 +222,13 @@ def show_result(result: PlacementResult, name: str) -> None:
                 "yes" if c.satisfied else "[yellow]soft violation[/]",
             )
         out.print(rules)
+    if result.replicas:
+        replicas = Table(title="workloads' replicas on the cluster's servers", title_justify="left")
+        for col in ("replica", "workload", "node", "host", "zone"):
+            replicas.add_column(col)
+        for row in result.replicas:
+            replicas.add_row(row.replica, row.workload, row.node, row.host, row.zone)
+        out.print(replicas)
     hosts = len({a.host for a in result.assignments})
     out.print(
         f"{len(result.assignments)} nodes on {hosts} hosts; objective {result.objective}; "

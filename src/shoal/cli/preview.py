@@ -81,6 +81,12 @@ def show_plan(plan: dict[str, Any]) -> None:
         for number, b in enumerate(batches, start=1):
             t.add_row(str(number), text(b.get("group")), text(b.get("nodes")))
         out.print(t)
+    replicas: list[dict[str, Any]] = plan.get("replicas") or []
+    if replicas:
+        t = table(f"cluster {name}: workloads' replicas", ("replica", "workload", "node", "host"))
+        for r in replicas:
+            t.add_row(*(text(r.get(k)) for k in ("replica", "workload", "node", "host")))
+        out.print(t)
     for v in plan.get("soft_violations") or []:
         message = v.get("message") if isinstance(v, dict) else v
         out.print(f"  [yellow]soft:[/] {text(message)}")

@@ -100,7 +100,11 @@ def place(
                 n.vcpus, n.ram_mb, n.disk_gb, n.volume_gb
             )
     result = solve(
-        desired, inventory, existing={k: n.host for k, n in pinned.items() if n.host}, used=used
+        desired,
+        inventory,
+        existing={k: n.host for k, n in pinned.items() if n.host},
+        used=used,
+        workloads=False,  # replicas were admitted by the service; repairs never wait on them
     )
     if not result.feasible:
         raise Unplaceable(result.reasons)

@@ -20,6 +20,7 @@ from shoal.model.policies import (
 )
 from shoal.model.profile import Profile
 from shoal.model.software import SoftwareSpec
+from shoal.model.workloads import Workload
 
 __all__ = [
     "ClusterSpec",
@@ -124,6 +125,8 @@ class ClusterSpec:
     """Configs and deployments run on the nodes (docs/software.md); empty by default."""
     outputs: tuple[ClusterOutput, ...] = ()
     """Values served from the live cluster (`model/outputs.py`), in document order."""
+    workloads: tuple[Workload, ...] = ()
+    """Replicated containers placed on the cluster's servers (`model/workloads.py`)."""
 
     def health_of(self, group: str) -> HealthPolicy | None:
         g = self.node_group(group)
@@ -140,6 +143,9 @@ class ClusterSpec:
             if g.name == name:
                 return g
         return None
+
+    def workload(self, name: str) -> Workload | None:
+        return next((w for w in self.workloads if w.name == name), None)
 
     def instance(self, name: str) -> Instance | None:
         for i in self.instances:

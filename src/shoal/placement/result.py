@@ -82,6 +82,19 @@ class RuleCheck:
         }
 
 
+class ReplicaAssignment(NamedTuple):
+    """Where one replica of a workload runs: a server of the cluster (the second level)."""
+
+    replica: str
+    workload: str
+    node: str
+    host: str
+    zone: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return self._asdict()
+
+
 @dataclass(frozen=True, slots=True)
 class PlacementResult:
     """The solver's answer for one whole request."""
@@ -96,6 +109,8 @@ class PlacementResult:
     stats: dict[str, Any] = field(default_factory=dict)
     undecided: bool = False
     """Not feasible, but not proven infeasible either: see `status`."""
+    replicas: tuple[ReplicaAssignment, ...] = ()
+    """Workloads' replicas on the cluster's servers (`placement/workloads/`), when any."""
 
     @property
     def status(self) -> PlacementStatus:
@@ -121,4 +136,5 @@ class PlacementResult:
             "rules": [c.as_dict() for c in self.checks],
             "hosts_used": len({a.host for a in self.assignments}),
             "stats": dict(self.stats),
+            **({"replicas": [r.as_dict() for r in self.replicas]} if self.replicas else {}),
         }

@@ -28,6 +28,7 @@ from shoal.placement.problem import PlacementProblem, build_problem
 from shoal.placement.result import Assignment, PlacementResult
 from shoal.placement.state import SearchState
 from shoal.placement.verify import verify_placement
+from shoal.placement.workloads.level import second_level
 from shoal.telemetry import metrics
 
 GREEDY_RETRIES = 4
@@ -73,8 +74,14 @@ def solve(
     objective: Objective | None = None,
     seed: int = 0,
     time_limit_s: float | None = None,
+    replicas: Mapping[str, str] | None = None,
+    workloads: bool = True,
 ) -> PlacementResult:
     """Place every node of `spec` on `inventory`, or explain why that cannot be done.
+
+    Then, when `spec` has workloads, every replica on the placed servers (the second level,
+    `placement/workloads/`; `replicas` maps running ones to their servers): a cluster whose
+    replicas cannot all be placed is refused as a whole, with the reasons.
 
     `existing` maps nodes that already exist to their hosts (they never move); `used` is capacity
     taken on hosts by everything else. Deterministic for a given `seed` (an answer the exact
@@ -84,6 +91,8 @@ def solve(
     started = time.perf_counter()
     with _collector_paused():
         result = _solve(spec, inventory, existing, used, objective, seed, limit)
+        if workloads and result.feasible and spec.workloads:
+            result = second_level(spec, result, replicas or {}, limit)
     metrics.placed(str(result.status), time.perf_counter() - started)  # issue 27
     return result
 

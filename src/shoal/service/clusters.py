@@ -351,6 +351,7 @@ class ClusterService:
                 {"group": st.group, "nodes": list(st.nodes)} for st in stages_for(desired, nodes)
             ],
             "soft_violations": [v.as_dict() for v in result.soft_violations],
+            "replicas": [r.as_dict() for r in result.replicas],
         }
 
     def cancel(self, who: Principal, action_id: str) -> ActionRecord:

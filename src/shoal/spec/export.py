@@ -26,6 +26,7 @@ from shoal.model.policies import (
 from shoal.model.profile import Profile, ServerProfile
 from shoal.spec.outputs import outputs_document
 from shoal.spec.software_export import secret_parameters, software_document
+from shoal.spec.workloads_export import workload_document
 
 
 def profile_document(p: Profile) -> dict[str, Any]:
@@ -189,10 +190,12 @@ def to_document(spec: ClusterSpec) -> dict[str, Any]:
         out["node_groups"] = [node_group_document(g) for g in spec.node_groups]
     if spec.groupings:
         out["groupings"] = [_grouping(g) for g in spec.groupings]
+    if spec.software.secrets:
+        out["parameters"] = secret_parameters(spec.software)
     if spec.software.configs or spec.software.deployments:
-        if spec.software.secrets:
-            out["parameters"] = secret_parameters(spec.software)
         out["software"] = software_document(spec.software)
     if spec.outputs:
         out["outputs"] = outputs_document(spec.outputs)
+    if spec.workloads:
+        out["workloads"] = {w.name: workload_document(w) for w in spec.workloads}
     return out

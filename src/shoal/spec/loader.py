@@ -17,7 +17,7 @@ from shoal.model.problems import InvalidDocument, Problem
 from shoal.spec.collect import ProblemList
 from shoal.spec.containers import check_containers
 from shoal.spec.dependencies import check_dependencies
-from shoal.spec.drafts import build
+from shoal.spec.drafts import ClusterDraft, build
 from shoal.spec.environment_native import ENVIRONMENT_PATH, read_environments, unwrap_request
 from shoal.spec.files import read_bytes
 from shoal.spec.hot import hot_from_tree, is_hot
@@ -31,6 +31,13 @@ from shoal.spec.software import SoftwareDraft, build_software, read_software
 from shoal.spec.software_checks import check_software
 from shoal.spec.syntax import DEFAULT_SOURCE, parse
 from shoal.spec.vcluster import is_vcluster, read_vcluster
+from shoal.spec.workloads import (
+    WorkloadsDraft,
+    build_workloads,
+    check_workloads,
+    read_workloads,
+    secrets_used,
+)
 
 
 def load_cluster(
@@ -70,6 +77,7 @@ def cluster_from_tree(
     software: SoftwareDraft | None = None
     prepared: Prepared | None = None
     outputs: list[OutputDraft] = []
+    workloads = WorkloadsDraft()
     if is_vcluster(data):
         if environments:
             out.add(ENVIRONMENT_PATH, "environments apply to native documents only")
@@ -80,6 +88,7 @@ def cluster_from_tree(
         draft = read_native(prepared.tree, inventory, out)
         software = read_software(prepared.software, "/software", prepared.params, out)
         outputs = read_outputs(prepared.outputs, "/outputs", prepared.params, out)
+        workloads = read_workloads(prepared.workloads, "/workloads", prepared.params, out)
         _drop_repeats(out, prepared.unresolved)
     if draft is not None:
         check_names(draft, out)
@@ -89,6 +98,9 @@ def cluster_from_tree(
             check_software(software, draft, out)
             check_containers(software.configs, software.config_paths, out.add)
         check_outputs(outputs, draft, software, out)
+        if workloads.workloads:
+            deployments = {d.name for d in software.deployments} if software else set()
+            check_workloads(workloads, _member_labels(draft), deployments, out)
     if prepared is not None and prepared.origins:
         out.items = [Problem(prepared.relocate(p.path), p.message) for p in out.items]
     out.raise_if_any()
@@ -99,7 +111,35 @@ def cluster_from_tree(
         spec = replace(spec, software=build_software(software))
     if outputs:
         spec = replace(spec, outputs=build_outputs(outputs))
+    if workloads.workloads:
+        spec = _with_workloads(spec, workloads, software)
     return spec
+
+
+def _member_labels(draft: ClusterDraft) -> dict[str, dict[str, str]]:
+    """Node groups and instances a workload's node selector may name, with their labels."""
+    members: dict[str, dict[str, str]] = {}
+    for g in draft.groups:
+        if g.name is not None:
+            members[g.name] = dict(g.labels or {})
+    for i in draft.instances:
+        if i.name is not None:
+            members[i.name] = {}
+    return members
+
+
+def _with_workloads(
+    spec: ClusterSpec, draft: WorkloadsDraft, software: SoftwareDraft | None
+) -> ClusterSpec:
+    """The workloads, and the secrets their env uses kept with the software's (the stored
+    document writes them once, as hidden parameters)."""
+    built = build_workloads(draft)
+    used = secrets_used(built)
+    if used and software is not None:
+        secrets = {**spec.software.secrets, **{k: software.secrets[k] for k in used}}
+        generated = {k: v for k, v in software.generated.items() if k in secrets}
+        spec = replace(spec, software=replace(spec.software, secrets=secrets, generated=generated))
+    return replace(spec, workloads=built)
 
 
 def _prefixed(load: Callable[[], ClusterSpec]) -> ClusterSpec:

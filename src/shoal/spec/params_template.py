@@ -26,7 +26,7 @@ from shoal.spec.params_conditions import Conditions
 from shoal.spec.tree import Pairs, describe, is_list, is_mapping, pairs_of
 
 _ELEMENT_LISTS = ("node_groups", "instances", "groupings")
-_TEMPLATE_KEYS = ("parameters", "conditions", "software", "outputs")
+_TEMPLATE_KEYS = ("parameters", "conditions", "software", "outputs", "workloads")
 
 
 @dataclass(slots=True)
@@ -39,6 +39,9 @@ class Prepared:
     outputs: object | None = None
     """The `outputs` section (conditions applied; `{param: ...}` left for its reader, which
     refuses hidden parameters), or None."""
+    workloads: object | None = None
+    """The `workloads` section (parameters substituted; `{param: ...}` in env left for its
+    reader, like a deployment's inputs), or None."""
     unresolved: frozenset[str] = frozenset()
     """Pointers of `{param: ...}` that gave no value (already reported): the readers' own
     complaint about the missing value there would say the same thing again."""
@@ -89,11 +92,15 @@ def prepare(data: object, env: Environment, out: ProblemList) -> Prepared:
     outputs = raw.get("outputs")
     if outputs is not None:
         outputs = _switch_outputs(outputs, conditions)
+    workloads = raw.get("workloads")
+    if workloads is not None:
+        workloads = _switch_named(sub.walk(workloads, "/workloads", 0), "/workloads", conditions)
     return Prepared(
         tree,
         software,
         params,
         outputs=outputs,
+        workloads=workloads,
         unresolved=frozenset(sub.unresolved),
         origins=origins,
     )
@@ -142,8 +149,11 @@ class _Substitution:
 
 
 def _is_input(path: str) -> bool:
-    """A deployment's input source (/software/deployments/NAME/inputs/INPUT)."""
+    """A deployment's input source (/software/deployments/NAME/inputs/INPUT) or a workload
+    container's env value (/workloads/NAME/containers/I/env/VAR)."""
     parts = path.split("/")
+    if len(parts) == 7 and parts[1] == "workloads" and parts[3] == "containers":
+        return parts[5] == "env"
     return len(parts) == 6 and parts[1:3] == ["software", "deployments"] and parts[4] == "inputs"
 
 
@@ -192,12 +202,17 @@ def _switch_software(software: object, conditions: Conditions) -> object:
 
 
 def _switch_outputs(outputs: object, conditions: Conditions) -> object:
-    if not is_mapping(outputs):
-        return outputs
+    return _switch_named(outputs, "/outputs", conditions)
+
+
+def _switch_named(section: object, at: str, conditions: Conditions) -> object:
+    """A mapping of named elements (outputs, workloads) without those switched off."""
+    if not is_mapping(section):
+        return section
     kept = Pairs()
-    for name, body in pairs_of(outputs):
+    for name, body in pairs_of(section):
         if is_mapping(body) and any(k == "condition" for k, _ in pairs_of(body)):
-            where = child("/outputs", str(name), "condition")
+            where = child(at, str(name), "condition")
             if not conditions.switch(_condition_of(body), where):
                 continue
             body = _without(body, "condition")

@@ -74,6 +74,11 @@ def _config(c: SoftwareConfig) -> dict[str, Any]:
     return out
 
 
+def source_document(s: InputSource) -> Any:
+    """An input source as the native document writes it (workloads' env uses the same)."""
+    return _source(s)
+
+
 def _source(s: InputSource) -> Any:
     match s:
         case LiteralInput(value):

@@ -33,6 +33,7 @@ from shoal.spec.hot.outputs import map_outputs
 from shoal.spec.hot.report import Report, Unsupported
 from shoal.spec.hot.shapes import Shape, SoftwareShape
 from shoal.spec.hot.template import Stack
+from shoal.spec.hot.workloads import map_workloads
 from shoal.spec.membership import check_groupings
 from shoal.spec.names import is_name
 from shoal.spec.namespace import check_names
@@ -205,6 +206,7 @@ def read_hot(
     else:
         mapped = map_software(shape, placed, draft, report)
     outputs = map_outputs(shape, placed, draft, mapped, report)
+    workloads = map_workloads(shape, draft, mapped, report)
     spec = None
     if not report.out.items:
         check_names(draft, report.out)
@@ -216,6 +218,8 @@ def read_hot(
             spec = replace(spec, software=mapped)
         if outputs:
             spec = replace(spec, outputs=outputs)
+        if workloads:
+            spec = replace(spec, workloads=workloads)
     return HotResult(
         spec,
         list(report.out.items),

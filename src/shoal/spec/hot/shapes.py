@@ -81,6 +81,15 @@ class SoftwareShape:
     """Deployment input name -> the hidden parameter its value is (`get_param`)."""
 
 
+@dataclass(slots=True)
+class WorkloadShape:
+    """A `Shoal::Workload` resource: its evaluated properties, read by `workloads.py`."""
+
+    name: str
+    path: str
+    props: dict[str, object] = field(default_factory=dict)
+
+
 @dataclass(frozen=True, slots=True)
 class RandomShape:
     """An `OS::Heat::RandomString`, validated: what its value is drawn from (Heat's semantics)."""
@@ -115,6 +124,8 @@ class Shape:
     nested: list[NestedShape] = field(default_factory=list)
     groups: list[GroupShape] = field(default_factory=list)
     software: list[SoftwareShape] = field(default_factory=list)
+    workloads: list[WorkloadShape] = field(default_factory=list)
+    """`Shoal::Workload` resources of the top template (`spec/hot/workloads.py`)."""
     depends: dict[str, set[str]] = field(default_factory=dict)
     """Resource name -> the resources it depends on (explicit and through functions)."""
     outputs: dict[str, object] = field(default_factory=dict)

@@ -1,0 +1,173 @@
+"""Workloads benchmark (issue 22): one JSON line per scenario.
+
+Measured now (the second level of placement, `placement/workloads/`, on `sim` sizes):
+- `sim-place-and-start`: 10,000 replicas of 50 workloads (zone spread, at most 2 per host,
+  at most 1 per server for the 10 that bind a port, the rest at most 4 per server, 25 with a
+  node selector) onto 1,000 servers that the first level placed on 500 hosts in 10 zones.
+  `placement_cpu_s` is the replicas' placement (CPU time of this process); `server_cpu_s` is
+  Shoal's own server placement of 10,000 servers (same rules as groupings) on 1,000 hosts, and
+  `ratio` the first over the second: the same sizes, one level down.
+- `sim-node-loss`: 10 % of the servers lost; every replica placed again with the running ones
+  kept where they are: `placement_cpu_s`, `moved` (replicas that were on lost servers).
+
+Not built yet, printed with `"status": "not-built"` and no figures, so nothing reads a number
+that was not measured: the replica runtime (start, readiness, restart, reschedule) on `sim`
+and `local`, hence `local-container-kill`, `local-host-fail`, `sim-rollout`, and the "request
+-> all ready" part of `sim-place-and-start` (`ready_s` is null).
+
+Run: `python benchmarks/workloads.py`
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+
+from shoal.model import ClusterSpec, Grouping, MemberRef, NodeGroup, Rule, Scope
+from shoal.model.catalogs import CIRROS, CLASSIC_FLAVORS, synthetic_inventory
+from shoal.model.cluster import UnitPart
+from shoal.model.profile import ServerProfile
+from shoal.model.workloads import (
+    Container,
+    ContainerPort,
+    NodeSelector,
+    Workload,
+    WorkloadRule,
+    WorkloadRuleKind,
+    WorkloadScope,
+)
+from shoal.placement import solve
+from shoal.placement.workloads import WorkloadPlacement, place_workloads, violations
+from shoal.placement.workloads.servers import node_slots
+
+FLAVORS = {f.name: f for f in CLASSIC_FLAVORS}
+SERVERS = 1_000
+WORKLOADS = 50
+PER_WORKLOAD = 200
+
+
+def servers_cluster() -> ClusterSpec:
+    """1,000 servers in 4 groups, two of them labelled `tier: front`."""
+    groups = tuple(
+        NodeGroup(
+            f"g{i}",
+            (UnitPart(None, ServerProfile(FLAVORS["m1.xlarge"], CIRROS)),),
+            SERVERS // 4,
+            labels={"tier": "front" if i < 2 else "back"},
+        )
+        for i in range(4)
+    )
+    return ClusterSpec("bench", node_groups=groups)
+
+
+def workloads() -> tuple[Workload, ...]:
+    out = []
+    for j in range(WORKLOADS):
+        ports = (ContainerPort(10_000 + j),) if j < 10 else ()
+        selector = NodeSelector(labels={"tier": "front"}) if j % 2 else NodeSelector()
+        container = Container(
+            "c", "img", ports=ports, cpu_milli=random.choice([100, 250]), memory_mb=128
+        )
+        rules = (
+            WorkloadRule(WorkloadRuleKind.SPREAD, WorkloadScope.ZONE),
+            WorkloadRule(WorkloadRuleKind.ANTI_AFFINITY, WorkloadScope.HOST, max_per_domain=2),
+        )
+        out.append(
+            Workload(
+                f"w{j}",
+                (container,),
+                PER_WORKLOAD,
+                rules=rules,
+                max_per_node=None if ports else 4,
+                selector=selector,
+            )
+        )
+    return tuple(out)
+
+
+def server_placement_cpu() -> float:
+    """Shoal's own first level at the same size: 10,000 servers on 1,000 hosts."""
+    inv = synthetic_inventory(1_000, 10, seed=1)
+    groups = tuple(
+        NodeGroup(
+            f"s{j}", (UnitPart(None, ServerProfile(FLAVORS["m1.small"], CIRROS)),), PER_WORKLOAD
+        )
+        for j in range(WORKLOADS)
+    )
+    groupings = tuple(
+        Grouping(f"spread-{j}", (MemberRef(f"s{j}"),), Rule.SPREAD, Scope.ZONE)
+        for j in range(WORKLOADS)
+    )
+    spec = ClusterSpec("servers", node_groups=groups, groupings=groupings)
+    started = time.process_time()
+    result = solve(spec, inv)
+    cpu = time.process_time() - started
+    assert result.feasible, result.reasons
+    return cpu
+
+
+def main() -> None:
+    random.seed(22)
+    inv = synthetic_inventory(500, 10, seed=0)
+    servers = solve(servers_cluster(), inv)
+    assert servers.feasible, servers.reasons
+    slots = node_slots(servers_cluster(), servers.assignments)
+    wl = workloads()
+    replicas = sum(w.replicas for w in wl)
+    started, wall = time.process_time(), time.perf_counter()
+    placed = place_workloads(wl, slots)
+    cpu, seconds = time.process_time() - started, time.perf_counter() - wall
+    assert isinstance(placed, WorkloadPlacement), placed
+    assert not violations(wl, slots, placed.node_of)
+    server_cpu = server_placement_cpu()
+    print(
+        json.dumps(
+            {
+                "scenario": "sim-place-and-start",
+                "replicas": replicas,
+                "workloads": len(wl),
+                "nodes": len(slots),
+                "seconds": round(seconds, 3),
+                "placement_cpu_s": round(cpu, 3),
+                "method": placed.method,
+                "server_cpu_s": round(server_cpu, 3),
+                "ratio": round(cpu / server_cpu, 2),
+                "ready_s": None,
+                "measured": "placement only: the replica runtime is not built",
+            }
+        ),
+        flush=True,
+    )
+    lost = set(random.sample([s.node for s in slots], len(slots) // 10))
+    alive = node_slots(servers_cluster(), servers.assignments, frozenset(lost))
+    kept = {r: n for r, n in placed.node_of.items()}
+    started, wall = time.process_time(), time.perf_counter()
+    again = place_workloads(wl, alive, kept)
+    cpu, seconds = time.process_time() - started, time.perf_counter() - wall
+    assert isinstance(again, WorkloadPlacement), again
+    assert not violations(wl, alive, again.node_of)
+    on_lost = sum(1 for n in placed.node_of.values() if n in lost)
+    print(
+        json.dumps(
+            {
+                "scenario": "sim-node-loss",
+                "replicas": replicas,
+                "nodes_lost": len(lost),
+                "replicas_on_lost_nodes": on_lost,
+                "moved": len(again.moved),
+                "seconds": round(seconds, 3),
+                "placement_cpu_s": round(cpu, 3),
+                "method": again.method,
+                "ready_s": None,
+                "measured": "re-placement only: the replica runtime is not built",
+            }
+        ),
+        flush=True,
+    )
+    for scenario in ("sim-rollout", "local-container-kill", "local-host-fail"):
+        print(json.dumps({"scenario": scenario, "status": "not-built"}), flush=True)
+
+
+if __name__ == "__main__":
+    main()
