@@ -5,6 +5,7 @@ the test's outcome (a failed test must not leave filters on the machine's loopba
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 from collections.abc import Iterator
@@ -24,10 +25,8 @@ def sweep_networking(tmp_path: Path) -> Iterator[None]:
     clusters: set[str] = set()
     for directory in tmp_path.rglob("networking"):
         for pidfile in directory.glob("*/lb-*.pid"):
-            try:
+            with contextlib.suppress(OSError, ValueError, IndexError):
                 os.kill(int(pidfile.read_text().split()[0]), signal.SIGKILL)
-            except (OSError, ValueError, IndexError):
-                pass
         clusters.update(d.name.lower().replace("-", "_") for d in directory.iterdir())
     if clusters:
         for table in asyncio.run(netfilter.tables("shoal_")):
