@@ -83,7 +83,13 @@ resources:
       subnet: {get_resource: subnet}
   monitor:
     type: OS::Octavia::HealthMonitor
-    properties: {pool: {get_resource: pool}, type: HTTP, delay: 5, timeout: 3, max_retries: 3, url_path: /health}
+    properties:
+      pool: {get_resource: pool}
+      type: HTTP
+      delay: 5
+      timeout: 3
+      max_retries: 3
+      url_path: /health
 """
 
 
