@@ -4,12 +4,17 @@ from a chosen source address, and a cluster's networking built from a real docum
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
 import random
+import signal
 import socket
 from collections.abc import Sequence
+from pathlib import Path
 
 from shoal.model.catalogs import default_inventory
 from shoal.model.networks import NetworkSpec
+from shoal.providers.local import netfilter
 from shoal.providers.networking import ClusterNetworks, ServerAddress
 from shoal.spec import load_cluster
 
@@ -118,3 +123,18 @@ async def http_get(address: str, port: int, timeout: float = 5.0) -> str | None:
         writer.close()
     head, _, body = data.partition(b"\r\n\r\n")
     return body.decode(errors="replace") if head.startswith(b"HTTP/1.1 200") else None
+
+
+def sweep(root: Path) -> None:
+    """Stop every HAProxy and drop every nftables table that homes under `root` made (a
+    failed or killed test must not leave filters on the machine's loopback)."""
+    clusters: set[str] = set()
+    for directory in root.rglob("networking"):
+        for pidfile in directory.glob("*/lb-*.pid"):
+            with contextlib.suppress(OSError, ValueError, IndexError):
+                os.kill(int(pidfile.read_text().split()[0]), signal.SIGKILL)
+        clusters.update(d.name.lower().replace("-", "_") for d in directory.iterdir())
+    if clusters:
+        for table in asyncio.run(netfilter.tables("shoal_")):
+            if any(table.endswith("_" + c) for c in clusters):
+                asyncio.run(netfilter.delete(table))
