@@ -4,7 +4,12 @@
 "use strict";
 (function (S) {
   const { html } = S;
-  const HEALTH = { UP: "ACTIVE", DOWN: "ERROR", UNKNOWN: "INIT" };
+  // Health in the balancer's own words, with the shape and colour of the matching status.
+  const HEALTH = { UP: ["ok", "●"], DOWN: ["bad", "✖"], UNKNOWN: ["busy", "?"] };
+  function health(h) {
+    const [cls, mark] = HEALTH[h] || HEALTH.UNKNOWN;
+    return html`<span class="badge s-${cls}"><span aria-hidden="true">${mark}</span> <span class="health">${h}</span></span>`;
+  }
 
   function empty(n) {
     return !n.networks.length && !n.security_groups.length && !n.load_balancers.length && !n.ports.length;
@@ -32,7 +37,7 @@
       ${lb.pools.map((p) => html`<table class="list"><caption>Pool ${p.name}: members of ${p.members_of}, ${p.protocol} port ${p.port}${p.monitor ? `, ${p.monitor} health check` : ""}</caption>
         <thead><tr><th scope="col">Member</th><th scope="col">Address</th><th scope="col">Health</th></tr></thead>
         <tbody>${p.members.map((m) => html`<tr data-member="${m.server}"><th scope="row">${m.server}</th><td>${m.address}:${p.port}</td>
-        <td>${S.badge(HEALTH[m.health] || "INIT")} <span class="health">${m.health}</span></td></tr>`)}</tbody></table>`)}</section>`);
+        <td>${health(m.health)}</td></tr>`)}</tbody></table>`)}</section>`);
   }
 
   S.networks = {
