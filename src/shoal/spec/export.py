@@ -24,6 +24,7 @@ from shoal.model.policies import (
     UpdatePolicy,
 )
 from shoal.model.profile import Profile, ServerProfile
+from shoal.spec.net_export import networking_document
 from shoal.spec.outputs import outputs_document
 from shoal.spec.software_export import secret_parameters, software_document
 from shoal.spec.workloads_export import workload_document
@@ -198,4 +199,5 @@ def to_document(spec: ClusterSpec) -> dict[str, Any]:
         out["outputs"] = outputs_document(spec.outputs)
     if spec.workloads:
         out["workloads"] = {w.name: workload_document(w) for w in spec.workloads}
+    out.update(networking_document(spec.networking))
     return out

@@ -163,6 +163,8 @@ def _made_up(name: str, decl: object) -> object:
         return "az1"
     if "cidr" in lname:
         return "10.0.0.0/24"
+    if "gateway" in lname:  # a subnet's gateway, inside the made-up cidr above
+        return "10.0.0.1"
     for text in ("x" + "".join(c for c in lname if c.isalnum())[:20], "abcd1234", "Abcd1234", "a"):
         if _fits(text, decl.get("constraints") or []):
             return text

@@ -114,6 +114,16 @@ class OutputShape:
     description: str = ""
 
 
+@dataclass(frozen=True, slots=True)
+class NetResource:
+    """One Neutron or Octavia resource as read: its type, name, pointer and properties."""
+
+    kind: str
+    name: str
+    path: str
+    props: dict[str, object]
+
+
 @dataclass(slots=True)
 class Shape:
     scope: str
@@ -126,6 +136,8 @@ class Shape:
     software: list[SoftwareShape] = field(default_factory=list)
     workloads: list[WorkloadShape] = field(default_factory=list)
     """`Shoal::Workload` resources of the top template (`spec/hot/workloads.py`)."""
+    network: list[NetResource] = field(default_factory=list)
+    """Neutron and Octavia resources as read (`neutron.py`), mapped by `netmap.py`."""
     depends: dict[str, set[str]] = field(default_factory=dict)
     """Resource name -> the resources it depends on (explicit and through functions)."""
     outputs: dict[str, object] = field(default_factory=dict)

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from shoal.model.enums import Rule
 from shoal.model.problems import InvalidDocument
 from shoal.spec.collect import child
-from shoal.spec.hot import compute, groups, heat, senlin, software, workloads
+from shoal.spec.hot import compute, groups, heat, neutron, senlin, software, workloads
 from shoal.spec.hot.context import MAX_NESTING, Context, Resource
 from shoal.spec.hot.environment import is_file_ref, lookup
 from shoal.spec.hot.functions import (
@@ -61,6 +61,7 @@ HANDLERS: dict[str, Handler] = {
     "OS::Senlin::Node": senlin.node,
     "OS::Senlin::Policy": senlin.policy,
     workloads.TYPE: workloads.workload,
+    **neutron.HANDLERS,
 }
 
 _SECTIONS = {

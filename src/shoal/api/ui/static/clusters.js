@@ -51,12 +51,13 @@
       const box = view.querySelector("#cluster-box");
       let cluster = null;
       const load = async () => {
-        const [c, nodes, receivers, actions, topo] = await Promise.all([
+        const [c, nodes, receivers, actions, topo, nets] = await Promise.all([
           S.api("GET", `/v1/clusters/${encodeURIComponent(ref)}`),
           S.api("GET", `/v1/nodes?cluster=${encodeURIComponent(ref)}`),
           S.api("GET", "/v1/receivers"),
           S.api("GET", `/v1/actions?cluster=${encodeURIComponent(ref)}`),
           S.api("GET", `/ui/api/topology?cluster=${encodeURIComponent(ref)}`),
+          S.api("GET", `/v1/clusters/${encodeURIComponent(ref)}/networks`),
         ]);
         cluster = c.data.cluster;
         view.querySelector("h1").textContent = `Cluster ${cluster.name}`;
@@ -87,6 +88,7 @@
           <section aria-labelledby="h-nodes"><h2 id="h-nodes">Nodes</h2>
             <table class="list" id="nodes-table"><thead><tr><th scope="col">Node</th><th scope="col">Group</th><th scope="col">Kind</th><th scope="col">Status</th>
             <th scope="col">Address</th><th scope="col">Host</th><th scope="col">Zone</th><th scope="col">Health / reason</th></tr></thead><tbody>${nodeRows}</tbody></table></section>
+          <section aria-labelledby="h-nets"><h2 id="h-nets">Networks</h2>${S.networks.render(nets.data.networking)}</section>
           <section aria-labelledby="h-recv"><h2 id="h-recv">Receivers</h2>${recs.length ? html`<table class="list"><thead><tr><th scope="col">Name</th>
             <th scope="col">Action</th><th scope="col">Node group</th><th scope="col">Params</th><th scope="col">Last triggered</th></tr></thead><tbody>${recs}</tbody></table>` : html`<p>No receivers.</p>`}</section>
           <section aria-labelledby="h-acts"><h2 id="h-acts">Recent actions</h2><ul class="actions">${acts}</ul></section>`.s;

@@ -1,0 +1,93 @@
+"""What a provider that realises a cluster's networking is given, and what it reports back.
+
+The engine (`engine/networks.py`) hands a `NetworkDriver` the cluster's `NetworkSpec` with the
+servers that exist right now (`ServerAddress`), level-triggered: the same call again changes
+nothing, and a call with a server more or less re-renders the pools and the filters. A
+provider that has no driver leaves networking to whatever the cloud does by itself.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Protocol, runtime_checkable
+
+from shoal.model.networks import NetworkSpec
+
+
+@dataclass(frozen=True, slots=True)
+class ServerAddress:
+    """One server of the cluster as it is now: where it is reached, and which member it is."""
+
+    name: str
+    group: str
+    part: str | None
+    address: str
+    """Its IP address alone (no port)."""
+    healthy: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterNetworks:
+    """Everything a driver needs for one cluster."""
+
+    cluster_id: str
+    cluster_name: str
+    spec: NetworkSpec
+    servers: tuple[ServerAddress, ...]
+
+    def members(self, target: str, part: str | None = None) -> tuple[ServerAddress, ...]:
+        """The servers of a node group or instance (or one part of a unit), in name order."""
+        found = [s for s in self.servers if s.group == target and (part is None or s.part == part)]
+        return tuple(sorted(found, key=lambda s: s.name))
+
+
+class MemberHealth(StrEnum):
+    UP = "UP"
+    DOWN = "DOWN"
+    UNKNOWN = "UNKNOWN"
+
+
+@dataclass(frozen=True, slots=True)
+class PoolMemberState:
+    server: str
+    address: str
+    port: int
+    health: MemberHealth
+
+
+@dataclass(frozen=True, slots=True)
+class BalancerState:
+    """A load balancer as it serves now: where, and its members' health."""
+
+    name: str
+    address: str
+    """Where it listens (the provider's own address for the VIP)."""
+    listeners: tuple[int, ...]
+    members: tuple[PoolMemberState, ...]
+
+
+class NetworkToolsMissingError(Exception):
+    """The tools a provider needs for networking are not installed; `packages` names them."""
+
+    def __init__(self, packages: tuple[str, ...], detail: str) -> None:
+        self.packages = packages
+        super().__init__(
+            f"{detail}: install the Debian package(s) {', '.join(packages)} "
+            "(clusters without networks keep working without them)"
+        )
+
+
+@runtime_checkable
+class NetworkDriver(Protocol):
+    async def apply(self, cluster: ClusterNetworks) -> None:
+        """Make the cluster's networking what `cluster` says (idempotent)."""
+
+    async def remove(self, cluster_id: str) -> None:
+        """Remove everything made for the cluster (nothing left behind; idempotent)."""
+
+    async def clusters(self) -> set[str]:
+        """The ids of the clusters this driver holds something for."""
+
+    async def balancers(self, cluster: ClusterNetworks) -> tuple[BalancerState, ...]:
+        """The cluster's load balancers as they serve now."""
