@@ -1,4 +1,4 @@
-# ruff: noqa: E402, I001
+# ruff: noqa: E402
 """A real Neutron 29 API server on a loopback port, for the openstack provider's tests. Runs
 in Neutron's own venv (conftest.py builds it).
 
