@@ -1,9 +1,14 @@
 """A cluster's networks, subnets, routers, security groups, ports and floating IPs in Neutron.
 
-Crash-safety is the servers' (provider.py): every resource is created with the tags `shoal`,
-`shoal-cluster:<cluster>` and `shoal-key:<key>` in the create call itself (Neutron's
-`tag-creation` extension), so there is no moment when a resource exists without the mark that
-finds it; a create retried after a `kill -9` lists by those tags first and adopts what it finds.
+Crash-safety is the servers' (provider.py): a create retried after a `kill -9` finds what the
+dead attempt made instead of making a second. Every resource ends up tagged `shoal`,
+`shoal-cluster:<cluster>` and `shoal-key:<key>`, and a create lists by those tags first. Neutron
+29 takes no tags in a create call (ports excepted, and only with an ML2 extension driver), so
+there is a moment between the create and `PUT .../tags` when the resource is unmarked; to
+cover it, each one is created with `description = shoal-cluster:<cluster>` (the one field every
+kind has and Neutron filters on exactly), and a retry that finds nothing by tags looks for an
+untagged resource with that description and its name (a floating IP: its port), tags it and
+adopts it. The cluster's delete lists by tag and by description, so nothing escapes it either.
 Security group rules cannot carry tags; they are matched by their fields instead, so making
 them again is harmless too.
 
@@ -134,6 +139,8 @@ class Neutron:
         found = await self.list_tagged(kind, [cluster_tag(cluster), key_tag(key)])
         if found:
             return found[0]
+        if not match:
+            return None
         # Made by an attempt that died before tagging it: its description and `match` (its
         # name, or a floating IP's port) find it; tag it now.
         path, _, many = _COLLECTIONS[kind]
@@ -160,7 +167,8 @@ class Neutron:
         self, kind: NetKind, cluster: str, key: str, body: Json, what: str, match: dict[str, str]
     ) -> Json:
         """Find by key or make: created with the cluster's mark in its description (the one
-        field every kind has and Neutron filters on), then tagged; ports take tags at create."""
+        field every kind has and Neutron filters on), then tagged (Neutron takes tags in the
+        create call itself for ports only, and only with an ML2 extension driver)."""
         existing = await self._find(kind, cluster, key, match)
         if existing is not None:
             return existing
@@ -170,7 +178,9 @@ class Neutron:
             full["tags"] = tags_for(cluster, key)
         made, _ = await self.api.call("POST", path, f"create {what}", body={one: full})
         resource = dict(made[one])
-        if kind is not NetKind.PORT:
+        # Ports take tags at create only where ML2's tag_ports_during_bulk_creation driver runs;
+        # the answer says whether it did.
+        if not set(tags_for(cluster, key)) <= set(resource.get("tags") or []):
             await self._tag(kind, str(resource["id"]), cluster, key)
         return resource
 
