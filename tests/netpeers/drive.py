@@ -16,14 +16,13 @@ import json
 import sys
 from typing import Any
 
-from shoal.providers.networking import (
+from shoal.providers.openstack.netspec import (
     FloatingIpRequest,
     HealthMonitorSpec,
     LbProtocol,
     ListenerSpec,
     LoadBalancerRequest,
     Member,
-    NetworkProvider,
     NetworkSpec,
     NetworksRequest,
     PortRequest,
@@ -31,6 +30,7 @@ from shoal.providers.networking import (
     RuleSpec,
     SecurityGroupSpec,
 )
+from shoal.providers.openstack.provider import OpenStackProvider
 from shoal.providers.registry import make_provider
 
 MEMBERS = 3
@@ -83,7 +83,7 @@ def options(neutron: str, octavia: str) -> dict[str, Any]:
     }
 
 
-async def create(p: NetworkProvider, cluster: str) -> dict[str, Any]:
+async def create(p: OpenStackProvider, cluster: str) -> dict[str, Any]:
     await p.ensure_networks(networks_request(cluster))
     ports = []
     for i in range(MEMBERS):
@@ -105,7 +105,7 @@ async def create(p: NetworkProvider, cluster: str) -> dict[str, Any]:
 async def main(argv: list[str]) -> None:
     action, cluster, neutron, octavia = argv
     p = make_provider("openstack", home=".", options=options(neutron, octavia))
-    assert isinstance(p, NetworkProvider)
+    assert isinstance(p, OpenStackProvider)
     try:
         if action == "create":
             out = await create(p, cluster)
@@ -113,7 +113,7 @@ async def main(argv: list[str]) -> None:
             await p.delete_networks(cluster)
             out = {"left": len(await p.list_network_resources(cluster))}
     finally:
-        await p.close()  # type: ignore[attr-defined]
+        await p.close()
     print("DONE " + json.dumps(out), flush=True)
 
 

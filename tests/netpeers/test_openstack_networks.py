@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from shoal.providers.errors import PermanentError
-from shoal.providers.networking import (
+from shoal.providers.openstack.netspec import (
     FloatingIpRequest,
     LbProtocol,
     ListenerSpec,

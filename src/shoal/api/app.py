@@ -23,6 +23,7 @@ from shoal.api.routes_hosts import router as host_router
 from shoal.api.routes_images import router as image_router
 from shoal.api.routes_index import router as index_router
 from shoal.api.routes_logs import router as logs_router
+from shoal.api.routes_networks import router as networks_router
 from shoal.api.routes_quotas import router as quota_router
 from shoal.api.routes_receivers import router as receiver_router
 from shoal.api.routes_senlin_import import router as senlin_import_router
@@ -84,6 +85,7 @@ def create_app(runtime: Runtime, *, run_engine: bool = False) -> FastAPI:
     app.include_router(logs_router)  # GET /v1/nodes/{id}/log: `shoal logs`
     app.include_router(senlin_import_router)  # POST /v1/imports/senlin (issue 28)
     app.include_router(image_router)  # POST /v1/images: `shoal image import` (issue 21)
+    app.include_router(networks_router)  # GET /v1/clusters/{ref}/networks (issue 26)
     clustering = senlin.clustering_app(runtime)
     clustering.state.keystone = keystone
     senlin.mount(app, clustering)  # the Senlin v1 façade, at /clustering

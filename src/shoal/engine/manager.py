@@ -29,6 +29,7 @@ import httpx
 from shoal.engine.context import EngineContext
 from shoal.engine.contracts import Repair, RepairHow
 from shoal.engine.events import cluster_event, node_record_event
+from shoal.engine.networks import NetworkSync
 from shoal.engine.probes import probe
 from shoal.engine.settle import current_nodes, declared_nodes, settled_status
 from shoal.engine.submit import submit_recover
@@ -135,6 +136,8 @@ class Manager:
         self.converge_attempts = converge_attempts
         self.converge_backoff_s = converge_backoff_s
         self._converging: dict[str, _Converging] = {}
+        self.networks = NetworkSync(ctx.provider)
+        """Security groups and load balancers kept in step with the servers (issue 26)."""
 
     async def close(self) -> None:
         """Stop managing: close the probe client and hand the lease on at once."""
@@ -158,6 +161,7 @@ class Manager:
             self._client = httpx.AsyncClient(trust_env=False)
         clusters, busy, self._attempts = await ctx.run_in_thread(self._load)
         if not clusters:
+            await self.networks.forget(busy)  # the last cluster's networking goes with it
             return
         inventory = await ctx.refresh_inventory()
         writes = _Writes()
@@ -179,6 +183,7 @@ class Manager:
         known = {c.id for c, _ in clusters} | busy
         for cid in [c for c in self._converging if c not in known]:
             del self._converging[cid]
+        await self.networks.forget(known)
         writes.forget.extend(
             a.node_id
             for a in self._attempts.values()
@@ -240,6 +245,9 @@ class Manager:
             return
         if self._converge(cluster, nodes, now, writes):
             return
+        failed = await self.networks.sync(cluster, spec, nodes, now)
+        if failed is not None:
+            writes.events.append(cluster_event(cluster, cluster.status, failed, level="ERROR"))
         trouble: dict[str, _Trouble] = {}
         # A lost host is seen every tick (from the inventory, no provider call), so a health
         # check never takes its nodes for sick ones to reboot or rebuild in place.

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from shoal.model.enums import Objective, Rule, Scope
 from shoal.model.members import MemberRef
+from shoal.model.networks import NetworkSpec
 from shoal.model.outputs import ClusterOutput
 from shoal.model.policies import (
     DeletionPolicy,
@@ -124,6 +125,9 @@ class ClusterSpec:
     """Configs and deployments run on the nodes (docs/software.md); empty by default."""
     outputs: tuple[ClusterOutput, ...] = ()
     """Values served from the live cluster (`model/outputs.py`), in document order."""
+    networking: NetworkSpec = field(default_factory=NetworkSpec)
+    """The cluster's own networks, security groups, ports, floating IPs and load balancers
+    (`model/networks.py`, docs/networks.md); empty by default."""
 
     def health_of(self, group: str) -> HealthPolicy | None:
         g = self.node_group(group)

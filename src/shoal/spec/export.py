@@ -24,6 +24,7 @@ from shoal.model.policies import (
     UpdatePolicy,
 )
 from shoal.model.profile import Profile, ServerProfile
+from shoal.spec.net_export import networking_document
 from shoal.spec.outputs import outputs_document
 from shoal.spec.software_export import secret_parameters, software_document
 
@@ -195,4 +196,5 @@ def to_document(spec: ClusterSpec) -> dict[str, Any]:
         out["software"] = software_document(spec.software)
     if spec.outputs:
         out["outputs"] = outputs_document(spec.outputs)
+    out.update(networking_document(spec.networking))
     return out

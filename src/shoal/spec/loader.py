@@ -13,6 +13,7 @@ from pathlib import Path
 
 from shoal.model.cluster import ClusterSpec
 from shoal.model.inventory import Inventory
+from shoal.model.networks import NetworkSpec
 from shoal.model.problems import InvalidDocument, Problem
 from shoal.spec.collect import ProblemList
 from shoal.spec.containers import check_containers
@@ -25,6 +26,7 @@ from shoal.spec.inventory import read_inventory
 from shoal.spec.membership import check_groupings
 from shoal.spec.namespace import check_names
 from shoal.spec.native import read_native
+from shoal.spec.networks import read_networking
 from shoal.spec.outputs import OutputDraft, build_outputs, check_outputs, read_outputs
 from shoal.spec.params_template import Prepared, prepare
 from shoal.spec.software import SoftwareDraft, build_software, read_software
@@ -70,6 +72,7 @@ def cluster_from_tree(
     software: SoftwareDraft | None = None
     prepared: Prepared | None = None
     outputs: list[OutputDraft] = []
+    networking = NetworkSpec()
     if is_vcluster(data):
         if environments:
             out.add(ENVIRONMENT_PATH, "environments apply to native documents only")
@@ -80,6 +83,7 @@ def cluster_from_tree(
         draft = read_native(prepared.tree, inventory, out)
         software = read_software(prepared.software, "/software", prepared.params, out)
         outputs = read_outputs(prepared.outputs, "/outputs", prepared.params, out)
+        networking = read_networking(prepared.tree, draft, out)
         _drop_repeats(out, prepared.unresolved)
     if draft is not None:
         check_names(draft, out)
@@ -99,6 +103,8 @@ def cluster_from_tree(
         spec = replace(spec, software=build_software(software))
     if outputs:
         spec = replace(spec, outputs=build_outputs(outputs))
+    if not networking.empty:
+        spec = replace(spec, networking=networking)
     return spec
 
 

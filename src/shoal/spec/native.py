@@ -16,6 +16,7 @@ from shoal.spec.collect import ProblemList, child
 from shoal.spec.drafts import ClusterDraft, GroupDraft, GroupingDraft, InstanceDraft, PartDraft
 from shoal.spec.fields import Fields, mapping
 from shoal.spec.names import NAME_RULE, is_name
+from shoal.spec.networks import NETWORK_KEYS
 from shoal.spec.params import DISABLED
 from shoal.spec.policies import read_deletion, read_health, read_scaling, read_update
 from shoal.spec.profiles import ProfileTable, read_zone
@@ -67,6 +68,8 @@ def read_native(data: object, inventory: Inventory, out: ProblemList) -> Cluster
         if value is DISABLED:
             continue
         draft.groupings.append(_grouping(value, path, out))
+    for key in NETWORK_KEYS:  # read after the members they name (spec/networks.py)
+        f.raw(key)
     f.finish()
     return draft
 

@@ -63,6 +63,7 @@ from shoal.providers.local import (
     volumes,
 )
 from shoal.providers.local.hosts import FailedHosts
+from shoal.providers.local.networking import LocalNetworking
 from shoal.providers.local.nodeserver import PID_FILE as _PID_FILE
 from shoal.providers.local.records import Record, RecordStore, ServerRecord, VolumeRecord
 from shoal.providers.local.sandbox import NO_BINDS, Binds, Sandbox, SandboxMode
@@ -120,6 +121,9 @@ class LocalProvider:
         self._failed = FailedHosts(self.home / "failed-hosts.json")
         self._key_locks: defaultdict[tuple[NodeKind, str], asyncio.Lock] = defaultdict(asyncio.Lock)
         self._slot_lock = asyncio.Lock()
+        self.networking = LocalNetworking(self.home)
+        """Security groups (nftables) and load balancers (HAProxy) of clusters that declare
+        them (networking.py); the engine drives it (engine/networks.py)."""
         self._busy: dict[str, str] = {}
         """Server id -> what is being done to it right now ("building", "rebooting",
         "rebuilding"); such a server reads BUILDING."""

@@ -29,7 +29,7 @@ from collections.abc import Awaitable, Callable
 from urllib.parse import quote
 
 from shoal.providers.errors import PermanentError, ProviderError
-from shoal.providers.networking import (
+from shoal.providers.openstack.netspec import (
     FloatingIp,
     FloatingIpRequest,
     NetKind,

@@ -22,7 +22,7 @@ from collections.abc import Awaitable, Callable
 from urllib.parse import quote
 
 from shoal.providers.errors import PermanentError, TemporaryError
-from shoal.providers.networking import (
+from shoal.providers.openstack.netspec import (
     LoadBalancer,
     LoadBalancerRequest,
     Member,

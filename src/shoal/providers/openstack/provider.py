@@ -42,7 +42,8 @@ from shoal.providers.base import (
     VolumeRequest,
 )
 from shoal.providers.errors import PermanentError, ProviderError, ResourceGone, TemporaryError
-from shoal.providers.networking import (
+from shoal.providers.openstack import inventory as discovery
+from shoal.providers.openstack.netspec import (
     FloatingIp,
     FloatingIpRequest,
     LoadBalancer,
@@ -55,7 +56,6 @@ from shoal.providers.networking import (
     Port,
     PortRequest,
 )
-from shoal.providers.openstack import inventory as discovery
 from shoal.providers.openstack.neutron import Neutron, key_tag
 from shoal.providers.openstack.neutron import cluster_tag as net_cluster_tag
 from shoal.providers.openstack.octavia import Octavia
@@ -629,7 +629,7 @@ class OpenStackProvider:
             )
         return out
 
-    # -- networks (NetworkProvider) -----------------------------------------------------------
+    # -- networks (netdriver.py drives these) --------------------------------------------------------
 
     async def ensure_networks(self, request: NetworksRequest) -> NetworkResources:
         return await self.neutron.ensure_networks(request)
