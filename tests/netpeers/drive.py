@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 from shoal.providers.openstack.netspec import (
@@ -104,7 +105,7 @@ async def create(p: OpenStackProvider, cluster: str) -> dict[str, Any]:
 
 async def main(argv: list[str]) -> None:
     action, cluster, neutron, octavia = argv
-    p = make_provider("openstack", home=".", options=options(neutron, octavia))
+    p = make_provider("openstack", home=Path("."), options=options(neutron, octavia))
     assert isinstance(p, OpenStackProvider)
     try:
         if action == "create":

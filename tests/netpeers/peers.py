@@ -39,7 +39,7 @@ def octavia_venv() -> Path:
 
 
 def _admin(sql: str) -> None:
-    conn = pymysql.connect(**MARIADB, autocommit=True)  # type: ignore[arg-type]
+    conn = pymysql.connect(**MARIADB, autocommit=True)  # type: ignore[arg-type,unused-ignore]
     try:
         with conn.cursor() as cur:
             cur.execute(sql)

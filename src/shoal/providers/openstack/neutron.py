@@ -329,6 +329,13 @@ class Neutron:
             raise PermanentError(f"{what} of cluster {cluster} does not exist (yet)")
         return found
 
+    async def subnet_of(self, cluster: str, network: str) -> str:
+        """The id of the subnet of the cluster's network `network`."""
+        subnet = await self._id_by_key(
+            NetKind.SUBNET, cluster, f"subnet:{network}", f"network {network}"
+        )
+        return str(subnet["id"])
+
     async def ensure_port(self, request: PortRequest) -> Port:
         net = await self._id_by_key(
             NetKind.NETWORK, request.cluster, f"net:{request.network}", f"network {request.network}"

@@ -226,6 +226,14 @@ class Octavia:
                     raise
                 await self._sleep(self.poll_interval_s)
 
+    async def state(self, cluster: str, key: str) -> LoadBalancer | None:
+        """The balancer as it is now, with its members' health; None if there is none."""
+        found = await self._find(cluster, key)
+        if found is None:
+            return None
+        _, members = await self._members(found)
+        return _balancer(found, members)
+
     async def delete(self, lb_id: str, what: str) -> None:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.timeout_s

@@ -43,21 +43,20 @@ from shoal.providers.base import (
 )
 from shoal.providers.errors import PermanentError, ProviderError, ResourceGone, TemporaryError
 from shoal.providers.openstack import inventory as discovery
+from shoal.providers.openstack.netdriver import OpenStackNetworks
 from shoal.providers.openstack.netspec import (
     FloatingIp,
     FloatingIpRequest,
     LoadBalancer,
     LoadBalancerRequest,
     Member,
-    NetKind,
     NetResource,
     NetworkResources,
     NetworksRequest,
     Port,
     PortRequest,
 )
-from shoal.providers.openstack.neutron import Neutron, key_tag
-from shoal.providers.openstack.neutron import cluster_tag as net_cluster_tag
+from shoal.providers.openstack.neutron import Neutron
 from shoal.providers.openstack.octavia import Octavia
 from shoal.providers.openstack.rest import Json, Rest
 from shoal.providers.openstack.servergroups import ServerGroups
@@ -214,6 +213,8 @@ class OpenStackProvider:
             sleep=sleep,
         )
         self._has_octavia: bool | None = None
+        self.networking = OpenStackNetworks(self.neutron, self.octavia)
+        """The cluster networking the engine drives (engine/networks.py; netdriver.py)."""
         self._mode = None if mode == "auto" else mode
         self.pin = pin
         self.network = network
@@ -629,7 +630,7 @@ class OpenStackProvider:
             )
         return out
 
-    # -- networks (netdriver.py drives these) --------------------------------------------------------
+    # -- networks (netdriver.py drives these) -----------------------------------------------
 
     async def ensure_networks(self, request: NetworksRequest) -> NetworkResources:
         return await self.neutron.ensure_networks(request)
@@ -660,16 +661,8 @@ class OpenStackProvider:
             raise PermanentError(
                 f"load balancer {request.name}: this cloud offers no load-balancer service"
             )
-        subnets = await self.neutron.list_tagged(
-            NetKind.SUBNET,
-            [net_cluster_tag(request.cluster), key_tag(f"subnet:{request.network}")],
-        )
-        if not subnets:
-            raise PermanentError(
-                f"load balancer {request.name}: network {request.network} of the cluster "
-                "does not exist (yet)"
-            )
-        return await self.octavia.ensure(request, str(subnets[0]["id"]))
+        subnet = await self.neutron.subnet_of(request.cluster, request.network)
+        return await self.octavia.ensure(request, subnet)
 
     async def set_members(self, cluster: str, key: str, members: list[Member]) -> LoadBalancer:
         return await self.octavia.set_members(cluster, key, members)
