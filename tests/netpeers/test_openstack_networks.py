@@ -6,20 +6,17 @@ service's reason and nothing left, and made and deleted through `kill -9`s."""
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import sys
-import time
 import urllib.request
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from shoal.providers.errors import PermanentError
+from shoal.providers.networking import NetworkDriver
 from shoal.providers.openstack.netspec import (
     FloatingIpRequest,
     LbProtocol,
@@ -34,7 +31,9 @@ from shoal.providers.openstack.provider import OpenStackProvider
 from shoal.providers.registry import make_provider
 from tests.netpeers import drive
 from tests.netpeers.books import books
+from tests.netpeers.chaos import at_least, drive_process, finish, kill_when
 from tests.netpeers.peers import NetCloud
+from tests.networks.support import cluster, networking
 
 ROOT = Path(__file__).resolve().parents[2]
 COMPLETE = 12
@@ -179,45 +178,6 @@ async def test_deleting_while_the_balancer_is_still_provisioning_waits_and_leaks
     assert books(c, netcloud.neutron.url, netcloud.octavia.url).resources == 0
 
 
-def _drive(action: str, cluster: str, cloud: NetCloud) -> subprocess.Popen[str]:
-    env = {**os.environ, "PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{ROOT}"}
-    return subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "tests.netpeers.drive",
-            action,
-            cluster,
-            cloud.neutron.url,
-            cloud.octavia.url,
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-
-
-def _kill_when(proc: subprocess.Popen[str], ready: Callable[[], bool]) -> bool:
-    """`kill -9` the process as soon as `ready()`; False if it finished first."""
-    deadline = time.monotonic() + 600
-    while proc.poll() is None and time.monotonic() < deadline:
-        if ready():
-            proc.send_signal(signal.SIGKILL)
-            proc.wait(60)
-            return True
-        time.sleep(0.05)
-    _, err = proc.communicate(timeout=60)
-    assert proc.returncode == 0, err[-3000:]
-    return False
-
-
-def _finish(proc: subprocess.Popen[str]) -> None:
-    out, err = proc.communicate(timeout=600)
-    assert proc.returncode == 0 and "DONE" in out, err[-3000:]
-
-
 def test_kill_9_during_create_and_delete_leaves_no_duplicate_and_no_orphan(
     netcloud: NetCloud,
 ) -> None:
@@ -229,14 +189,71 @@ def test_kill_9_during_create_and_delete_leaves_no_duplicate_and_no_orphan(
     # Killed once the first network exists, again once ports are being made; the third run
     # adopts everything the dead ones made.
     kills = 0
-    for at_least in (1, 8):
-        kills += _kill_when(_drive("create", c, netcloud), lambda n=at_least: count() >= n)
-    _finish(_drive("create", c, netcloud))
+    for n in (1, 8):
+        kills += kill_when(drive_process("create", c, netcloud), partial(at_least, count, n))
+    finish(drive_process("create", c, netcloud))
     made = books(c, netcloud.neutron.url, netcloud.octavia.url)
     assert (made.resources, made.duplicates, made.unkeyed) == (COMPLETE, 0, 0), made
     assert kills >= 1
 
     # Killed once the delete has removed something but not everything.
-    _kill_when(_drive("delete", c, netcloud), lambda: 0 < count() < COMPLETE)
-    _finish(_drive("delete", c, netcloud))
+    kill_when(drive_process("delete", c, netcloud), lambda: 0 < count() < COMPLETE)
+    finish(drive_process("delete", c, netcloud))
     assert count() == 0
+
+
+DOCUMENT = """
+name: os-net
+node_groups:
+  - {name: web, profile: {type: server, flavor: m1.small, image: cirros}, count: 3}
+  - {name: db, profile: {type: server, flavor: m1.small, image: cirros}, count: 1}
+networks:
+  - {name: app, cidr: 10.60.0.0/24}
+security_groups:
+  - name: db
+    rules:
+      - {protocol: tcp, ports: 5432, from: {member: web}}
+load_balancers:
+  - name: front
+    network: app
+    listeners: [{port: 80, protocol: HTTP, pool: web}]
+    pools:
+      - name: web
+        members: web
+        port: 8080
+        protocol: HTTP
+"""
+
+
+async def test_the_engine_driver_keeps_pool_and_rules_in_step_with_the_node_group(
+    provider: OpenStackProvider, netcloud: NetCloud
+) -> None:
+    spec = networking(DOCUMENT)
+    c = cluster_id()
+    web = [(f"web-{i}", "web", f"10.60.0.{10 + i}") for i in (1, 2, 3)]
+    driver = provider.networking
+    assert isinstance(driver, NetworkDriver)
+
+    await driver.apply(cluster(spec, [*web, ("db-1", "db", "10.60.0.20")], c))
+    (state,) = await driver.balancers(cluster(spec, web, c))
+    assert {m.server for m in state.members} == {"web-1", "web-2", "web-3"}
+    assert state.listeners == (80,)
+
+    # web-2's host failed and web-4 replaced it; the scale-in of web-3 in the same step.
+    now = [web[0], ("web-4", "web", "10.60.0.14")]
+    await driver.apply(cluster(spec, now, c))
+    (state,) = await driver.balancers(cluster(spec, now, c))
+    assert {(m.server, m.address) for m in state.members} == {
+        ("web-1", "10.60.0.11"),
+        ("web-4", "10.60.0.14"),
+    }
+    group = neutron_get(netcloud, f"/security-groups?tags=shoal-cluster:{c}")["security_groups"]
+    rules = neutron_get(
+        netcloud, f"/security-group-rules?security_group_id={group[0]['id']}&direction=ingress"
+    )["security_group_rules"]
+    assert sorted(r["remote_ip_prefix"] for r in rules) == ["10.60.0.11/32", "10.60.0.14/32"]
+    assert c in await driver.clusters()
+
+    await driver.remove(c)
+    assert books(c, netcloud.neutron.url, netcloud.octavia.url).resources == 0
+    assert c not in await driver.clusters()
