@@ -14,7 +14,9 @@ them again is harmless too.
 
 A failure Neutron reports while a cluster's networks are being made (an overlapping CIDR on a
 router, a fixed IP outside its subnet...) is a `PermanentError` with Neutron's own message, and
-`ensure_networks` first deletes everything it made for the cluster, so nothing is left behind.
+`ensure_networks` first deletes everything it made for the cluster, so nothing is left behind
+(when it was making them for the first time: a refused later change leaves the running
+cluster's networks alone).
 
 Deletion runs in dependency order, each step listing by the cluster tag: floating IPs, ports,
 router interfaces and routers, networks (their subnets go with them), security groups.
@@ -308,6 +310,11 @@ class Neutron:
 
     async def ensure_networks(self, request: NetworksRequest) -> NetworkResources:
         out = NetworkResources()
+        # Only a first make is rolled back on a refusal: a later change refused must not tear
+        # down the networks a running cluster is using.
+        fresh = not await self.owned(NetKind.NETWORK, request.cluster) and not await self.owned(
+            NetKind.SECURITY_GROUP, request.cluster
+        )
         try:
             for spec in request.networks:
                 await self._ensure_network(request.cluster, spec, out)
@@ -317,7 +324,8 @@ class Neutron:
                 await self._sync_rules(group, out.security_groups)
         except PermanentError:
             # Retrying cannot help: leave nothing of the cluster's networks behind.
-            await self.delete_all(request.cluster)
+            if fresh:
+                await self.delete_all(request.cluster)
             raise
         return out
 
