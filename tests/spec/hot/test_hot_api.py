@@ -70,7 +70,7 @@ async def test_invalid_template_is_422_with_every_problem(api: Api) -> None:
                     "type": "OS::Nova::Server",
                     "properties": {"flavor": "nope", "image": "cirros"},
                 },
-                "b": {"type": "OS::Neutron::Port"},
+                "b": {"type": "OS::Zaqar::Queue"},
                 "c": {"type": "OS::Nova::Server", "properties": {"image": {"get_param": "x"}}},
             },
         }

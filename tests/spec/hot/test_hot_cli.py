@@ -51,7 +51,7 @@ def test_plan_invalid_template_exits_2_with_every_problem(tmp_path: Path) -> Non
     t.write_text(
         "heat_template_version: 2014-10-16\nresources:\n"
         "  a: {type: OS::Nova::Server, properties: {flavor: {repeat: {}}, image: nope}}\n"
-        "  b: {type: OS::Neutron::Net}\n"
+        "  b: {type: OS::Zaqar::Queue}\n"
     )
     code, out = plan(str(t), "-o", "json")
     assert code == 2, out

@@ -224,7 +224,7 @@ def test_software_deployments_validated_as_heat_does() -> None:
 def test_unsupported_type_is_one_problem_and_the_rest_still_checked() -> None:
     body = tpl(
         {
-            "port": {"type": "OS::Neutron::Port", "properties": {"network": "x"}},
+            "port": {"type": "OS::Zaqar::Queue", "properties": {"name": "x"}},
             "s": {
                 "type": "OS::Nova::Server",
                 "properties": {"flavor": "m9.huge", "image": "cirros", "colour": "red"},

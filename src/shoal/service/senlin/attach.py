@@ -121,14 +121,20 @@ class SenlinAttach:
                     group.pop(key, None)
                 gone = {g["name"] for g in e.groupings}
                 doc["groupings"] = [g for g in doc.get("groupings", []) if g["name"] not in gone]
+                for key, entries in e.sections.items():
+                    names = {x["name"] for x in entries}
+                    doc[key] = [x for x in doc.get(key, []) if x.get("name") not in names]
             for b in after:
                 if not b.get("enabled", True):
                     continue
                 e = effect(checked_of(rows[b["policy_id"]]), group["name"], b["policy_id"])
                 group.update(copy.deepcopy(e.group))
                 doc.setdefault("groupings", []).extend(copy.deepcopy(e.groupings))
-            if not doc.get("groupings"):
-                doc.pop("groupings", None)
+                for key, entries in e.sections.items():  # a load balancer (issue 26)
+                    doc.setdefault(key, []).extend(copy.deepcopy(entries))
+            for key in ("groupings", "networks", "load_balancers"):
+                if not doc.get(key):
+                    doc.pop(key, None)
             m = meta.decode(doc.get("metadata", {}))
             doc["metadata"] = meta.encode(dataclasses.replace(m, policies=after))
             return doc

@@ -11,11 +11,17 @@ Shoal's engine already acts on it:
 | `senlin.policy.zone_placement` (zones) | the node group's `zones` (weights are not used) |
 | `senlin.policy.affinity` (servergroup policies) | a grouping over the node group, host scope |
 | `senlin.policy.batch` (max_batch_size, pause_time) | the node group's `update` |
+| `senlin.policy.loadbalance` (pool, vip, health_monitor) | a `load_balancers` entry (and a net) |
+| `senlin.policy.region_placement` (regions) | checked; one region: placement unchanged |
+
+The load balancer's members follow the node group (docs/networks.md). Senlin names an existing
+subnet for the pool and the VIP; Shoal gives the balancer a cluster network of its own instead
+(its range from the VIP's address, or 10.253.X.0/24), and the subnet's name is not used.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -55,6 +61,14 @@ _AFFINITY = {
     "availability_zone": _p("String", "the zone every node must be in"),
     "enable_drs_extension": _p("Boolean", "accepted; not used", False),
 }
+_LOADBALANCE = {
+    "pool": _p("Map", "protocol, protocol_port, subnet (not used), lb_method", required=True),
+    "vip": _p("Map", "subnet (not used), address, protocol, protocol_port", required=True),
+    "health_monitor": _p("Map", "type, delay, timeout, max_retries, url_path, expected_codes"),
+    "lb_status_timeout": _p("Integer", "accepted; not used", 300),
+    "loadbalancer": _p("String", "an existing load balancer; not supported"),
+}
+_REGIONS = {"regions": _p("List", "[{name, weight, cap}]; Shoal runs in one region", required=True)}
 _BATCH = {
     "min_in_service": _p("Integer", "accepted; Shoal keeps max_batch_size down at once", 1),
     "max_batch_size": _p("Integer", "nodes replaced at once; -1: one", -1),
@@ -88,6 +102,9 @@ POLICY_TYPES: dict[str, PolicyType] = {
         PolicyType("senlin.policy.zone_placement-1.0", _ZONES),
         PolicyType("senlin.policy.affinity-1.0", _AFFINITY),
         PolicyType("senlin.policy.batch-1.0", _BATCH),
+        PolicyType("senlin.policy.loadbalance-1.0", _LOADBALANCE),
+        PolicyType("senlin.policy.loadbalance-1.1", _LOADBALANCE),
+        PolicyType("senlin.policy.region_placement-1.0", _REGIONS),
     )
 }
 
@@ -139,6 +156,9 @@ class Effect:
 
     group: dict[str, Any]
     groupings: list[dict[str, Any]]
+    sections: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    """Entries (each with a `name`) of the document's top-level lists: `networks`,
+    `load_balancers`."""
 
 
 def effect(p: CheckedPolicy, group: str, policy_id: str) -> Effect:
@@ -178,10 +198,89 @@ def effect(p: CheckedPolicy, group: str, policy_id: str) -> Effect:
         if props.get("availability_zone"):
             fields["zones"] = [str(props["availability_zone"])]
         return Effect(fields, [grouping])
+    if kind == "loadbalance":
+        return _loadbalance(props, group, policy_id)
+    if kind == "region_placement":
+        regions = props.get("regions")
+        names = (
+            [r.get("name") for r in regions if isinstance(r, dict)]
+            if isinstance(regions, list)
+            else []
+        )
+        if not names or not all(isinstance(n, str) and n for n in names):
+            raise InvalidSpec("'regions' must be a list of {name, weight, cap}.")
+        return Effect({}, [])
     # batch
     size = _int(props.get("max_batch_size", -1), "max_batch_size", minimum=-1)
     pause = _int(props.get("pause_time", 60), "pause_time", minimum=0)
     return Effect({"update": {"max_unavailable": size if size > 0 else 1, "pause_s": pause}}, [])
+
+
+_LB_PROTOCOLS = ("HTTP", "HTTPS", "TCP", "UDP")
+_LB_METHODS = ("ROUND_ROBIN", "LEAST_CONNECTIONS", "SOURCE_IP")
+
+
+def _loadbalance(props: dict[str, Any], group: str, policy_id: str) -> Effect:
+    if props.get("loadbalancer"):
+        raise InvalidSpec("An existing 'loadbalancer' is not supported; Shoal makes its own.")
+    pool, vip = props.get("pool") or {}, props.get("vip") or {}
+    if not isinstance(pool, dict) or not isinstance(vip, dict):
+        raise InvalidSpec("'pool' and 'vip' must be maps.")
+    for where, m in (("pool", pool), ("vip", vip)):
+        if str(m.get("protocol", "HTTP")) not in _LB_PROTOCOLS:
+            raise InvalidSpec(f"Invalid value '{m.get('protocol')}' for '{where}.protocol'.")
+    method = str(pool.get("lb_method", "ROUND_ROBIN"))
+    if method not in _LB_METHODS:
+        raise InvalidSpec(f"Invalid value '{method}' for 'pool.lb_method'.")
+    member_port = _int(pool.get("protocol_port", 80), "pool.protocol_port", minimum=1)
+    listen = _int(vip.get("protocol_port", 80), "vip.protocol_port", minimum=1)
+    if member_port > 65535 or listen > 65535:
+        raise InvalidSpec("Ports are 1 to 65535.")
+    tag = policy_id[:8]
+    address = vip.get("address")
+    if address:
+        octets = str(address).split(".")
+        if len(octets) != 4:
+            raise InvalidSpec(f"Invalid value '{address}' for 'vip.address'.")
+        cidr = ".".join(octets[:3]) + ".0/24"
+    else:
+        cidr = f"10.253.{int(tag, 16) % 250 + 1 if _hex(tag) else 1}.0/24"
+    network = f"{GROUPING_PREFIX}lb-{tag}"
+    entry: dict[str, Any] = {
+        "name": f"{GROUPING_PREFIX}{tag}",
+        "network": network,
+        "listeners": [
+            {"port": listen, "protocol": str(vip.get("protocol", "HTTP")), "pool": "members"}
+        ],
+        "pools": [
+            {
+                "name": "members",
+                "members": group,
+                "port": member_port,
+                "protocol": str(pool.get("protocol", "HTTP")),
+                "algorithm": method,
+            }
+        ],
+    }
+    if address:
+        entry["vip"] = str(address)
+    monitor = props.get("health_monitor")
+    if isinstance(monitor, dict) and monitor:
+        health = {
+            k: monitor[k]
+            for k in ("type", "delay", "timeout", "max_retries", "url_path", "expected_codes")
+            if monitor.get(k) is not None
+        }
+        entry["pools"][0]["health"] = health
+    return Effect(
+        {},
+        [],
+        {"networks": [{"name": network, "cidr": cidr}], "load_balancers": [entry]},
+    )
+
+
+def _hex(text: str) -> bool:
+    return bool(text) and all(c in "0123456789abcdef" for c in text.lower())
 
 
 def _int(value: object, name: str, minimum: int) -> int:

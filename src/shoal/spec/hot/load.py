@@ -29,6 +29,7 @@ from shoal.spec.hot.deployments import is_deployment, map_software
 from shoal.spec.hot.environment import Environment, is_file_ref, read_environment
 from shoal.spec.hot.files import Files
 from shoal.spec.hot.functions import MAX_TOTAL_RESOURCES, plain
+from shoal.spec.hot.netmap import map_networking
 from shoal.spec.hot.outputs import map_outputs
 from shoal.spec.hot.report import Report, Unsupported
 from shoal.spec.hot.shapes import Shape, SoftwareShape
@@ -205,6 +206,13 @@ def read_hot(
     else:
         mapped = map_software(shape, placed, draft, report)
     outputs = map_outputs(shape, placed, draft, mapped, report)
+    networking = map_networking(
+        shape,
+        placed,
+        draft,
+        report,
+        {s.name: (stack.properties_of(s.name) or {}).get("networks") for s in shape.servers},
+    )
     spec = None
     if not report.out.items:
         check_names(draft, report.out)
@@ -216,6 +224,8 @@ def read_hot(
             spec = replace(spec, software=mapped)
         if outputs:
             spec = replace(spec, outputs=outputs)
+        if networking is not None and not networking.empty:
+            spec = replace(spec, networking=networking)
     return HotResult(
         spec,
         list(report.out.items),

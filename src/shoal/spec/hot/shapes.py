@@ -105,6 +105,16 @@ class OutputShape:
     description: str = ""
 
 
+@dataclass(frozen=True, slots=True)
+class NetResource:
+    """One Neutron or Octavia resource as read: its type, name, pointer and properties."""
+
+    kind: str
+    name: str
+    path: str
+    props: dict[str, object]
+
+
 @dataclass(slots=True)
 class Shape:
     scope: str
@@ -115,6 +125,8 @@ class Shape:
     nested: list[NestedShape] = field(default_factory=list)
     groups: list[GroupShape] = field(default_factory=list)
     software: list[SoftwareShape] = field(default_factory=list)
+    network: list[NetResource] = field(default_factory=list)
+    """Neutron and Octavia resources as read (`neutron.py`), mapped by `netmap.py`."""
     depends: dict[str, set[str]] = field(default_factory=dict)
     """Resource name -> the resources it depends on (explicit and through functions)."""
     outputs: dict[str, object] = field(default_factory=dict)

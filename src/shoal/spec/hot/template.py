@@ -14,7 +14,7 @@ from collections.abc import Callable
 from shoal.model.enums import Rule
 from shoal.model.problems import InvalidDocument
 from shoal.spec.collect import child
-from shoal.spec.hot import compute, groups, heat, senlin, software
+from shoal.spec.hot import compute, groups, heat, neutron, senlin, software
 from shoal.spec.hot.context import MAX_NESTING, Context, Resource
 from shoal.spec.hot.environment import is_file_ref, lookup
 from shoal.spec.hot.functions import (
@@ -60,6 +60,7 @@ HANDLERS: dict[str, Handler] = {
     "OS::Senlin::Cluster": senlin.cluster,
     "OS::Senlin::Node": senlin.node,
     "OS::Senlin::Policy": senlin.policy,
+    **neutron.HANDLERS,
 }
 
 _SECTIONS = {
