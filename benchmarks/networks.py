@@ -11,8 +11,16 @@ One JSON line per scenario (`scenario` plus the scenario's fields):
   node group in; a real TCP connect from a member of that group (its source address) is
   answered, one from a server outside it is refused by the nftables table.
 
-More scenarios (e.g. `openstack-create-delete` through real Neutron and Octavia) are added to
-`SCENARIOS`: a name and an async function returning the scenario's fields.
+- `openstack-create-delete` (`seconds`, `orphans`, and `create_s`, `delete_s`, `resources`,
+  `duplicates`, `chaos_kills`): a real Neutron 29 and Octavia 19 (tests/netpeers) are started;
+  one cluster's network side (2 networks and subnets, a router, 2 security groups, 3 ports, a
+  floating IP, a load balancer with 3 members: tests/netpeers/drive.py) is made and deleted
+  through the openstack provider, `seconds` = create + delete. Then the same again with
+  `kill -9` of the process mid-create (twice) and mid-delete (once), each followed by a rerun;
+  `orphans` = what the services still hold for both clusters afterwards (plus any resource
+  left without its key), `duplicates` = resources sharing one key after the chaos create.
+
+Scenarios are in `SCENARIOS`: a name and an async function returning the scenario's fields.
 
 Run: `python benchmarks/networks.py [--scenario NAME ...] [--runs 10]` (needs root for nft,
 and Debian's `nftables` and `haproxy`).
@@ -154,9 +162,68 @@ ports:
     }
 
 
+async def openstack_create_delete(args: argparse.Namespace) -> dict[str, Any]:
+    from functools import partial
+
+    from tests.netpeers import drive
+    from tests.netpeers.books import books
+    from tests.netpeers.chaos import at_least, drive_process, finish, kill_when
+    from tests.netpeers.peers import net_cloud
+
+    from shoal.providers.openstack.provider import OpenStackProvider
+    from shoal.providers.registry import make_provider
+
+    with tempfile.TemporaryDirectory() as tmp, net_cloud(Path(tmp)) as cloud:
+        n_url, o_url = cloud.neutron.url, cloud.octavia.url
+        p = make_provider("openstack", home=Path(tmp), options=cloud.provider_options())
+        assert isinstance(p, OpenStackProvider)
+        clean = uuid.uuid4().hex[:12]
+        try:
+            t0 = time.perf_counter()
+            await drive.create(p, clean)
+            t1 = time.perf_counter()
+            made = books(clean, n_url, o_url)
+            await p.delete_networks(clean)
+            t2 = time.perf_counter()
+        finally:
+            await p.close()
+
+        chaos = uuid.uuid4().hex[:12]
+
+        def count() -> int:
+            return books(chaos, n_url, o_url).resources
+
+        kills = 0
+        for n in (1, 8):
+            kills += await asyncio.to_thread(
+                kill_when, drive_process("create", chaos, cloud), partial(at_least, count, n)
+            )
+        await asyncio.to_thread(finish, drive_process("create", chaos, cloud))
+        after_create = books(chaos, n_url, o_url)
+        complete = after_create.resources
+        kills += await asyncio.to_thread(
+            kill_when,
+            drive_process("delete", chaos, cloud),
+            lambda: 0 < count() < complete,
+        )
+        await asyncio.to_thread(finish, drive_process("delete", chaos, cloud))
+        left = [books(c, n_url, o_url) for c in (clean, chaos)]
+    return {
+        "seconds": round(t2 - t0, 2),
+        "create_s": round(t1 - t0, 2),
+        "delete_s": round(t2 - t1, 2),
+        "resources": made.resources,
+        "by_kind": made.by_kind,
+        "orphans": sum(b.resources for b in left) + after_create.unkeyed,
+        "duplicates": after_create.duplicates,
+        "chaos_kills": kills,
+    }
+
+
 SCENARIOS: dict[str, Scenario] = {
     "local-lb-member-change": lb_member_change,
     "local-sg-enforced": sg_enforced,
+    "openstack-create-delete": openstack_create_delete,
 }
 
 

@@ -72,6 +72,9 @@ class ServerRequest:
     """Where the server's in-guest agents (Heat's os-collect-config `request` collector) poll
     for its software deployments, in Heat's metadata shape (spec/heat_metadata.py). None: the
     server runs no deployments, and no agents are started or configured."""
+    ports: tuple[str, ...] = ()
+    """Ids of ports made beforehand (the openstack provider's `ensure_port`) the server boots
+    on, in order; empty: the backend's default network attachment (`profile.networks`)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -48,6 +48,7 @@ _OPENSTACK_CONNECTION = {
     "block_storage_endpoint": str,
     "image_endpoint": str,
     "network_endpoint": str,
+    "load_balancer_endpoint": str,
 }
 _OPENSTACK_OPTIONS = {
     **_OPENSTACK_CONNECTION,

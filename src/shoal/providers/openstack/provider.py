@@ -43,6 +43,21 @@ from shoal.providers.base import (
 )
 from shoal.providers.errors import PermanentError, ProviderError, ResourceGone, TemporaryError
 from shoal.providers.openstack import inventory as discovery
+from shoal.providers.openstack.netdriver import OpenStackNetworks
+from shoal.providers.openstack.netspec import (
+    FloatingIp,
+    FloatingIpRequest,
+    LoadBalancer,
+    LoadBalancerRequest,
+    Member,
+    NetResource,
+    NetworkResources,
+    NetworksRequest,
+    Port,
+    PortRequest,
+)
+from shoal.providers.openstack.neutron import Neutron
+from shoal.providers.openstack.octavia import Octavia
 from shoal.providers.openstack.rest import Json, Rest
 from shoal.providers.openstack.servergroups import ServerGroups
 from shoal.providers.openstack.userdata import agent_user_data
@@ -187,6 +202,19 @@ class OpenStackProvider:
         self.network_api = Rest(
             lambda: self._conn().network, self._executor, timeout_s=request_timeout_s
         )
+        self.load_balancer_api = Rest(
+            lambda: self._conn().load_balancer, self._executor, timeout_s=request_timeout_s
+        )
+        self.neutron = Neutron(self.network_api)
+        self.octavia = Octavia(
+            self.load_balancer_api,
+            poll_interval_s=poll_interval_s,
+            timeout_s=boot_timeout_s,
+            sleep=sleep,
+        )
+        self._has_octavia: bool | None = None
+        self.networking = OpenStackNetworks(self.neutron, self.octavia)
+        """The cluster networking the engine drives (engine/networks.py; netdriver.py)."""
         self._mode = None if mode == "auto" else mode
         self.pin = pin
         self.network = network
@@ -278,11 +306,16 @@ class OpenStackProvider:
     async def _boot(self, request: ServerRequest) -> str:
         p = request.profile
         name = p.name or request.name
+        networks: str | list[Json]
+        if request.ports:
+            networks = [{"port": port} for port in request.ports]
+        else:
+            networks = await self._network_refs(p)
         server: Json = {
             "name": name,
             "imageRef": p.image.id,
             "flavorRef": p.flavor.id,
-            "networks": await self._network_refs(p),
+            "networks": networks,
             "metadata": {
                 **p.metadata,
                 "shoal_node": request.key,
@@ -595,6 +628,54 @@ class OpenStackProvider:
                 for v in found.get("volumes", [])
                 if "shoal_node" in (v.get("metadata") or {})
             )
+        return out
+
+    # -- networks (netdriver.py drives these) -----------------------------------------------
+
+    async def ensure_networks(self, request: NetworksRequest) -> NetworkResources:
+        return await self.neutron.ensure_networks(request)
+
+    async def ensure_port(self, request: PortRequest) -> Port:
+        return await self.neutron.ensure_port(request)
+
+    async def delete_port(self, port_id: str) -> None:
+        await self.neutron.delete_port(port_id)
+
+    async def ensure_floating_ip(self, request: FloatingIpRequest) -> FloatingIp:
+        return await self.neutron.ensure_floating_ip(request)
+
+    async def load_balancers_available(self) -> bool:
+        """Whether the cloud has Octavia (probed once)."""
+        if self._has_octavia is None:
+            try:
+                await self.load_balancer_api.call(
+                    "GET", "/lbaas/loadbalancers?limit=1", "list load balancers"
+                )
+                self._has_octavia = True
+            except PermanentError:
+                self._has_octavia = False
+        return self._has_octavia
+
+    async def ensure_load_balancer(self, request: LoadBalancerRequest) -> LoadBalancer:
+        if not await self.load_balancers_available():
+            raise PermanentError(
+                f"load balancer {request.name}: this cloud offers no load-balancer service"
+            )
+        subnet = await self.neutron.subnet_of(request.cluster, request.network)
+        return await self.octavia.ensure(request, subnet)
+
+    async def set_members(self, cluster: str, key: str, members: list[Member]) -> LoadBalancer:
+        return await self.octavia.set_members(cluster, key, members)
+
+    async def delete_networks(self, cluster: str) -> None:
+        if await self.load_balancers_available():
+            await self.octavia.delete_all(cluster)
+        await self.neutron.delete_all(cluster)
+
+    async def list_network_resources(self, cluster: str | None = None) -> list[NetResource]:
+        out = await self.neutron.list_resources(cluster)
+        if await self.load_balancers_available():
+            out.extend(await self.octavia.list_resources(cluster))
         return out
 
     async def close(self) -> None:

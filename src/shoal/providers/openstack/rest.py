@@ -29,7 +29,8 @@ Json = dict[str, Any]
 
 
 def fault_of(body: bytes | str) -> str:
-    """The message of an OpenStack error body (`{"itemNotFound": {"message": ...}}` and kin)."""
+    """The message of an OpenStack error body (`{"itemNotFound": {"message": ...}}` and kin,
+    Neutron's `{"NeutronError": {"message": ...}}`, Octavia's `{"faultstring": ...}`)."""
     try:
         doc = json.loads(body or b"{}")
     except ValueError:
@@ -41,6 +42,8 @@ def fault_of(body: bytes | str) -> str:
                 return str(value["message"])
         if "message" in doc:
             return str(doc["message"])
+        if "faultstring" in doc:  # Octavia (pecan/WSME)
+            return str(doc["faultstring"])
     return json.dumps(doc)[:500]
 
 

@@ -1,0 +1,193 @@
+"""The openstack provider's `NetworkDriver`: a cluster's networking made in Neutron and Octavia.
+
+The engine (engine/networks.py) calls `apply` with the cluster's `NetworkSpec` and the servers
+it has now, again whenever either changes; this module turns that into the provider-level
+requests of `netspec.py`: each network (its first subnet, its router to the named external
+network), each security group with its ingress rules, each load balancer with its listeners,
+and the members of its pool, which are the servers of the pool's node group or instance as they
+are now, so a scale-out, a scale-in, a replacement or a host failure changes the pool on the
+next call. A rule whose source is a node group becomes one rule per current member address
+(/32), re-rendered the same way. Balancers no longer declared are deleted.
+
+`remove` deletes everything of the cluster (balancers first, then Neutron's resources in
+dependency order), and `clusters` lists which clusters hold anything, so the engine removes
+what a cluster deleted mid-way (a `kill -9` during its delete) left behind.
+"""
+
+from __future__ import annotations
+
+from shoal.model.networks import (
+    CidrSource,
+    Direction,
+    GroupSource,
+    MemberSource,
+    Protocol,
+    SecurityRule,
+)
+from shoal.model.networks import LoadBalancer as LbSpec
+from shoal.providers.networking import (
+    BalancerState,
+    ClusterNetworks,
+    MemberHealth,
+    PoolMemberState,
+)
+from shoal.providers.openstack.netspec import (
+    HealthMonitorSpec,
+    LbProtocol,
+    ListenerSpec,
+    LoadBalancerRequest,
+    Member,
+    NetworkSpec,
+    NetworksRequest,
+    RuleProtocol,
+    RuleSpec,
+    SecurityGroupSpec,
+)
+from shoal.providers.openstack.neutron import Neutron
+from shoal.providers.openstack.octavia import Octavia
+
+_HEALTH = {
+    "ONLINE": MemberHealth.UP,
+    "ERROR": MemberHealth.DOWN,
+    "OFFLINE": MemberHealth.DOWN,
+}
+"""Octavia's member operating status; NO_MONITOR and the rest read UNKNOWN."""
+
+
+def lb_key(name: str) -> str:
+    return f"lb:{name}"
+
+
+def _rules(rule: SecurityRule, cluster: ClusterNetworks) -> list[RuleSpec]:
+    protocol = RuleProtocol(rule.protocol.value)
+    ports = (rule.port_min, rule.port_max) if rule.protocol is not Protocol.ICMP else (None, None)
+    source = rule.source
+    if source is None:
+        return [RuleSpec(protocol, *ports, remote_cidr="0.0.0.0/0")]
+    if isinstance(source, CidrSource):
+        return [RuleSpec(protocol, *ports, remote_cidr=str(source.cidr))]
+    if isinstance(source, GroupSource):
+        return [RuleSpec(protocol, *ports, remote_group=source.group)]
+    assert isinstance(source, MemberSource)
+    members = cluster.members(source.member.target, source.member.part)
+    return [RuleSpec(protocol, *ports, remote_cidr=f"{m.address}/32") for m in members]
+
+
+def networks_request(cluster: ClusterNetworks) -> NetworksRequest:
+    spec = cluster.spec
+    nets = tuple(
+        NetworkSpec(
+            n.name,
+            str(n.subnets[0].cidr),
+            tuple(str(d) for d in n.subnets[0].dns),
+            n.router.external_network if n.router is not None else None,
+        )
+        for n in spec.networks
+        if n.subnets
+    )
+    groups = tuple(
+        SecurityGroupSpec(
+            g.name,
+            tuple(
+                r
+                for rule in g.rules
+                if rule.direction is Direction.INGRESS
+                for r in _rules(rule, cluster)
+            ),
+        )
+        for g in spec.security_groups
+    )
+    return NetworksRequest(cluster.cluster_id, nets, groups)
+
+
+def lb_request(cluster: ClusterNetworks, lb: LbSpec) -> LoadBalancerRequest:
+    pool = lb.pools[0]
+    monitor = None
+    if pool.monitor is not None:
+        m = pool.monitor
+        monitor = HealthMonitorSpec(
+            m.type.value,
+            m.delay_s,
+            m.timeout_s,
+            m.max_retries,
+            m.url_path if m.type.value.startswith("HTTP") else None,
+        )
+    return LoadBalancerRequest(
+        key=lb_key(lb.name),
+        cluster=cluster.cluster_id,
+        name=lb.name,
+        network=lb.network,
+        listeners=tuple(
+            ListenerSpec(LbProtocol(ln.protocol.value), ln.port) for ln in lb.listeners
+        ),
+        member_port=pool.member_port,
+        vip_address=str(lb.vip_address) if lb.vip_address is not None else None,
+        algorithm=pool.algorithm.value,
+        health_monitor=monitor,
+    )
+
+
+def members_of(cluster: ClusterNetworks, lb: LbSpec) -> list[Member]:
+    pool = lb.pools[0]
+    servers = cluster.members(pool.members.target, pool.members.part)
+    return [Member(s.name, s.address, pool.member_port) for s in servers]
+
+
+class OpenStackNetworks:
+    """`NetworkDriver` over one provider's Neutron and Octavia clients."""
+
+    def __init__(self, neutron: Neutron, octavia: Octavia | None) -> None:
+        self.neutron = neutron
+        self.octavia = octavia
+
+    async def apply(self, cluster: ClusterNetworks) -> None:
+        spec = cluster.spec
+        if spec.empty:
+            await self.remove(cluster.cluster_id)
+            return
+        await self.neutron.ensure_networks(networks_request(cluster))
+        wanted = {lb_key(lb.name) for lb in spec.load_balancers}
+        if self.octavia is None:
+            return
+        for held in await self.octavia.list_resources(cluster.cluster_id):
+            if held.key not in wanted:
+                await self.octavia.delete(held.id, f"load balancer {held.name}")
+        for lb in spec.load_balancers:
+            request = lb_request(cluster, lb)
+            subnet = await self.neutron.subnet_of(cluster.cluster_id, lb.network)
+            await self.octavia.ensure(request, subnet)
+            await self.octavia.set_members(cluster.cluster_id, request.key, members_of(cluster, lb))
+
+    async def remove(self, cluster_id: str) -> None:
+        if self.octavia is not None:
+            await self.octavia.delete_all(cluster_id)
+        await self.neutron.delete_all(cluster_id)
+
+    async def clusters(self) -> set[str]:
+        found = await self.neutron.list_resources(None)
+        if self.octavia is not None:
+            found.extend(await self.octavia.list_resources(None))
+        return {r.cluster for r in found if r.cluster}
+
+    async def balancers(self, cluster: ClusterNetworks) -> tuple[BalancerState, ...]:
+        if self.octavia is None:
+            return ()
+        out: list[BalancerState] = []
+        for lb in cluster.spec.load_balancers:
+            state = await self.octavia.state(cluster.cluster_id, lb_key(lb.name))
+            if state is None:
+                continue
+            out.append(
+                BalancerState(
+                    name=lb.name,
+                    address=state.vip_address or "",
+                    listeners=tuple(ln.port for ln in lb.listeners),
+                    members=tuple(
+                        PoolMemberState(
+                            m.key, m.address, m.port, _HEALTH.get(m.health, MemberHealth.UNKNOWN)
+                        )
+                        for m in state.members
+                    ),
+                )
+            )
+        return tuple(out)

@@ -1,0 +1,494 @@
+"""A cluster's networks, subnets, routers, security groups, ports and floating IPs in Neutron.
+
+Crash-safety is the servers' (provider.py): a create retried after a `kill -9` finds what the
+dead attempt made instead of making a second. Every resource ends up tagged `shoal`,
+`shoal-cluster:<cluster>` and `shoal-key:<key>`, and a create lists by those tags first. Neutron
+29 takes no tags in a create call (ports excepted, and only with an ML2 extension driver), so
+there is a moment between the create and `PUT .../tags` when the resource is unmarked; to
+cover it, each one is created with `description = shoal-cluster:<cluster>` (the one field every
+kind has and Neutron filters on exactly), and a retry that finds nothing by tags looks for an
+untagged resource with that description and its name (a floating IP: its port), tags it and
+adopts it. The cluster's delete lists by tag and by description, so nothing escapes it either.
+Security group rules cannot carry tags; they are matched by their fields instead, so making
+them again is harmless too.
+
+A failure Neutron reports while a cluster's networks are being made (an overlapping CIDR on a
+router, a fixed IP outside its subnet...) is a `PermanentError` with Neutron's own message, and
+`ensure_networks` first deletes everything it made for the cluster, so nothing is left behind
+(when it was making them for the first time: a refused later change leaves the running
+cluster's networks alone).
+
+Deletion runs in dependency order, each step listing by the cluster tag: floating IPs, ports,
+router interfaces and routers, networks (their subnets go with them), security groups.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import ipaddress
+from collections.abc import Awaitable, Callable
+from urllib.parse import quote
+
+from shoal.providers.errors import PermanentError, ProviderError
+from shoal.providers.openstack.netspec import (
+    FloatingIp,
+    FloatingIpRequest,
+    NetKind,
+    NetResource,
+    NetworkResources,
+    NetworkSpec,
+    NetworksRequest,
+    Port,
+    PortRequest,
+    RuleProtocol,
+    RuleSpec,
+    SecurityGroupSpec,
+)
+from shoal.providers.openstack.rest import Json, Rest
+
+TAG = "shoal"
+_KEY_MAX = 40
+"""Longer keys are hashed so a tag stays within Neutron's and Octavia's tag length limits."""
+
+# (collection path, JSON key of one, JSON key of a list, kind)
+_COLLECTIONS: dict[NetKind, tuple[str, str, str]] = {
+    NetKind.NETWORK: ("/networks", "network", "networks"),
+    NetKind.SUBNET: ("/subnets", "subnet", "subnets"),
+    NetKind.ROUTER: ("/routers", "router", "routers"),
+    NetKind.SECURITY_GROUP: ("/security-groups", "security_group", "security_groups"),
+    NetKind.PORT: ("/ports", "port", "ports"),
+    NetKind.FLOATING_IP: ("/floatingips", "floatingip", "floatingips"),
+}
+
+
+def cluster_tag(cluster: str) -> str:
+    return f"shoal-cluster:{cluster}"
+
+
+def key_tag(key: str) -> str:
+    if len(key) > _KEY_MAX:
+        key = "h-" + hashlib.sha256(key.encode()).hexdigest()[:32]
+    return f"shoal-key:{key}"
+
+
+def tags_for(cluster: str, key: str) -> list[str]:
+    return [TAG, cluster_tag(cluster), key_tag(key)]
+
+
+def _tag_value(tags: list[str], prefix: str) -> str:
+    for t in tags:
+        if t.startswith(prefix):
+            return t[len(prefix) :]
+    return ""
+
+
+def _rule_body(group_id: str, rule: RuleSpec, groups: dict[str, str]) -> Json:
+    body: Json = {"security_group_id": group_id, "direction": "ingress", "ethertype": "IPv4"}
+    if rule.protocol is not RuleProtocol.ANY:
+        body["protocol"] = rule.protocol.value
+        if rule.protocol is not RuleProtocol.ICMP and rule.port_min is not None:
+            body["port_range_min"] = rule.port_min
+            body["port_range_max"] = rule.port_max if rule.port_max is not None else rule.port_min
+    if rule.remote_group is not None:
+        body["remote_group_id"] = groups[rule.remote_group]
+    elif rule.remote_cidr is not None:
+        body["remote_ip_prefix"] = str(ipaddress.ip_network(rule.remote_cidr, strict=False))
+    return body
+
+
+_RULE_FIELDS = (
+    "direction",
+    "ethertype",
+    "protocol",
+    "port_range_min",
+    "port_range_max",
+    "remote_group_id",
+    "remote_ip_prefix",
+)
+
+
+def _rule_sig(rule: Json) -> tuple[object, ...]:
+    return tuple(rule.get(f) for f in _RULE_FIELDS)
+
+
+class Neutron:
+    """Neutron calls for the openstack provider, one instance per provider."""
+
+    def __init__(
+        self,
+        api: Rest,
+        *,
+        poll_interval_s: float = 1.0,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
+        self.api = api
+        self.poll_interval_s = poll_interval_s
+        self._sleep = sleep
+        self._externals: dict[str, str] = {}
+
+    # -- generic tagged resources ------------------------------------------------------------
+
+    async def list_tagged(self, kind: NetKind, tags: list[str]) -> list[Json]:
+        path, _, many = _COLLECTIONS[kind]
+        query = quote(",".join(tags), safe=":,")
+        found, _ = await self.api.call("GET", f"{path}?tags={query}", f"list {many}")
+        return [dict(r) for r in found.get(many, [])]
+
+    async def _find(
+        self, kind: NetKind, cluster: str, key: str, match: dict[str, str]
+    ) -> Json | None:
+        found = await self.list_tagged(kind, [cluster_tag(cluster), key_tag(key)])
+        if found:
+            return found[0]
+        if not match:
+            return None
+        # Made by an attempt that died before tagging it: its description and `match` (its
+        # name, or a floating IP's port) find it; tag it now.
+        path, _, many = _COLLECTIONS[kind]
+        query = "&".join(
+            f"{k}={quote(v)}" for k, v in {"description": cluster_tag(cluster), **match}.items()
+        )
+        untagged, _ = await self.api.call("GET", f"{path}?{query}", f"find {many}")
+        for r in untagged.get(many, []):
+            if not r.get("tags"):
+                await self._tag(kind, str(r["id"]), cluster, key)
+                return dict(r)
+        return None
+
+    async def _tag(self, kind: NetKind, resource_id: str, cluster: str, key: str) -> None:
+        path, _, _ = _COLLECTIONS[kind]
+        await self.api.call(
+            "PUT",
+            f"{path}/{resource_id}/tags",
+            f"tag {kind.value} {resource_id}",
+            body={"tags": tags_for(cluster, key)},
+        )
+
+    async def _ensure(
+        self, kind: NetKind, cluster: str, key: str, body: Json, what: str, match: dict[str, str]
+    ) -> Json:
+        """Find by key or make: created with the cluster's mark in its description (the one
+        field every kind has and Neutron filters on), then tagged (Neutron takes tags in the
+        create call itself for ports only, and only with an ML2 extension driver)."""
+        existing = await self._find(kind, cluster, key, match)
+        if existing is not None:
+            return existing
+        path, one, _ = _COLLECTIONS[kind]
+        full = {**body, "description": cluster_tag(cluster)}
+        if kind is NetKind.PORT:
+            full["tags"] = tags_for(cluster, key)
+        made, _ = await self.api.call("POST", path, f"create {what}", body={one: full})
+        resource = dict(made[one])
+        # Ports take tags at create only where ML2's tag_ports_during_bulk_creation driver runs;
+        # the answer says whether it did.
+        if not set(tags_for(cluster, key)) <= set(resource.get("tags") or []):
+            await self._tag(kind, str(resource["id"]), cluster, key)
+        return resource
+
+    async def _delete(self, kind: NetKind, resource_id: str, what: str) -> None:
+        path, _, _ = _COLLECTIONS[kind]
+        await self.api.call("DELETE", f"{path}/{resource_id}", f"delete {what}", missing_ok=True)
+
+    # -- cluster-wide ------------------------------------------------------------------------
+
+    async def external_network(self, name: str) -> str:
+        if name not in self._externals:
+            found, _ = await self.api.call(
+                "GET",
+                f"/networks?router%3Aexternal=True&name={quote(name)}",
+                f"find external network {name}",
+            )
+            nets = found.get("networks", [])
+            if not nets:
+                found, _ = await self.api.call(
+                    "GET", f"/networks?router%3Aexternal=True&id={quote(name)}", "find network"
+                )
+                nets = found.get("networks", [])
+            if not nets:
+                raise PermanentError(f"no external network named {name!r}")
+            self._externals[name] = str(nets[0]["id"])
+        return self._externals[name]
+
+    async def _ensure_network(self, cluster: str, spec: NetworkSpec, out: NetworkResources) -> None:
+        net = await self._ensure(
+            NetKind.NETWORK,
+            cluster,
+            f"net:{spec.name}",
+            {"name": spec.name, "admin_state_up": True},
+            f"network {spec.name}",
+            {"name": spec.name},
+        )
+        out.networks[spec.name] = str(net["id"])
+        subnet_body: Json = {
+            "name": spec.name,
+            "network_id": net["id"],
+            "cidr": spec.cidr,
+            "ip_version": ipaddress.ip_network(spec.cidr, strict=False).version,
+            "enable_dhcp": True,
+        }
+        if spec.dns:
+            subnet_body["dns_nameservers"] = list(spec.dns)
+        subnet = await self._ensure(
+            NetKind.SUBNET,
+            cluster,
+            f"subnet:{spec.name}",
+            subnet_body,
+            f"subnet {spec.name}",
+            {"name": spec.name},
+        )
+        out.subnets[spec.name] = str(subnet["id"])
+        if spec.external is None:
+            return
+        external = await self.external_network(spec.external)
+        router = await self._ensure(
+            NetKind.ROUTER,
+            cluster,
+            f"router:{spec.name}",
+            {"name": spec.name, "external_gateway_info": {"network_id": external}},
+            f"router {spec.name}",
+            {"name": spec.name},
+        )
+        out.routers[spec.name] = str(router["id"])
+        joined, _ = await self.api.call(
+            "GET",
+            f"/ports?device_id={router['id']}&network_id={net['id']}",
+            f"list interfaces of router {spec.name}",
+        )
+        if not joined.get("ports"):
+            await self.api.call(
+                "PUT",
+                f"/routers/{router['id']}/add_router_interface",
+                f"join router {spec.name} to its subnet",
+                body={"subnet_id": subnet["id"]},
+            )
+
+    async def _ensure_group(
+        self, cluster: str, spec: SecurityGroupSpec, groups: dict[str, str]
+    ) -> None:
+        group = await self._ensure(
+            NetKind.SECURITY_GROUP,
+            cluster,
+            f"sg:{spec.name}",
+            {"name": spec.name},
+            f"security group {spec.name}",
+            {"name": spec.name},
+        )
+        groups[spec.name] = str(group["id"])
+
+    async def _sync_rules(self, spec: SecurityGroupSpec, groups: dict[str, str]) -> None:
+        """The group's ingress rules become exactly the spec's (egress is left as Neutron made
+        it: everything allowed out)."""
+        group_id = groups[spec.name]
+        wanted = [_rule_body(group_id, r, groups) for r in spec.rules]
+        have, _ = await self.api.call(
+            "GET",
+            f"/security-group-rules?security_group_id={group_id}",
+            f"list rules of security group {spec.name}",
+        )
+        existing = [r for r in have.get("security_group_rules", []) if r["direction"] == "ingress"]
+        wanted_sigs = {_rule_sig(w) for w in wanted}
+        existing_sigs = {_rule_sig(r) for r in existing}
+        for rule in existing:
+            if _rule_sig(rule) not in wanted_sigs:
+                await self.api.call(
+                    "DELETE",
+                    f"/security-group-rules/{rule['id']}",
+                    f"delete a rule of security group {spec.name}",
+                    missing_ok=True,
+                )
+        for body in wanted:
+            if _rule_sig(body) in existing_sigs:
+                continue
+            existing_sigs.add(_rule_sig(body))
+            await self.api.call(
+                "POST",
+                "/security-group-rules",
+                f"add a rule to security group {spec.name}",
+                body={"security_group_rule": body},
+            )
+
+    async def ensure_networks(self, request: NetworksRequest) -> NetworkResources:
+        out = NetworkResources()
+        # Only a first make is rolled back on a refusal: a later change refused must not tear
+        # down the networks a running cluster is using.
+        fresh = not await self.owned(NetKind.NETWORK, request.cluster) and not await self.owned(
+            NetKind.SECURITY_GROUP, request.cluster
+        )
+        try:
+            for spec in request.networks:
+                await self._ensure_network(request.cluster, spec, out)
+            for group in request.security_groups:
+                await self._ensure_group(request.cluster, group, out.security_groups)
+            for group in request.security_groups:
+                await self._sync_rules(group, out.security_groups)
+        except PermanentError:
+            # Retrying cannot help: leave nothing of the cluster's networks behind.
+            if fresh:
+                await self.delete_all(request.cluster)
+            raise
+        return out
+
+    # -- per server --------------------------------------------------------------------------
+
+    async def _id_by_key(self, kind: NetKind, cluster: str, key: str, what: str) -> Json:
+        found = await self._find(kind, cluster, key, {})
+        if found is None:
+            raise PermanentError(f"{what} of cluster {cluster} does not exist (yet)")
+        return found
+
+    async def subnet_of(self, cluster: str, network: str) -> str:
+        """The id of the subnet of the cluster's network `network`."""
+        subnet = await self._id_by_key(
+            NetKind.SUBNET, cluster, f"subnet:{network}", f"network {network}"
+        )
+        return str(subnet["id"])
+
+    async def ensure_port(self, request: PortRequest) -> Port:
+        net = await self._id_by_key(
+            NetKind.NETWORK, request.cluster, f"net:{request.network}", f"network {request.network}"
+        )
+        body: Json = {"name": request.name, "network_id": net["id"], "admin_state_up": True}
+        if request.fixed_ip is not None:
+            subnet = await self._id_by_key(
+                NetKind.SUBNET,
+                request.cluster,
+                f"subnet:{request.network}",
+                f"subnet {request.network}",
+            )
+            body["fixed_ips"] = [{"subnet_id": subnet["id"], "ip_address": request.fixed_ip}]
+        groups = []
+        for name in request.security_groups:
+            group = await self._id_by_key(
+                NetKind.SECURITY_GROUP, request.cluster, f"sg:{name}", f"security group {name}"
+            )
+            groups.append(group["id"])
+        # No group named: none at all, not Neutron's `default` (which would let the project's
+        # other servers in).
+        body["security_groups"] = groups
+        port = await self._ensure(
+            NetKind.PORT,
+            request.cluster,
+            request.key,
+            body,
+            f"port {request.name}",
+            {"name": request.name, "network_id": str(net["id"])},
+        )
+        return _port(port, request.key)
+
+    async def delete_port(self, port_id: str) -> None:
+        found, _ = await self.api.call(
+            "GET", f"/floatingips?port_id={port_id}", "list floating IPs of a port"
+        )
+        for fip in found.get("floatingips", []):
+            if TAG in (fip.get("tags") or []):
+                await self._delete(NetKind.FLOATING_IP, str(fip["id"]), "floating IP")
+        await self._delete(NetKind.PORT, port_id, f"port {port_id}")
+
+    async def ensure_floating_ip(self, request: FloatingIpRequest) -> FloatingIp:
+        external = await self.external_network(request.external_network)
+        fip = await self._ensure(
+            NetKind.FLOATING_IP,
+            request.cluster,
+            request.key,
+            {"floating_network_id": external, "port_id": request.port_id},
+            f"floating IP for port {request.port_id}",
+            {"port_id": request.port_id},
+        )
+        if fip.get("port_id") != request.port_id:
+            made, _ = await self.api.call(
+                "PUT",
+                f"/floatingips/{fip['id']}",
+                "associate floating IP",
+                body={"floatingip": {"port_id": request.port_id}},
+            )
+            fip = dict(made["floatingip"])
+        return FloatingIp(
+            id=str(fip["id"]),
+            key=request.key,
+            address=str(fip["floating_ip_address"]),
+            port_id=fip.get("port_id"),
+        )
+
+    # -- teardown ----------------------------------------------------------------------------
+
+    async def owned(self, kind: NetKind, cluster: str) -> list[Json]:
+        """The cluster's resources of `kind`: tagged, or marked in their description only (an
+        attempt died between creating and tagging)."""
+        found = {str(r["id"]): r for r in await self.list_tagged(kind, [cluster_tag(cluster)])}
+        path, _, many = _COLLECTIONS[kind]
+        marked, _ = await self.api.call(
+            "GET", f"{path}?description={quote(cluster_tag(cluster))}", f"list {many}"
+        )
+        for r in marked.get(many, []):
+            found.setdefault(str(r["id"]), dict(r))
+        return list(found.values())
+
+    async def delete_all(self, cluster: str) -> None:
+        """Everything Neutron holds for the cluster, dependents first; a no-op when gone."""
+        for fip in await self.owned(NetKind.FLOATING_IP, cluster):
+            await self._delete(NetKind.FLOATING_IP, str(fip["id"]), "floating IP")
+        for port in await self.owned(NetKind.PORT, cluster):
+            await self._delete(NetKind.PORT, str(port["id"]), f"port {port.get('name')}")
+        for router in await self.owned(NetKind.ROUTER, cluster):
+            await self._delete_router(router)
+        for net in await self.owned(NetKind.NETWORK, cluster):
+            await self._delete(NetKind.NETWORK, str(net["id"]), f"network {net.get('name')}")
+        # A subnet is deleted with its network; one left (its network deleted meanwhile by
+        # someone else) is deleted by itself.
+        for subnet in await self.owned(NetKind.SUBNET, cluster):
+            await self._delete(NetKind.SUBNET, str(subnet["id"]), f"subnet {subnet.get('name')}")
+        for group in await self.owned(NetKind.SECURITY_GROUP, cluster):
+            await self._delete(
+                NetKind.SECURITY_GROUP, str(group["id"]), f"security group {group.get('name')}"
+            )
+
+    async def _delete_router(self, router: Json) -> None:
+        what = f"router {router.get('name')}"
+        found, _ = await self.api.call(
+            "GET",
+            f"/ports?device_id={router['id']}&device_owner=network%3Arouter_interface",
+            f"list interfaces of {what}",
+        )
+        for port in found.get("ports", []):
+            for ip in port.get("fixed_ips") or []:
+                try:
+                    await self.api.call(
+                        "PUT",
+                        f"/routers/{router['id']}/remove_router_interface",
+                        f"detach {what} from its subnet",
+                        body={"subnet_id": ip["subnet_id"]},
+                    )
+                except ProviderError as e:
+                    if e.fault is None or "not found" not in e.fault.lower():
+                        raise
+        await self._delete(NetKind.ROUTER, str(router["id"]), what)
+
+    async def list_resources(self, cluster: str | None) -> list[NetResource]:
+        tags = [cluster_tag(cluster)] if cluster else [TAG]
+        out: list[NetResource] = []
+        for kind in _COLLECTIONS:
+            for r in await self.list_tagged(kind, tags):
+                rtags = list(r.get("tags") or [])
+                out.append(
+                    NetResource(
+                        kind=kind,
+                        id=str(r["id"]),
+                        key=_tag_value(rtags, "shoal-key:"),
+                        cluster=_tag_value(rtags, "shoal-cluster:"),
+                        name=str(r.get("name") or r.get("floating_ip_address") or ""),
+                        status=str(r.get("status") or "ACTIVE"),
+                    )
+                )
+        return out
+
+
+def _port(port: Json, key: str) -> Port:
+    ips = port.get("fixed_ips") or []
+    return Port(
+        id=str(port["id"]),
+        key=key,
+        network_id=str(port["network_id"]),
+        address=str(ips[0]["ip_address"]) if ips else None,
+        status=str(port.get("status", "")),
+    )

@@ -1,0 +1,276 @@
+"""A cluster's load balancers in Octavia: one call makes the whole graph, members follow the
+node group in one batch call.
+
+Crash-safety: the balancer is created with its listeners, its one pool, the pool's members and
+its health monitor in a single `POST /lbaas/loadbalancers` (Octavia's fully populated create),
+tagged like Neutron's resources (`shoal`, `shoal-cluster:<cluster>`, `shoal-key:<key>`), so a
+create retried after a crash either finds the balancer, whole, or makes it; there is no half
+graph to repair. Members are set with the pool's batch update (`PUT .../members`), which makes
+the pool exactly the list given: the same call serves scale out, scale in, replacement and a
+host failure, and repeating it changes nothing.
+
+Octavia refuses any change while a balancer is PENDING_* (409, "immutable"): every change and
+the delete wait for it to settle and try again until `timeout_s`, so deleting a cluster whose
+balancer is still being provisioned waits instead of leaving it behind. A balancer that went to
+ERROR is deleted and made again by a retried create.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from urllib.parse import quote
+
+from shoal.providers.errors import PermanentError, TemporaryError
+from shoal.providers.openstack.netspec import (
+    LoadBalancer,
+    LoadBalancerRequest,
+    Member,
+    MemberState,
+    NetKind,
+    NetResource,
+)
+from shoal.providers.openstack.neutron import TAG, cluster_tag, key_tag, tags_for
+from shoal.providers.openstack.rest import Json, Rest
+
+_PENDING = ("PENDING_CREATE", "PENDING_UPDATE", "PENDING_DELETE")
+POOL = "pool"
+
+
+def _tag_value(tags: list[str], prefix: str) -> str:
+    for t in tags:
+        if t.startswith(prefix):
+            return t[len(prefix) :]
+    return ""
+
+
+def _balancer(lb: Json, members: list[Json]) -> LoadBalancer:
+    tags = list(lb.get("tags") or [])
+    return LoadBalancer(
+        id=str(lb["id"]),
+        key=_tag_value(tags, "shoal-key:"),
+        name=str(lb.get("name") or ""),
+        vip_address=lb.get("vip_address"),
+        status=str(lb.get("provisioning_status", "")),
+        members=tuple(
+            MemberState(
+                key=str(m.get("name") or ""),
+                address=str(m["address"]),
+                port=int(m["protocol_port"]),
+                health=str(m.get("operating_status", "")),
+            )
+            for m in members
+        ),
+    )
+
+
+class Octavia:
+    """Octavia calls for the openstack provider."""
+
+    def __init__(
+        self,
+        api: Rest,
+        *,
+        poll_interval_s: float = 1.0,
+        timeout_s: float = 600.0,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
+        self.api = api
+        self.poll_interval_s = poll_interval_s
+        self.timeout_s = timeout_s
+        self._sleep = sleep
+
+    async def _list(self, tags: list[str]) -> list[Json]:
+        query = quote(",".join(tags), safe=":,")
+        found, _ = await self.api.call(
+            "GET", f"/lbaas/loadbalancers?tags={query}", "list load balancers"
+        )
+        return [
+            dict(lb)
+            for lb in found.get("loadbalancers", [])
+            if lb.get("provisioning_status") != "DELETED"
+        ]
+
+    async def _find(self, cluster: str, key: str) -> Json | None:
+        found = await self._list([cluster_tag(cluster), key_tag(key)])
+        return found[0] if found else None
+
+    async def _get(self, lb_id: str) -> Json | None:
+        body, _ = await self.api.call(
+            "GET", f"/lbaas/loadbalancers/{lb_id}", f"show load balancer {lb_id}", missing_ok=True
+        )
+        lb = body.get("loadbalancer")
+        if lb is None or lb.get("provisioning_status") == "DELETED":
+            return None
+        return dict(lb)
+
+    async def _settle(self, lb_id: str, what: str) -> Json | None:
+        """Wait until the balancer is out of PENDING_*; None once it is gone."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.timeout_s
+        while True:
+            lb = await self._get(lb_id)
+            if lb is None or lb.get("provisioning_status") not in _PENDING:
+                return lb
+            if loop.time() >= deadline:
+                raise TemporaryError(
+                    f"{what} is still {lb['provisioning_status']} after {self.timeout_s:g} s"
+                )
+            await self._sleep(self.poll_interval_s)
+
+    async def _members(self, lb: Json) -> tuple[str | None, list[Json]]:
+        pools, _ = await self.api.call(
+            "GET", f"/lbaas/pools?loadbalancer_id={lb['id']}", "list pools"
+        )
+        found = pools.get("pools", [])
+        if not found:
+            return None, []
+        pool_id = str(found[0]["id"])
+        members, _ = await self.api.call("GET", f"/lbaas/pools/{pool_id}/members", "list members")
+        return pool_id, [dict(m) for m in members.get("members", [])]
+
+    def _member_body(self, cluster: str, m: Member, subnet_id: str) -> Json:
+        return {
+            "name": m.key,
+            "address": m.address,
+            "protocol_port": m.port,
+            "subnet_id": subnet_id,
+            "tags": tags_for(cluster, f"member:{m.key}"),
+        }
+
+    async def ensure(self, request: LoadBalancerRequest, subnet_id: str) -> LoadBalancer:
+        """The balancer with no members yet (`set_members` adds them), ACTIVE."""
+        what = f"load balancer {request.name}"
+        existing = await self._find(request.cluster, request.key)
+        if existing is not None and existing.get("provisioning_status") == "ERROR":
+            await self.delete(str(existing["id"]), what)
+            existing = None
+        if existing is None:
+            protocol = request.listeners[0].protocol.value if request.listeners else "TCP"
+            pool: Json = {
+                "name": POOL,
+                "protocol": "HTTP" if protocol == "HTTPS" else protocol,
+                "lb_algorithm": request.algorithm,
+            }
+            if request.health_monitor is not None:
+                hm = request.health_monitor
+                monitor: Json = {
+                    "type": hm.type,
+                    "delay": hm.delay_s,
+                    "timeout": hm.timeout_s,
+                    "max_retries": hm.max_retries,
+                }
+                if hm.url_path:
+                    monitor["url_path"] = hm.url_path
+                pool["healthmonitor"] = monitor
+            body: Json = {
+                "name": request.name,
+                "vip_subnet_id": subnet_id,
+                "tags": tags_for(request.cluster, request.key),
+                "pools": [pool],
+                "listeners": [
+                    {
+                        "name": f"{request.name}-{ln.protocol.value.lower()}-{ln.port}",
+                        "protocol": ln.protocol.value,
+                        "protocol_port": ln.port,
+                        "default_pool": {"name": POOL},
+                    }
+                    for ln in request.listeners
+                ],
+            }
+            if request.vip_address is not None:
+                body["vip_address"] = request.vip_address
+            made, _ = await self.api.call(
+                "POST", "/lbaas/loadbalancers", f"create {what}", body={"loadbalancer": body}
+            )
+            existing = dict(made["loadbalancer"])
+        lb = await self._settle(str(existing["id"]), what)
+        if lb is None:
+            raise TemporaryError(f"{what} disappeared while being made")
+        if lb.get("provisioning_status") == "ERROR":
+            raise TemporaryError(f"{what} went to ERROR in Octavia")
+        _, got = await self._members(lb)
+        return _balancer(lb, got)
+
+    async def set_members(self, cluster: str, key: str, members: list[Member]) -> LoadBalancer:
+        found = await self._find(cluster, key)
+        if found is None:
+            raise PermanentError(f"load balancer {key} of cluster {cluster} does not exist")
+        what = f"load balancer {found.get('name')}"
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.timeout_s
+        while True:
+            lb = await self._settle(str(found["id"]), what)
+            if lb is None:
+                raise PermanentError(f"{what} is gone")
+            pool_id, current = await self._members(lb)
+            if pool_id is None:
+                raise PermanentError(f"{what} has no pool")
+            want = {(m.key, m.address, m.port) for m in members}
+            have = {
+                (str(m.get("name")), str(m["address"]), int(m["protocol_port"])) for m in current
+            }
+            if want == have:
+                return _balancer(lb, current)
+            subnet_id = str(lb["vip_subnet_id"])
+            try:
+                await self.api.call(
+                    "PUT",
+                    f"/lbaas/pools/{pool_id}/members",
+                    f"set the members of {what}",
+                    body={"members": [self._member_body(cluster, m, subnet_id) for m in members]},
+                )
+            except TemporaryError:
+                # 409: it went PENDING_UPDATE under us (another change); settle and look again.
+                if loop.time() >= deadline:
+                    raise
+                await self._sleep(self.poll_interval_s)
+
+    async def state(self, cluster: str, key: str) -> LoadBalancer | None:
+        """The balancer as it is now, with its members' health; None if there is none."""
+        found = await self._find(cluster, key)
+        if found is None:
+            return None
+        _, members = await self._members(found)
+        return _balancer(found, members)
+
+    async def delete(self, lb_id: str, what: str) -> None:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.timeout_s
+        while True:
+            lb = await self._settle(lb_id, what)
+            if lb is None:
+                return
+            try:
+                await self.api.call(
+                    "DELETE",
+                    f"/lbaas/loadbalancers/{lb_id}?cascade=true",
+                    f"delete {what}",
+                    missing_ok=True,
+                )
+            except TemporaryError:
+                # Still provisioning (409 immutable): wait it out, never leave it behind.
+                if loop.time() >= deadline:
+                    raise
+                await self._sleep(self.poll_interval_s)
+                continue
+            if await self._settle(lb_id, what) is None:
+                return
+
+    async def delete_all(self, cluster: str) -> None:
+        for lb in await self._list([cluster_tag(cluster)]):
+            await self.delete(str(lb["id"]), f"load balancer {lb.get('name')}")
+
+    async def list_resources(self, cluster: str | None) -> list[NetResource]:
+        tags = [cluster_tag(cluster)] if cluster else [TAG]
+        return [
+            NetResource(
+                kind=NetKind.LOAD_BALANCER,
+                id=str(lb["id"]),
+                key=_tag_value(list(lb.get("tags") or []), "shoal-key:"),
+                cluster=_tag_value(list(lb.get("tags") or []), "shoal-cluster:"),
+                name=str(lb.get("name") or ""),
+                status=str(lb.get("provisioning_status", "")),
+            )
+            for lb in await self._list(tags)
+        ]
