@@ -63,6 +63,8 @@ class HotResult:
     files_read: list[str] = field(default_factory=list)
     skipped: list[Unsupported] = field(default_factory=list)
     """Outputs not served from the cluster (each with a notice), by reason."""
+    shape: Shape | None = None
+    """What the top template read (resources, their evaluated properties, nested shapes)."""
 
     @property
     def first_reason(self) -> str | None:
@@ -184,7 +186,8 @@ def read_hot(
     env = Environment()
     for data, where, source in environments:
         read_environment(plain(data), where, source or scope, env, report)
-    ctx = Context(env, files, inventory, report)
+    cluster = name or DEFAULT_NAME
+    ctx = Context(env, files, inventory, report, stack_name=cluster)
     stack = Stack(
         ctx,
         template,
@@ -195,7 +198,6 @@ def read_hot(
         top=True,
     )
     shape = stack.read()
-    cluster = name or DEFAULT_NAME
     if not is_name(cluster):
         report.problem("/stack_name", f"{describe(cluster)} is not a valid cluster name")
     draft, placed = assemble(shape, cluster, report)
@@ -225,6 +227,7 @@ def read_hot(
         ctx.wants,
         list(files.read_names),
         list(report.skipped),
+        shape,
     )
 
 

@@ -329,6 +329,7 @@ class Stack:
         props = self.properties_of(name)
         if props is None:
             return
+        self.shape.props[name] = props
         self.run(res, res.type, props, res.path)
 
     def run(self, res: Resource, kind: str, props: dict[str, object], path: str) -> None:
@@ -455,7 +456,9 @@ class Stack:
         if name in self._values:
             return self._values[name]
         pseudo = {
-            "OS::stack_name": "stack",
+            "OS::stack_name": self.ctx.stack_name
+            if self._top
+            else Unknown("a nested stack's name"),
             "OS::stack_id": Unknown("the stack id"),
             "OS::project_id": Unknown("the project id"),
         }
