@@ -27,10 +27,10 @@ from heat.common import config as _config  # noqa: E402,F401  (registers Heat's 
 
 cfg.CONF([], project="heat", default_config_files=[])
 
-from heat.common import context, exception  # noqa: E402
+from heat.common import context  # noqa: E402
 from heat.engine import constraints, environment, resource, resources, template  # noqa: E402
 from heat.engine import stack as parser  # noqa: E402
-from heat.engine.resources import stack_resource  # noqa: E402
+from heat.engine.resources import stack_resource, template_resource  # noqa: E402
 from heat.engine.resources.openstack.heat import resource_group  # noqa: E402
 from heatclient.common import template_utils  # noqa: E402
 
@@ -100,6 +100,12 @@ def _run_time(value) -> bool:  # type: ignore[no-untyped-def]
 def _resources(stk, prefix: str, out: dict[str, object]) -> None:  # type: ignore[no-untyped-def]
     for name, res in stk.resources.items():
         kind = res.type()
+        if isinstance(res, template_resource.TemplateResource):
+            kind = "nested"
+        else:
+            # Through the registry, as Shoal names what it builds (My::Off -> OS::Heat::None).
+            info = stk.env.get_resource_info(kind, resource_name=name)
+            kind = getattr(info, "name", kind) or kind
         entry: dict[str, object] = {"type": kind}
         keys = MAPPED.get(kind, ())
         props: dict[str, object] = {}
@@ -121,12 +127,9 @@ def _outputs(stk, raw: dict[str, object]) -> dict[str, object]:  # type: ignore[
         definition = raw.get(name)
         if isinstance(definition, dict) and _run_time(definition.get("value")):
             continue
-        if isinstance(definition, dict) and "condition" in definition:
-            pass
-        try:
-            out[name] = _plain(output.get_value())
-        except Exception as ex:  # noqa: BLE001
-            out[name] = f"<error {type(ex).__name__}>"
+        # An output that needs no run time and that Heat cannot compute fails on every
+        # stack made from the template: counted as Heat refusing it.
+        out[name] = _plain(output.get_value())
     return out
 
 
@@ -150,17 +153,17 @@ def one(case: dict[str, object]) -> dict[str, object]:
         stk = parser.Stack(ctx, str(case["stack_name"]), t)
         stk.validate(validate_res_tmpl_only=True)
     except Exception as ex:  # noqa: BLE001  (every refusal is an answer)
-        kind = type(ex).__name__
-        if isinstance(ex, exception.HeatException | ValueError | TypeError | KeyError):
-            return {"accepted": False, "error": f"{kind}: {ex}"[:500]}
-        return {"accepted": False, "error": f"{kind}: {ex}"[:500]}
+        return {"accepted": False, "error": f"{type(ex).__name__}: {ex}"[:500]}
     out: dict[str, object] = {"accepted": True}
     found: dict[str, object] = {}
     try:
-        _resources(stk, "", found)
-        out["resources"] = found
         raw = tmpl.get("outputs") or {}
         out["outputs"] = _outputs(stk, raw if isinstance(raw, dict) else {})
+    except Exception as ex:  # noqa: BLE001
+        return {"accepted": False, "error": f"output: {type(ex).__name__}: {ex}"[:500]}
+    try:
+        _resources(stk, "", found)
+        out["resources"] = found
     except Exception as ex:  # noqa: BLE001
         out["read_error"] = f"{type(ex).__name__}: {ex}"[:500]
     return out

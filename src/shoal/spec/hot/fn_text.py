@@ -26,12 +26,10 @@ def _string_of(e: Evaluator, value: object, path: str, fn: str) -> str | None:
         return value
     if value is None or value is OMIT:
         return ""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int | float):
-        return str(value)
+    if isinstance(value, bool | int | float):
+        return str(value)  # Heat's str(): True, not true
     if isinstance(value, dict | list) and e.scope.version.at_least("2015-10-15"):
-        return json.dumps(value)
+        return json.dumps(value, sort_keys=True)  # as Heat's jsonutils.dumps(sort_keys=True)
     e.fail(path, f"'{fn}' needs text or numbers, found {describe(value)}")
     return None
 
@@ -107,6 +105,11 @@ def _list_join(e: Evaluator, args: object, path: str) -> object:
         if not isinstance(lst, list):
             return e.fail(child(path, i), f"'list_join' joins lists, found {describe(lst)}")
         for j, item in enumerate(lst):
+            if item is not None and not isinstance(item, str | dict | list):
+                return e.fail(
+                    child(path, i, j),
+                    f"'list_join' joins text, mappings and lists, found {describe(item)}",
+                )
             text = _string_of(e, item, child(path, i, j), "list_join")
             if text is None:
                 return BROKEN

@@ -99,8 +99,11 @@ class Stack:
         top: bool,
         depth: int = 0,
         uid: str | None = None,
+        skip: frozenset[str] = frozenset(),
     ) -> None:
         self.ctx = ctx
+        self.skip = skip
+        """Registry entries not applied here (the types that were mapped to this template)."""
         self.report: Report = ctx.report
         self.scope = scope
         self.path = path
@@ -147,7 +150,10 @@ class Stack:
                     child(self.path, str(key)), f"'{key}' is not a template section{hint}"
                 )
         self.params = read_parameters(
-            t.get("parameters"), child(self.path, "parameters"), self.report
+            t.get("parameters"),
+            child(self.path, "parameters"),
+            self.report,
+            modulo=version.at_least("2017-02-24"),
         )
         self._check_given()
         self._parameter_groups(t.get("parameter_groups"), child(self.path, "parameter_groups"))
@@ -240,7 +246,7 @@ class Stack:
             if not isinstance(written, str) or not written:
                 self.report.problem(path, f"resource {name} needs a 'type'")
                 continue
-            final, _ = lookup(self.ctx.env, written, str(name))
+            final, _ = lookup(self.ctx.env, written, str(name), self.skip)
             self._resources[str(name)] = Resource(str(name), final, written, path, body)
             self.shape.kinds[str(name)] = final
         for res in self._resources.values():
@@ -352,7 +358,7 @@ class Stack:
 
     def member(self, res: Resource, kind: str, props: dict[str, object], path: str) -> Shape | None:
         """The shape of one member of a group (ResourceGroup, Senlin cluster) of type `kind`."""
-        final, _ = lookup(self.ctx.env, kind, None)
+        final, _ = lookup(self.ctx.env, kind, None, self.skip)
         if final == "OS::Heat::None":
             return Shape(self.scope)
         inner = Stack(
@@ -364,6 +370,7 @@ class Stack:
             given_path=lambda n: path,
             top=False,
             depth=self.depth,
+            skip=self.skip,
         )
         inner.version = self.version
         inner.uid = self.uid
@@ -417,6 +424,7 @@ class Stack:
             top=False,
             depth=self.depth + 1,
             uid=f"{self.uid}>{path}",
+            skip=self.skip | {res.written} if target != res.written else self.skip,
         )
         return inner.read()
 
@@ -532,8 +540,8 @@ class Stack:
             "contains",
             "get_param",
             "yaql",
-            "if",
         ):
+            # `if` too: Heat's conditions section does not have it.
             self.report.problem(where, f"'{call[0]}' is not a condition function")
             return None
         value = Evaluator(self, self.report, self.ctx.budget).truth(raw, where)
