@@ -21,6 +21,7 @@ import yaml
 from shoal.spec.hot import HotResult, read_hot
 from shoal.spec.hot.environment import is_file_ref
 from shoal.spec.hot.files import Files
+from shoal.spec.hot.load import client_text
 from shoal.spec.hot.shapes import Shape
 from shoal.spec.hot.values import Attr, Ref, Unknown
 from shoal.spec.syntax import parse
@@ -41,6 +42,10 @@ MAPPED = {
 }
 SYMBOLIC = "<run time>"
 DEFAULTS: dict[str, object] = {"metadata": {}, "actions": ["CREATE", "UPDATE"]}
+
+
+_TREES: dict[tuple[str, str], object] = {}
+"""Nested files parsed once for the whole run (TripleO's are read by many templates)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,13 +124,13 @@ def _run_time(value: object) -> bool:
 
 
 def _read(case: Case, inv: object) -> HotResult:
-    tree = parse(case.template.read_bytes(), str(case.template))
+    tree = parse(client_text(case.template.read_bytes()), str(case.template))
     envs: list[tuple[object, str, str]] = []
     for i, e in enumerate(case.environments):
         envs.append((parse(e.read_bytes(), str(e)), f"/environments/{i}", str(e)))
     extra = {"parameters": case.parameters or {}, "parameter_defaults": case.defaults or {}}
     envs.append((extra, f"/environments/{len(envs)}", str(case.template)))
-    files = Files(disk=True)
+    files = Files(disk=True, trees=_TREES)
     files.root = str(case.template.parent)
     return read_hot(
         tree,
@@ -202,9 +207,28 @@ def differences(case_id: str, heat: dict[str, object], shoal: dict[str, object])
     souts = shoal.get("outputs") or {}
     assert isinstance(houts, dict) and isinstance(souts, dict)
     for name in sorted(set(houts) & set(souts)):
-        if not _same(houts[name], souts[name]):
-            diff(f"output {name}", houts[name], souts[name])
+        where = _first_difference(houts[name], souts[name], "")
+        if where is not None:
+            at, h, s = where
+            diff(f"output {name}{at}", h, s)
     return out
+
+
+def _first_difference(h: object, s: object, at: str) -> tuple[str, object, object] | None:
+    """Where two values first differ (a JSON pointer suffix), symbolic parts matching all."""
+    if isinstance(h, dict) and isinstance(s, dict) and set(h) == set(s):
+        for k in sorted(h):
+            found = _first_difference(h[k], s[k], f"{at}/{k}")
+            if found is not None:
+                return found
+        return None
+    if isinstance(h, list) and isinstance(s, list) and len(h) == len(s):
+        for i, (a, b) in enumerate(zip(h, s, strict=True)):
+            found = _first_difference(a, b, f"{at}/{i}")
+            if found is not None:
+                return found
+        return None
+    return None if _same(h, s) else (at, h, s)
 
 
 def _top_and_nested(value: object) -> dict[str, dict[str, object]]:

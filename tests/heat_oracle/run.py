@@ -34,7 +34,8 @@ def own_cases() -> list[Case]:
         if ".env" in path.name:
             continue
         envs = tuple(
-            e for e in (CASES / f"{path.stem}.env.yaml", CASES / f"{path.stem}.env2.yaml")
+            e
+            for e in (CASES / f"{path.stem}.env.yaml", CASES / f"{path.stem}.env2.yaml")
             if e.exists()
         )
         out.append(Case(path.stem, path, envs))

@@ -84,7 +84,9 @@ def test_work_is_bounded_nested_repeats() -> None:
     outer = {
         "repeat": {
             "for_each": {"%i%": [str(n) for n in range(300)]},
-            "template": {"repeat": {"for_each": {"%k%": [str(n) for n in range(300)]}, "template": inner}},
+            "template": {
+                "repeat": {"for_each": {"%k%": [str(n) for n in range(300)]}, "template": inner}
+            },
         }
     }
     body = {"heat_template_version": "2016-10-14", "outputs": {"o": {"value": outer}}}

@@ -38,6 +38,7 @@ VOLUME_PROPS = frozenset(
 )  # fmt: skip
 ATTACH_PROPS = frozenset({"instance_uuid", "mountpoint", "volume_id"})
 GROUP_PROPS = frozenset({"name", "policies", "rules"})
+_USER_DATA_FORMATS = ("HEAT_CFNTOOLS", "RAW", "SOFTWARE_CONFIG")
 _RULES = {r.value: r for r in Rule if r is not Rule.SPREAD}
 
 
@@ -81,6 +82,12 @@ def server(stack: StackView, res: Resource, props: dict[str, object]) -> None:
     networks = _networks(stack, props.get("networks"), child(where, "networks"))
     group = _group_hint(stack, props.get("scheduler_hints"), child(where, "scheduler_hints"))
     user_data = props.get("user_data")
+    fmt = props.get("user_data_format")
+    if fmt is not None and not is_symbolic(fmt) and fmt not in _USER_DATA_FORMATS:
+        report.problem(
+            child(where, "user_data_format"),
+            f"user_data_format is one of {', '.join(_USER_DATA_FORMATS)}, found {describe(fmt)}",
+        )
     profile = None
     if flavor is not None and image is not None and len(report.out) == before:
         profile = ServerProfile(

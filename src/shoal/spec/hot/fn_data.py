@@ -34,11 +34,7 @@ def _repeat(e: Evaluator, args: object, path: str) -> object:
     # From 2016-10-14 a mapping repeats over its keys (Heat's RepeatWithMap); null is none.
     maps = e.scope.version.has_conditions
     lists = [
-        []
-        if v is None
-        else [str(x) for x in v]
-        if isinstance(v, dict) and maps
-        else v
+        [] if v is None else [str(x) for x in v] if isinstance(v, dict) and maps else v
         for v in for_each.values()
     ]
     for k, lst in zip(keys, lists, strict=True):
@@ -48,13 +44,16 @@ def _repeat(e: Evaluator, args: object, path: str) -> object:
                 child(path, "for_each", k), f"'{k}' must be {kinds}, found {describe(lst)}"
             )
         for i, item in enumerate(lst):
-            if not isinstance(item, str) and isinstance(args["template"], str | list | dict):
-                if first_symbolic(item) is None and _has_text(args["template"]):
-                    # Heat calls str.replace(placeholder, item) on every text of the template.
-                    return e.fail(
-                        child(path, "for_each", k, i),
-                        f"'repeat' replaces '{k}' in text, found {describe(item)}",
-                    )
+            # Heat calls str.replace(placeholder, item) on every text of the template.
+            if (
+                not isinstance(item, str)
+                and first_symbolic(item) is None
+                and _has_text(args["template"])
+            ):
+                return e.fail(
+                    child(path, "for_each", k, i),
+                    f"'repeat' replaces '{k}' in text, found {describe(item)}",
+                )
     if permutations is False:
         if len({len(v) for v in lists if isinstance(v, list)}) > 1:
             return e.fail(

@@ -284,7 +284,7 @@ def read_hot_files(
 ) -> HotResult:
     """Read a template file and environment files from disk, nested files beside them."""
     path = Path(template).resolve()
-    tree = parse(read_bytes(path), str(path))
+    tree = parse(client_text(read_bytes(path)), str(path))
     files = Files(disk=True)
     files.root = str(path.parent)
     envs = []
@@ -300,6 +300,12 @@ def read_hot_files(
         scope=str(path),
         software=software,
     )
+
+
+def client_text(data: bytes) -> bytes:
+    """A top template's text as the Heat client parses it: stripped first (heatclient's
+    template_format.parse), so a last block scalar has no final newline."""
+    return data.strip()
 
 
 def default_name(path: Path) -> str:
@@ -334,7 +340,7 @@ def bundle(
         envs.append(data)
     body = {
         "stack_name": name or default_name(tpath),
-        "template": plain(parse(read_bytes(tpath), str(tpath))),
+        "template": plain(parse(client_text(read_bytes(tpath)), str(tpath))),
         "environments": envs,
         "files": files,
     }

@@ -11,6 +11,7 @@ notice. Hidden parameters are never quoted in a message.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from dataclasses import dataclass, field
 
@@ -85,9 +86,7 @@ def read_parameters(
             )
             continue
         param = Parameter(str(name), str(kind), where, hidden=body.get("hidden") is True)
-        _constraints(
-            param, body.get("constraints"), child(where, "constraints"), report, modulo
-        )
+        _constraints(param, body.get("constraints"), child(where, "constraints"), report, modulo)
         if "default" in body and body["default"] is not None:
             default = convert(param, body["default"], child(where, "default"), report)
             if default is not MISSING and check(param, default, child(where, "default"), report):
@@ -184,7 +183,10 @@ def convert(param: Parameter, value: object, path: str, report: Report) -> objec
         if isinstance(value, str):
             return value
         if isinstance(value, int | float | bool):
-            return str(value).lower() if isinstance(value, bool) else str(value)
+            return str(value)  # Heat's str(): a boolean is True or False
+        if isinstance(value, dt.date):
+            # Heat's YAML loader reads a timestamp as the text it is.
+            return value.isoformat()
     elif kind == "number":
         if isinstance(value, int | float) and not isinstance(value, bool):
             return value

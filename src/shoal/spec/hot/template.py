@@ -26,6 +26,7 @@ from shoal.spec.hot.functions import (
     plain,
     step_into,
 )
+from shoal.spec.hot.heat_types import HEAT_TYPES
 from shoal.spec.hot.outputs import hidden_in, partial
 from shoal.spec.hot.parameters import MISSING, Parameter, check, convert, read_parameters
 from shoal.spec.hot.paths import file_pointer
@@ -234,6 +235,13 @@ class Stack:
         )
         for name, body in value.items():
             path = child(where, str(name))
+            if "/" in str(name):
+                self.report.problem(path, "a resource name may not contain '/' (as in Heat)")
+                continue
+            if str(name) in self.params:
+                self.report.problem(
+                    path, f"'{name}' names both a parameter and a resource (Heat refuses that)"
+                )
             if not isinstance(body, dict):
                 self.report.problem(
                     path, f"a resource must be a mapping with a 'type', found {describe(body)}"
@@ -350,6 +358,13 @@ class Stack:
                 self.shape.nested.append(NestedShape(res.name, res.path, shape))
             return
         via = f" (mapped from {res.written} by the environment)" if kind != res.written else ""
+        if kind not in HEAT_TYPES:
+            self.report.problem(
+                child(path, "type"),
+                f"resource type {kind}{via} is not a Heat resource type and the environment's "
+                "resource_registry does not map it (Heat: could not be found)",
+            )
+            return
         self.report.cannot(
             f"type {kind}",
             child(path, "type"),
@@ -383,6 +398,13 @@ class Stack:
         if HANDLERS.get(final) is None and (is_file_ref(final) or final in self.ctx.files.given):
             return self.nested(fake, final, props, path)
         via = f" (mapped from {kind})" if final != kind else ""
+        if final not in HEAT_TYPES:
+            self.report.problem(
+                child(path, "type"),
+                f"resource type {final}{via} is not a Heat resource type and the environment's "
+                "resource_registry does not map it (Heat: could not be found)",
+            )
+            return None
         self.report.cannot(
             f"type {final} in a group",
             child(path, "type"),
@@ -596,7 +618,10 @@ class Stack:
                 continue
             for key in body:
                 if key not in ("value", "description", "condition"):
-                    self.report.problem(child(path, str(key)), f"'{key}' is not an output key")
+                    # Heat ignores other keys of an output.
+                    self.report.notice(
+                        child(path, str(key)), f"'{key}' is not an output key; ignored"
+                    )
             cond = body.get("condition")
             if (
                 cond is not None
