@@ -127,6 +127,8 @@ class Shape:
     """The top template's outputs, to be served from the cluster (`outputs.map_outputs`)."""
     kinds: dict[str, str] = field(default_factory=dict)
     """Resource name -> its type after the registry (for messages about what cannot map)."""
+    empty_groups: set[str] = field(default_factory=set)
+    """ResourceGroups of count 0 whose member was left out unchecked, as Heat leaves it."""
     props: dict[str, dict[str, object]] = field(default_factory=dict)
     """Each resource that exists (its condition true) -> its evaluated properties, symbolic
     parts kept (what the differential test against Heat compares, tests/heat_oracle)."""
