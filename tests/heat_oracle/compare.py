@@ -111,6 +111,16 @@ def _walk(shape: Shape, prefix: str, out: dict[str, object]) -> None:
                 k: _typed(k, _plain(props.get(k, DEFAULTS.get(k)))) for k in keys
             }
         out[prefix + name] = entry
+    for server in shape.servers:
+        # What Shoal made of it, not only what it evaluated: the node's profile.
+        entry = out.get(prefix + server.name)
+        p = server.profile
+        if isinstance(entry, dict) and p is not None and isinstance(entry.get("properties"), dict):
+            props = entry["properties"]
+            props["flavor"], props["image"] = p.flavor.name, p.image.name
+            props["metadata"] = dict(p.metadata)
+            if p.zone is not None:
+                props["availability_zone"] = p.zone
     for n in shape.nested:
         _walk(n.shape, f"{prefix}{n.name}/", out)
 
@@ -146,8 +156,8 @@ def shoal_reading(case: Case) -> dict[str, object]:
     result = _read(case, inventory_for(set(), set(), set()))
     w = result.wants
     result = _read(case, inventory_for(w.flavors, w.images, w.zones))
-    cannot = {u.path for u in result.unsupported}
-    wrong = [p for p in result.problems if p.path not in cannot]
+    cannot = {(u.path, u.message) for u in result.unsupported}
+    wrong = [p for p in result.problems if (p.path, p.message) not in cannot]
     out: dict[str, object] = {"accepted": not wrong}
     if wrong:
         out["error"] = f"{wrong[0].path}: {wrong[0].message}"[:500]

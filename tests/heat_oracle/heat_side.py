@@ -116,6 +116,11 @@ def _resources(stk, prefix: str, out: dict[str, object]) -> None:  # type: ignor
                 props[key] = _plain(res.properties[key])
             except Exception as ex:
                 props[key] = f"<error {type(ex).__name__}>"
+        if kind == "OS::Nova::Server" and isinstance(props.get("metadata"), dict):
+            # As Heat sends it to Nova (meta_serialize): text as it is, the rest as JSON.
+            props["metadata"] = {
+                k: v if isinstance(v, str) else json.dumps(v) for k, v in props["metadata"].items()
+            }
         if props:
             entry["properties"] = props
         out[prefix + name] = entry

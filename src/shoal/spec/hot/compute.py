@@ -16,7 +16,7 @@ from shoal.spec import catalog
 from shoal.spec.collect import child
 from shoal.spec.hot.context import Resource, StackView, check_props, concrete_text
 from shoal.spec.hot.shapes import AttachmentShape, ServerGroupShape, ServerShape, VolumeShape
-from shoal.spec.hot.values import Ref, is_symbolic
+from shoal.spec.hot.values import Ref, first_symbolic, is_symbolic
 from shoal.spec.tree import describe
 
 SERVER_PROPS = frozenset(
@@ -113,7 +113,7 @@ def _metadata(stack: StackView, value: object, path: str) -> dict[str, str]:
         return {}
     out: dict[str, str] = {}
     for k, v in value.items():
-        if is_symbolic(v) or (isinstance(v, dict | list) and "<" in json.dumps(v, default=str)):
+        if first_symbolic(v) is not None:  # a '<' in literal text is just text
             stack.ctx.report.notice(
                 child(path, str(k)), "a metadata value known only at run time is left out"
             )

@@ -20,6 +20,8 @@ class Unsupported:
 
     reason: str
     path: str
+    message: str = ""
+    """The problem's message (what tells it from a mistake at the same pointer)."""
 
 
 @dataclass(slots=True)
@@ -40,7 +42,7 @@ class Report:
 
     def cannot(self, reason: str, path: str, message: str) -> None:
         """Valid Heat that Shoal does not support: a problem, counted under `reason`."""
-        self.unsupported.append(Unsupported(reason, path))
+        self.unsupported.append(Unsupported(reason, path, message))
         self.out.add(path, message)
 
     def mark(self) -> tuple[int, int, int]:
