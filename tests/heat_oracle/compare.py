@@ -117,7 +117,11 @@ def _walk(shape: Shape, prefix: str, out: dict[str, object]) -> None:
         p = server.profile
         if isinstance(entry, dict) and p is not None and isinstance(entry.get("properties"), dict):
             props = entry["properties"]
-            props["flavor"], props["image"] = p.flavor.name, p.image.name
+            # A flavor or image named by its id is the same one as by its name.
+            if props.get("flavor") not in (p.flavor.id, p.flavor.name):
+                props["flavor"] = p.flavor.name
+            if props.get("image") not in (p.image.id, p.image.name):
+                props["image"] = p.image.name
             props["metadata"] = dict(p.metadata)
             if p.zone is not None:
                 props["availability_zone"] = p.zone
