@@ -57,6 +57,7 @@ from shoal.spec.collect import child
 from shoal.spec.containers import check_containers
 from shoal.spec.drafts import ClusterDraft
 from shoal.spec.hot.assemble import Placed
+from shoal.spec.hot.evaluator import BROKEN
 from shoal.spec.hot.randomness import generate, mark
 from shoal.spec.hot.report import Report
 from shoal.spec.hot.shapes import Shape, SoftwareShape
@@ -745,7 +746,9 @@ def _config(m: _Map, c: SoftwareShape) -> SoftwareConfig | None:
         )
     body = c.props.get("config")
     text: str | None = None
-    if first_symbolic(body) is not None:
+    if first_symbolic(body) == BROKEN:
+        m.mapped = False  # a problem inside it (a missing get_file) is reported where it is
+    elif first_symbolic(body) is not None:
         _cannot(
             m,
             "software config known only at run time",
