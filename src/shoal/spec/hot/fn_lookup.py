@@ -113,7 +113,7 @@ def _get_file(e: Evaluator, args: object, path: str) -> object:
 
 def _fn_unsupported(e: Evaluator, args: object, path: str) -> object:
     name = path.rsplit("/", 1)[-1].replace("~1", "/").replace("~0", "~")
-    e.report.cannot(f"function {name}", path, f"function '{name}' is not supported")
+    e.report.cannot(f"function {name}", path, f"Shoal does not read function '{name}' yet")
     return BROKEN
 
 

@@ -368,7 +368,8 @@ class Stack:
         self.report.cannot(
             f"type {kind}",
             child(path, "type"),
-            f"resource type {kind}{via} is not supported (docs/hot.md lists the types Shoal reads)",
+            f"Shoal does not read resource type {kind}{via} yet (docs/hot.md lists the types "
+            "it reads)",
         )
 
     def member(self, res: Resource, kind: str, props: dict[str, object], path: str) -> Shape | None:
