@@ -76,9 +76,8 @@ def resource_group(stack: StackView, res: Resource, props: dict[str, object]) ->
         return
     mark = report.mark()
     member = stack.member(res, kind, inner, dwhere)
-    if count == 0:
-        stack.shape.empty_groups.add(res.name)
     if count == 0 and report.forget_since(mark):
+        stack.shape.empty_groups.add(res.name)
         # Heat does not check a group of none (a TripleO environment switches a role off with
         # a count of 0, its flavor or parameters possibly absent): neither does Shoal.
         report.notice(
