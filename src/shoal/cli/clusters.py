@@ -16,8 +16,8 @@ from shoal.cli import screen
 from shoal.cli.command import Session, remote, seg
 from shoal.cli.documents import (
     EnvironmentOption,
+    NameOption,
     document_name,
-    read_document,
     read_request,
     same_document,
 )
@@ -37,11 +37,12 @@ async def up(
     s: Session,
     document: DocumentArg,
     environment: EnvironmentOption = None,
+    name: NameOption = None,
     wait: WaitOption = True,
     timeout: TimeoutOption = None,
 ) -> int:
     """Create a cluster from a document and wait until it is ACTIVE (exit 0) or not (exit 1)."""
-    content, kind = read_request(document, environment)
+    content, kind = read_request(document, environment, name)
     return await submit(
         s.client,
         "POST",
@@ -60,6 +61,7 @@ async def apply(
     s: Session,
     document: DocumentArg,
     environment: EnvironmentOption = None,
+    name: NameOption = None,
     wait: WaitOption = True,
     timeout: TimeoutOption = None,
     dry_run: Annotated[
@@ -74,21 +76,23 @@ async def apply(
 ) -> int:
     """Create the document's cluster, or change the existing one to match the document."""
     if dry_run:
-        return await _dry_run(s, document, environment)
-    content, kind = read_request(document, environment) if environment else read_document(document)
-    name = document_name(content)
+        return await _dry_run(s, document, environment, name)
+    # A HOT template always travels as a stack-create body, so its cluster (the stack name)
+    # is known and found, with or without environments.
+    content, kind = read_request(document, environment, name)
+    cluster = document_name(content)
     path = "/v1/clusters"
-    if name is not None:
+    if cluster is not None:
         try:
-            current = (await s.client.get(f"/v1/clusters/{seg(name)}"))["cluster"]
-            path = f"/v1/clusters/{seg(name)}"
+            current = (await s.client.get(f"/v1/clusters/{seg(cluster)}"))["cluster"]
+            path = f"/v1/clusters/{seg(cluster)}"
         except ApiError as e:
             if e.status != 404:
                 raise
         else:
             if same_document(content, current.get("document")):
                 if s.table:
-                    screen.out().print(f"cluster {escape(name)}: no change")
+                    screen.out().print(f"cluster {escape(cluster)}: no change")
                 else:
                     emit_data({"action": None, "cluster": current}, s.output)
                 return EXIT_OK
@@ -106,24 +110,28 @@ async def apply(
     )
 
 
-async def _dry_run(s: Session, document: str, environment: list[Path] | None) -> int:
-    """What `apply` would do: the server's preview of a change to an existing cluster, or,
-    when the document's cluster does not exist yet, its create plan as `shoal plan` shows it."""
+async def _dry_run(
+    s: Session, document: str, environment: list[Path] | None, name: str | None
+) -> int:
+    """What `apply` would do: the server's preview of a change to an existing cluster (a HOT
+    template's conversion included), or, when the document's cluster does not exist yet, its
+    create plan as `shoal plan` shows it."""
     from shoal.cli.plan import place
     from shoal.cli.preview import preview
 
-    content, kind = read_request(document, environment) if environment else read_document(document)
-    name = document_name(content)
-    if name is not None:
+    content, kind = read_request(document, environment, name)
+    cluster = document_name(content)
+    if cluster is not None:
         try:
-            await s.client.get(f"/v1/clusters/{seg(name)}")
+            await s.client.get(f"/v1/clusters/{seg(cluster)}")
         except ApiError as e:
             if e.status != 404:
                 raise
         else:
-            return await preview(s.client, name, content, kind, s.output)
+            return await preview(s.client, cluster, content, kind, s.output)
+    shown = f"cluster {cluster}" if cluster else "cluster"
     screen.err().print(
-        f"no cluster {name or ''} yet: applying {document} would create it, "
+        f"no {shown} yet: applying {document} would create it, "
         f"placed as `shoal plan` places it (Shoal places it again when it is applied):",
         markup=False,
     )

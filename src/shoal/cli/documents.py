@@ -81,6 +81,15 @@ def document_name(content: bytes) -> str | None:
     return name if isinstance(name, str) and name else None
 
 
+NameOption = Annotated[
+    str | None,
+    typer.Option(
+        "--name",
+        help="The cluster (Heat's stack name) of a HOT template; default: the template's file "
+        "name (overcloud.yaml -> overcloud).",
+    ),
+]
+
 EnvironmentOption = Annotated[
     list[Path] | None,
     typer.Option(
@@ -105,8 +114,11 @@ def is_hot_file(source: str) -> bool:
     return isinstance(data, dict) and "heat_template_version" in data
 
 
-def read_template(source: str, environments: list[Path] | None) -> tuple[bytes, str] | None:
-    """A HOT template and its environments as Heat's stack-create body, files included.
+def read_template(
+    source: str, environments: list[Path] | None, name: str | None = None
+) -> tuple[bytes, str] | None:
+    """A HOT template and its environments as Heat's stack-create body, files included;
+    the stack (cluster) is `name`, or named after the template's file.
 
     None when `source` is not a template (a Shoal document, see `read_request`).
     """
@@ -122,18 +134,25 @@ def read_template(source: str, environments: list[Path] | None) -> tuple[bytes, 
     from shoal.spec.hot import bundle
 
     try:
-        body = bundle(source, list(environments or []), default_inventory())
+        body = bundle(source, list(environments or []), default_inventory(), name=name)
     except InvalidDocument as bad:
         raise CliError(f"cannot read {source}: {bad}", EXIT_INVALID) from None
     return body, "application/json"
 
 
-def read_request(source: str, environments: list[Path] | None) -> tuple[bytes, str]:
-    """What `up` and `apply` send: a HOT template as Heat's stack-create body; a Shoal
-    document with environments as `{document, environment: [...]}`; else the file as it is."""
-    template = read_template(source, environments)
+def read_request(
+    source: str, environments: list[Path] | None, name: str | None = None
+) -> tuple[bytes, str]:
+    """What `up` and `apply` send: a HOT template as Heat's stack-create body (its stack named
+    `name`, or after the file); a Shoal document with environments as
+    `{document, environment: [...]}`; else the file as it is."""
+    template = read_template(source, environments, name)
     if template is not None:
         return template
+    if name is not None:
+        raise CliError(
+            "--name names a HOT template's cluster; a Shoal document names its own", EXIT_INVALID
+        )
     content, kind = read_document(source)
     if not environments:
         return content, kind

@@ -114,7 +114,9 @@ def test_make_url() -> None:
             "query": {"a": "1 2"},
         }
     }
-    assert outputs("2017-09-01", value) == "https://example.com:8443/v1/x?a=1%202"
+    assert (
+        outputs("2017-09-01", value) == "https://example.com:8443/v1/x?a=1+2"
+    )  # urlencode, as Heat
 
 
 def test_version_gate_names_the_function_and_version() -> None:

@@ -77,19 +77,22 @@ def test_random_templates_never_raise(
 def test_work_is_bounded_nested_repeats() -> None:
     inner = {
         "repeat": {
-            "for_each": {"%j%": list(range(300))},
+            "for_each": {"%j%": [str(n) for n in range(300)]},
             "template": {"list_join": ["-", ["%i%", "%j%"]]},
         }
     }
     outer = {
         "repeat": {
-            "for_each": {"%i%": list(range(300))},
-            "template": {"repeat": {"for_each": {"%k%": list(range(300))}, "template": inner}},
+            "for_each": {"%i%": [str(n) for n in range(300)]},
+            "template": {
+                "repeat": {"for_each": {"%k%": [str(n) for n in range(300)]}, "template": inner}
+            },
         }
     }
     body = {"heat_template_version": "2016-10-14", "outputs": {"o": {"value": outer}}}
     problems = read_body(body, default_inventory()).problems
-    assert [p.message for p in problems if "evaluation steps" in p.message]
+    bounded = ("evaluation steps", "would make more than")
+    assert [p.message for p in problems if any(b in p.message for b in bounded)]
     assert len(problems) < 5
 
 

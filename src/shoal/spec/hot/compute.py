@@ -16,7 +16,7 @@ from shoal.spec import catalog
 from shoal.spec.collect import child
 from shoal.spec.hot.context import Resource, StackView, check_props, concrete_text
 from shoal.spec.hot.shapes import AttachmentShape, ServerGroupShape, ServerShape, VolumeShape
-from shoal.spec.hot.values import Ref, is_symbolic
+from shoal.spec.hot.values import Ref, first_symbolic, is_symbolic
 from shoal.spec.tree import describe
 
 SERVER_PROPS = frozenset(
@@ -38,6 +38,7 @@ VOLUME_PROPS = frozenset(
 )  # fmt: skip
 ATTACH_PROPS = frozenset({"instance_uuid", "mountpoint", "volume_id"})
 GROUP_PROPS = frozenset({"name", "policies", "rules"})
+_USER_DATA_FORMATS = ("HEAT_CFNTOOLS", "RAW", "SOFTWARE_CONFIG")
 _RULES = {r.value: r for r in Rule if r is not Rule.SPREAD}
 
 
@@ -81,6 +82,12 @@ def server(stack: StackView, res: Resource, props: dict[str, object]) -> None:
     networks = _networks(stack, props.get("networks"), child(where, "networks"))
     group = _group_hint(stack, props.get("scheduler_hints"), child(where, "scheduler_hints"))
     user_data = props.get("user_data")
+    fmt = props.get("user_data_format")
+    if fmt is not None and not is_symbolic(fmt) and fmt not in _USER_DATA_FORMATS:
+        report.problem(
+            child(where, "user_data_format"),
+            f"user_data_format is one of {', '.join(_USER_DATA_FORMATS)}, found {describe(fmt)}",
+        )
     profile = None
     if flavor is not None and image is not None and len(report.out) == before:
         profile = ServerProfile(
@@ -106,7 +113,7 @@ def _metadata(stack: StackView, value: object, path: str) -> dict[str, str]:
         return {}
     out: dict[str, str] = {}
     for k, v in value.items():
-        if is_symbolic(v) or (isinstance(v, dict | list) and "<" in json.dumps(v, default=str)):
+        if first_symbolic(v) is not None:  # a '<' in literal text is just text
             stack.ctx.report.notice(
                 child(path, str(k)), "a metadata value known only at run time is left out"
             )

@@ -41,6 +41,8 @@ class Context:
     report: Report
     wants: Wants = field(default_factory=Wants)
     budget: Budget = field(default_factory=Budget)
+    stack_name: str = "stack"
+    """The top stack's name (`OS::stack_name`): the cluster's name, as Heat's stack name."""
 
 
 @dataclass(slots=True)

@@ -57,6 +57,7 @@ from shoal.spec.collect import child
 from shoal.spec.containers import check_containers
 from shoal.spec.drafts import ClusterDraft
 from shoal.spec.hot.assemble import Placed
+from shoal.spec.hot.evaluator import BROKEN
 from shoal.spec.hot.randomness import generate, mark
 from shoal.spec.hot.report import Report
 from shoal.spec.hot.shapes import Shape, SoftwareShape
@@ -202,6 +203,15 @@ def _scope(m: _Map, sw: SoftwareDraft) -> bool:
             m.configs[s.name] = s
     if not m.deployments:
         return False
+    for d in [d for d in m.deployments.values() if _over_nothing(m, d)]:
+        # Heat makes no deployment for a group of none (a role switched off by a count of 0).
+        del m.deployments[d.name]
+        m.report.notice(
+            child(d.path, "properties", "servers"),
+            f"{d.kind} {d.name}: its servers are a group of count 0; nothing is deployed",
+        )
+    if not m.deployments:
+        return False
     for d in m.deployments.values():
         target = _target(m, d)
         if target is not None:
@@ -266,6 +276,17 @@ def _element(m: _Map, resource: str, scope: str | None = None) -> str | None:
     if group is not None and any(p.part is not None for p in group.parts or []):
         return f"{name}/server"
     return name
+
+
+def _over_nothing(m: _Map, d: SoftwareShape) -> bool:
+    """A deployment group whose servers are a ResourceGroup of count 0 (left out as Heat
+    leaves it unchecked, groups.py)."""
+    if not d.kind.endswith("Group") and not d.kind.endswith("Deployments"):
+        return False
+    inside = follow(m.shape, d.props.get("servers"), m.shapes)
+    if isinstance(inside, NotRead) or not isinstance(inside.value, Attr):
+        return False
+    return inside.value.name in inside.shape.empty_groups
 
 
 def _target(m: _Map, d: SoftwareShape) -> str | None:
@@ -725,7 +746,9 @@ def _config(m: _Map, c: SoftwareShape) -> SoftwareConfig | None:
         )
     body = c.props.get("config")
     text: str | None = None
-    if first_symbolic(body) is not None:
+    if first_symbolic(body) == BROKEN:
+        m.mapped = False  # a problem inside it (a missing get_file) is reported where it is
+    elif first_symbolic(body) is not None:
         _cannot(
             m,
             "software config known only at run time",

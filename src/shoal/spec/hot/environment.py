@@ -94,8 +94,13 @@ def _registry(value: object, path: str, source: str, env: Environment, report: R
                     elif isinstance(dest, str):
                         entries[str(t)] = dest
                         env.origin[dest] = source
+                    elif isinstance(dest, dict):
+                        _nested_entry(dest, child(where, str(res), str(t)), report)
                     else:
-                        report.problem(child(where, str(res), str(t)), "a registry target is text")
+                        report.problem(
+                            child(where, str(res), str(t)),
+                            "a registry target is text, or a nested resource's entries",
+                        )
             continue
         if key == "base_url":
             report.notice(where, "'base_url' is ignored; give nested templates in 'files'")
@@ -107,12 +112,41 @@ def _registry(value: object, path: str, source: str, env: Environment, report: R
         env.origin[target] = source
 
 
-def lookup(env: Environment, type_name: str, resource: str | None) -> tuple[str, list[str]]:
-    """What `type_name` (of `resource`) finally maps to, and the chain of mappings followed."""
+def _nested_entry(entry: dict[object, object], path: str, report: Report) -> None:
+    """A nested stack's resource's own entries (Heat: `resources: {nested: {res: {...}}}`)."""
+    for key, value in entry.items():
+        where = child(path, str(key))
+        if key in ("hooks", "restricted_actions"):
+            report.notice(where, f"'{key}' is ignored")
+        elif isinstance(value, dict):
+            _nested_entry(value, where, report)
+        else:
+            report.cannot(
+                "a nested stack's per-resource registry",
+                where,
+                "Shoal does not read a per-resource registry entry for a nested stack's "
+                "resource yet",
+            )
+
+
+def lookup(
+    env: Environment,
+    type_name: str,
+    resource: str | None,
+    skip: frozenset[str] = frozenset(),
+) -> tuple[str, list[str]]:
+    """What `type_name` (of `resource`) finally maps to, and the chain of mappings followed.
+
+    `skip`: types whose mapping is not applied (inside the template a type was mapped to, as
+    Heat's child environment drops the entry that led there: a wrapper of OS::Nova::Server
+    uses the real OS::Nova::Server).
+    """
     chain: list[str] = []
     current = type_name
     for _ in range(MAX_CHAIN):
         found: str | None = None
+        if current in skip:
+            return current, chain
         if resource is not None:
             found = env.per_resource.get(resource, {}).get(current)
         if found is None:

@@ -152,12 +152,16 @@ class Evaluator:
         if handler is None:
             if name == "yaql":
                 self.report.cannot(
-                    "function yaql", path, "function 'yaql' is not supported (no yaql engine)"
+                    "function yaql",
+                    path,
+                    "Shoal does not read function 'yaql' yet (it has no yaql engine)",
                 )
             elif name == "resource_facade":
                 return Unknown("the facade of the parent resource")
             else:
-                self.report.cannot(f"function {name}", path, f"function '{name}' is not supported")
+                self.report.cannot(
+                    f"function {name}", path, f"Shoal does not read function '{name}' yet"
+                )
             return BROKEN
         return handler(self, args, path)
 

@@ -31,12 +31,29 @@ def _repeat(e: Evaluator, args: object, path: str) -> object:
     if not isinstance(for_each, dict) or not for_each:
         return e.fail(child(path, "for_each"), "'for_each' must map placeholders to lists")
     keys = [str(k) for k in for_each]
-    lists = list(for_each.values())
+    # From 2016-10-14 a mapping repeats over its keys (Heat's RepeatWithMap); null is none.
+    maps = e.scope.version.has_conditions
+    lists = [
+        [] if v is None else [str(x) for x in v] if isinstance(v, dict) and maps else v
+        for v in for_each.values()
+    ]
     for k, lst in zip(keys, lists, strict=True):
         if not isinstance(lst, list):
+            kinds = "a list or a mapping" if maps else "a list"
             return e.fail(
-                child(path, "for_each", k), f"'{k}' must be a list, found {describe(lst)}"
+                child(path, "for_each", k), f"'{k}' must be {kinds}, found {describe(lst)}"
             )
+        for i, item in enumerate(lst):
+            # Heat calls str.replace(placeholder, item) on every text of the template.
+            if (
+                not isinstance(item, str)
+                and first_symbolic(item) is None
+                and _has_text(args["template"])
+            ):
+                return e.fail(
+                    child(path, "for_each", k, i),
+                    f"'repeat' replaces '{k}' in text, found {describe(item)}",
+                )
     if permutations is False:
         if len({len(v) for v in lists if isinstance(v, list)}) > 1:
             return e.fail(
@@ -62,6 +79,17 @@ def _repeat(e: Evaluator, args: object, path: str) -> object:
             return BROKEN
         out.append(e.ev(item, child(path, "template")))
     return out
+
+
+def _has_text(template: object) -> bool:
+    """True if `template` holds some text (a key or a value)."""
+    if isinstance(template, str):
+        return True
+    if isinstance(template, list):
+        return any(_has_text(t) for t in template)
+    if isinstance(template, dict):
+        return any(_has_text(k) or _has_text(v) for k, v in template.items())
+    return False
 
 
 def size_of(value: object) -> int:

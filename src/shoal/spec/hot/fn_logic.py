@@ -68,7 +68,7 @@ def _contains(e: Evaluator, args: object, path: str) -> object:
             if first_symbolic([value, seq]) == BROKEN
             else e.fail(path, "'contains' must test values known before the stack exists")
         )
-    if not isinstance(seq, list | str | dict):
+    if not isinstance(seq, list | str):  # Heat: a Sequence; a mapping is refused
         return e.fail(child(path, 1), f"'contains' needs a sequence, found {describe(seq)}")
     return value in seq
 

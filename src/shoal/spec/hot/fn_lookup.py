@@ -49,8 +49,8 @@ def step_into(value: object, key: object) -> object:
     """`value[key]` for a mapping or a list, or NOWHERE."""
     if isinstance(value, dict):
         return value.get(key, NOWHERE)
-    if isinstance(value, list) and isinstance(key, int) and 0 <= key < len(value):
-        return value[key]
+    if isinstance(value, list) and isinstance(key, int) and -len(value) <= key < len(value):
+        return value[key]  # a negative index counts from the end, as Heat's Python indexing
     return NOWHERE
 
 
@@ -62,9 +62,9 @@ def select(e: Evaluator, value: object, key: object, path: str) -> object:
             return e.fail(path, f"no key {describe(key)} in the value")
         return value[key]
     if isinstance(value, list):
-        if isinstance(key, str) and is_index_text(key):
+        if isinstance(key, str) and is_index_text(key.removeprefix("-")):
             key = int(key)
-        if not isinstance(key, int) or not 0 <= key < len(value):
+        if not isinstance(key, int) or not -len(value) <= key < len(value):
             long = isinstance(key, str) and len(key) > 20
             shown = f"a text of {len(str(key))} characters" if long else describe(key)
             return e.fail(path, f"{shown} is not an index of a list of {len(value)}")
@@ -113,7 +113,7 @@ def _get_file(e: Evaluator, args: object, path: str) -> object:
 
 def _fn_unsupported(e: Evaluator, args: object, path: str) -> object:
     name = path.rsplit("/", 1)[-1].replace("~1", "/").replace("~0", "~")
-    e.report.cannot(f"function {name}", path, f"function '{name}' is not supported")
+    e.report.cannot(f"function {name}", path, f"Shoal does not read function '{name}' yet")
     return BROKEN
 
 

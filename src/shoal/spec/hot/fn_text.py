@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 from urllib.parse import quote as urlquote
+from urllib.parse import urlencode, urlunsplit
 
 from shoal.spec.collect import child
 from shoal.spec.hot.evaluator import BROKEN, Evaluator, Handler
@@ -26,12 +27,10 @@ def _string_of(e: Evaluator, value: object, path: str, fn: str) -> str | None:
         return value
     if value is None or value is OMIT:
         return ""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int | float):
-        return str(value)
+    if isinstance(value, bool | int | float):
+        return str(value)  # Heat's str(): True, not true
     if isinstance(value, dict | list) and e.scope.version.at_least("2015-10-15"):
-        return json.dumps(value)
+        return json.dumps(value, sort_keys=True)  # as Heat's jsonutils.dumps(sort_keys=True)
     e.fail(path, f"'{fn}' needs text or numbers, found {describe(value)}")
     return None
 
@@ -107,6 +106,11 @@ def _list_join(e: Evaluator, args: object, path: str) -> object:
         if not isinstance(lst, list):
             return e.fail(child(path, i), f"'list_join' joins lists, found {describe(lst)}")
         for j, item in enumerate(lst):
+            if item is not None and not isinstance(item, str | dict | list):
+                return e.fail(
+                    child(path, i, j),
+                    f"'list_join' joins text, mappings and lists, found {describe(item)}",
+                )
             text = _string_of(e, item, child(path, i, j), "list_join")
             if text is None:
                 return BROKEN
@@ -172,9 +176,11 @@ def _str_split(e: Evaluator, args: object, path: str) -> object:
 
 
 _URL_KEYS = ("scheme", "username", "password", "host", "port", "path", "query", "fragment")
+_URL_ORDER = _URL_KEYS
 
 
 def _make_url(e: Evaluator, args: object, path: str) -> object:
+    """Heat's MakeURL, step for step (urlunsplit of quoted parts; no default scheme or path)."""
     value = e.ev(args, path)
     if not isinstance(value, dict):
         return value if value == BROKEN else e.fail(path, "'make_url' takes a mapping")
@@ -184,27 +190,50 @@ def _make_url(e: Evaluator, args: object, path: str) -> object:
     sym = first_symbolic(value)
     if sym is not None:
         return unknown_from(sym, "make_url")
-    if "host" not in value:
-        return e.fail(path, "'make_url' needs a host")
-    host = str(value["host"])
-    if ":" in host and not host.startswith("["):
-        host = f"[{host}]"
-    user = ""
-    if value.get("username"):
-        user = urlquote(str(value["username"]), safe="")
-        if value.get("password"):
-            user += ":" + urlquote(str(value["password"]), safe="")
-        user += "@"
-    port = f":{value['port']}" if value.get("port") not in (None, "") else ""
-    url = f"{value.get('scheme') or 'http'}://{user}{host}{port}"
-    url += "/" + urlquote(str(value.get("path") or "").lstrip("/"), safe="/")
-    query = value.get("query")
-    if isinstance(query, dict) and query:
-        url += "?" + "&".join(
-            f"{urlquote(str(k), safe='')}={urlquote(str(v), safe='')}" for k, v in query.items()
+    for key in _URL_ORDER:  # Heat checks in this order and stops at `query`
+        if key not in value:
+            continue
+        arg = value[key]
+        if key == "query":
+            if not isinstance(arg, dict):
+                return e.fail(child(path, key), "'make_url': 'query' must be a mapping")
+            break
+        if key == "port":
+            port = arg
+            if not isinstance(port, int) or isinstance(port, bool):
+                try:
+                    port = int(str(port))
+                except ValueError:
+                    return e.fail(child(path, key), f"invalid URL port {describe(arg)}")
+            if not 0 < port <= 65535:
+                return e.fail(child(path, key), f"invalid URL port {port}, not in 1-65535")
+        elif not isinstance(arg, str):
+            return e.fail(child(path, key), f"'make_url': '{key}' must be text")
+    scheme = str(value.get("scheme", ""))
+    if ":" in scheme:
+        return e.fail(child(path, "scheme"), "the URL scheme must not contain ':'")
+    user = urlquote(str(value.get("username", "")), safe="")
+    password = urlquote(str(value.get("password", "")), safe="")
+    netloc = ""
+    if user or password:
+        netloc = user + (":" + password if password else "") + "@"
+    host = str(value.get("host", ""))
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+    host = urlquote(host, safe=":")
+    netloc += f"[{host}]" if ":" in host else host
+    if value.get("port"):
+        netloc += f":{value['port']}"
+    query = value.get("query") or {}
+    url = urlunsplit(
+        (
+            scheme,
+            netloc,
+            urlquote(str(value.get("path", ""))),
+            urlencode(query if isinstance(query, dict) else {}).replace("%2F", "/"),
+            urlquote(str(value.get("fragment", ""))),
         )
-    if value.get("fragment"):
-        url += "#" + urlquote(str(value["fragment"]), safe="")
+    )
     return url
 
 

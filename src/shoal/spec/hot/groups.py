@@ -74,7 +74,16 @@ def resource_group(stack: StackView, res: Resource, props: dict[str, object]) ->
     if not isinstance(inner, dict):
         report.problem(child(dwhere, "properties"), "properties must be a mapping")
         return
+    mark = report.mark()
     member = stack.member(res, kind, inner, dwhere)
+    if count == 0 and report.forget_since(mark):
+        stack.shape.empty_groups.add(res.name)
+        # Heat does not check a group of none (a TripleO environment switches a role off with
+        # a count of 0, its flavor or parameters possibly absent): neither does Shoal.
+        report.notice(
+            dwhere, "the member of a group of count 0 is not checked (as in Heat); left out"
+        )
+        return
     if member is not None:
         stack.shape.groups.append(GroupShape(res.name, res.path, count, member))
 

@@ -40,6 +40,14 @@ def value(stack: StackView, res: Resource, props: dict[str, object]) -> None:
         report.problem(
             child(res.path, "properties", "type"), f"type is one of {', '.join(_VALUE_TYPES)}"
         )
+    given = props.get("value")
+    if kind == "number" and isinstance(given, str):
+        try:
+            float(given)  # Heat converts the value to its type
+        except ValueError:
+            report.problem(
+                child(res.path, "properties", "value"), f"{describe(given)} is not a number"
+            )
 
 
 def random_string(stack: StackView, res: Resource, props: dict[str, object]) -> None:

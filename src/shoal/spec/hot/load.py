@@ -65,6 +65,8 @@ class HotResult:
     files_read: list[str] = field(default_factory=list)
     skipped: list[Unsupported] = field(default_factory=list)
     """Outputs not served from the cluster (each with a notice), by reason."""
+    shape: Shape | None = None
+    """What the top template read (resources, their evaluated properties, nested shapes)."""
 
     @property
     def first_reason(self) -> str | None:
@@ -186,7 +188,8 @@ def read_hot(
     env = Environment()
     for data, where, source in environments:
         read_environment(plain(data), where, source or scope, env, report)
-    ctx = Context(env, files, inventory, report)
+    cluster = name or DEFAULT_NAME
+    ctx = Context(env, files, inventory, report, stack_name=cluster)
     stack = Stack(
         ctx,
         template,
@@ -197,7 +200,6 @@ def read_hot(
         top=True,
     )
     shape = stack.read()
-    cluster = name or DEFAULT_NAME
     if not is_name(cluster):
         report.problem("/stack_name", f"{describe(cluster)} is not a valid cluster name")
     draft, placed = assemble(shape, cluster, report)
@@ -239,6 +241,7 @@ def read_hot(
         ctx.wants,
         list(files.read_names),
         list(report.skipped),
+        shape,
     )
 
 
@@ -295,7 +298,7 @@ def read_hot_files(
 ) -> HotResult:
     """Read a template file and environment files from disk, nested files beside them."""
     path = Path(template).resolve()
-    tree = parse(read_bytes(path), str(path))
+    tree = parse(client_text(read_bytes(path)), str(path))
     files = Files(disk=True)
     files.root = str(path.parent)
     envs = []
@@ -311,6 +314,12 @@ def read_hot_files(
         scope=str(path),
         software=software,
     )
+
+
+def client_text(data: bytes) -> bytes:
+    """A top template's text as the Heat client parses it: stripped first (heatclient's
+    template_format.parse), so a last block scalar has no final newline."""
+    return data.strip()
 
 
 def default_name(path: Path) -> str:
@@ -345,7 +354,7 @@ def bundle(
         envs.append(data)
     body = {
         "stack_name": name or default_name(tpath),
-        "template": plain(parse(read_bytes(tpath), str(tpath))),
+        "template": plain(parse(client_text(read_bytes(tpath)), str(tpath))),
         "environments": envs,
         "files": files,
     }

@@ -11,6 +11,7 @@ notice. Hidden parameters are never quoted in a message.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from dataclasses import dataclass, field
 
@@ -53,8 +54,13 @@ class Parameter:
     """(kind, argument, pointer) of each constraint Shoal checks."""
 
 
-def read_parameters(section: object, path: str, report: Report) -> dict[str, Parameter]:
-    """The declared parameters; each broken declaration is a problem and is left out."""
+def read_parameters(
+    section: object, path: str, report: Report, *, modulo: bool = True
+) -> dict[str, Parameter]:
+    """The declared parameters; each broken declaration is a problem and is left out.
+
+    `modulo`: the template's version has the `modulo` constraint (2017-02-24 and later).
+    """
     if section is None:
         return {}
     if not isinstance(section, dict):
@@ -80,7 +86,7 @@ def read_parameters(section: object, path: str, report: Report) -> dict[str, Par
             )
             continue
         param = Parameter(str(name), str(kind), where, hidden=body.get("hidden") is True)
-        _constraints(param, body.get("constraints"), child(where, "constraints"), report)
+        _constraints(param, body.get("constraints"), child(where, "constraints"), report, modulo)
         if "default" in body and body["default"] is not None:
             default = convert(param, body["default"], child(where, "default"), report)
             if default is not MISSING and check(param, default, child(where, "default"), report):
@@ -91,7 +97,17 @@ def read_parameters(section: object, path: str, report: Report) -> dict[str, Par
     return out
 
 
-def _constraints(param: Parameter, raw: object, path: str, report: Report) -> None:
+_APPLIES = {
+    "range": ("number",),
+    "modulo": ("number",),
+    "length": ("string", "comma_delimited_list", "json"),
+}
+"""The parameter types each constraint is valid for (Heat's `valid_types`)."""
+
+
+def _constraints(
+    param: Parameter, raw: object, path: str, report: Report, modulo: bool = True
+) -> None:
     if raw is None:
         return
     if not isinstance(raw, list):
@@ -110,6 +126,16 @@ def _constraints(param: Parameter, raw: object, path: str, report: Report) -> No
             continue
         kind = kinds[0]
         arg = item[kind]
+        if kind == "modulo" and not modulo:
+            report.problem(
+                child(where, kind), "the 'modulo' constraint needs heat_template_version 2017-02-24"
+            )
+            continue
+        if kind in _APPLIES and param.type not in _APPLIES[kind]:
+            report.problem(
+                child(where, kind), f"a '{kind}' constraint does not apply to a {param.type}"
+            )
+            continue
         if kind == "custom_constraint":
             report.notice(where, f"custom constraint '{arg}' is not checked (it needs a cloud)")
             continue
@@ -157,7 +183,10 @@ def convert(param: Parameter, value: object, path: str, report: Report) -> objec
         if isinstance(value, str):
             return value
         if isinstance(value, int | float | bool):
-            return str(value).lower() if isinstance(value, bool) else str(value)
+            return str(value)  # Heat's str(): a boolean is True or False
+        if isinstance(value, dt.date):
+            # Heat's YAML loader reads a timestamp as the text it is.
+            return value.isoformat()
     elif kind == "number":
         if isinstance(value, int | float) and not isinstance(value, bool):
             return value
@@ -173,7 +202,7 @@ def convert(param: Parameter, value: object, path: str, report: Report) -> objec
         if isinstance(value, list):
             return [str(v) if isinstance(v, int | float) else v for v in value]
         if isinstance(value, str):
-            return [p.strip() for p in value.split(",")] if value else []
+            return value.split(",") if value else []  # spaces kept, as Heat's split(',')
     elif kind == "json":
         if isinstance(value, dict | list):
             return value

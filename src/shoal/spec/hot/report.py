@@ -20,6 +20,8 @@ class Unsupported:
 
     reason: str
     path: str
+    message: str = ""
+    """The problem's message (what tells it from a mistake at the same pointer)."""
 
 
 @dataclass(slots=True)
@@ -40,8 +42,20 @@ class Report:
 
     def cannot(self, reason: str, path: str, message: str) -> None:
         """Valid Heat that Shoal does not support: a problem, counted under `reason`."""
-        self.unsupported.append(Unsupported(reason, path))
+        self.unsupported.append(Unsupported(reason, path, message))
         self.out.add(path, message)
+
+    def mark(self) -> tuple[int, int, int]:
+        """Where the report is now, for `forget_since` (a part read only on trial)."""
+        return len(self.out.items), len(self.unsupported), len(self.notices)
+
+    def forget_since(self, mark: tuple[int, int, int]) -> bool:
+        """Drop what was reported since `mark`; True if a problem had been."""
+        found = len(self.out.items) > mark[0]
+        del self.out.items[mark[0] :]
+        del self.unsupported[mark[1] :]
+        del self.notices[mark[2] :]
+        return found
 
     def skip(self, reason: str, path: str, message: str) -> None:
         """Valid Heat left out of the cluster with a notice, counted under `reason`."""

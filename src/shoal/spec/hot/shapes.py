@@ -150,6 +150,12 @@ class Shape:
     """The top template's outputs, to be served from the cluster (`outputs.map_outputs`)."""
     kinds: dict[str, str] = field(default_factory=dict)
     """Resource name -> its type after the registry (for messages about what cannot map)."""
+    empty_groups: set[str] = field(default_factory=set)
+    """ResourceGroups of count 0 whose member could not be read, left out unchecked as Heat
+    leaves them (a group of 0 whose member reads is kept: it can be scaled up)."""
+    props: dict[str, dict[str, object]] = field(default_factory=dict)
+    """Each resource that exists (its condition true) -> its evaluated properties, symbolic
+    parts kept (what the differential test against Heat compares, tests/heat_oracle)."""
     randoms: dict[str, RandomShape | None] = field(default_factory=dict)
     """RandomString resources whose properties are known before anything exists (None: they
     were refused, and the problem reported)."""

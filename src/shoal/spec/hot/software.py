@@ -160,6 +160,15 @@ def _reference(
 ) -> list[str]:
     if isinstance(value, Ref) and value.scope == stack.name:
         kind = stack.type_of(value.name)
+        if kind == "OS::Heat::SoftwareComponent" and what == "software config":
+            # Heat's component is a config of several actions' scripts: valid, not read yet.
+            stack.ctx.report.cannot(
+                "software component",
+                path,
+                f"Shoal does not read an OS::Heat::SoftwareComponent ('{value.name}') as a "
+                "deployment's config yet",
+            )
+            return []
         if kind is not None and kind not in types and kind != "OS::Heat::None":
             stack.ctx.report.problem(path, f"'{value.name}' is a {kind}, not a {what}")
             return []

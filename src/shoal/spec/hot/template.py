@@ -26,6 +26,7 @@ from shoal.spec.hot.functions import (
     plain,
     step_into,
 )
+from shoal.spec.hot.heat_types import HEAT_TYPES
 from shoal.spec.hot.outputs import hidden_in, partial
 from shoal.spec.hot.parameters import MISSING, Parameter, check, convert, read_parameters
 from shoal.spec.hot.paths import file_pointer
@@ -101,8 +102,11 @@ class Stack:
         top: bool,
         depth: int = 0,
         uid: str | None = None,
+        skip: frozenset[str] = frozenset(),
     ) -> None:
         self.ctx = ctx
+        self.skip = skip
+        """Registry entries not applied here (the types that were mapped to this template)."""
         self.report: Report = ctx.report
         self.scope = scope
         self.path = path
@@ -149,7 +153,10 @@ class Stack:
                     child(self.path, str(key)), f"'{key}' is not a template section{hint}"
                 )
         self.params = read_parameters(
-            t.get("parameters"), child(self.path, "parameters"), self.report
+            t.get("parameters"),
+            child(self.path, "parameters"),
+            self.report,
+            modulo=version.at_least("2017-02-24"),
         )
         self._check_given()
         self._parameter_groups(t.get("parameter_groups"), child(self.path, "parameter_groups"))
@@ -230,6 +237,13 @@ class Stack:
         )
         for name, body in value.items():
             path = child(where, str(name))
+            if "/" in str(name):
+                self.report.problem(path, "a resource name may not contain '/' (as in Heat)")
+                continue
+            if str(name) in self.params:
+                self.report.problem(
+                    path, f"'{name}' names both a parameter and a resource (Heat refuses that)"
+                )
             if not isinstance(body, dict):
                 self.report.problem(
                     path, f"a resource must be a mapping with a 'type', found {describe(body)}"
@@ -242,7 +256,7 @@ class Stack:
             if not isinstance(written, str) or not written:
                 self.report.problem(path, f"resource {name} needs a 'type'")
                 continue
-            final, _ = lookup(self.ctx.env, written, str(name))
+            final, _ = lookup(self.ctx.env, written, str(name), self.skip)
             self._resources[str(name)] = Resource(str(name), final, written, path, body)
             self.shape.kinds[str(name)] = final
         for res in self._resources.values():
@@ -331,6 +345,7 @@ class Stack:
         props = self.properties_of(name)
         if props is None:
             return
+        self.shape.props[name] = props
         self.run(res, res.type, props, res.path)
 
     def run(self, res: Resource, kind: str, props: dict[str, object], path: str) -> None:
@@ -345,15 +360,23 @@ class Stack:
                 self.shape.nested.append(NestedShape(res.name, res.path, shape))
             return
         via = f" (mapped from {res.written} by the environment)" if kind != res.written else ""
+        if kind not in HEAT_TYPES:
+            self.report.problem(
+                child(path, "type"),
+                f"resource type {kind}{via} is not a Heat resource type and the environment's "
+                "resource_registry does not map it (Heat: could not be found)",
+            )
+            return
         self.report.cannot(
             f"type {kind}",
             child(path, "type"),
-            f"resource type {kind}{via} is not supported (docs/hot.md lists the types Shoal reads)",
+            f"Shoal does not read resource type {kind}{via} yet (docs/hot.md lists the types "
+            "it reads)",
         )
 
     def member(self, res: Resource, kind: str, props: dict[str, object], path: str) -> Shape | None:
         """The shape of one member of a group (ResourceGroup, Senlin cluster) of type `kind`."""
-        final, _ = lookup(self.ctx.env, kind, None)
+        final, _ = lookup(self.ctx.env, kind, None, self.skip)
         if final == "OS::Heat::None":
             return Shape(self.scope)
         inner = Stack(
@@ -365,6 +388,7 @@ class Stack:
             given_path=lambda n: path,
             top=False,
             depth=self.depth,
+            skip=self.skip,
         )
         inner.version = self.version
         inner.uid = self.uid
@@ -377,6 +401,13 @@ class Stack:
         if HANDLERS.get(final) is None and (is_file_ref(final) or final in self.ctx.files.given):
             return self.nested(fake, final, props, path)
         via = f" (mapped from {kind})" if final != kind else ""
+        if final not in HEAT_TYPES:
+            self.report.problem(
+                child(path, "type"),
+                f"resource type {final}{via} is not a Heat resource type and the environment's "
+                "resource_registry does not map it (Heat: could not be found)",
+            )
+            return None
         self.report.cannot(
             f"type {final} in a group",
             child(path, "type"),
@@ -418,6 +449,7 @@ class Stack:
             top=False,
             depth=self.depth + 1,
             uid=f"{self.uid}>{path}",
+            skip=self.skip | {res.written} if target != res.written else self.skip,
         )
         return inner.read()
 
@@ -457,7 +489,9 @@ class Stack:
         if name in self._values:
             return self._values[name]
         pseudo = {
-            "OS::stack_name": "stack",
+            "OS::stack_name": self.ctx.stack_name
+            if self._top
+            else Unknown("a nested stack's name"),
             "OS::stack_id": Unknown("the stack id"),
             "OS::project_id": Unknown("the project id"),
         }
@@ -531,8 +565,8 @@ class Stack:
             "contains",
             "get_param",
             "yaql",
-            "if",
         ):
+            # `if` too: Heat's conditions section does not have it.
             self.report.problem(where, f"'{call[0]}' is not a condition function")
             return None
         value = Evaluator(self, self.report, self.ctx.budget).truth(raw, where)
@@ -587,7 +621,10 @@ class Stack:
                 continue
             for key in body:
                 if key not in ("value", "description", "condition"):
-                    self.report.problem(child(path, str(key)), f"'{key}' is not an output key")
+                    # Heat ignores other keys of an output.
+                    self.report.notice(
+                        child(path, str(key)), f"'{key}' is not an output key; ignored"
+                    )
             cond = body.get("condition")
             if (
                 cond is not None
