@@ -150,7 +150,9 @@ def idle(servers: list[Server], window_s: float) -> dict[str, Any]:
     return {
         "scenario": "idle",
         "engines": len(servers),
-        "cpu_percent_per_engine": [round(100 * (a - b) / window_s, 2) for a, b in zip(after, before)],
+        "cpu_percent_per_engine": [
+            round(100 * (a - b) / window_s, 2) for a, b in zip(after, before, strict=True)
+        ],
         "window_s": window_s,
     }
 
@@ -178,7 +180,7 @@ def create(
                 break
             time.sleep(0.25)
         seconds = time.perf_counter() - t0
-        cpu = [cpu_seconds(s.pid) - c for s, c in zip(servers, cpu0)]
+        cpu = [cpu_seconds(s.pid) - c for s, c in zip(servers, cpu0, strict=True)]
     shares, actions = engine_shares(db_url, action_id, len(servers))
     with psycopg.connect(db_url) as conn:
         row = conn.execute(

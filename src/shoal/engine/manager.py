@@ -1,6 +1,12 @@
 """Active management: health checks and drift repair, level-triggered.
 
-Every tick the engine holding the "manager" lease looks at every settled cluster and compares
+Management is partitioned (issue 23): cluster ids hash into `store/engines.PARTITIONS` ranges,
+each a lease, and every engine holds its fair share of them (`engines.balance`), so health
+checks, repairs and reconciles divide over the live engines, an engine's death moves only its
+share, and a new engine takes one. The "manager" lease remains, held by one engine at a time,
+only to say which engine exports installation-wide gauges (`engine/metrics.py`).
+
+Every tick an engine looks at every settled cluster of its partitions and compares
 what is declared and recorded with what the provider reports and what probes answer:
 - a node whose resource is gone or broken behind Shoal's back is recreated in place; one whose
   host is gone is replaced on another host (placed again under every grouping rule);
@@ -41,6 +47,7 @@ from shoal.providers.base import Resource, ResourceState
 from shoal.providers.errors import ProviderError
 from shoal.spec import cluster_from_tree
 from shoal.store import clusters as cluster_repo
+from shoal.store import engines as engine_repo
 from shoal.store import leases
 from shoal.store import nodes as node_repo
 from shoal.store import repairs as repair_repo
@@ -135,24 +142,46 @@ class Manager:
         self.converge_attempts = converge_attempts
         self.converge_backoff_s = converge_backoff_s
         self._converging: dict[str, _Converging] = {}
+        self.partitions: frozenset[int] = frozenset()
+        """The management partitions this engine holds (as of its last balance)."""
+        self._balanced_at = -1e18
+        self._held = False
 
     async def close(self) -> None:
-        """Stop managing: close the probe client and hand the lease on at once."""
+        """Stop managing: close the probe client and hand the leases on at once."""
         if self._client is not None:
             await self._client.aclose()
             self._client = None
         ctx = self.ctx
         await ctx.run_in_thread(leases.release, ctx.db, LEASE, ctx.owner)
+        await ctx.run_in_thread(engine_repo.release_partitions, ctx.db, ctx.owner)
+        self.partitions = frozenset()
+
+    async def balance(self, now: float) -> frozenset[int]:
+        """Renew this engine's partitions and move toward its fair share (every lease_s / 6:
+        renewing is a write, and idle engines should not write every tick)."""
+        ctx = self.ctx
+        if now - self._balanced_at < self.lease_s / 6:
+            return self.partitions
+        self._balanced_at = now
+        before = self.partitions
+        self.partitions = await ctx.run_in_thread(
+            engine_repo.balance, ctx.db, ctx.owner, now, self.lease_s
+        )
+        if self.partitions - before:
+            metrics.MANAGER_LEASE_ACQUIRED.inc()  # issue 27: a start, a takeover, a share
+        held = await ctx.run_in_thread(leases.acquire, ctx.db, LEASE, ctx.owner, now, self.lease_s)
+        self._held = held
+        return self.partitions
+
+    def mine(self, cluster_id: str) -> bool:
+        return engine_repo.partition_of(cluster_id) in self.partitions
 
     async def tick(self) -> None:
-        """One pass over every settled cluster (a no-op unless this engine holds the lease)."""
+        """One pass over the settled clusters of this engine's partitions."""
         ctx = self.ctx
         now = ctx.clock.now()
-        held = await ctx.run_in_thread(leases.acquire, ctx.db, LEASE, ctx.owner, now, self.lease_s)
-        if held and not getattr(self, "_held", False):
-            metrics.MANAGER_LEASE_ACQUIRED.inc()  # issue 27: a start or a takeover
-        self._held = held
-        if not held:
+        if not await self.balance(now):
             return
         if self._client is None:
             self._client = httpx.AsyncClient(trust_env=False)
@@ -193,11 +222,16 @@ class Manager:
     ) -> tuple[list[tuple[ClusterRecord, list[NodeRecord]]], set[str], dict[str, RepairAttempt]]:
         """Settled clusters with their nodes, the ids of the busy ones, and repair attempts."""
         with self.ctx.db.reading() as conn:
-            found = cluster_repo.list_clusters_cached(conn, self._clusters)
+            found = [
+                c
+                for c in cluster_repo.list_clusters_cached(conn, self._clusters)
+                if self.mine(c.id)
+            ]
             busy = {c.id for c in found if c.status not in _SETTLED}
             settled = [c for c in found if c.status in _SETTLED]
-            attempts = repair_repo.load(conn)
-            nodes = node_repo.live_nodes_by_cluster(conn)
+            attempts = {k: a for k, a in repair_repo.load(conn).items() if self.mine(a.cluster_id)}
+            # This engine's partitions' nodes only, not the installation's.
+            nodes = node_repo.live_nodes_by_cluster(conn, [c.id for c in settled])
             return [(c, nodes.get(c.id, [])) for c in settled], busy, attempts
 
     def _quiet(self, cluster: ClusterRecord, now: float) -> bool:

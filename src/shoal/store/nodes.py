@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from typing import Any
 
 from sqlalchemy import Connection, bindparam, func, insert, or_, select, update
@@ -31,17 +31,28 @@ def list_nodes(
     return [NodeRecord.from_row(r) for r in conn.execute(q).mappings()]
 
 
-def live_nodes_by_cluster(conn: Connection) -> dict[str, list[NodeRecord]]:
+def live_nodes_by_cluster(
+    conn: Connection, cluster_ids: Collection[str] | None = None
+) -> dict[str, list[NodeRecord]]:
     """Every cluster's live nodes in one query (the manager's tick: one read, not one per
-    cluster), each list in `list_nodes`' order."""
+    cluster), each list in `list_nodes`' order; only those of `cluster_ids` when given (an
+    engine reads its partitions' nodes, not the installation's)."""
     q = (
         select(nodes)
         .where(nodes.c.deleted_at.is_(None), nodes.c.cluster_id.is_not(None))
         .order_by(nodes.c.created_at, nodes.c.name)
     )
     found: dict[str, list[NodeRecord]] = {}
-    for r in conn.execute(q).mappings():
-        found.setdefault(str(r["cluster_id"]), []).append(NodeRecord.from_row(r))
+    if cluster_ids is None:
+        batches = [q]
+    else:
+        ids = sorted(cluster_ids)
+        batches = [
+            q.where(nodes.c.cluster_id.in_(ids[i : i + 500])) for i in range(0, len(ids), 500)
+        ]
+    for b in batches:
+        for r in conn.execute(b).mappings():
+            found.setdefault(str(r["cluster_id"]), []).append(NodeRecord.from_row(r))
     return found
 
 
