@@ -110,7 +110,9 @@ def balance(
                     )
             except IntegrityError:
                 pass  # another engine made them at the same moment
-        mine = sorted(n for n, (h, exp) in rows.items() if h == holder and exp >= now)
+        # Ours even if it ran out meanwhile (a slow tick): nobody took it, so renewing it keeps
+        # management where it was instead of shuffling partitions.
+        mine = sorted(n for n, (h, _) in rows.items() if h == holder)
         extra = mine[share:]
         keep = mine[:share]
         if extra:
