@@ -68,8 +68,9 @@ REPAIR_ATTEMPTS = 5
 # attempts, doubling the wait from CONVERGE_BACKOFF_S, then ERROR with the reason.
 CONVERGE_ATTEMPTS = 4
 CONVERGE_BACKOFF_S = 5.0
-# An empty, settled cluster is reconciled (for strays) this many times less often.
-QUIET_RECONCILES = 12
+# An empty, settled cluster is reconciled (for strays) this many times less often: once in
+# 15 minutes at the default interval, so even thousands of them cost a few provider lists a second.
+QUIET_RECONCILES = 180
 _SETTLED = (ClusterStatus.ACTIVE, ClusterStatus.WARNING, ClusterStatus.ERROR)
 _WATCHED = (NodeStatus.ACTIVE, NodeStatus.WARNING, NodeStatus.ERROR)
 
@@ -146,6 +147,10 @@ class Manager:
         """The management partitions this engine holds (as of its last balance)."""
         self._balanced_at = -1e18
         self._held = False
+        self._partition: dict[str, int] = {}
+        self._declared: dict[str, tuple[int, int]] = {}
+        """Cluster id -> (generation, nodes its document declares): counting walks the document,
+        and an idle tick must not do that for every cluster (issue 29)."""
 
     async def close(self) -> None:
         """Stop managing: close the probe client and hand the leases on at once."""
@@ -175,7 +180,19 @@ class Manager:
         return self.partitions
 
     def mine(self, cluster_id: str) -> bool:
-        return engine_repo.partition_of(cluster_id) in self.partitions
+        k = self._partition.get(cluster_id)
+        if k is None:
+            k = self._partition[cluster_id] = engine_repo.partition_of(cluster_id)
+        return k in self.partitions
+
+    def _declared_nodes(self, cluster: ClusterRecord) -> int:
+        got = self._declared.get(cluster.id)
+        if got is None or got[0] != cluster.generation:
+            got = self._declared[cluster.id] = (
+                cluster.generation,
+                declared_nodes(cluster.document),
+            )
+        return got[1]
 
     async def tick(self) -> None:
         """One pass over the settled clusters of this engine's partitions."""
@@ -208,6 +225,11 @@ class Manager:
         known = {c.id for c, _ in clusters} | busy
         for cid in [c for c in self._converging if c not in known]:
             del self._converging[cid]
+        # Entries of gone clusters: dropped all at once now and then, and rebuilt lazily.
+        if len(self._declared) > 2 * len(known) + 1000:
+            self._declared.clear()
+        if len(self._partition) > 2 * len(self._clusters.rows) + 1000:
+            self._partition.clear()
         writes.forget.extend(
             a.node_id
             for a in self._attempts.values()
@@ -242,7 +264,7 @@ class Manager:
             cluster.status is not ClusterStatus.ACTIVE
             or cluster.lock_action_id is not None
             or cluster.id in self._converging
-            or declared_nodes(cluster.document)
+            or self._declared_nodes(cluster)
         ):
             return False
         last = self._reconciled_at.get(cluster.id)

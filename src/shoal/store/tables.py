@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from sqlalchemy import (
     JSON,
+    BigInteger,
     Boolean,
     Column,
     Float,
@@ -69,6 +70,24 @@ clusters = Table(
         sqlite_where=Column("deleted_at").is_(None),
         postgresql_where=Column("deleted_at").is_(None),
     ),
+)
+
+# Changes to cluster rows, kept by triggers (migration 0012): a counter bumped by every insert,
+# update or delete of a cluster, and per cluster the counter's value at its last change, so a
+# reader reads only what changed since it last looked (`store/clusters.list_clusters_cached`).
+change_counters = Table(
+    "change_counters",
+    metadata,
+    Column("name", String(32), primary_key=True),
+    Column("seq", BigInteger, nullable=False),
+)
+
+cluster_changes = Table(
+    "cluster_changes",
+    metadata,
+    Column("cluster_id", String(36), primary_key=True),
+    Column("seq", BigInteger, nullable=False),
+    Index("ix_cluster_changes_seq", "seq"),
 )
 
 nodes = Table(
