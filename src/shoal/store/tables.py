@@ -121,6 +121,9 @@ nodes = Table(
     Column("updated_at", Float, nullable=False),
     Column("deleted_at", Float, nullable=True),
     Index("ix_nodes_cluster", "cluster_id"),
+    # Pages of a cluster's nodes in list order (issue 23: the first page of 100,000 nodes must
+    # not sort them all).
+    Index("ix_nodes_cluster_order", "cluster_id", "created_at", "id"),
     Index(
         "ix_nodes_live_name",
         "cluster_id",

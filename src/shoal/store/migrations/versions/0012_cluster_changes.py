@@ -5,7 +5,7 @@ changed, so 3,000 empty clusters cost an idle server most of a core. Now every i
 or delete of a cluster row bumps one counter (`change_counters`, row "clusters") and records,
 per cluster, the counter's value at its last change (`cluster_changes`). Triggers keep both, in
 the same transaction as the change, so no writer can forget; a reader that saw counter value
-N reads only the clusters changed after N.
+N reads only the clusters changed after N. Also an index for node lists paged in SQL.
 
 Commit order is counter order: on PostgreSQL the trigger is deferred to commit and takes the
 counter row's lock there (held for the commit only), so a later value is never committed before
@@ -78,6 +78,8 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("cluster_id"),
     )
     op.create_index("ix_cluster_changes_seq", "cluster_changes", ["seq"])
+    # Node lists paged in SQL (issue 23), in list order per cluster.
+    op.create_index("ix_nodes_cluster_order", "nodes", ["cluster_id", "created_at", "id"])
     op.execute("INSERT INTO change_counters (name, seq) VALUES ('clusters', 0)")
     if op.get_bind().dialect.name == "postgresql":
         op.execute(_PG_FUNCTION)
@@ -95,6 +97,7 @@ def downgrade() -> None:
     else:
         for event in ("insert", "update", "delete"):
             op.execute(f"DROP TRIGGER IF EXISTS clusters_changed_{event}")
+    op.drop_index("ix_nodes_cluster_order", table_name="nodes")
     op.drop_index("ix_cluster_changes_seq", table_name="cluster_changes")
     op.drop_table("cluster_changes")
     op.drop_table("change_counters")
