@@ -75,6 +75,13 @@ def test_a_stopping_engine_hands_its_partitions_back_at_once(db: Database) -> No
     assert after["a"] == held["a"] | held["b"] == frozenset(range(engines.PARTITIONS))
 
 
+def test_engines_that_do_not_manage_leave_no_partition_unmanaged(db: Database) -> None:
+    clock = ManualClock(1_000.0)
+    engines.register(db, "runs-only", clock.now(), TTL)  # an engine with manage = false
+    held = _step(db, clock, ["a", "b"])
+    _assert_split(held)
+
+
 def test_partition_of_is_stable_and_spread() -> None:
     ids = [str(uuid.uuid5(uuid.NAMESPACE_URL, str(i))) for i in range(6400)]
     counts = [0] * engines.PARTITIONS

@@ -22,6 +22,8 @@ from shoal.store.tables import leases
 PARTITIONS = 64
 """Hash ranges of management: several per engine, so shares stay even up to ~20 engines."""
 ENGINE_PREFIX = "engine/"
+MANAGING_PREFIX = "managing/"
+"""Engines that manage (an engine may run with `manage = false`): shares are counted over these."""
 PARTITION_PREFIX = "manager/"
 
 
@@ -30,9 +32,11 @@ def partition_of(cluster_id: str, partitions: int = PARTITIONS) -> int:
     return zlib.crc32(cluster_id.encode()) % partitions
 
 
-def register(db: Database, engine_id: str, now: float, ttl_s: float) -> None:
+def register(
+    db: Database, engine_id: str, now: float, ttl_s: float, *, prefix: str = ENGINE_PREFIX
+) -> None:
     """Say this engine is alive until `now + ttl_s` (renewed by its heartbeat)."""
-    name = ENGINE_PREFIX + engine_id
+    name = prefix + engine_id
     with db.transaction() as conn:
         res = conn.execute(
             update(leases)
@@ -54,17 +58,17 @@ def unregister(db: Database, engine_id: str) -> None:
     with db.transaction() as conn:
         conn.execute(
             update(leases)
-            .where(leases.c.name == ENGINE_PREFIX + engine_id)
+            .where(leases.c.name.in_([ENGINE_PREFIX + engine_id, MANAGING_PREFIX + engine_id]))
             .values(holder=None, expires_at=0.0)
         )
 
 
-def live_engines(db: Database, now: float) -> int:
+def live_engines(db: Database, now: float, *, prefix: str = ENGINE_PREFIX) -> int:
     """Engines whose registration has not run out (at least 1: the one asking is alive)."""
     with db.reading() as conn:
         n = conn.execute(
             select(func.count()).where(
-                leases.c.name.startswith(ENGINE_PREFIX),
+                leases.c.name.startswith(prefix),
                 leases.c.holder.is_not(None),
                 leases.c.expires_at >= now,
             )
@@ -89,7 +93,8 @@ def balance(
 
     Partitions are taken in a rotated order (starting at a point derived from the holder) so
     engines starting together do not all contend for partition 0 first."""
-    share = fair_share(partitions, live_engines(db, now))
+    register(db, holder, now, ttl_s, prefix=MANAGING_PREFIX)
+    share = fair_share(partitions, live_engines(db, now, prefix=MANAGING_PREFIX))
     names = [f"{PARTITION_PREFIX}{k}" for k in range(partitions)]
     with db.transaction() as conn:
         rows = {
@@ -158,10 +163,16 @@ def balance(
 
 
 def release_partitions(db: Database, holder: str) -> None:
-    """Hand back every partition at once (an engine stopping)."""
+    """Hand back every partition at once (an engine stopping), and stop counting as one
+    that manages."""
     with db.transaction() as conn:
         conn.execute(
             update(leases)
-            .where(and_(leases.c.name.startswith(PARTITION_PREFIX), leases.c.holder == holder))
+            .where(
+                or_(
+                    and_(leases.c.name.startswith(PARTITION_PREFIX), leases.c.holder == holder),
+                    leases.c.name == MANAGING_PREFIX + holder,
+                )
+            )
             .values(holder=None, expires_at=0.0)
         )
