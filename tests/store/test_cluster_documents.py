@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+import pytest
 from sqlalchemy import event
 
 from shoal.model.enums import ClusterStatus
@@ -116,3 +117,52 @@ def test_a_document_written_between_the_two_reads_comes_with_its_own_row(db: Dat
     else:
         assert (got.generation, got.document) == (2, {"name": "n0", "node_groups": []})
     assert _cached(db, cache) == _full(db)
+
+
+def _statements(db: Database, cache: repo.ClusterCache) -> tuple[list[ClusterRecord], list[str]]:
+    seen: list[str] = []
+
+    def count(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+        if statement.lstrip().upper().startswith("SELECT"):
+            seen.append(statement)
+
+    with db.reading() as conn:
+        event.listen(conn, "after_cursor_execute", count)
+        got = repo.list_clusters_cached(conn, cache)
+    return got, seen
+
+
+def test_an_unchanged_installation_costs_one_read_whatever_its_clusters(db: Database) -> None:
+    """Issue 29: the change counter the database keeps (migration 0012's triggers) lets a
+    listing that finds it unmoved read nothing else, and one that finds it moved read only the
+    rows changed since."""
+    _make(db, 40)
+    cache = repo.ClusterCache()
+    assert _statements(db, cache)[0] == _full(db)
+    got, statements = _statements(db, cache)
+    assert got == _full(db) and len(statements) == 1
+    with db.transaction() as conn:
+        repo.set_status(conn, "c007", ClusterStatus.ACTIVE, "settled", NOW + 5)
+    got, statements = _statements(db, cache)
+    assert got == _full(db)
+    changed_rows = [s for s in statements if "CAST(clusters.scaled_at" in s]
+    assert len(changed_rows) == 1  # one chunk of changed rows, not a scan of all 40
+    with db.transaction() as conn:
+        repo.set_status(conn, "c008", ClusterStatus.DELETED, "", NOW + 6)
+    got, _ = _statements(db, cache)
+    assert got == _full(db) and "c008" not in {c.id for c in got}
+
+
+def test_a_rolled_back_change_moves_nothing(db: Database) -> None:
+    _make(db, 2)
+    with db.reading() as conn:
+        before = repo.change_seq(conn)
+    with pytest.raises(RuntimeError), db.transaction() as conn:
+        repo.set_status(conn, "c000", ClusterStatus.ACTIVE, "", NOW)
+        raise RuntimeError("abandoned")
+    with db.reading() as conn:
+        assert repo.change_seq(conn) == before
+    with db.transaction() as conn:
+        repo.set_status(conn, "c000", ClusterStatus.ACTIVE, "", NOW)
+    with db.reading() as conn:
+        assert repo.change_seq(conn) > before

@@ -255,6 +255,8 @@ class OnePlan(_Out):
 
 class NodeList(_Out):
     nodes: list[NodeView]
+    next_marker: str | None = None
+    """With `limit`: the `marker` of the next page; absent on the last page."""
 
 
 class OneNode(_Out):

@@ -1,6 +1,12 @@
 """Active management: health checks and drift repair, level-triggered.
 
-Every tick the engine holding the "manager" lease looks at every settled cluster and compares
+Management is partitioned (issue 23): cluster ids hash into `store/engines.PARTITIONS` ranges,
+each a lease, and every engine holds its fair share of them (`engines.balance`), so health
+checks, repairs and reconciles divide over the live engines, an engine's death moves only its
+share, and a new engine takes one. The "manager" lease remains, held by one engine at a time,
+only to say which engine exports installation-wide gauges (`engine/metrics.py`).
+
+Every tick an engine looks at every settled cluster of its partitions and compares
 what is declared and recorded with what the provider reports and what probes answer:
 - a node whose resource is gone or broken behind Shoal's back is recreated in place; one whose
   host is gone is replaced on another host (placed again under every grouping rule);
@@ -42,6 +48,7 @@ from shoal.providers.base import Resource, ResourceState
 from shoal.providers.errors import ProviderError
 from shoal.spec import cluster_from_tree
 from shoal.store import clusters as cluster_repo
+from shoal.store import engines as engine_repo
 from shoal.store import leases
 from shoal.store import nodes as node_repo
 from shoal.store import repairs as repair_repo
@@ -62,8 +69,9 @@ REPAIR_ATTEMPTS = 5
 # attempts, doubling the wait from CONVERGE_BACKOFF_S, then ERROR with the reason.
 CONVERGE_ATTEMPTS = 4
 CONVERGE_BACKOFF_S = 5.0
-# An empty, settled cluster is reconciled (for strays) this many times less often.
-QUIET_RECONCILES = 12
+# An empty, settled cluster is reconciled (for strays) this many times less often: once in
+# 15 minutes at the default interval, so even thousands of them cost a few provider lists a second.
+QUIET_RECONCILES = 180
 _SETTLED = (ClusterStatus.ACTIVE, ClusterStatus.WARNING, ClusterStatus.ERROR)
 _WATCHED = (NodeStatus.ACTIVE, NodeStatus.WARNING, NodeStatus.ERROR)
 
@@ -138,30 +146,69 @@ class Manager:
         self._converging: dict[str, _Converging] = {}
         self.networks = NetworkSync(ctx.provider)
         """Security groups and load balancers kept in step with the servers (issue 26)."""
+        self.partitions: frozenset[int] = frozenset()
+        """The management partitions this engine holds (as of its last balance)."""
+        self._balanced_at = -1e18
+        self._held = False
+        self._partition: dict[str, int] = {}
+        self._declared: dict[str, tuple[int, int]] = {}
+        """Cluster id -> (generation, nodes its document declares): counting walks the document,
+        and an idle tick must not do that for every cluster (issue 29)."""
 
     async def close(self) -> None:
-        """Stop managing: close the probe client and hand the lease on at once."""
+        """Stop managing: close the probe client and hand the leases on at once."""
         if self._client is not None:
             await self._client.aclose()
             self._client = None
         ctx = self.ctx
         await ctx.run_in_thread(leases.release, ctx.db, LEASE, ctx.owner)
+        await ctx.run_in_thread(engine_repo.release_partitions, ctx.db, ctx.owner)
+        self.partitions = frozenset()
+
+    async def balance(self, now: float) -> frozenset[int]:
+        """Renew this engine's partitions and move toward its fair share (every lease_s / 6:
+        renewing is a write, and idle engines should not write every tick)."""
+        ctx = self.ctx
+        if now - self._balanced_at < self.lease_s / 6:
+            return self.partitions
+        self._balanced_at = now
+        before = self.partitions
+        self.partitions = await ctx.run_in_thread(
+            engine_repo.balance, ctx.db, ctx.owner, now, self.lease_s
+        )
+        if self.partitions - before:
+            metrics.MANAGER_LEASE_ACQUIRED.inc()  # issue 27: a start, a takeover, a share
+        held = await ctx.run_in_thread(leases.acquire, ctx.db, LEASE, ctx.owner, now, self.lease_s)
+        self._held = held
+        return self.partitions
+
+    def mine(self, cluster_id: str) -> bool:
+        k = self._partition.get(cluster_id)
+        if k is None:
+            k = self._partition[cluster_id] = engine_repo.partition_of(cluster_id)
+        return k in self.partitions
+
+    def _declared_nodes(self, cluster: ClusterRecord) -> int:
+        got = self._declared.get(cluster.id)
+        if got is None or got[0] != cluster.generation:
+            got = self._declared[cluster.id] = (
+                cluster.generation,
+                declared_nodes(cluster.document),
+            )
+        return got[1]
 
     async def tick(self) -> None:
-        """One pass over every settled cluster (a no-op unless this engine holds the lease)."""
+        """One pass over the settled clusters of this engine's partitions."""
         ctx = self.ctx
         now = ctx.clock.now()
-        held = await ctx.run_in_thread(leases.acquire, ctx.db, LEASE, ctx.owner, now, self.lease_s)
-        if held and not getattr(self, "_held", False):
-            metrics.MANAGER_LEASE_ACQUIRED.inc()  # issue 27: a start or a takeover
-        self._held = held
-        if not held:
+        if not await self.balance(now):
             return
         if self._client is None:
             self._client = httpx.AsyncClient(trust_env=False)
         clusters, busy, self._attempts = await ctx.run_in_thread(self._load)
         if not clusters:
-            await self.networks.forget(busy)  # the last cluster's networking goes with it
+            # The last cluster's networking goes with it.
+            await self.networks.forget(set(self._clusters.rows), self.mine, now)
             return
         inventory = await ctx.refresh_inventory()
         writes = _Writes()
@@ -183,7 +230,12 @@ class Manager:
         known = {c.id for c, _ in clusters} | busy
         for cid in [c for c in self._converging if c not in known]:
             del self._converging[cid]
-        await self.networks.forget(known)
+        await self.networks.forget(set(self._clusters.rows), self.mine, now)
+        # Entries of gone clusters: dropped all at once now and then, and rebuilt lazily.
+        if len(self._declared) > 2 * len(known) + 1000:
+            self._declared.clear()
+        if len(self._partition) > 2 * len(self._clusters.rows) + 1000:
+            self._partition.clear()
         writes.forget.extend(
             a.node_id
             for a in self._attempts.values()
@@ -198,11 +250,16 @@ class Manager:
     ) -> tuple[list[tuple[ClusterRecord, list[NodeRecord]]], set[str], dict[str, RepairAttempt]]:
         """Settled clusters with their nodes, the ids of the busy ones, and repair attempts."""
         with self.ctx.db.reading() as conn:
-            found = cluster_repo.list_clusters_cached(conn, self._clusters)
+            found = [
+                c
+                for c in cluster_repo.list_clusters_cached(conn, self._clusters)
+                if self.mine(c.id)
+            ]
             busy = {c.id for c in found if c.status not in _SETTLED}
             settled = [c for c in found if c.status in _SETTLED]
-            attempts = repair_repo.load(conn)
-            nodes = node_repo.live_nodes_by_cluster(conn)
+            attempts = {k: a for k, a in repair_repo.load(conn).items() if self.mine(a.cluster_id)}
+            # This engine's partitions' nodes only, not the installation's.
+            nodes = node_repo.live_nodes_by_cluster(conn, [c.id for c in settled])
             return [(c, nodes.get(c.id, [])) for c in settled], busy, attempts
 
     def _quiet(self, cluster: ClusterRecord, now: float) -> bool:
@@ -213,7 +270,7 @@ class Manager:
             cluster.status is not ClusterStatus.ACTIVE
             or cluster.lock_action_id is not None
             or cluster.id in self._converging
-            or declared_nodes(cluster.document)
+            or self._declared_nodes(cluster)
         ):
             return False
         last = self._reconciled_at.get(cluster.id)

@@ -11,6 +11,7 @@ document. Clusters no longer in the store have their networking removed.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
 from shoal.model.cluster import ClusterSpec
 from shoal.model.enums import NodeKind, NodeStatus
@@ -59,6 +60,7 @@ class NetworkSync:
         self.full_s = full_s
         self._applied: dict[str, tuple[ClusterNetworks, float]] = {}
         self._reported: dict[str, str] = {}
+        self._listed_at = -1e18
 
     async def sync(
         self, cluster: ClusterRecord, spec: ClusterSpec, nodes: list[NodeRecord], now: float
@@ -89,18 +91,27 @@ class NetworkSync:
         self._reported[cluster_id] = reason
         return reason
 
-    async def forget(self, known: set[str]) -> None:
-        """Remove the networking of clusters that are gone from the store."""
+    async def forget(self, stored: set[str], mine: Callable[[str], bool], now: float) -> None:
+        """Remove the networking of clusters gone from the store, among this engine's share.
+
+        `stored` is every cluster id in the store (not only this engine's partitions: another
+        engine's cluster is not gone); `mine` says which partition's clusters this engine may
+        clean up. The provider is listed at most every `full_s`, not every tick (idle cost)."""
         if self.driver is None:
             return
-        for cid in [c for c in self._applied if c not in known]:
+        for cid in [c for c in self._applied if c not in stored]:
             del self._applied[cid]
+        if now - self._listed_at < self.full_s:
+            return
+        self._listed_at = now
         try:
             held = await self.driver.clusters()
         except Exception:
             log.exception("listing the clusters' networking failed")
             return
-        for cid in held - known:
+        for cid in held - stored:
+            if not mine(cid):
+                continue
             try:
                 await self.driver.remove(cid)
             except Exception:

@@ -35,11 +35,13 @@ from shoal.model.enums import ActionKind, ActionStatus, NodeStatus
 from shoal.model.inventory import Inventory
 from shoal.providers.base import Provider
 from shoal.store import actions as action_repo
+from shoal.store import engines as engine_repo
 from shoal.store import nodes as node_repo
 from shoal.store.actions import Completion
 from shoal.store.database import Database
 from shoal.store.events import NewEvent, add_events
 from shoal.store.records import ActionRecord
+from shoal.store.wakeups import Listener
 from shoal.telemetry import metrics, requestid
 from shoal.telemetry.notify import Notifier, Silent
 
@@ -66,6 +68,7 @@ class Engine:
         concurrency: int = 1000,
         lease_s: float = 30.0,
         poll_s: float = 0.05,
+        idle_poll_s: float = 1.0,
         retry: RetryPolicy | None = None,
         engine_id: str | None = None,
         flush_batch: int = 2000,
@@ -85,6 +88,9 @@ class Engine:
         self.concurrency = concurrency
         self.lease_s = lease_s
         self.poll_s = poll_s
+        self.idle_poll_s = max(poll_s, idle_poll_s)
+        """How often an idle engine looks for work while its database tells it of new work
+        (PostgreSQL's NOTIFY, `store/wakeups.py`): only for leases that ran out."""
         self.retry = retry or RetryPolicy()
         self.id = engine_id or f"engine-{uuid.uuid4().hex[:12]}"
         self.flush_batch = flush_batch
@@ -103,6 +109,7 @@ class Engine:
         self._children: set[asyncio.Task[None]] = set()
         self._inventory: Inventory | None = None
         self._notifier: Notifier = Silent()
+        self._listener = Listener(db, self.wake)
         self.context = EngineContext(
             db=db,
             provider=provider,
@@ -150,6 +157,8 @@ class Engine:
         self._stopping = False
         self._stop = None
         self._loop = asyncio.get_running_loop()
+        await self._db(self._beat)  # registered at once: the others count it in their shares
+        self._listener.start()
         self._tasks = [
             asyncio.create_task(self._forever(self._parents_once), name="shoal-parents"),
             asyncio.create_task(self._forever(self._children_once), name="shoal-children"),
@@ -195,6 +204,8 @@ class Engine:
         self._tasks = []
         if self.manager is not None:
             await self.manager.close()
+        self._listener.stop()
+        await self._db(engine_repo.unregister, self.db, self.id)
 
     def wake(self) -> None:
         """New work was submitted in this process: look now instead of at the next poll.
@@ -242,9 +253,13 @@ class Engine:
             if not busy:
                 await self._idle()
 
+    @property
+    def _poll_now_s(self) -> float:
+        return self.idle_poll_s if self._listener.healthy else self.poll_s
+
     async def _idle(self) -> None:
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._wake.wait(), self.poll_s)
+            await asyncio.wait_for(self._wake.wait(), self._poll_now_s)
         self._wake.clear()
 
     async def _db(self, fn: Callable[..., T], *args: Any) -> T:
@@ -320,6 +335,10 @@ class Engine:
 
     def _claim(self, limit: int, node_level: bool) -> list[ActionRecord]:
         now = self.clock.now()
+        if node_level:
+            limit = min(limit, self._fair_claim(now))
+            if limit <= 0:
+                return []
         with self.db.transaction() as conn:
             claimed = action_repo.claim(
                 conn,
@@ -354,6 +373,20 @@ class Engine:
             node_repo.update_nodes(conn, updates)
             add_events(conn, events, now)
             return claimed
+
+    def _fair_claim(self, now: float) -> int:
+        """How many node actions this engine may claim now: its share of those runnable or
+        running, over the live engines, less what it runs (issue 23: one engine took a whole
+        1,000-node create while two others idled). Work that waits is never left unclaimed:
+        when the others are full or gone, their share comes back as runnable work."""
+        with self.db.reading() as conn:
+            pending, running = action_repo.node_work(conn, now)
+        engines = engine_repo.live_engines(self.db, now)
+        if engines <= 1:
+            return pending
+        share = -(-(pending + running) // engines)
+        # At least a small batch when anything waits, so a lopsided start still drains.
+        return min(pending, max(share - self._inflight, 16 if pending else 0))
 
     async def _children_once(self) -> bool:
         free = self.concurrency - self._inflight
@@ -412,8 +445,10 @@ class Engine:
 
     async def _flush_once(self) -> bool:
         if not self._done:
+            # Only this process's node work fills `_done`, and it sets the event: the timeout
+            # is a safety net, not a poll of the database.
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._flush_wake.wait(), self.poll_s)
+                await asyncio.wait_for(self._flush_wake.wait(), self.idle_poll_s)
             self._flush_wake.clear()
             return True
         batch, self._done = self._done[: self.flush_batch], self._done[self.flush_batch :]
@@ -498,5 +533,7 @@ class Engine:
         return True
 
     def _beat(self) -> None:
+        now = self.clock.now()
         with self.db.transaction() as conn:
-            action_repo.heartbeat(conn, self.id, self.clock.now(), self.lease_s)
+            action_repo.heartbeat(conn, self.id, now, self.lease_s)
+        engine_repo.register(self.db, self.id, now, self.lease_s)

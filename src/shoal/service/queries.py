@@ -12,10 +12,11 @@ from shoal.engine.software.source import DocumentSoftware
 from shoal.model.enums import ActionStatus
 from shoal.model.inventory import Inventory
 from shoal.model.outputs import OutputResult
+from shoal.model.problems import Problem
 from shoal.model.software import DeploymentRecord, Json
 from shoal.planning.outputs import evaluate
 from shoal.service.deployments import scrub
-from shoal.service.errors import NotFound
+from shoal.service.errors import NotFound, ServiceError
 from shoal.service.views import action_view, cluster_view, event_view, node_view, output_view
 from shoal.spec.heat_metadata import STATUS_CODE, STDERR, STDOUT
 from shoal.store import actions as action_repo
@@ -104,6 +105,28 @@ class Queries:
                 c = self._cluster(conn, who, cluster)
                 return [node_view(n) for n in node_repo.list_nodes(conn, c.id)]
             return [node_view(n) for n in node_repo.list_project_nodes(conn, self._scope(who))]
+
+    def nodes_page(
+        self, who: Principal, cluster: str | None, limit: int, marker: str | None
+    ) -> tuple[list[dict[str, Any]], str | None]:
+        """One page of nodes (issue 23), paged in SQL, and the marker of the next (None: last).
+        `limit` is checked by the caller against MAX_PAGE."""
+        with self.db.reading() as conn:
+            cluster_id = self._cluster(conn, who, cluster).id if cluster is not None else None
+            got = node_repo.page_nodes(
+                conn,
+                cluster_id=cluster_id,
+                project_id=self._scope(who),
+                limit=limit,
+                marker=marker,
+            )
+        if got is None:
+            raise ServiceError(
+                f"no node {marker!r} in this list to page from",
+                [Problem("query:marker", "names no node of this list")],
+            )
+        found, more = got
+        return [node_view(n) for n in found], found[-1].id if more and found else None
 
     def node(self, who: Principal, node_id: str) -> dict[str, Any]:
         with self.db.reading() as conn:

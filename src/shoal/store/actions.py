@@ -18,6 +18,7 @@ from sqlalchemy import Connection, and_, bindparam, func, insert, or_, select, u
 from shoal.model.enums import ActionKind, ActionStatus
 from shoal.store.records import ActionRecord
 from shoal.store.tables import action_deps, actions
+from shoal.store.wakeups import notify_work
 from shoal.telemetry import requestid
 
 NODE_KINDS = [k.value for k in ActionKind if k.is_node_level]
@@ -77,6 +78,8 @@ def insert_actions(conn: Connection, new: list[NewAction], now: float) -> None:
         conn.execute(insert(actions), rows[start : start + 2000])
     for start in range(0, len(deps), 5000):
         conn.execute(insert(action_deps), deps[start : start + 5000])
+    if any(r["status"] == ActionStatus.READY for r in rows):
+        notify_work(conn)
 
 
 def get_action(
@@ -168,6 +171,29 @@ def claimable(conn: Connection, kinds: list[str], now: float) -> bool:
     )
     q = select(actions.c.id).where(actions.c.kind.in_(kinds), runnable).limit(1)
     return conn.execute(q).first() is not None
+
+
+NODE_WORK_COUNT_LIMIT = 200_000
+"""Counting stops here: a share of more than this is the same decision."""
+
+
+def node_work(conn: Connection, now: float) -> tuple[int, int]:
+    """(runnable, running) node-level actions, each counted up to NODE_WORK_COUNT_LIMIT."""
+    runnable = or_(
+        actions.c.status == ActionStatus.READY,
+        and_(actions.c.status == ActionStatus.RUNNING, actions.c.lease_expires_at < now),
+    )
+    running = and_(actions.c.status == ActionStatus.RUNNING, actions.c.lease_expires_at >= now)
+    out: list[int] = []
+    for cond in (runnable, running):
+        sub = (
+            select(actions.c.id)
+            .where(actions.c.kind.in_(NODE_KINDS), cond)
+            .limit(NODE_WORK_COUNT_LIMIT)
+            .subquery()
+        )
+        out.append(int(conn.execute(select(func.count()).select_from(sub)).scalar_one()))
+    return out[0], out[1]
 
 
 def heartbeat(conn: Connection, owner: str, now: float, lease_s: float) -> int:
@@ -266,6 +292,7 @@ def release_dependents(conn: Connection, succeeded: list[str]) -> None:
             )
             .values(status=ActionStatus.READY)
         )
+    notify_work(conn)
 
 
 def set_status(

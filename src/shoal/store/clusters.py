@@ -2,8 +2,11 @@
 
 A cluster that becomes DELETED takes its receivers with it, in the same statement batch.
 Every write of `document` bumps `generation` (insert: 1, `set_document`: +1), so a document
-read once is good for as long as its row's generation stays the same: `list_clusters_cached`
-relies on it (issue 29: the engine's loops decoded every cluster's document every tick).
+read once is good for as long as its row's generation stays the same; and every change of a
+row at all bumps a counter the database keeps (triggers of migration 0012, `cluster_changes`).
+`list_clusters_cached` relies on both: it reads only the rows changed since its last look, and
+their documents only when their generation moved (issue 29: the engine's loops read every
+cluster row every tick, so 3,000 empty clusters kept an idle server busy).
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from sqlalchemy.exc import IntegrityError
 from shoal.model.enums import ClusterStatus
 from shoal.store.errors import NameTaken
 from shoal.store.records import ClusterRecord
-from shoal.store.tables import clusters, receivers
+from shoal.store.tables import change_counters, cluster_changes, clusters, receivers
 
 
 def insert_cluster(
@@ -96,10 +99,14 @@ class ClusterCache:
     are shared from one read to the next and must be treated as read-only.
     """
 
-    __slots__ = ("rows",)
+    __slots__ = ("listed", "rows", "seq")
 
     def __init__(self) -> None:
         self.rows: dict[str, tuple[tuple[Any, ...], ClusterRecord]] = {}
+        self.seq: int | None = None
+        """The change counter as of the last read (None: nothing read yet)."""
+        self.listed: list[ClusterRecord] = []
+        """The live clusters as of `seq`, in `list_clusters`' order."""
 
 
 _SCALARS = [c for c in clusters.c if c.name not in ("document", "scaled_at")]
@@ -109,7 +116,50 @@ _HEAD = select(*_SCALARS, cast(clusters.c.scaled_at, Text))
 _CHUNK = 500
 
 
+def change_seq(conn: Connection) -> int:
+    """The cluster change counter now (0 before any change)."""
+    seq = conn.execute(
+        select(change_counters.c.seq).where(change_counters.c.name == "clusters")
+    ).scalar()
+    return int(seq or 0)
+
+
 def list_clusters_cached(conn: Connection, cache: ClusterCache) -> list[ClusterRecord]:
+    """Every live cluster (all projects), as `list_clusters(conn, None)`, reading only what
+    changed since the cache's last read: nothing when the change counter has not moved, the
+    changed rows when it has (issue 29: idle cost flat in the number of clusters).
+
+    The counter is read first: every change it counts is committed (the triggers take it at
+    commit, in commit order), so the rows read after it show at least those changes; a row
+    read newer than the counter is simply read again next time.
+    """
+    seq = change_seq(conn)
+    if cache.seq is not None and seq == cache.seq:
+        return list(cache.listed)
+    if cache.seq is None:
+        cache.listed = _read_all(conn, cache)
+        cache.seq = seq
+        return list(cache.listed)
+    changed = [
+        str(r[0])
+        for r in conn.execute(
+            select(cluster_changes.c.cluster_id).where(cluster_changes.c.seq > cache.seq)
+        )
+    ]
+    known = cache.rows
+    for i in range(0, len(changed), _CHUNK):
+        chunk = changed[i : i + _CHUNK]
+        q = _HEAD.where(clusters.c.id.in_(chunk), clusters.c.deleted_at.is_(None))
+        heads = [tuple(r) for r in conn.execute(q).all()]
+        for gone in set(chunk) - {h[0] for h in heads}:
+            known.pop(gone, None)  # deleted
+        _apply(conn, known, heads)
+    cache.listed = sorted((r for _, r in known.values()), key=lambda r: (r.created_at, r.id))
+    cache.seq = seq
+    return list(cache.listed)
+
+
+def _read_all(conn: Connection, cache: ClusterCache) -> list[ClusterRecord]:
     """Every live cluster (all projects), as `list_clusters(conn, None)`, without decoding
     what did not change: a row equal to the one last seen gives the same record again, and a
     document is read only for a generation the cache does not hold (issue 29: 3,000 empty
@@ -124,6 +174,15 @@ def list_clusters_cached(conn: Connection, cache: ClusterCache) -> list[ClusterR
     known = cache.rows
     for gone in known.keys() - {h[0] for h in heads}:
         del known[gone]
+    return _apply(conn, known, heads)
+
+
+def _apply(
+    conn: Connection,
+    known: dict[str, tuple[tuple[Any, ...], ClusterRecord]],
+    heads: list[tuple[Any, ...]],
+) -> list[ClusterRecord]:
+    """The records of `heads` (rows without documents), reusing what `known` holds."""
     stale = [
         h[0] for h in heads if h[0] not in known or known[h[0]][1].generation != h[_GENERATION]
     ]

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from typing import Any
 
-from sqlalchemy import Connection, bindparam, func, insert, or_, select, update
+from sqlalchemy import Connection, bindparam, func, insert, or_, select, tuple_, update
 
 from shoal.model.nodes import Demand
 from shoal.store.records import NodeRecord
@@ -31,17 +31,56 @@ def list_nodes(
     return [NodeRecord.from_row(r) for r in conn.execute(q).mappings()]
 
 
-def live_nodes_by_cluster(conn: Connection) -> dict[str, list[NodeRecord]]:
+def page_nodes(
+    conn: Connection,
+    *,
+    cluster_id: str | None,
+    project_id: str | None,
+    limit: int,
+    marker: str | None,
+) -> tuple[list[NodeRecord], bool] | None:
+    """Up to `limit` live nodes after the node `marker` (by id), in (created_at, id) order,
+    of one cluster or of a project (None: every project); and whether more follow. None when
+    the marker names no node of that list. Keyset paging: a page costs the same at any depth."""
+    q = select(nodes).where(nodes.c.deleted_at.is_(None))
+    if cluster_id is not None:
+        q = q.where(nodes.c.cluster_id == cluster_id)
+    if project_id is not None:
+        q = q.where(nodes.c.project_id == project_id)
+    if marker is not None:
+        at = conn.execute(
+            q.with_only_columns(nodes.c.created_at, nodes.c.id).where(nodes.c.id == marker)
+        ).first()
+        if at is None:
+            return None
+        q = q.where(tuple_(nodes.c.created_at, nodes.c.id) > tuple_(at[0], at[1]))
+    rows = conn.execute(q.order_by(nodes.c.created_at, nodes.c.id).limit(limit + 1)).mappings()
+    found = [NodeRecord.from_row(r) for r in rows]
+    return found[:limit], len(found) > limit
+
+
+def live_nodes_by_cluster(
+    conn: Connection, cluster_ids: Collection[str] | None = None
+) -> dict[str, list[NodeRecord]]:
     """Every cluster's live nodes in one query (the manager's tick: one read, not one per
-    cluster), each list in `list_nodes`' order."""
+    cluster), each list in `list_nodes`' order; only those of `cluster_ids` when given (an
+    engine reads its partitions' nodes, not the installation's)."""
     q = (
         select(nodes)
         .where(nodes.c.deleted_at.is_(None), nodes.c.cluster_id.is_not(None))
         .order_by(nodes.c.created_at, nodes.c.name)
     )
     found: dict[str, list[NodeRecord]] = {}
-    for r in conn.execute(q).mappings():
-        found.setdefault(str(r["cluster_id"]), []).append(NodeRecord.from_row(r))
+    if cluster_ids is None:
+        batches = [q]
+    else:
+        ids = sorted(cluster_ids)
+        batches = [
+            q.where(nodes.c.cluster_id.in_(ids[i : i + 500])) for i in range(0, len(ids), 500)
+        ]
+    for b in batches:
+        for r in conn.execute(b).mappings():
+            found.setdefault(str(r["cluster_id"]), []).append(NodeRecord.from_row(r))
     return found
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from sqlalchemy import (
     JSON,
+    BigInteger,
     Boolean,
     Column,
     Float,
@@ -71,6 +72,24 @@ clusters = Table(
     ),
 )
 
+# Changes to cluster rows, kept by triggers (migration 0012): a counter bumped by every insert,
+# update or delete of a cluster, and per cluster the counter's value at its last change, so a
+# reader reads only what changed since it last looked (`store/clusters.list_clusters_cached`).
+change_counters = Table(
+    "change_counters",
+    metadata,
+    Column("name", String(32), primary_key=True),
+    Column("seq", BigInteger, nullable=False),
+)
+
+cluster_changes = Table(
+    "cluster_changes",
+    metadata,
+    Column("cluster_id", String(36), primary_key=True),
+    Column("seq", BigInteger, nullable=False),
+    Index("ix_cluster_changes_seq", "seq"),
+)
+
 nodes = Table(
     "nodes",
     metadata,
@@ -102,6 +121,9 @@ nodes = Table(
     Column("updated_at", Float, nullable=False),
     Column("deleted_at", Float, nullable=True),
     Index("ix_nodes_cluster", "cluster_id"),
+    # Pages of a cluster's nodes in list order (issue 23: the first page of 100,000 nodes must
+    # not sort them all).
+    Index("ix_nodes_cluster_order", "cluster_id", "created_at", "id"),
     Index(
         "ix_nodes_live_name",
         "cluster_id",

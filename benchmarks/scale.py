@@ -1,0 +1,302 @@
+"""Scale benchmark (issue 23): one big cluster through several `shoal server` processes sharing
+one PostgreSQL database, on the `sim` provider, measured from outside.
+
+Each engine is a real `shoal server` process (its own home, one shared simulated cloud in a
+SQLite file); the cluster is created through the API of the first. Scenarios, one JSON line
+each (`scenario` plus the fields below; the names are relied upon by outside checks):
+- `idle`: the engines with nothing to do, before the create: `engines`,
+  `cpu_percent_per_engine` (a list, each engine's CPU over the window, in % of one core);
+- `create-pg`: `POST /v1/clusters` of `--nodes` nodes until its action ended: `nodes`,
+  `engines`, `seconds` (request -> action ended), `post_s` (the POST's own answer time),
+  `cpu_ms_per_node` (all engines' CPU during the create, over the nodes), `engine_share` (each
+  engine's fraction of the cluster's node actions, by the `owner` recorded on each action),
+  with `status`, `active` and `cpu_s_per_engine` alongside;
+- `get-cluster`: one `GET /v1/clusters/NAME` of that cluster: `nodes`, `seconds`, `bytes`;
+- `deploy-overhead` (with `--deploy`): `benchmarks/deployments.py`'s zero-time scenario at
+  `--nodes` nodes (3 chained deployments each; SQLite, one engine, in-process):
+  `nodes`, `overhead_ms_per_deployment`.
+The machine is shared: read ratios (engines vs engines, sizes vs sizes) rather than seconds, and
+note `uptime`'s load with the figures. Needs PostgreSQL at 127.0.0.1:5432 (trust auth); makes
+its own database and drops it.
+
+Run: `python benchmarks/scale.py --nodes 10000 --engines 3 [--latency 1] [--deploy]`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import httpx
+import psycopg
+
+PG_ADMIN = "postgresql://postgres@127.0.0.1:5432/test"
+SHOAL = Path(sys.executable).parent / "shoal"
+NODE_KINDS = ("NODE_CREATE", "NODE_DELETE", "NODE_ATTACH", "NODE_REBOOT", "NODE_REBUILD")
+
+
+def document(name: str, nodes: int) -> str:
+    """`benchmarks/orchestration.py`'s shape: groups of 500 small servers, spread by zone."""
+    groups = max(1, nodes // 500)
+    per = nodes // groups
+    lines = [f"name: {name}", "node_groups:"]
+    for g in range(groups):
+        count = per if g < groups - 1 else nodes - per * (groups - 1)
+        lines += [
+            f"  - name: g{g + 1}",
+            "    profile: {type: server, flavor: m1.tiny, image: cirros}",
+            f"    count: {count}",
+        ]
+    lines += ["groupings:", "  - {name: spread, members: [g1], rule: spread, scope: zone}"]
+    return "\n".join(lines) + "\n"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def cpu_seconds(pid: int) -> float:
+    """The process's CPU time, with its waited-for children's."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    ticks = sum(int(f) for f in fields[11:15])
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+class Server:
+    """One `shoal server` process in its own process group."""
+
+    def __init__(self, home: Path, env: dict[str, str]) -> None:
+        self.home = home
+        self.env = env
+        self.url = f"http://127.0.0.1:{env['SHOAL_PORT']}"
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        self.home.mkdir(parents=True, exist_ok=True)
+        with open(self.home / "server.log", "ab") as log:
+            self.proc = subprocess.Popen(
+                [str(SHOAL), "server", "--log-level", "warning"],
+                env=self.env,
+                cwd=self.home,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+
+    def wait_ready(self) -> None:
+        assert self.proc is not None
+        deadline = time.monotonic() + 180
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"server exited: see {self.home / 'server.log'}")
+            with contextlib.suppress(httpx.TransportError):
+                if httpx.get(f"{self.url}/healthz", timeout=2.0).status_code == 200:
+                    return
+            time.sleep(0.2)
+        raise RuntimeError(f"server did not start: see {self.home / 'server.log'}")
+
+    @property
+    def pid(self) -> int:
+        assert self.proc is not None
+        return self.proc.pid
+
+    def stop(self) -> None:
+        if self.proc is None or self.proc.poll() is not None:
+            return
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.proc.pid, signal.SIGTERM)
+        try:
+            self.proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(timeout=30)
+
+
+def engine_shares(db_url: str, action_id: str, engines: int) -> tuple[list[float], int]:
+    """Each engine's fraction of the create's node actions (largest first), and their count."""
+    with psycopg.connect(db_url) as conn:
+        rows = conn.execute(
+            "SELECT owner, count(*) FROM actions WHERE parent_id = %s AND kind = ANY(%s) "
+            "GROUP BY owner",
+            (action_id, list(NODE_KINDS)),
+        ).fetchall()
+    total = sum(int(n) for _, n in rows)
+    shares = sorted((int(n) / total for _, n in rows if total), reverse=True)
+    shares += [0.0] * max(0, engines - len(shares))
+    return [round(s, 4) for s in shares], total
+
+
+def idle(servers: list[Server], window_s: float) -> dict[str, Any]:
+    before = [cpu_seconds(s.pid) for s in servers]
+    time.sleep(window_s)
+    after = [cpu_seconds(s.pid) for s in servers]
+    return {
+        "scenario": "idle",
+        "engines": len(servers),
+        "cpu_percent_per_engine": [
+            round(100 * (a - b) / window_s, 2) for a, b in zip(after, before, strict=True)
+        ],
+        "window_s": window_s,
+    }
+
+
+def create(
+    servers: list[Server], token: str, db_url: str, nodes: int, limit_s: float
+) -> tuple[dict[str, Any], str]:
+    name = "scale"
+    headers = {"Authorization": f"Bearer {token}"}
+    with httpx.Client(base_url=servers[0].url, headers=headers, timeout=600) as http:
+        cpu0 = [cpu_seconds(s.pid) for s in servers]
+        t0 = time.perf_counter()
+        r = http.post("/v1/clusters", content=document(name, nodes))
+        post_s = time.perf_counter() - t0
+        if r.status_code != 202:
+            raise SystemExit(f"POST answered {r.status_code}: {r.text[:500]}")
+        location = r.headers["Location"]
+        action_id = location.rstrip("/").rsplit("/", 1)[-1]
+        deadline = time.monotonic() + limit_s
+        while True:
+            action = http.get(location).json()["action"]
+            if action["status"] in ("SUCCEEDED", "FAILED", "CANCELLED"):
+                break
+            if time.monotonic() > deadline:
+                break
+            time.sleep(0.25)
+        seconds = time.perf_counter() - t0
+        cpu = [cpu_seconds(s.pid) - c for s, c in zip(servers, cpu0, strict=True)]
+    shares, actions = engine_shares(db_url, action_id, len(servers))
+    with psycopg.connect(db_url) as conn:
+        row = conn.execute(
+            "SELECT count(*) FILTER (WHERE n.status = 'ACTIVE'), count(*) FROM nodes n "
+            "JOIN clusters c ON c.id = n.cluster_id WHERE c.name = %s AND n.deleted_at IS NULL",
+            (name,),
+        ).fetchone()
+    active = int(row[0]) if row else 0
+    return {
+        "scenario": "create-pg",
+        "nodes": nodes,
+        "engines": len(servers),
+        "status": action["status"],
+        "active": active,
+        "seconds": round(seconds, 3),
+        "post_s": round(post_s, 3),
+        "cpu_ms_per_node": round(sum(cpu) * 1000 / nodes, 4),
+        "cpu_s_per_engine": [round(c, 2) for c in cpu],
+        "engine_share": shares,
+        "node_actions": actions,
+    }, name
+
+
+def get_cluster(server: Server, token: str, name: str, nodes: int) -> dict[str, Any]:
+    headers = {"Authorization": f"Bearer {token}"}
+    t0 = time.perf_counter()
+    r = httpx.get(f"{server.url}/v1/clusters/{name}", headers=headers, timeout=900)
+    seconds = time.perf_counter() - t0
+    return {
+        "scenario": "get-cluster",
+        "nodes": nodes,
+        "status_code": r.status_code,
+        "seconds": round(seconds, 3),
+        "bytes": len(r.content),
+    }
+
+
+def deploy_overhead(nodes: int) -> dict[str, Any]:
+    sys.path.insert(0, str(Path(__file__).parent))
+    import deployments  # benchmarks/deployments.py
+
+    out = deployments.run("deploy-overhead", nodes, 0.0)
+    return {
+        "scenario": "deploy-overhead",
+        "nodes": nodes,
+        "overhead_ms_per_deployment": out["overhead_ms_per_deployment"],
+        "deployments": out.get("deployments"),
+        "seconds": out.get("seconds"),
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--nodes", type=int, default=1000)
+    ap.add_argument("--engines", type=int, default=3)
+    ap.add_argument("--latency", type=float, default=1.0, help="sim create latency, seconds")
+    ap.add_argument("--concurrency", type=int, default=1000, help="node actions per engine")
+    ap.add_argument("--idle-window", type=float, default=15.0)
+    ap.add_argument("--limit", type=float, default=3600.0, help="give up on the create after")
+    ap.add_argument("--deploy", action="store_true", help="also the deploy-overhead scenario")
+    ap.add_argument("--keep", action="store_true", help="keep the work directory and database")
+    args = ap.parse_args()
+
+    dbname = f"shoal_scale_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{dbname}"')
+    db_url = f"postgresql://postgres@127.0.0.1:5432/{dbname}"
+    work = Path(tempfile.mkdtemp(prefix="shoal-scale-"))
+    options = {
+        "hosts": max(10, args.nodes // 8),
+        "zones": 3,
+        "create_latency_s": args.latency,
+        "state_path": str(work / "sim.db"),
+    }
+    servers: list[Server] = []
+    try:
+        for i in range(args.engines):
+            env = {
+                k: v
+                for k, v in os.environ.items()
+                if not k.startswith("SHOAL_") and k not in ("HTTP_PROXY", "HTTPS_PROXY")
+            }
+            env.update(
+                SHOAL_HOME=str(work / f"s{i}"),
+                SHOAL_PORT=str(free_port()),
+                SHOAL_DATABASE_URL=f"postgresql+psycopg://postgres@127.0.0.1:5432/{dbname}",
+                SHOAL_PROVIDER="sim",
+                SHOAL_PROVIDER_OPTIONS=json.dumps(options),
+                SHOAL_ENGINE_CONCURRENCY=str(args.concurrency),
+                SHOAL_MAX_CLUSTER_NODES=str(max(10_000, args.nodes)),
+            )
+            servers.append(Server(work / f"s{i}", env))
+        servers[0].start()  # alone first: it migrates and makes the admin token
+        servers[0].wait_ready()
+        for s in servers[1:]:
+            s.start()
+        for s in servers[1:]:
+            s.wait_ready()
+        token = (servers[0].home / "admin-token").read_text().strip()
+        time.sleep(3)  # start-up work done
+        print(json.dumps(idle(servers, args.idle_window)), flush=True)
+        line, name = create(servers, token, db_url, args.nodes, args.limit)
+        print(json.dumps(line), flush=True)
+        print(json.dumps(get_cluster(servers[-1], token, name, args.nodes)), flush=True)
+    finally:
+        for s in servers:
+            s.stop()
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
+            with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
+                conn.execute(f'DROP DATABASE IF EXISTS "{dbname}" WITH (FORCE)')
+        else:
+            print(json.dumps({"kept": str(work), "database": dbname}), file=sys.stderr)
+    if args.deploy:
+        print(json.dumps(deploy_overhead(args.nodes)), flush=True)
+
+
+if __name__ == "__main__":
+    main()
