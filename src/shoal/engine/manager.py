@@ -32,6 +32,7 @@ from shoal.engine.events import cluster_event, node_record_event
 from shoal.engine.probes import probe
 from shoal.engine.settle import current_nodes, declared_nodes, settled_status
 from shoal.engine.submit import submit_recover
+from shoal.engine.workloads import WorkloadKeeper
 from shoal.model.cluster import ClusterSpec
 from shoal.model.enums import ClusterStatus, Health, NodeStatus
 from shoal.model.inventory import Inventory
@@ -135,6 +136,7 @@ class Manager:
         self.converge_attempts = converge_attempts
         self.converge_backoff_s = converge_backoff_s
         self._converging: dict[str, _Converging] = {}
+        self.workloads = WorkloadKeeper(ctx)  # issue 22: replicas run and kept (workloads.py)
 
     async def close(self) -> None:
         """Stop managing: close the probe client and hand the lease on at once."""
@@ -185,6 +187,7 @@ class Manager:
             if a.node_id not in seen and a.cluster_id not in busy
         )
         await ctx.run_in_thread(self._write, writes, now)
+        await self.workloads.tick(clusters, inventory)
 
     # -- reading -------------------------------------------------------------------------------
 
