@@ -129,18 +129,10 @@ class WorkloadKeeper:
                 changes.drop.append((cluster.id, replica))
         keys = [replica_key(cluster.id, r) for r in rows if r in wanted]
         states = await runtime.replica_states(keys) if keys else {}
-        # Where a replica must be placed (again): no row, its server is gone, or its container
-        # is lost with the server (a replaced server under the same name counts as lost too).
-        homeless = {
-            r
-            for r in wanted
-            if r not in rows
-            or rows[r].node not in live
-            or (
-                states.get(replica_key(cluster.id, r)) is ReplicaState.LOST
-                and rows[r].started_at is not None
-            )
-        }
+        # Where a replica must be placed (again): no row, or its server is no longer live. A
+        # container lost while its server is live (the server was replaced under the same name,
+        # or the runtime forgot it) is started again where it was, in `_restart`.
+        homeless = {r for r in wanted if r not in rows or rows[r].node not in live}
         placed_now: set[str] = set()
         if homeless:
             placed_now = await self._place(
@@ -240,6 +232,8 @@ class WorkloadKeeper:
             if not row.ready:  # (started by another keeper, or a row written before a crash)
                 changes.save.append(replace(row, ready=True, not_before=None))
             return
+        if state is ReplicaState.LOST:  # not an exit of its own: no back-off, no restart count
+            row = replace(row, not_before=now)
         if row.not_before is None:
             if row.started_at is not None and workload.restart is RestartPolicy.NEVER:
                 if row.ready:
@@ -270,6 +264,8 @@ class WorkloadKeeper:
             await runtime.start_replica(replica_key(cluster.id, row.replica), server.provider_id)
         except ProviderError as e:
             log.warning("could not restart %s on %s: %s", row.replica, row.node, e)
+            if row.ready:
+                changes.save.append(replace(row, ready=False))
             return
         changes.save.append(replace(row, ready=True, not_before=None, started_at=now))
 
