@@ -97,7 +97,7 @@ class WorkloadKeeper:
                 )
             except Exception:
                 log.exception("keeping %s's workloads failed; trying again next tick", cluster.name)
-        if changes.save or changes.drop or changes.events:
+        if changes.save or changes.drop or changes.events or self._ticks % 60 == 1:
             await ctx.run_in_thread(self._write, changes, now)
 
     # -- one cluster ---------------------------------------------------------------------------
