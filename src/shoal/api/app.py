@@ -30,6 +30,7 @@ from shoal.api.routes_senlin_import import router as senlin_import_router
 from shoal.api.routes_tokens import router as token_router
 from shoal.api.routes_vcluster import router as vcluster_router
 from shoal.api.routes_work import router as work_router
+from shoal.api.routes_workloads import router as workloads_router
 from shoal.api.shares import ShareLimits, Shares
 from shoal.api.ui import install as install_ui
 from shoal.engine.software.urls import SIGNAL_PATH
@@ -93,6 +94,7 @@ def create_app(runtime: Runtime, *, run_engine: bool = False) -> FastAPI:
     app.include_router(senlin_import_router)  # POST /v1/imports/senlin (issue 28)
     app.include_router(image_router)  # POST /v1/images: `shoal image import` (issue 21)
     app.include_router(networks_router)  # GET /v1/clusters/{ref}/networks (issue 26)
+    app.include_router(workloads_router)  # GET /v1/clusters/{ref}/workloads (issue 22)
     clustering = senlin.clustering_app(runtime)
     clustering.state.keystone = keystone
     senlin.mount(app, clustering)  # the Senlin v1 façade, at /clustering

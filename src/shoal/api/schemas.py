@@ -525,3 +525,18 @@ class ServerMetadata(_Out):
 
 class SignalAccepted(_Out):
     status: str
+
+
+class ReplicaView(_Out):
+    replica: str
+    workload: str
+    node: str
+    ready: bool
+    restarts: int
+    started_at: float | None
+
+
+class ReplicaPage(_Out):
+    cluster: str
+    replicas: list[ReplicaView]
+    next: str | None

@@ -44,6 +44,7 @@ COMMANDS = (
     Entry("events", "events", "events"),
     Entry("logs", "logs", "logs"),
     Entry("deployments", "deployments", "deployments"),
+    Entry("workloads", "workloads", "workloads"),  # issue 22: replicas, node, ready
     Entry("action", "action", "app", group=True),
     Entry("project", "project", "app", group=True),
     Entry("host", "host", "app", group=True),

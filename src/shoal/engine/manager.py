@@ -39,6 +39,7 @@ from shoal.engine.networks import NetworkSync
 from shoal.engine.probes import probe
 from shoal.engine.settle import current_nodes, declared_nodes, settled_status
 from shoal.engine.submit import submit_recover
+from shoal.engine.workloads import WorkloadKeeper
 from shoal.model.cluster import ClusterSpec
 from shoal.model.enums import ClusterStatus, Health, NodeStatus
 from shoal.model.inventory import Inventory
@@ -154,6 +155,7 @@ class Manager:
         self._declared: dict[str, tuple[int, int]] = {}
         """Cluster id -> (generation, nodes its document declares): counting walks the document,
         and an idle tick must not do that for every cluster (issue 29)."""
+        self.workloads = WorkloadKeeper(ctx)  # issue 22: replicas run and kept (workloads.py)
 
     async def close(self) -> None:
         """Stop managing: close the probe client and hand the leases on at once."""
@@ -242,6 +244,7 @@ class Manager:
             if a.node_id not in seen and a.cluster_id not in busy
         )
         await ctx.run_in_thread(self._write, writes, now)
+        await self.workloads.tick(clusters, inventory)
 
     # -- reading -------------------------------------------------------------------------------
 

@@ -378,3 +378,20 @@ repair_attempts = Table(
     Column("reported", Boolean, nullable=False, default=False),
     Column("updated_at", Float, nullable=False),
 )
+
+# Workloads' replicas (issue 22, engine/workloads.py): where each runs and whether it is ready,
+# with the restart back-off, so a restart or a new lease holder keeps them as they are.
+workload_replicas = Table(
+    "workload_replicas",
+    metadata,
+    Column("cluster_id", String(36), nullable=False),
+    Column("replica", String(128), nullable=False),
+    Column("workload", String(64), nullable=False),
+    Column("node", String(255), nullable=False),
+    Column("ready", Boolean, nullable=False, default=False),
+    Column("restarts", Integer, nullable=False, default=0),
+    Column("not_before", Float, nullable=True),
+    Column("started_at", Float, nullable=True),
+    Column("updated_at", Float, nullable=False),
+    PrimaryKeyConstraint("cluster_id", "replica"),
+)

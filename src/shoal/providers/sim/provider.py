@@ -46,6 +46,7 @@ from shoal.providers.base import (
 )
 from shoal.providers.errors import PermanentError, ResourceGone, TemporaryError
 from shoal.providers.sim.memory import MemoryState
+from shoal.providers.sim.replicas import SimReplicas
 from shoal.providers.sim.software import SimDeployments
 from shoal.providers.sim.sqlite import SqliteState
 from shoal.providers.sim.state import ACTIVE, BUILDING, ERROR, NoCapacityError, SimRecord, SimState
@@ -97,6 +98,8 @@ class SimProvider:
         )
         self._builds: dict[str, asyncio.Event] = {}
         """Ids being built by this process; a create with the same key waits on the event."""
+        # Workloads' replicas (issue 22): simulated containers on the simulated servers.
+        self.replicas = SimReplicas(self._server_view)
 
     # -- the Provider protocol -------------------------------------------------------------
 
@@ -245,6 +248,16 @@ class SimProvider:
             self._state.set_state(resource_id, ERROR)
 
     # -- internals --------------------------------------------------------------------------
+
+    def _server_view(self) -> Callable[[str], bool]:
+        """Is this server running now (ACTIVE on a host that has not failed)?"""
+        failed = self._state.failed_hosts()
+
+        def active(server_id: str) -> bool:
+            r = self._state.by_id(server_id)
+            return r is not None and r.state == ACTIVE and r.host not in failed
+
+        return active
 
     def _earlier(self, kind: str, key: str, cluster: str, fresh: bool) -> SimRecord | None:
         """An earlier attempt of this create: by key in the cloud's books, or (real cloud) by

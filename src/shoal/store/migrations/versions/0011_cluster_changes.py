@@ -11,7 +11,7 @@ Commit order is counter order: on PostgreSQL the trigger is deferred to commit a
 counter row's lock there (held for the commit only), so a later value is never committed before
 an earlier one; SQLite serialises writers already.
 
-Revision ID: 0012
+Revision ID: 0011
 Revises: 0010
 """
 
@@ -20,7 +20,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0012"
+revision = "0011"
 down_revision = "0010"
 branch_labels = None
 depends_on = None

@@ -1,0 +1,61 @@
+"""`shoal workloads CLUSTER`: each replica of the cluster's workloads, its node and whether it
+is ready (issue 22), read a page at a time up to `--max` replicas."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+
+from shoal.cli.command import Session, remote, seg
+from shoal.cli.errors import EXIT_OK
+
+_PAGE = 1000
+
+
+@remote()
+async def workloads(
+    s: Session,
+    cluster: Annotated[str, typer.Argument(help="Cluster name or id.")],
+    most: Annotated[
+        int, typer.Option("--max", min=1, max=100_000, help="Show at most this many replicas.")
+    ] = 10_000,
+) -> int:
+    """Show the replicas of the cluster's workloads: node, ready, restarts."""
+    from shoal.cli.output import console, emit_data
+    from shoal.cli.tables import table, text, when
+
+    found: list[dict[str, Any]] = []
+    after: str | None = None
+    truncated = False
+    while True:
+        params: dict[str, Any] = {"limit": min(_PAGE, most - len(found))}
+        if after is not None:
+            params["after"] = after
+        answer = await s.client.get(f"/v1/clusters/{seg(cluster)}/workloads", **params)
+        found.extend(answer["replicas"])
+        after = answer.get("next")
+        if after is None:
+            break
+        if len(found) >= most:
+            truncated = True
+            break
+    if not s.table:
+        emit_data({"replicas": found, "truncated": truncated}, s.output)
+        return EXIT_OK
+    t = table(
+        f"workloads of {cluster}", ["REPLICA", "WORKLOAD", "NODE", "READY", "RESTARTS", "STARTED"]
+    )
+    for r in found:
+        t.add_row(
+            text(r.get("replica")),
+            text(r.get("workload")),
+            text(r.get("node")),
+            "yes" if r.get("ready") else "no",
+            text(r.get("restarts")),
+            when(r.get("started_at")),
+        )
+    console().print(t)
+    if truncated:
+        console().print(f"(first {len(found)} replicas; --max shows more)")
+    return EXIT_OK

@@ -1,0 +1,295 @@
+"""Workloads kept running (issue 22, item 3): level-triggered, on the engine's clock.
+
+Every manager tick, for each settled cluster whose document has workloads, the keeper compares
+the replica rows (store/workloads.py) with the document, the live servers and what the
+provider's replica runtime reports, and acts on the difference:
+- a replica with no row, or whose server is lost (its host left the inventory, or the server is
+  no longer running), is placed by the second-level solver onto live servers under every rule,
+  the others staying where they are, and started there;
+- a replica whose container exited is started again after a back-off (Kubernetes' 10 s,
+  doubling, at most 300 s) when its restart policy says so; it is not ready meanwhile;
+- a replica the document no longer declares (scale-in) is stopped and its row dropped.
+A placement that fails leaves the running replicas untouched and raises one event per reason.
+Rows are written only when they change, so 10,000 steady replicas cost one read per tick.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field, replace
+
+from shoal.engine.context import EngineContext
+from shoal.engine.events import cluster_event
+from shoal.model.cluster import ClusterSpec
+from shoal.model.enums import NodeKind, NodeStatus
+from shoal.model.inventory import Inventory
+from shoal.model.problems import InvalidDocument
+from shoal.model.workloads import RestartPolicy, Workload
+from shoal.placement.workloads import NodeSlot, WorkloadRefusal, place_workloads
+from shoal.placement.workloads.problem import replica_names
+from shoal.providers.errors import ProviderError
+from shoal.providers.replicas import ReplicaRuntime, ReplicaState
+from shoal.spec import cluster_from_tree
+from shoal.store import workloads as replica_repo
+from shoal.store.events import NewEvent, add_events
+from shoal.store.records import ClusterRecord, NodeRecord
+from shoal.store.workloads import ReplicaRow
+
+log = logging.getLogger("shoal.workloads")
+
+RESTART_BACKOFF_S = 10.0
+RESTART_BACKOFF_MAX_S = 300.0
+EXACT_TIME_LIMIT_S = 2.0
+"""The exact search's budget on a reschedule (a tick must not stall on it)."""
+_LIVE = (NodeStatus.ACTIVE, NodeStatus.WARNING)
+
+
+def restart_backoff(restarts: int) -> float:
+    """The wait before the `restarts`-th restart: 10 s, 20 s, 40 s ... 300 s."""
+    return min(RESTART_BACKOFF_S * (1 << min(max(0, restarts - 1), 16)), RESTART_BACKOFF_MAX_S)
+
+
+def replica_key(cluster_id: str, replica: str) -> str:
+    return f"{cluster_id}/{replica}"
+
+
+@dataclass(slots=True)
+class _Changes:
+    save: list[ReplicaRow] = field(default_factory=list)
+    drop: list[tuple[str, str]] = field(default_factory=list)
+    events: list[NewEvent] = field(default_factory=list)
+
+
+class WorkloadKeeper:
+    """Runs and keeps the replicas of every settled cluster (called by the manager's tick)."""
+
+    def __init__(self, ctx: EngineContext) -> None:
+        self.ctx = ctx
+        self._specs: dict[str, tuple[int, ClusterSpec | None]] = {}
+        self._refused: dict[str, tuple[str, ...]] = {}
+        """Per cluster, the reasons last reported (told once, not every tick)."""
+        self._ticks = 0
+
+    @property
+    def runtime(self) -> ReplicaRuntime | None:
+        found = getattr(self.ctx.provider, "replicas", None)
+        return found if isinstance(found, ReplicaRuntime) else None
+
+    async def tick(
+        self, clusters: list[tuple[ClusterRecord, list[NodeRecord]]], inventory: Inventory
+    ) -> None:
+        runtime = self.runtime
+        if runtime is None:
+            return
+        ctx = self.ctx
+        now = ctx.clock.now()
+        mine = [(c, n, s) for c, n in clusters if (s := self._spec(c, inventory)) and s.workloads]
+        self._ticks += 1
+        if not mine and self._ticks % 60 != 1:
+            return
+        rows = await ctx.run_in_thread(self._load, [c.id for c, _, _ in mine])
+        hosts = {h.name for h in inventory.hosts}
+        changes = _Changes()
+        for cluster, nodes, spec in mine:
+            try:
+                await self._keep(
+                    runtime, cluster, nodes, spec, rows.get(cluster.id, {}), hosts, now, changes
+                )
+            except Exception:
+                log.exception("keeping %s's workloads failed; trying again next tick", cluster.name)
+        if changes.save or changes.drop or changes.events or self._ticks % 60 == 1:
+            await ctx.run_in_thread(self._write, changes, now)
+
+    # -- one cluster ---------------------------------------------------------------------------
+
+    async def _keep(
+        self,
+        runtime: ReplicaRuntime,
+        cluster: ClusterRecord,
+        nodes: list[NodeRecord],
+        spec: ClusterSpec,
+        rows: dict[str, ReplicaRow],
+        hosts: set[str],
+        now: float,
+        changes: _Changes,
+    ) -> None:
+        live = {
+            n.name: n
+            for n in nodes
+            if n.kind is NodeKind.SERVER
+            and n.status in _LIVE
+            and n.provider_id is not None
+            and n.host in hosts
+        }
+        workloads = {w.name: w for w in spec.workloads}
+        wanted = {r: w for w in spec.workloads for r in replica_names(w)}
+        for replica in rows:
+            if replica not in wanted:  # scaled in, or the workload left the document
+                await runtime.stop_replica(replica_key(cluster.id, replica))
+                changes.drop.append((cluster.id, replica))
+        keys = [replica_key(cluster.id, r) for r in rows if r in wanted]
+        states = await runtime.replica_states(keys) if keys else {}
+        # Where a replica must be placed (again): no row, or its server is no longer live. A
+        # container lost while its server is live (the server was replaced under the same name,
+        # or the runtime forgot it) is started again where it was, in `_restart`.
+        homeless = {r for r in wanted if r not in rows or rows[r].node not in live}
+        placed_now: set[str] = set()
+        if homeless:
+            placed_now = await self._place(
+                runtime, cluster, spec, live, rows, wanted, homeless, now, changes
+            )
+        for replica, w in wanted.items():
+            kept = rows.get(replica)
+            if kept is None or replica in placed_now or replica in homeless:
+                continue
+            state = states.get(replica_key(cluster.id, replica), ReplicaState.LOST)
+            await self._restart(
+                runtime, cluster, workloads[w.name], kept, state, live, now, changes
+            )
+
+    async def _place(
+        self,
+        runtime: ReplicaRuntime,
+        cluster: ClusterRecord,
+        spec: ClusterSpec,
+        live: dict[str, NodeRecord],
+        rows: dict[str, ReplicaRow],
+        wanted: dict[str, Workload],
+        homeless: set[str],
+        now: float,
+        changes: _Changes,
+    ) -> set[str]:
+        labels = {g.name: g.labels for g in spec.node_groups}
+        slots = [
+            NodeSlot(
+                n.name,
+                n.group_name,
+                n.vcpus * 1000,
+                n.ram_mb,
+                host=n.host,
+                zone=n.zone,
+                labels=labels.get(n.group_name, {}),
+            )
+            for n in live.values()
+        ]
+        existing = {r: row.node for r, row in rows.items() if r in wanted and r not in homeless}
+        answer = place_workloads(
+            spec.workloads, slots, existing, exact_time_limit_s=EXACT_TIME_LIMIT_S
+        )
+        if isinstance(answer, WorkloadRefusal):
+            if self._refused.get(cluster.id) != answer.reasons:
+                self._refused[cluster.id] = answer.reasons
+                changes.events.extend(
+                    cluster_event(
+                        cluster, "WORKLOAD", f"replicas cannot be placed: {r}", level="WARNING"
+                    )
+                    for r in answer.reasons
+                )
+            return set()
+        self._refused.pop(cluster.id, None)
+        started: set[str] = set()
+        for replica, node in answer.node_of.items():
+            row = rows.get(replica)
+            if row is not None and replica not in homeless and row.node == node:
+                continue
+            key = replica_key(cluster.id, replica)
+            server = live[node]
+            assert server.provider_id is not None
+            if row is not None:
+                await runtime.stop_replica(key)
+            try:
+                await runtime.start_replica(key, server.provider_id)
+            except ProviderError as e:
+                log.warning("could not start %s on %s: %s", replica, node, e)
+                changes.save.append(
+                    ReplicaRow(cluster.id, replica, wanted[replica].name, node, False)
+                )
+                continue
+            started.add(replica)
+            changes.save.append(
+                ReplicaRow(cluster.id, replica, wanted[replica].name, node, True, started_at=now)
+            )
+            if row is not None and row.node != node:
+                changes.events.append(
+                    cluster_event(
+                        cluster, "WORKLOAD", f"replica {replica} moved from {row.node} to {node}"
+                    )
+                )
+        return started
+
+    async def _restart(
+        self,
+        runtime: ReplicaRuntime,
+        cluster: ClusterRecord,
+        workload: Workload,
+        row: ReplicaRow,
+        state: ReplicaState,
+        live: dict[str, NodeRecord],
+        now: float,
+        changes: _Changes,
+    ) -> None:
+        if state is ReplicaState.RUNNING:
+            if not row.ready:  # (started by another keeper, or a row written before a crash)
+                changes.save.append(replace(row, ready=True, not_before=None))
+            return
+        if state is ReplicaState.LOST:  # not an exit of its own: no back-off, no restart count
+            row = replace(row, not_before=now)
+        if row.not_before is None:
+            if row.started_at is not None and workload.restart is RestartPolicy.NEVER:
+                if row.ready:
+                    changes.save.append(replace(row, ready=False))
+                return
+            restarts = row.restarts + (1 if row.started_at is not None else 0)
+            wait = restart_backoff(restarts) if row.started_at is not None else 0.0
+            row = replace(row, ready=False, restarts=restarts, not_before=now + wait)
+            changes.save.append(row)
+            if row.started_at is not None:
+                changes.events.append(
+                    cluster_event(
+                        cluster,
+                        "WORKLOAD",
+                        f"replica {row.replica}'s container exited; restart {restarts} "
+                        f"in {wait:.0f} s",
+                        level="WARNING",
+                    )
+                )
+            if wait > 0:
+                return
+        assert row.not_before is not None
+        if now < row.not_before:
+            return
+        server = live[row.node]
+        assert server.provider_id is not None
+        try:
+            await runtime.start_replica(replica_key(cluster.id, row.replica), server.provider_id)
+        except ProviderError as e:
+            log.warning("could not restart %s on %s: %s", row.replica, row.node, e)
+            if row.ready:
+                changes.save.append(replace(row, ready=False))
+            return
+        changes.save.append(replace(row, ready=True, not_before=None, started_at=now))
+
+    # -- reading and writing -------------------------------------------------------------------
+
+    def _spec(self, cluster: ClusterRecord, inventory: Inventory) -> ClusterSpec | None:
+        cached = self._specs.get(cluster.id)
+        if cached is not None and cached[0] == cluster.generation:
+            return cached[1]
+        try:
+            spec: ClusterSpec | None = cluster_from_tree(cluster.document, inventory)
+        except InvalidDocument:
+            spec = None
+        self._specs[cluster.id] = (cluster.generation, spec)
+        return spec
+
+    def _load(self, cluster_ids: list[str]) -> dict[str, dict[str, ReplicaRow]]:
+        with self.ctx.db.reading() as conn:
+            return replica_repo.load(conn, cluster_ids)
+
+    def _write(self, changes: _Changes, now: float) -> None:
+        with self.ctx.db.transaction() as conn:
+            replica_repo.forget(conn, changes.drop)
+            replica_repo.save(conn, changes.save, now)
+            add_events(conn, changes.events, now)
+            if self._ticks % 60 == 1:
+                replica_repo.drop_orphans(conn)

@@ -1,0 +1,63 @@
+"""Simulated containers for workloads' replicas on the `sim` provider (issue 22).
+
+A container belongs to the server it was started on: it reads LOST once that server is no
+longer ACTIVE (its host failed, it crashed, it was deleted), and EXITED after `kill` (the test
+hook for `kill -9` of a container). Starting is instant, so scale and failure runs measure the
+engine, not a runtime."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from shoal.providers.errors import ResourceGone
+from shoal.providers.replicas import ReplicaState
+
+
+@dataclass(slots=True)
+class _Container:
+    server_id: str
+    exited: bool = False
+
+
+class SimReplicas:
+    """Containers by key over the simulated cloud: `view()` gives a `server_active(server_id)`
+    test for now (failed hosts read once per call, not once per container)."""
+
+    def __init__(self, view: Callable[[], Callable[[str], bool]]) -> None:
+        self._view = view
+        self._containers: dict[str, _Container] = {}
+        self.starts = 0
+
+    async def start_replica(self, key: str, server_id: str) -> None:
+        if not self._view()(server_id):
+            raise ResourceGone(f"server {server_id} is not running")
+        self._containers[key] = _Container(server_id)
+        self.starts += 1
+
+    async def replica_states(self, keys: list[str]) -> dict[str, ReplicaState]:
+        active = self._view()
+        found: dict[str, ReplicaState] = {}
+        alive: dict[str, bool] = {}
+        for k in keys:
+            c = self._containers.get(k)
+            if c is None:
+                found[k] = ReplicaState.LOST
+                continue
+            up = alive.get(c.server_id)
+            if up is None:
+                up = alive[c.server_id] = active(c.server_id)
+            if not up:
+                found[k] = ReplicaState.LOST
+            else:
+                found[k] = ReplicaState.EXITED if c.exited else ReplicaState.RUNNING
+        return found
+
+    async def stop_replica(self, key: str) -> None:
+        self._containers.pop(key, None)
+
+    def kill(self, key: str) -> None:
+        """The container dies (`kill -9`); its server stays up."""
+        c = self._containers.get(key)
+        if c is not None:
+            c.exited = True

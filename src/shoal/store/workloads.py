@@ -1,0 +1,120 @@
+"""Workloads' replicas as rows (issue 22): which node each runs on, whether it is ready, and its
+restart back-off. The engine's keeper (engine/workloads.py) reads every row of the clusters it
+manages in one query per tick and writes only the rows that changed; the API lists them a page
+at a time."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from sqlalchemy import Connection, delete, insert, select
+
+from shoal.store.tables import clusters, workload_replicas
+
+_t = workload_replicas.c
+
+
+@dataclass(frozen=True, slots=True)
+class ReplicaRow:
+    cluster_id: str
+    replica: str
+    workload: str
+    node: str
+    ready: bool
+    restarts: int = 0
+    not_before: float | None = None
+    """When a restart of its exited container may run (None: running, nothing to wait for)."""
+    started_at: float | None = None
+
+
+def _row(r: Sequence[object]) -> ReplicaRow:
+    return ReplicaRow(
+        str(r[0]),
+        str(r[1]),
+        str(r[2]),
+        str(r[3]),
+        bool(r[4]),
+        int(r[5]),  # type: ignore[call-overload]
+        None if r[6] is None else float(r[6]),  # type: ignore[arg-type]
+        None if r[7] is None else float(r[7]),  # type: ignore[arg-type]
+    )
+
+
+_COLUMNS = (
+    _t.cluster_id,
+    _t.replica,
+    _t.workload,
+    _t.node,
+    _t.ready,
+    _t.restarts,
+    _t.not_before,
+    _t.started_at,
+)
+
+
+def load(conn: Connection, cluster_ids: Iterable[str]) -> dict[str, dict[str, ReplicaRow]]:
+    """Every replica of these clusters: cluster id -> replica name -> row."""
+    ids = list(cluster_ids)
+    found: dict[str, dict[str, ReplicaRow]] = {c: {} for c in ids}
+    if not ids:
+        return found
+    for r in conn.execute(select(*_COLUMNS).where(_t.cluster_id.in_(ids))):
+        row = _row(tuple(r))
+        found[row.cluster_id][row.replica] = row
+    return found
+
+
+def page(conn: Connection, cluster_id: str, limit: int, after: str | None) -> list[ReplicaRow]:
+    """Up to `limit` replicas of a cluster, ordered by name, after the replica `after`."""
+    q = select(*_COLUMNS).where(_t.cluster_id == cluster_id)
+    if after is not None:
+        q = q.where(_t.replica > after)
+    return [_row(tuple(r)) for r in conn.execute(q.order_by(_t.replica).limit(limit))]
+
+
+def save(conn: Connection, rows: Sequence[ReplicaRow], now: float) -> None:
+    """Write these rows (made or replaced)."""
+    if not rows:
+        return
+    forget(conn, [(r.cluster_id, r.replica) for r in rows])
+    conn.execute(
+        insert(workload_replicas),
+        [
+            {
+                "cluster_id": r.cluster_id,
+                "replica": r.replica,
+                "workload": r.workload,
+                "node": r.node,
+                "ready": r.ready,
+                "restarts": r.restarts,
+                "not_before": r.not_before,
+                "started_at": r.started_at,
+                "updated_at": now,
+            }
+            for r in rows
+        ],
+    )
+
+
+def forget(conn: Connection, keys: Sequence[tuple[str, str]]) -> None:
+    """Drop these (cluster id, replica) rows."""
+    by_cluster: dict[str, list[str]] = {}
+    for cluster_id, replica in keys:
+        by_cluster.setdefault(cluster_id, []).append(replica)
+    for cluster_id, replicas in by_cluster.items():
+        for i in range(0, len(replicas), 500):  # bounded IN lists
+            conn.execute(
+                delete(workload_replicas).where(
+                    _t.cluster_id == cluster_id, _t.replica.in_(replicas[i : i + 500])
+                )
+            )
+
+
+def drop_orphans(conn: Connection) -> None:
+    """Rows of clusters that no longer exist (deleted while the keeper was not looking)."""
+    conn.execute(
+        delete(workload_replicas).where(
+            _t.cluster_id.not_in(select(clusters.c.id).where(clusters.c.deleted_at.is_(None)))
+        )
+    )

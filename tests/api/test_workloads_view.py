@@ -1,0 +1,58 @@
+"""`GET /v1/clusters/{ref}/workloads` (issue 22) on SQLite and PostgreSQL: replicas with node and
+ready, ordered by name and paged by `limit`/`after` (`next` until the last page); a limit out
+of bounds is a 422 with a pointer before any work; an unknown cluster is a 404."""
+
+from __future__ import annotations
+
+from shoal.store import workloads as replica_repo
+from shoal.store.workloads import ReplicaRow
+from tests.api.conftest import Api
+
+DOC = """
+name: svc
+node_groups:
+  - name: ctl
+    profile: {type: server, flavor: m1.small, image: cirros}
+    count: 2
+workloads:
+  api:
+    replicas: 5
+    containers: [{name: api, image: img, resources: {cpu: 0.1}}]
+"""
+
+
+async def test_replicas_are_listed_a_page_at_a_time(api: Api) -> None:
+    cluster = await api.up(DOC)
+    rows = [
+        ReplicaRow(cluster["id"], f"api-{i}", "api", f"ctl-{1 + i % 2}", i != 3, restarts=i)
+        for i in range(1, 6)
+    ]
+    with api.runtime.db.transaction() as conn:
+        replica_repo.save(conn, rows, 1.0)
+    r = await api.call("GET", "/v1/clusters/svc/workloads", params={"limit": 2})
+    assert r.status_code == 200, r.text
+    first = r.json()
+    assert [x["replica"] for x in first["replicas"]] == ["api-1", "api-2"]
+    assert first["replicas"][0] == {
+        "replica": "api-1",
+        "workload": "api",
+        "node": "ctl-2",
+        "ready": True,
+        "restarts": 1,
+        "started_at": None,
+    }
+    seen = list(first["replicas"])
+    after = first["next"]
+    while after is not None:
+        r = await api.call("GET", "/v1/clusters/svc/workloads", params={"limit": 2, "after": after})
+        seen.extend(r.json()["replicas"])
+        after = r.json()["next"]
+    assert [x["replica"] for x in seen] == [f"api-{i}" for i in range(1, 6)]
+    assert [x["ready"] for x in seen] == [True, True, False, True, True]
+
+    for bad in (0, 10_001, 10**30):
+        r = await api.call("GET", "/v1/clusters/svc/workloads", params={"limit": bad})
+        assert r.status_code == 422, r.text
+        assert r.json()["error"]["details"][0]["path"] == "query:limit"
+    r = await api.call("GET", "/v1/clusters/nope/workloads")
+    assert r.status_code == 404, r.text

@@ -1,0 +1,175 @@
+"""Workloads kept running on `sim` (issue 22, item 3), driven by a ManualClock on SQLite and
+PostgreSQL: after a create every replica is started and recorded ready on its placed server; a
+killed container is restarted only after the back-off; a lost host's replica is rescheduled onto
+a live server under the anti-affinity rule (before the server itself is replaced); scale-in
+stops and forgets replicas; an engine restart keeps the rows as they are."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+from shoal.clock import ManualClock
+from shoal.engine.nodework import RetryPolicy
+from shoal.engine.workloads import replica_key
+from shoal.model.catalogs import synthetic_inventory
+from shoal.providers.sim.provider import SimProvider
+from shoal.store import clusters as cluster_repo
+from shoal.store import events as event_repo
+from shoal.store import nodes as node_repo
+from shoal.store import workloads as replica_repo
+from shoal.store.database import Database
+from shoal.store.workloads import ReplicaRow
+from tests.engine.support import ADMIN, Rig, make_rig
+
+DOC = """
+name: svc
+node_groups:
+  - name: ctl
+    profile: {type: server, flavor: m1.small, image: cirros}
+    count: 4
+groupings:
+  - {name: apart, members: [ctl], rule: anti-affinity, max_per_domain: 1}
+workloads:
+  api:
+    replicas: REPLICAS
+    containers: [{name: api, image: img, ports: [8080], resources: {cpu: 0.5}}]
+    rules: [{rule: anti-affinity, scope: host}]
+"""
+
+
+def _rig(db: Database, provider: SimProvider, clock: ManualClock) -> Rig:
+    rig = make_rig(db, provider=provider, clock=clock, retry=RetryPolicy(attempts=1, backoff_s=0))
+    assert rig.engine.manager is not None
+    rig.engine.manager.reconcile_s = 1.0
+    return rig
+
+
+def _rows(db: Database, cid: str) -> dict[str, ReplicaRow]:
+    with db.reading() as conn:
+        return replica_repo.load(conn, [cid])[cid]
+
+
+async def _until(
+    clock: ManualClock, what: Callable[[], bool], *, step: float = 0.5, limit_s: float = 120
+) -> float:
+    """Advance the engine's clock by `step` until `what` holds; the engine seconds it took."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + 60
+    start = clock.now()
+    while not what():
+        assert loop.time() < deadline and clock.now() - start < limit_s, "never happened"
+        clock.advance(step)
+        await asyncio.sleep(0.02)
+    return clock.now() - start
+
+
+async def test_replicas_start_restart_and_move_off_a_lost_host(db: Database) -> None:
+    clock = ManualClock()
+    provider = SimProvider(synthetic_inventory(6, 2), clock_sleep=clock.sleep)
+    rig = _rig(db, provider, clock)
+    await rig.engine.start()
+    try:
+        sub = await asyncio.to_thread(rig.service.create, ADMIN, DOC.replace("REPLICAS", "3"))
+        cid = sub.cluster.id
+        await _until(clock, lambda: len(_rows(db, cid)) == 3)
+        await _until(clock, lambda: all(r.ready for r in _rows(db, cid).values()))
+        with db.reading() as conn:
+            nodes = {n.name: n for n in node_repo.list_nodes(conn, cid)}
+        rows = _rows(db, cid)
+        assert sorted(rows) == ["api-1", "api-2", "api-3"]
+        assert len({nodes[r.node].host for r in rows.values()}) == 3  # anti-affine by host
+        assert provider.replicas.starts == 3
+
+        # kill -9 of a container: noticed, not ready, restarted after the 10 s back-off only
+        # (the keeper may notice a few steps late on a loaded machine: the row's `not_before`
+        # and the event say what it decided, `started_at` that it waited for it).
+        killed = clock.now()
+        provider.replicas.kill(replica_key(cid, "api-2"))
+        await _until(clock, lambda: not _rows(db, cid)["api-2"].ready)
+        waiting = _rows(db, cid)["api-2"]
+        assert waiting.restarts == 1 and waiting.not_before is not None
+        assert waiting.not_before >= killed + 10.0
+        await _until(clock, lambda: _rows(db, cid)["api-2"].ready)
+        restarted = _rows(db, cid)["api-2"]
+        assert restarted.started_at is not None and restarted.started_at >= waiting.not_before
+        assert provider.replicas.starts == 4
+        # Killed again: the next wait doubles.
+        killed = clock.now()
+        provider.replicas.kill(replica_key(cid, "api-2"))
+        await _until(clock, lambda: not _rows(db, cid)["api-2"].ready)
+        waiting = _rows(db, cid)["api-2"]
+        assert waiting.restarts == 2 and waiting.not_before is not None
+        assert waiting.not_before >= killed + 20.0
+        await _until(clock, lambda: _rows(db, cid)["api-2"].ready)
+        assert (_rows(db, cid)["api-2"].started_at or 0) >= waiting.not_before
+        with db.reading() as conn:
+            texts = [e.message for e in event_repo.list_events(conn, None, cluster_id=cid)]
+        assert any("api-2's container exited; restart 1 in 10 s" in t for t in texts)
+        assert any("api-2's container exited; restart 2 in 20 s" in t for t in texts)
+
+        # A host fails: its replica moves to the one server left on a host with none.
+        before = _rows(db, cid)
+        victim = before["api-1"]
+        lost_host = nodes[victim.node].host
+        assert lost_host is not None
+        spare = next(n for n in nodes if n not in {r.node for r in before.values()})
+        await provider.fail_host(lost_host)
+        await _until(clock, lambda: _rows(db, cid)["api-1"].node != victim.node, limit_s=30)
+        after = _rows(db, cid)
+        assert after["api-1"].node == spare and after["api-1"].ready
+        assert after["api-2"].node == before["api-2"].node  # the others stay
+        assert after["api-3"].node == before["api-3"].node
+    finally:
+        await rig.engine.stop()
+
+    # A new engine keeps the rows and starts nothing that runs.
+    starts = provider.replicas.starts
+    rig = _rig(db, provider, clock)
+    await rig.engine.start()
+    try:
+        for _ in range(5):
+            clock.advance(1.0)
+            await asyncio.sleep(0.02)
+        assert provider.replicas.starts == starts
+        assert all(r.ready for r in _rows(db, cid).values())
+
+        # Scale-in by a new document: api-3 stopped and its row dropped.
+        await _until(clock, lambda: _cluster_settled(db, cid))
+        sub = await asyncio.to_thread(
+            rig.service.update, ADMIN, "svc", DOC.replace("REPLICAS", "2")
+        )
+        await _until(clock, lambda: sorted(_rows(db, cid)) == ["api-1", "api-2"])
+        states = await provider.replicas.replica_states([replica_key(cid, "api-3")])
+        assert states[replica_key(cid, "api-3")].value == "LOST"
+    finally:
+        await rig.engine.stop()
+
+
+def _cluster_settled(db: Database, cid: str) -> bool:
+    with db.reading() as conn:
+        c = cluster_repo.get_cluster(conn, cid)
+    return c is not None and c.lock_action_id is None
+
+
+async def test_a_runtime_that_forgot_its_containers_restarts_them_in_place(db: Database) -> None:
+    """A new sim runtime (as after a restart of a sim server) knows no container: each replica
+    is started again on the server its row names, with no back-off and no restart counted."""
+    clock = ManualClock()
+    provider = SimProvider(synthetic_inventory(6, 2), clock_sleep=clock.sleep)
+    rig = _rig(db, provider, clock)
+    await rig.engine.start()
+    try:
+        sub = await asyncio.to_thread(rig.service.create, ADMIN, DOC.replace("REPLICAS", "3"))
+        cid = sub.cluster.id
+        await _until(clock, lambda: len(_rows(db, cid)) == 3)
+        await _until(clock, lambda: all(r.ready for r in _rows(db, cid).values()))
+        before = _rows(db, cid)
+        for key in [replica_key(cid, r) for r in before]:
+            await provider.replicas.stop_replica(key)
+        await _until(clock, lambda: provider.replicas.starts == 6, step=0.2)
+        after = _rows(db, cid)
+        assert {r: x.node for r, x in after.items()} == {r: x.node for r, x in before.items()}
+        assert all(x.ready and x.restarts == 0 for x in after.values())
+    finally:
+        await rig.engine.stop()

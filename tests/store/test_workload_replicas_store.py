@@ -1,0 +1,57 @@
+"""The replica rows (issue 22) on SQLite and PostgreSQL: migration 0013 makes exactly the table
+the code uses; rows are saved, replaced, forgotten, paged, and dropped with their cluster."""
+
+from __future__ import annotations
+
+from alembic.autogenerate import compare_metadata
+from alembic.migration import MigrationContext
+
+from shoal.clock import ManualClock
+from shoal.model.catalogs import default_inventory
+from shoal.model.enums import ClusterStatus
+from shoal.service.clusters import ClusterService
+from shoal.store import clusters as cluster_repo
+from shoal.store import workloads as repo
+from shoal.store.database import Database
+from shoal.store.tables import metadata, workload_replicas
+from shoal.store.workloads import ReplicaRow
+from tests.engine.support import ADMIN
+
+DOC = """
+name: svc
+node_groups:
+  - {name: ctl, profile: {type: server, flavor: m1.small, image: cirros}, count: 1}
+"""
+
+
+def test_rows_saved_replaced_paged_forgotten_and_orphans_dropped(db: Database) -> None:
+    with db.engine.connect() as conn:  # (one database per test: the migration checked here)
+        diff = compare_metadata(MigrationContext.configure(conn), metadata)
+    assert [d for d in diff if workload_replicas.name in repr(d)] == []
+    inv = default_inventory()
+    service = ClusterService(db, lambda: inv, ManualClock(), lambda: None)
+    cid = service.create(ADMIN, DOC).cluster.id
+    rows = [ReplicaRow(cid, f"w-{i:02d}", "w", "ctl-1", False) for i in range(12)]
+    with db.transaction() as conn:
+        repo.save(conn, rows, 1.0)
+        repo.save(conn, [ReplicaRow(cid, "w-03", "w", "ctl-2", True, 2, 9.5, 3.0)], 2.0)
+        repo.save(conn, [ReplicaRow("other", "w-01", "w", "x", True)], 2.0)
+    with db.reading() as conn:
+        found = repo.load(conn, [cid, "none"])
+        assert found["none"] == {}
+        assert found[cid]["w-03"] == ReplicaRow(cid, "w-03", "w", "ctl-2", True, 2, 9.5, 3.0)
+        assert len(found[cid]) == 12
+        first = repo.page(conn, cid, 5, None)
+        rest = repo.page(conn, cid, 100, first[-1].replica)
+    assert [r.replica for r in first + rest] == [f"w-{i:02d}" for i in range(12)]
+    with db.transaction() as conn:
+        repo.forget(conn, [(cid, "w-00"), (cid, "w-11")])
+        repo.drop_orphans(conn)  # "other" is no cluster
+    with db.reading() as conn:
+        assert len(repo.load(conn, [cid])[cid]) == 10
+        assert repo.load(conn, ["other"])["other"] == {}
+    with db.transaction() as conn:
+        cluster_repo.set_status(conn, cid, ClusterStatus.DELETED, "", 5.0)
+        repo.drop_orphans(conn)
+    with db.reading() as conn:
+        assert repo.load(conn, [cid])[cid] == {}
