@@ -89,6 +89,40 @@ class Conflict(ServiceError):
     title = "Conflict"
 
 
+class ClusterBusy(Conflict):
+    """The cluster is locked by another action (`action_id`, when known): every check that
+    finds it busy raises this type, so each face answers one busy condition one way."""
+
+    def __init__(self, cluster: str, action_id: str | None) -> None:
+        holder = f"action {action_id}" if action_id else "another action"
+        super().__init__(
+            f"cluster {cluster} is busy with {holder}; try again when it has finished",
+            [Problem("", f"locked by {holder}")],
+        )
+        self.cluster = cluster
+        self.action_id = action_id
+
+
+class OutOfBounds(Conflict):
+    """A resize whose new size falls outside its node group's min..max (with `strict`): the
+    numbers travel with it, so a face words the refusal its own way."""
+
+    def __init__(
+        self, message: str, details: Sequence[Problem], *, current: int, low: int, high: int | None
+    ) -> None:
+        super().__init__(message, details)
+        self.current = current
+        self.low = low
+        self.high = high
+
+
+class NotReleasable(Conflict):
+    """A node that cannot leave its node group and stay (a unit of several members, or the
+    group at its min)."""
+
+    code = "not_releasable"
+
+
 class Unplaceable(ServiceError):
     kind = ErrorKind.CONFLICT
     status = 409
