@@ -13,6 +13,7 @@ from shoal.engine.nodework import RetryPolicy
 from shoal.model.catalogs import default_inventory
 from shoal.model.enums import ActionStatus, ClusterStatus, NodeStatus
 from shoal.providers.sim.provider import SimProvider
+from shoal.service.edits import Resize
 from shoal.service.errors import Conflict, Invalid, Unplaceable
 from shoal.service.resize import Adjustment
 from shoal.store import actions as action_repo
@@ -83,9 +84,7 @@ async def test_create_scale_and_delete(rig: Rig) -> None:
     assert all(after[k].host == n.host for k, n in nodes.items())
 
     smaller = await asyncio.to_thread(
-        lambda: rig.service.resize(
-            ADMIN, "shop", adjustment=Adjustment.EXACT_CAPACITY, number=2, nodegroup="web"
-        )
+        lambda: rig.service.resize(ADMIN, "shop", Resize(Adjustment.EXACT_CAPACITY, 2, "web"))
     )
     assert (await rig.wait(smaller.action.id)).status is ActionStatus.SUCCEEDED
     assert sorted(n for n in _nodes(rig, sub.cluster.id) if n.startswith("web")) == [

@@ -29,7 +29,6 @@ router = APIRouter(
 
 class SignalTooLarge(ServiceError):
     kind = ErrorKind.TOO_LARGE
-    status = 413
     code = "too_large"
     title = "Signal too large"
 

@@ -5,11 +5,11 @@ called by the native API, the CLI, receivers, vclusters, HOT and the Senlin faç
 request is a list of typed edits (`service/edits.py`) and what it asked (`Asked`). In one
 transaction `_submit` reads the cluster and refuses if another action holds it (ClusterBusy),
 applies the edits to a copy of its document (for a new cluster, `ReplaceDocument` on an empty
-one), validates the result (Invalid, with every problem), checks sizes and quotas, places it as
-a dry run (`_place`, Unplaceable with reasons), stores it, performs the store effects the edits
-named (`service/effects.py`), records the action and takes the lock. The engine does the rest.
-A recovery changes no document, so it is recorded the way the engine records its own
-(`engine.submit.submit_recover`). `preview` places a change the way `_submit` does, and
+one), performs the store writes the edits named (`service/effects.py`), validates the result
+(Invalid, with every problem), checks sizes and quotas, places it as a dry run (`_place`,
+Unplaceable with reasons), stores it, records the action and takes the lock. The engine does
+the rest. A recovery changes no document, so it is recorded the way the engine records its
+own (`engine.submit.submit_recover`). `preview` places a change the way `_submit` does, and
 records nothing.
 """
 
@@ -342,9 +342,9 @@ class ClusterService:
     ) -> Submitted:
         """Every change of a cluster, its creation included (`ref` None: `ReplaceDocument` on
         an empty cluster). In one transaction: refuse if another action holds the cluster,
-        apply the edits to a copy of its document, validate it, check sizes and quotas, place
-        it as a dry run, store it, perform the edits' store effects, record the action and
-        take the lock. No edits: an action on the cluster as it is (a delete)."""
+        apply the edits to a copy of its document, perform the store writes they name (nodes
+        joining or leaving count in the dry run), validate the document, check sizes and
+        quotas, place it as a dry run, store it, record the action and take the lock. No edits: an action on the cluster as it is (a delete)."""
         inv = self.inventory()
         now = self.clock.now()
         with self.db.transaction() as conn:
@@ -357,6 +357,12 @@ class ClusterService:
             scene = edits.Scene(cluster, tuple(nodes), current, now)
             start = {} if cluster is None else copy.deepcopy(cluster.document)
             applied = edits.apply_all(changes, start, scene)
+            if applied.effects:
+                # Before the dry run: nodes joining or leaving change what it places.
+                assert cluster is not None, "a new cluster has nothing to write beside it"
+                for effect in applied.effects:
+                    effect.perform(conn, cluster, now)
+                nodes = node_repo.list_nodes(conn, cluster.id)
             placed: tuple[ClusterSpec, PlacementResult] | None = None
             victims = applied.victims
             if changes:
@@ -376,8 +382,6 @@ class ClusterService:
                 else:
                     cluster_repo.set_document(conn, cluster.id, to_document(spec), now)
             assert cluster is not None
-            for effect in applied.effects:
-                effect.perform(conn, cluster, now)
             if ref is None:
                 action_inputs = ClusterInputs(request=dict(asked.said))
                 action_id = str(cluster.lock_action_id)

@@ -36,9 +36,6 @@ class ServiceError(Exception):
     kind: ClassVar[ErrorKind] = ErrorKind.BAD_REQUEST
     code = "bad_request"
     title = "Bad request"
-    # Transitional: api/senlin/errors.py (branch senlin) still reads `status`; Shoal's own API
-    # maps `kind` (api/errors.py). Remove once the Senlin façade maps kinds too.
-    status = 400
     retry_after_s: int | None = None
     """When to ask again (the API's Retry-After); None: no such hint."""
 
@@ -70,21 +67,18 @@ class ServiceError(Exception):
 
 class Invalid(ServiceError):
     kind = ErrorKind.INVALID
-    status = 422
     code = "invalid_document"
     title = "Invalid input"
 
 
 class NotFound(ServiceError):
     kind = ErrorKind.NOT_FOUND
-    status = 404
     code = "not_found"
     title = "Not found"
 
 
 class Conflict(ServiceError):
     kind = ErrorKind.CONFLICT
-    status = 409
     code = "conflict"
     title = "Conflict"
 
@@ -125,7 +119,6 @@ class NotReleasable(Conflict):
 
 class Unplaceable(ServiceError):
     kind = ErrorKind.CONFLICT
-    status = 409
     code = "unplaceable"
     title = "Cannot be placed"
 
@@ -144,14 +137,12 @@ def placement_refusal(undecided: bool) -> type[Unplaceable]:
 
 class Forbidden(ServiceError):
     kind = ErrorKind.FORBIDDEN
-    status = 403
     code = "forbidden"
     title = "Forbidden"
 
 
 class Unauthorized(ServiceError):
     kind = ErrorKind.UNAUTHORIZED
-    status = 401
     code = "unauthorized"
     title = "Unauthorized"
 
@@ -185,7 +176,6 @@ class Unavailable(_TryLater):
     """Something the service depends on (Keystone) is slow or down: not the caller's fault."""
 
     kind = ErrorKind.UNAVAILABLE
-    status = 503
     code = "unavailable"
     title = "Service unavailable"
 
@@ -194,6 +184,5 @@ class TooMany(_TryLater):
     """The caller already holds its share of something bounded (its details name the limit)."""
 
     kind = ErrorKind.TOO_MANY
-    status = 429
     code = "too_many_requests"
     title = "Too many requests"
