@@ -344,7 +344,8 @@ class ClusterService:
         an empty cluster). In one transaction: refuse if another action holds the cluster,
         apply the edits to a copy of its document, perform the store writes they name (nodes
         joining or leaving count in the dry run), validate the document, check sizes and
-        quotas, place it as a dry run, store it, record the action and take the lock. No edits: an action on the cluster as it is (a delete)."""
+        quotas, place it as a dry run, store it, record the action and take the lock. No
+        edits: an action on the cluster as it is (a delete)."""
         inv = self.inventory()
         now = self.clock.now()
         with self.db.transaction() as conn:
