@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from shoal.api.errors import http_status
 from shoal.clock import ManualClock
 from shoal.service.edits import Resize
 from shoal.service.errors import Invalid, ServiceError, Unplaceable
@@ -44,7 +45,7 @@ def refused(call: Callable[[], Any]) -> ServiceError:
         tracemalloc.stop()
     assert peak < PEAK_BYTES, f"refusing took {peak} bytes"
     e = caught.value
-    assert 400 <= e.status < 500
+    assert 400 <= http_status(e) < 500
     assert e.body()["error"]["details"], "a refusal names the field at fault"
     return e
 

@@ -48,6 +48,7 @@ from shoal.engine.software.inputs import DeployInputs, publication
 from shoal.engine.software.removal import run_removals
 from shoal.engine.software.urls import Urls
 from shoal.model.enums import ActionKind, ActionStatus, NodeStatus
+from shoal.model.heat_agent import with_heat_outputs
 from shoal.model.software import DeploymentSignal, DeploymentStatus, SoftwareSpec
 from shoal.providers.errors import ProviderError
 from shoal.providers.software import (
@@ -56,7 +57,6 @@ from shoal.providers.software import (
     RunsDeployments,
     StartsAgents,
 )
-from shoal.spec.heat_metadata import with_heat_outputs
 from shoal.store import actions as action_repo
 from shoal.store import clusters as cluster_repo
 from shoal.store import deployments as deployment_repo
