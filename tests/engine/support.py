@@ -68,3 +68,24 @@ def make_rig(
 
 def succeeded(action: ActionRecord) -> bool:
     return action.status is ActionStatus.SUCCEEDED
+
+
+async def managed_at(rig: Rig, now: float, limit: float = 60.0) -> None:
+    """Until a management pass that began at engine time `now` or later has finished, so what
+    it would have done is in the store (bounded by real time, generous for a loaded machine).
+    Replaces sleeping a fixed time and hoping the manager had looked."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + limit
+    while rig.engine.managed_through < now:
+        assert loop.time() < deadline, f"the manager never looked at the cluster as of {now}"
+        await asyncio.sleep(0.01)
+
+
+async def decided_at(rig: Rig, now: float, limit: float = 60.0) -> None:
+    """Until a deployer decision pass (rollout gates included) that began at engine time `now`
+    or later has finished."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + limit
+    while rig.engine.deployer.decided_through < now:
+        assert loop.time() < deadline, f"the deployer never decided as of {now}"
+        await asyncio.sleep(0.01)
