@@ -301,9 +301,17 @@ async def test_cancel_stops_what_has_not_started(db: Database) -> None:
             await asyncio.sleep(0.02)
         done = await rig.wait(sub.action.id)
         assert done.status is ActionStatus.CANCELLED
-        with rig.db.reading() as conn:
-            cluster = cluster_repo.get_cluster(conn, sub.cluster.id)
-        assert cluster is not None and cluster.lock_action_id is None
+
+        def locked() -> bool:
+            with rig.db.reading() as conn:
+                cluster = cluster_repo.get_cluster(conn, sub.cluster.id)
+            assert cluster is not None
+            return cluster.lock_action_id is not None
+
+        while await asyncio.to_thread(locked):  # released once the creates in flight end
+            assert loop.time() < deadline, "the cancelled create kept the cluster locked"
+            clock.advance(1.0)
+            await asyncio.sleep(0.02)
         # web waits on db, so it never started: not one web server was made, while db's were.
         made = [r.name for r in await rig.provider.list_resources()]
         assert any(n.startswith("db") for n in made), made
