@@ -103,7 +103,7 @@ async def test_a_create_failed_at_placement_is_never_active_and_gives_up_with_a_
             ]
         assert 1 <= len(recoveries) <= 4  # bounded
         clock.advance(3600)
-        await managed_at(rig, clock.now())  # it looked again, an hour on, and gave up still
+        await managed_at(rig, clock, clock.now())  # it looked again, an hour on, and gave up still
         with rig.db.reading() as conn:
             again = action_repo.list_actions(conn, None, cluster_id=sub.cluster.id)
         assert len([a for a in again if a.kind is ActionKind.CLUSTER_RECOVER]) == len(recoveries)
