@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 
-from shoal.clock import Clock, SystemClock
+from shoal.clock import Clock, ManualClock, SystemClock
 from shoal.engine import Engine
 from shoal.engine.nodework import RetryPolicy
 from shoal.model.catalogs import default_inventory
@@ -68,3 +68,30 @@ def make_rig(
 
 def succeeded(action: ActionRecord) -> bool:
     return action.status is ActionStatus.SUCCEEDED
+
+
+async def managed_at(rig: Rig, clock: ManualClock, now: float, limit: float = 60.0) -> None:
+    """Until a management pass that began at engine time `now` or later has finished, so what
+    it would have done is in the store (bounded by real time, generous for a loaded machine).
+    Replaces sleeping a fixed time and hoping the manager had looked. A pass still running when
+    the clock moved sleeps a whole tick from `now`: then the clock is moved one tick on."""
+    assert rig.engine.manager is not None
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + limit
+    nudge_at = loop.time() + 2.0
+    while rig.engine.managed_through < now:
+        assert loop.time() < deadline, f"the manager never looked at the cluster as of {now}"
+        if loop.time() > nudge_at:
+            clock.advance(rig.engine.manager.tick_s)
+            nudge_at = loop.time() + 2.0
+        await asyncio.sleep(0.01)
+
+
+async def decided_at(rig: Rig, now: float, limit: float = 60.0) -> None:
+    """Until a deployer decision pass (rollout gates included) that began at engine time `now`
+    or later has finished."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + limit
+    while rig.engine.deployer.decided_through < now:
+        assert loop.time() < deadline, f"the deployer never decided as of {now}"
+        await asyncio.sleep(0.01)

@@ -25,7 +25,7 @@ from shoal.store import clusters as cluster_repo
 from shoal.store import nodes as node_repo
 from shoal.store.database import Database
 from shoal.store.records import ClusterRecord
-from tests.engine.support import ADMIN, Rig, make_rig
+from tests.engine.support import ADMIN, Rig, make_rig, managed_at
 
 DOC = """
 name: shop
@@ -103,7 +103,7 @@ async def test_a_create_failed_at_placement_is_never_active_and_gives_up_with_a_
             ]
         assert 1 <= len(recoveries) <= 4  # bounded
         clock.advance(3600)
-        await asyncio.sleep(0.2)
+        await managed_at(rig, clock, clock.now())  # it looked again, an hour on, and gave up still
         with rig.db.reading() as conn:
             again = action_repo.list_actions(conn, None, cluster_id=sub.cluster.id)
         assert len([a for a in again if a.kind is ActionKind.CLUSTER_RECOVER]) == len(recoveries)

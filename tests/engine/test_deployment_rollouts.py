@@ -36,7 +36,7 @@ from shoal.store import events as event_repo
 from shoal.store import nodes as node_repo
 from shoal.store import rollouts as rollout_repo
 from shoal.store.database import Database
-from tests.engine.support import ADMIN, Rig, make_rig
+from tests.engine.support import ADMIN, Rig, decided_at, make_rig
 from tests.engine.test_deployments import rows, runs_of, settled, until, with_software
 
 DOC = """
@@ -141,9 +141,12 @@ async def looked_at(rig: Rig, cluster_id: str, now: float) -> None:
     await until(lambda: (x := rollout(rig, cluster_id)) is not None and x.gate_next > now, str)
 
 
-async def tick(clock: ManualClock, seconds: float) -> None:
+async def tick(rig: Rig, clock: ManualClock, seconds: float) -> None:
+    """Move the engine's clock, then wait for a deployer pass that decided (and checked the
+    rollout's gate) as of the new time: what a test asserts next is what that pass left."""
     clock.advance(seconds)
-    await asyncio.sleep(0.01)
+    rig.engine.deployer.wake()
+    await decided_at(rig, clock.now())
 
 
 def policy(**kw: float | int | bool) -> Callable[[object], dict[str, UpdatePolicy]]:
@@ -195,7 +198,7 @@ async def test_batches_pause_and_gate_then_done(db: Database, clock: ManualClock
         await until(in_phase(rig, cid, RolloutPhase.GATE, 1), lambda: f"{rollout(rig, cid)}")
         r = rollout(rig, cid)
         assert r is not None and r.batches == (("app-1", "app-2"), ("app-3", "app-4"))
-        await tick(clock, 30.0)
+        await tick(rig, clock, 30.0)
         # Within the gate's time nothing moves on, and batch 2 has not started.
         await looked_at(rig, cid, clock.now())
         assert in_phase(rig, cid, RolloutPhase.GATE, 1)()
@@ -206,15 +209,15 @@ async def test_batches_pause_and_gate_then_done(db: Database, clock: ManualClock
             "app-4": "v1",
         }
         revive(rig, "app-2")  # it recovers before the gate's timeout
-        await tick(clock, 1.0)  # the gate looks again every 0.5 s of the engine's clock
+        await tick(rig, clock, 1.0)  # the gate looks again every 0.5 s of the engine's clock
         await until(in_phase(rig, cid, RolloutPhase.PAUSE, 1), lambda: f"{rollout(rig, cid)}")
         # The pause: batch 2 waits for the clock.
         assert {n: v[2] for n, v in versions(rig, cid).items()}["app-3"] == "v1"
-        await tick(clock, 29.0)
+        await tick(rig, clock, 29.0)
         assert in_phase(rig, cid, RolloutPhase.PAUSE, 1)()
-        await tick(clock, 2.0)
+        await tick(rig, clock, 2.0)
         await until(in_phase(rig, cid, RolloutPhase.PAUSE, 2), lambda: f"{rollout(rig, cid)}")
-        await tick(clock, 31.0)
+        await tick(rig, clock, 31.0)
         await until(in_phase(rig, cid, RolloutPhase.DONE), lambda: f"{rollout(rig, cid)}")
         assert versions(rig, cid) == {
             n: (DeployAction.UPDATE, DeploymentStatus.COMPLETE, "v2") for n in APP
@@ -268,7 +271,7 @@ async def test_a_failed_batch_rolls_back_the_updated_nodes_only(
         # Level-triggered, without looping: the document still says v2, nothing is tried again.
         made = await asyncio.to_thread(rig.engine.deployer._decide)
         assert made == 0
-        await tick(clock, 600.0)
+        await tick(rig, clock, 600.0)
         assert await asyncio.to_thread(rig.engine.deployer._decide) == 0
         assert sum(len(v) for v in runs_by_node(rig).values()) == 8
 
@@ -290,10 +293,10 @@ async def test_a_gate_timing_out_rolls_back(db: Database, clock: ManualClock) ->
         s.breaks = lambda r: r.node == "app-1" and r.inputs.get("version") == "v2"
         change(rig, "v2")
         await until(in_phase(rig, cid, RolloutPhase.GATE, 1), lambda: f"{rollout(rig, cid)}")
-        await tick(clock, 59.0)
+        await tick(rig, clock, 59.0)
         await looked_at(rig, cid, clock.now())
         assert in_phase(rig, cid, RolloutPhase.GATE, 1)()
-        await tick(clock, 2.0)
+        await tick(rig, clock, 2.0)
         await until(in_phase(rig, cid, RolloutPhase.ROLLED_BACK), lambda: f"{rollout(rig, cid)}")
         r = rollout(rig, cid)
         assert r is not None and "app-1 not healthy in time" in r.reason
@@ -317,12 +320,12 @@ async def test_an_engine_restarted_mid_rollout_goes_on(db: Database, clock: Manu
     second.engine.deployer.tick_s = 0.02
     await second.engine.start()
     try:
-        await tick(clock, 61.0)  # the first engine's deployer lease runs out; the pause too
+        await tick(second, clock, 61.0)  # the first engine's deployer lease runs out; the pause too
         for batch in (2, 3, 4):
             await until(
                 in_phase(second, cid, RolloutPhase.PAUSE, batch), lambda: f"{rollout(second, cid)}"
             )
-            await tick(clock, 31.0)
+            await tick(second, clock, 31.0)
         await until(in_phase(second, cid, RolloutPhase.DONE), lambda: f"{rollout(second, cid)}")
         # app-1 completed before the restart and did not run again.
         assert all(v == ["v1", "v2"] for v in runs_by_node(second).values()), runs_by_node(second)

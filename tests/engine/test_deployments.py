@@ -17,6 +17,7 @@ from shoal.engine.software.inputs import DeployInputs
 from shoal.model.catalogs import default_inventory
 from shoal.model.cluster import MemberRef
 from shoal.model.enums import ActionKind, ActionStatus, ClusterStatus, NodeStatus
+from shoal.model.heat_agent import STDOUT
 from shoal.model.policies import UpdatePolicy
 from shoal.model.software import (
     ConfigOutput,
@@ -32,7 +33,6 @@ from shoal.model.software import (
 )
 from shoal.providers.sim.provider import SimProvider
 from shoal.providers.sim.software import SimDeployments, simulated_output
-from shoal.spec.heat_metadata import STDOUT
 from shoal.store import actions as action_repo
 from shoal.store import deployments as deployment_repo
 from shoal.store import events as event_repo

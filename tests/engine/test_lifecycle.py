@@ -13,6 +13,7 @@ from shoal.engine.nodework import RetryPolicy
 from shoal.model.catalogs import default_inventory
 from shoal.model.enums import ActionStatus, ClusterStatus, NodeStatus
 from shoal.providers.sim.provider import SimProvider
+from shoal.service.edits import Resize
 from shoal.service.errors import Conflict, Invalid, Unplaceable
 from shoal.service.resize import Adjustment
 from shoal.store import actions as action_repo
@@ -83,9 +84,7 @@ async def test_create_scale_and_delete(rig: Rig) -> None:
     assert all(after[k].host == n.host for k, n in nodes.items())
 
     smaller = await asyncio.to_thread(
-        lambda: rig.service.resize(
-            ADMIN, "shop", adjustment=Adjustment.EXACT_CAPACITY, number=2, nodegroup="web"
-        )
+        lambda: rig.service.resize(ADMIN, "shop", Resize(Adjustment.EXACT_CAPACITY, 2, "web"))
     )
     assert (await rig.wait(smaller.action.id)).status is ActionStatus.SUCCEEDED
     assert sorted(n for n in _nodes(rig, sub.cluster.id) if n.startswith("web")) == [
@@ -275,25 +274,61 @@ async def test_temporary_failures_are_retried_on_the_injected_clock(db: Database
 
 
 async def test_cancel_stops_what_has_not_started(db: Database) -> None:
-    slow = SimProvider(default_inventory(), create_latency_s=3.0)
-    rig = make_rig(db, provider=slow)
+    """Cancelled while db's creates are in flight (they wait on the engine's clock): web, which
+    waits on db, never starts. The test waits for that state instead of sleeping into it."""
+    clock = ManualClock()
+    slow = SimProvider(default_inventory(), create_latency_s=3.0, clock_sleep=clock.sleep)
+    rig = make_rig(db, provider=slow, clock=clock)
+    if rig.engine.manager is not None:
+        # Only the cancelled action may act: the manager would converge the cluster (make the
+        # missing nodes) once it is free, which is not what this test looks at.
+        rig.engine.manager.converge_attempts = 0
     await rig.engine.start()
     try:
         sub = await asyncio.to_thread(rig.service.create, ADMIN, DOC)
-        await asyncio.sleep(0.1)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + 60.0
+
+        def db_in_flight() -> bool:
+            nodes = _nodes(rig, sub.cluster.id)
+            return any(
+                n.startswith("db") and r.status is NodeStatus.CREATING for n, r in nodes.items()
+            )
+
+        while not await asyncio.to_thread(db_in_flight):
+            assert loop.time() < deadline, "db's creates never started"
+            await asyncio.sleep(0.01)
         await asyncio.to_thread(rig.service.cancel, ADMIN, sub.action.id)
+        while not (await asyncio.to_thread(_action, rig, sub.action.id)).status.is_terminal:
+            assert loop.time() < deadline, "the cancelled create never ended"
+            clock.advance(1.0)  # the creates in flight finish; nothing new may start
+            await asyncio.sleep(0.02)
         done = await rig.wait(sub.action.id)
         assert done.status is ActionStatus.CANCELLED
-        with rig.db.reading() as conn:
-            cluster = cluster_repo.get_cluster(conn, sub.cluster.id)
-        assert cluster is not None and cluster.lock_action_id is None
-        # web waits on db, so it never started.
-        assert not any(
-            n.startswith("web") and n_.status is NodeStatus.ACTIVE
-            for n, n_ in _nodes(rig, sub.cluster.id).items()
-        )
+
+        def locked() -> bool:
+            with rig.db.reading() as conn:
+                cluster = cluster_repo.get_cluster(conn, sub.cluster.id)
+            assert cluster is not None
+            return cluster.lock_action_id is not None
+
+        while await asyncio.to_thread(locked):  # released once the creates in flight end
+            assert loop.time() < deadline, "the cancelled create kept the cluster locked"
+            clock.advance(1.0)
+            await asyncio.sleep(0.02)
+        # web waits on db, so it never started: not one web server was made, while db's were.
+        made = [r.name for r in await rig.provider.list_resources()]
+        assert any("-db-" in n for n in made), made
+        assert not any("-web-" in n for n in made), made
     finally:
         await rig.engine.stop()
+
+
+def _action(rig: Rig, action_id: str) -> action_repo.ActionRecord:
+    with rig.db.reading() as conn:
+        found = action_repo.get_action(conn, action_id)
+    assert found is not None
+    return found
 
 
 async def test_wake_from_a_worker_thread_is_handed_to_the_loop(rig: Rig) -> None:

@@ -19,7 +19,7 @@ from shoal.store import clusters as cluster_repo
 from shoal.store import nodes as node_repo
 from shoal.store.database import Database
 from shoal.store.records import ActionRecord, NodeRecord
-from tests.engine.support import ADMIN, Rig, make_rig
+from tests.engine.support import ADMIN, Rig, make_rig, managed_at
 
 WEB = """
 name: web
@@ -142,7 +142,7 @@ async def test_too_many_failures_at_once_short_circuit(
         lambda: (c := _cluster(rig, cid)) is not None and c.status is ClusterStatus.WARNING,
     )
     clock.advance(5)
-    await asyncio.sleep(0.2)
+    await managed_at(rig, clock, clock.now())  # the manager judged the three failures as of now
     assert not any(a.kind is ActionKind.CLUSTER_RECOVER for a in _actions(rig, cid))
     cluster = _cluster(rig, cid)
     assert cluster is not None and "max_unhealthy" in cluster.status_reason
@@ -193,7 +193,7 @@ async def test_a_busy_cluster_s_nodes_keep_their_health_state(
     cid = await _create(rig, clock, doc)
     await _create(rig, clock, doc.replace("name: web", "name: other", 1))
     clock.advance(11)  # past the grace period: every node is judged from now on
-    await asyncio.sleep(0.2)
+    await managed_at(rig, clock, clock.now())
     assert rig.engine.manager is not None
     rig.engine.manager.reconcile_s = 1e9  # only the health checks may notice
     now = clock.now()
@@ -201,7 +201,7 @@ async def test_a_busy_cluster_s_nodes_keep_their_health_state(
         cluster_repo.set_status(conn, cid, ClusterStatus.UPDATING, "", now)
     for _ in range(3):  # ticks that manage only the other cluster
         clock.advance(1)
-        await asyncio.sleep(0.1)
+        await managed_at(rig, clock, clock.now())
     with rig.db.transaction() as conn:
         cluster_repo.set_status(conn, cid, ClusterStatus.ACTIVE, "", clock.now())
     victim = _nodes(rig, cid)[0]
@@ -209,9 +209,9 @@ async def test_a_busy_cluster_s_nodes_keep_their_health_state(
     await rig.provider.kill_node_process(victim.provider_id)
     # Two failed checks at 1 s intervals; up to 8 s of Shoal's time, still inside the 10 s a
     # forgotten (restarted) grace period would take, so the regression stays caught.
-    for _ in range(16):
-        clock.advance(0.5)
-        await asyncio.sleep(0.1)
+    for _ in range(8):  # each step a manager tick (1 s), waited for rather than slept into
+        clock.advance(1.0)
+        await managed_at(rig, clock, clock.now())
         if any(a.kind is ActionKind.CLUSTER_RECOVER for a in _actions(rig, cid)):
             break
     assert any(a.kind is ActionKind.CLUSTER_RECOVER for a in _actions(rig, cid))
@@ -228,7 +228,7 @@ async def test_a_lost_host_is_replaced_even_when_a_health_check_notices_first(
     rig.engine.manager.reconcile_s = 1e9
     for _ in range(3):  # drift repair has its first pass now, then never again: only checks
         clock.advance(1)
-        await asyncio.sleep(0.1)
+        await managed_at(rig, clock, clock.now())
     lost_host = _nodes(rig, cid)[0].host
     assert lost_host is not None
     await rig.provider.fail_host(lost_host)

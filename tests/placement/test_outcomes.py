@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from shoal.api.errors import http_status
 from shoal.model import Grouping, MemberRef, NodeGroup, Rule
 from shoal.model.catalogs import CIRROS, default_inventory
 from shoal.model.cluster import ClusterSpec, UnitPart
@@ -60,7 +61,7 @@ def test_the_service_refuses_undecided_with_its_own_code() -> None:
     refusal = placement_refusal(True)("cluster x cannot be placed", [])
     assert isinstance(refusal, Undecided)
     assert isinstance(refusal, Unplaceable)  # callers that catch "not placed" still do
-    assert (refusal.status, refusal.body()["error"]["code"]) == (409, "undecided")
+    assert (http_status(refusal), refusal.body()["error"]["code"]) == (409, "undecided")
 
 
 def test_zones_apart_are_independent_parts() -> None:

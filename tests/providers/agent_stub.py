@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from shoal.model.heat_agent import default_config_id, parse_signal, server_metadata
 from shoal.model.software import DeploymentSignal, ResolvedDeployment
-from shoal.spec.heat_metadata import default_config_id, parse_signal, server_metadata
 
 
 @dataclass

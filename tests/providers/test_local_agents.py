@@ -19,6 +19,7 @@ import pytest
 import pytest_asyncio
 
 from shoal.model.enums import NodeKind
+from shoal.model.heat_agent import failure_reason
 from shoal.model.software import (
     ConfigInput,
     ConfigOutput,
@@ -31,7 +32,6 @@ from shoal.providers.base import ServerRequest
 from shoal.providers.errors import PermanentError
 from shoal.providers.local import LocalProvider
 from shoal.providers.local.agents import AgentInstall, AgentLayout, prepare
-from shoal.spec.heat_metadata import failure_reason
 
 from .agent_stub import AgentStub, agent_stub
 from .support import (

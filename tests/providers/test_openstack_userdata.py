@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from shoal.model.heat_agent import CollectorSettings
 from shoal.model.software import DeployAction, HookGroup, ResolvedDeployment, SoftwareConfig
 from shoal.providers.local.agents import AgentInstall
 from shoal.providers.openstack.userdata import (
@@ -23,7 +24,6 @@ from shoal.providers.openstack.userdata import (
     agent_cloud_config,
     agent_user_data,
 )
-from shoal.spec.heat_metadata import CollectorSettings
 
 from .agent_stub import AgentStub, agent_stub
 from .guest import standin_guest

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import threading
 
+from shoal.api.errors import http_status
 from shoal.clock import ManualClock
 from shoal.model.catalogs import default_inventory
 from shoal.model.inventory import Host, Inventory
@@ -66,7 +67,7 @@ def test_concurrent_creates_on_a_tight_inventory_admit_exactly_what_fits(db: Dat
     assert not other, other
     assert len(accepted) == 4, [s.cluster.name for s in accepted]
     assert len(refused) == CREATES - 4
-    assert all(e.status == 409 for e in refused)
+    assert all(http_status(e) == 409 for e in refused)
     with db.reading() as conn:
         used = node_repo.used_capacity(conn)
     # Reserved exactly to the hosts' capacity, never beyond.

@@ -12,7 +12,9 @@ from typing import Any
 
 import pytest
 
+from shoal.api.errors import http_status
 from shoal.clock import ManualClock
+from shoal.service.edits import Resize
 from shoal.service.errors import Invalid, ServiceError, Unplaceable
 from shoal.service.receivers import ReceiverService
 from shoal.service.resize import Adjustment
@@ -43,7 +45,7 @@ def refused(call: Callable[[], Any]) -> ServiceError:
         tracemalloc.stop()
     assert peak < PEAK_BYTES, f"refusing took {peak} bytes"
     e = caught.value
-    assert 400 <= e.status < 500
+    assert 400 <= http_status(e) < 500
     assert e.body()["error"]["details"], "a refusal names the field at fault"
     return e
 
@@ -83,9 +85,7 @@ def test_scale_out_of_a_group_without_max_is_bounded(db: Database) -> None:
 def test_resize_by_percentage_is_bounded(db: Database, number: float) -> None:
     rig, _ = created(db)
     e = refused(
-        lambda: rig.service.resize(
-            ADMIN, "shop", adjustment=Adjustment.CHANGE_IN_PERCENTAGE, number=number
-        )
+        lambda: rig.service.resize(ADMIN, "shop", Resize(Adjustment.CHANGE_IN_PERCENTAGE, number))
     )
     assert isinstance(e, Invalid)
     assert e.details[0]["path"] == "/number"
@@ -96,7 +96,7 @@ def test_exact_capacity_of_a_billion_is_bounded(db: Database) -> None:
     rig, _ = created(db)
     e = refused(
         lambda: rig.service.resize(
-            ADMIN, "shop", adjustment=Adjustment.EXACT_CAPACITY, number=10**9, strict=False
+            ADMIN, "shop", Resize(Adjustment.EXACT_CAPACITY, 10**9, strict=False)
         )
     )
     assert isinstance(e, Invalid)

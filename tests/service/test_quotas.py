@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from shoal.api.errors import http_status
 from shoal.clock import ManualClock
 from shoal.model.enums import ActionStatus
 from shoal.service.errors import Forbidden, Invalid
@@ -54,7 +55,7 @@ def test_growth_past_a_quota_names_resource_limit_use_and_request(db: Database) 
     # Not planned yet, the first cluster's three nodes already count.
     with pytest.raises(QuotaExceeded) as e:
         rig.service.create(acme, DOC % ("b", 2))
-    assert e.value.status == 403 and e.value.code == "quota_exceeded"
+    assert http_status(e.value) == 403 and e.value.code == "quota_exceeded"
     (detail,) = e.value.details
     assert detail["resource"] == "nodes"
     assert (detail["limit"], detail["in_use"], detail["requested"]) == (4, 3, 2)

@@ -18,12 +18,12 @@ from shoal.model.catalogs import default_inventory
 from shoal.model.members import MemberRef
 from shoal.model.outputs import ClusterOutput, OutputStatus, TextTemplate
 from shoal.model.software import MemberFactsInput, NodeFact, NodeFacts, SoftwareSpec
+from shoal.model.textreplace import OverBudget, replaced
 from shoal.planning.outputs import MAX_RESULT_CHARS, evaluate
 from shoal.spec.files import read_bytes
 from shoal.spec.hot.load import read_body
 from shoal.spec.loader import cluster_from_tree
 from shoal.spec.syntax import MAX_DEPTH, parse
-from shoal.spec.textreplace import OverBudget, replaced
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from shoal.model import InvalidDocument, Inventory, Problem
 from shoal.model.catalogs import default_inventory
+from shoal.model.graph import find_cycle
 from shoal.model.members import MemberRef
 from shoal.model.software import (
     DeployAction,
@@ -28,7 +29,6 @@ from shoal.planning.software import order
 from shoal.spec import cluster_from_tree, load_cluster
 from shoal.spec.export import to_document
 from shoal.spec.software import MAX_DEPLOYMENTS
-from shoal.spec.software_graph import find_cycle
 
 BASE = """
 name: c

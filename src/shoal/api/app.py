@@ -73,7 +73,7 @@ def create_app(runtime: Runtime, *, run_engine: bool = False) -> FastAPI:
     )
     errors.install(app)
     # Inside the body limit. An agent's signal body is not refused: a script's stdout may hold
-    # a NUL, and the signal's parser replaces it (spec/heat_metadata.py), keeping the result.
+    # a NUL, and the signal's parser replaces it (model/heat_agent.py), keeping the result.
     app.add_middleware(
         RefuseUnstorable,
         skip=(senlin.PREFIX,),

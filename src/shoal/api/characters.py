@@ -53,7 +53,7 @@ class RefuseUnstorable:
         self.body_unchecked = body_unchecked
         """Prefixes whose path and query are checked but whose body is the route's to clean
         (agents' signals: a script's stdout may hold a NUL, and losing the run's result for it
-        would be worse; spec/heat_metadata.py replaces them)."""
+        would be worse; model/heat_agent.py replaces them)."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["path"].startswith(self.skip):

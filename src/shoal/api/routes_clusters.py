@@ -12,6 +12,7 @@ from shoal.api import schemas
 from shoal.api.auth import Caller, runtime_of
 from shoal.api.bodies import ClusterActionBody
 from shoal.api.responses import accepted
+from shoal.service.edits import Resize
 from shoal.service.errors import Invalid
 
 router = APIRouter(
@@ -112,13 +113,15 @@ async def cluster_action(
             lambda: svc.resize(
                 who,
                 ref,
-                adjustment=r.adjustment_type,
-                number=r.number,
-                nodegroup=r.nodegroup,
-                min_step=r.min_step,
-                strict=r.strict,
-                min_size=r.min_size,
-                max_size=r.max_size,
+                Resize(
+                    r.adjustment_type,
+                    r.number,
+                    r.nodegroup,
+                    min_step=r.min_step,
+                    strict=r.strict,
+                    min_size=r.min_size,
+                    max_size=r.max_size,
+                ),
             )
         )
     elif body.add_nodes is not None:

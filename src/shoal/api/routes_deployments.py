@@ -18,9 +18,9 @@ from starlette.concurrency import run_in_threadpool
 from shoal.api import schemas
 from shoal.api.auth import Caller, runtime_of
 from shoal.engine.software.urls import SIGNAL_PATH, Urls
+from shoal.model.heat_agent import MAX_SIGNAL_BYTES
 from shoal.service.deployments import DeploymentService
 from shoal.service.errors import ErrorKind, ServiceError
-from shoal.spec.heat_metadata import MAX_SIGNAL_BYTES
 
 router = APIRouter(
     prefix="/v1", tags=["deployments"], responses=schemas.ERRORS, route_class=schemas.ExactRoute
@@ -29,7 +29,6 @@ router = APIRouter(
 
 class SignalTooLarge(ServiceError):
     kind = ErrorKind.TOO_LARGE
-    status = 413
     code = "too_large"
     title = "Signal too large"
 

@@ -121,7 +121,7 @@ def place(
     from shoal.model import Objective as ModelObjective
     from shoal.model.catalogs import default_inventory
     from shoal.placement import solve
-    from shoal.service.errors import ServiceError
+    from shoal.service.errors import ErrorKind, ServiceError
     from shoal.service.limits import Limits, check_size
     from shoal.spec import load_cluster, load_inventory_file
     from shoal.spec.hot import read_hot_files
@@ -149,7 +149,7 @@ def place(
         # O(groups) bounds first: a billion replicas must not reach the per-node solver.
         check_size(spec, inv, Limits())
     except ServiceError as refused:
-        invalid = refused.status == 422
+        invalid = refused.kind is ErrorKind.INVALID
         if output is OutputFormat.TABLE:
             report_problems(refused.details, refused.message)
         else:

@@ -16,6 +16,7 @@ import asyncio
 import contextlib
 import dataclasses
 import logging
+import math
 import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
@@ -131,6 +132,10 @@ class Engine:
             if manage
             else None
         )
+        self.managed_through = -math.inf
+        """The engine-clock time at which the last finished management pass began: a test
+        that moves the clock to T waits for this to reach T, then knows the manager has looked
+        at the cluster as of T (instead of sleeping and hoping it did)."""
         # Software deployments (issue 11): their own loop, see engine/software/runner.py.
         source = DocumentSoftware(self.inventory_now)
         self.deployer = Deployer(
@@ -521,7 +526,9 @@ class Engine:
 
     async def _manage_once(self) -> bool:
         assert self.manager is not None
+        began = self.clock.now()
         await self.manager.tick()
+        self.managed_through = began
         await self.clock.sleep(self.manager.tick_s)
         return True
 

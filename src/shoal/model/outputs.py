@@ -18,6 +18,10 @@ from typing import TypeAlias
 from shoal.model.members import MemberRef
 from shoal.model.software import Json, LiteralInput, MemberFactsInput, NodeFact, OutputInput
 
+MAX_OUTPUT_CHARS = 1 << 20
+"""An output's value, as JSON, at most: the document check (`spec/output_size.py`) and the
+evaluator (`planning/outputs.py`) apply the same bound."""
+
 
 @dataclass(frozen=True, slots=True)
 class MemberFact:

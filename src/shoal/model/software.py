@@ -112,7 +112,7 @@ class SoftwareConfig:
     input_key: str | None = None
     """Set for a structured config deployed as Heat's StructuredDeployment: `config` is a JSON
     mapping in which every `{input_key: NAME}` is replaced by input NAME's value (null when
-    there is none) when the config is served to a node (spec/heat_metadata.py)."""
+    there is none) when the config is served to a node (model/heat_agent.py)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 from shoal.model.members import MemberRef
 from shoal.model.outputs import (
+    MAX_OUTPUT_CHARS,
     ClusterOutput,
     JoinedText,
     ListValue,
@@ -36,9 +37,8 @@ from shoal.model.software import (
     OutputScope,
     SoftwareSpec,
 )
+from shoal.model.textreplace import OverBudget, replace_all, replaced
 from shoal.planning.software import targets
-from shoal.spec.output_size import MAX_OUTPUT_CHARS
-from shoal.spec.textreplace import OverBudget, replace_all, replaced
 
 __all__ = ["MAX_RESULT_CHARS", "evaluate", "replace_all"]
 

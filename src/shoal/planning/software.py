@@ -32,6 +32,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from shoal.model.graph import find_cycle
 from shoal.model.members import MemberRef
 from shoal.model.software import (
     DeployAction,
@@ -51,7 +52,6 @@ from shoal.model.software import (
     SoftwareConfig,
     SoftwareSpec,
 )
-from shoal.spec.software_graph import find_cycle
 
 __all__ = [
     "DeploymentCycle",

@@ -70,7 +70,7 @@ class ServerRequest:
     a backend whose search by key is costly may skip it. False is always safe."""
     metadata_url: str | None = None
     """Where the server's in-guest agents (Heat's os-collect-config `request` collector) poll
-    for its software deployments, in Heat's metadata shape (spec/heat_metadata.py). None: the
+    for its software deployments, in Heat's metadata shape (model/heat_agent.py). None: the
     server runs no deployments, and no agents are started or configured."""
     ports: tuple[str, ...] = ()
     """Ids of ports made beforehand (the openstack provider's `ensure_port`) the server boots

@@ -1,21 +1,24 @@
 """Cluster requests: create, change and delete clusters and node groups, as actions.
 
-Every change of an existing cluster follows one path (`_submit`): read the cluster, refuse if
-another action holds it (Conflict), compute the new document with a pure edit (`edits`),
-validate it (Invalid, with every problem), place it as a dry run (`_place`, Unplaceable with
-reasons), then in the same transaction store the new document, take the cluster's lock and
-record the action. The engine does the rest. A new cluster has no lock to take and no document
-to edit, so `create_spec` admits it in its own transaction; a recovery changes no document, so
-it is recorded the way the engine records its own (`engine.submit.submit_recover`). `preview`
-places a change the way `_submit` does, and records nothing.
+Every request that changes a cluster, its creation included, follows one path (`_submit`,
+called by the native API, the CLI, receivers, vclusters, HOT and the Senlin façade): the
+request is a list of typed edits (`service/edits.py`) and what it asked (`Asked`). In one
+transaction `_submit` reads the cluster and refuses if another action holds it (ClusterBusy),
+applies the edits to a copy of its document (for a new cluster, `ReplaceDocument` on an empty
+one), performs the store writes the edits named (`service/effects.py`), validates the result
+(Invalid, with every problem), checks sizes and quotas, places it as a dry run (`_place`,
+Unplaceable with reasons), stores it, records the action and takes the lock. The engine does
+the rest. A recovery changes no document, so it is recorded the way the engine records its
+own (`engine.submit.submit_recover`). `preview` places a change the way `_submit` does, and
+records nothing.
 """
 
 from __future__ import annotations
 
 import copy
 import uuid
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from shoal.clock import Clock
@@ -34,7 +37,8 @@ from shoal.planning import ObservedNode, StepKind, choose_replicas, make_plan
 from shoal.service import edits
 from shoal.service.containers import ContainerGate
 from shoal.service.deletion import dropped, victim_orders
-from shoal.service.errors import Conflict, Invalid, NotFound, placement_refusal
+from shoal.service.edits import Edit
+from shoal.service.errors import ClusterBusy, Conflict, Invalid, NotFound, placement_refusal
 from shoal.service.limits import (
     QUOTA_RESOURCES,
     Footprint,
@@ -66,10 +70,19 @@ RECOVERY_METHODS = tuple(
     str(h) for h in (RepairHow.RECREATE, RepairHow.REBOOT, RepairHow.REBUILD, RepairHow.REPLACE)
 )
 
-Mutation = Callable[[dict[str, Any], list[NodeRecord]], dict[str, Any]]
-Within = Callable[[Connection, ClusterRecord, float], None]
-"""Runs in a change's transaction once the cluster is known to be free, with the time of the
-change: it may refuse the change (raise) or write alongside it (cooldowns, receivers)."""
+_ROLLING = (ActionKind.CLUSTER_UPDATE, ActionKind.NODEGROUP_UPDATE)
+"""Changes the engine may roll out in batches, and roll back to the document they replaced."""
+
+
+@dataclass(frozen=True, slots=True)
+class Asked:
+    """What a request asked for beside its edits: the action it becomes, what it said
+    (recorded with the action for people and the Senlin views, never read by the engine), and
+    for a new cluster the format its document came in."""
+
+    kind: ActionKind
+    said: Mapping[str, Any] = field(default_factory=dict)
+    source_format: str = "native"
 
 
 def problems_of(bad: InvalidDocument, prefix: str = "") -> list[Problem]:
@@ -108,150 +121,77 @@ class ClusterService:
             raise NotFound(f"no cluster {ref!r}")
         return found
 
-    # -- creating ------------------------------------------------------------------------------
+    # -- creating and changing: each request as edits on the one path ---------------------------
 
     def create(self, who: Principal, body: bytes | str, *, source: str = "request") -> Submitted:
         spec, vcluster = self._read_document(body, source)
-        return self.create_spec(who, spec, "vcluster" if vcluster else "native")
-
-    def create_spec(self, who: Principal, spec: ClusterSpec, source_format: str) -> Submitted:
-        inv = self.inventory()
-        now = self.clock.now()
-        fp = check_size(spec, inv, self.limits)
-        if self.containers is not None:
-            self.containers.check(who, spec.software)
-        with self.db.transaction() as conn:
-            # Admission is serialised with planning, so what it counts cannot change under it.
-            lock_placement(conn, self.db, "admission", now)
-            self._check_quota(conn, who.project_id, None, fp)
-            used = node_repo.used_capacity(conn)
-            result = solve(spec, inv, used=used)
-            if not result.feasible:
-                raise placement_refusal(result.undecided)(
-                    f"cluster {spec.name} cannot be placed",
-                    [Problem("", r) for r in result.reasons],
-                )
-            cluster_id = str(uuid.uuid4())
-            action_id = str(uuid.uuid4())
-            try:
-                cluster = cluster_repo.insert_cluster(
-                    conn,
-                    id=cluster_id,
-                    project_id=who.project_id,
-                    name=spec.name,
-                    document=to_document(spec),
-                    source_format=source_format,
-                    now=now,
-                    lock_action_id=action_id,
-                )
-            except NameTaken as e:
-                raise Conflict(str(e), [Problem("/name", str(e))]) from None
-            action = self._record_action(
-                conn, cluster, ActionKind.CLUSTER_CREATE, ClusterInputs(), action_id, now
-            )
-            _reserve(conn, action, spec, result)
-        self.wake()
-        return Submitted(cluster, action)
-
-    # -- changing ------------------------------------------------------------------------------
+        first = edits.ReplaceDocument(to_document(spec))
+        fmt = "vcluster" if vcluster else "native"
+        return self._submit(who, None, [first], Asked(ActionKind.CLUSTER_CREATE, source_format=fmt))
 
     def update(self, who: Principal, ref: str, body: bytes | str) -> Submitted:
         """Apply a whole new document to an existing cluster."""
         spec, _ = self._read_document(body, "request")
-        new_doc = to_document(spec)
-
-        def mutate(doc: dict[str, Any], _nodes: list[NodeRecord]) -> dict[str, Any]:
-            return edits.replace_document(doc, new_doc)
-
-        return self._submit(who, ref, ActionKind.CLUSTER_UPDATE, mutate, {})
+        change = edits.ReplaceDocument(to_document(spec))
+        return self._submit(who, ref, [change], Asked(ActionKind.CLUSTER_UPDATE))
 
     def delete(self, who: Principal, ref: str) -> Submitted:
-        return self._submit(who, ref, ActionKind.CLUSTER_DELETE, None, {})
+        return self._submit(who, ref, [], Asked(ActionKind.CLUSTER_DELETE))
 
     def resize(
         self,
         who: Principal,
         ref: str,
-        *,
-        adjustment: Adjustment,
-        number: float,
-        nodegroup: str | None = None,
-        min_step: int = 1,
-        strict: bool = True,
+        change: edits.Resize,
         kind: ActionKind = ActionKind.CLUSTER_RESIZE,
-        min_size: int | None = None,
-        max_size: int | None = None,
-        pointer: str = "/number",
     ) -> Submitted:
-        change = edits.Resize(
-            adjustment, number, nodegroup, min_step, strict, min_size, max_size, pointer
-        )
-
-        def mutate(doc: dict[str, Any], _nodes: list[NodeRecord]) -> dict[str, Any]:
-            return edits.resize(doc, change)
-
-        inputs = {"adjustment_type": str(adjustment), "number": number, "nodegroup": nodegroup}
-        return self._submit(who, ref, kind, mutate, inputs)
+        said = {
+            "adjustment_type": str(change.adjustment),
+            "number": change.number,
+            "nodegroup": change.nodegroup,
+        }
+        return self._submit(who, ref, [change], Asked(kind, said))
 
     def scale(
         self, who: Principal, ref: str, *, out: bool, count: int, nodegroup: str | None
     ) -> Submitted:
         if count < 1:
             raise Invalid("count must be 1 or more", [Problem("/count", f"{count} < 1")])
-        return self.resize(
-            who,
-            ref,
-            adjustment=Adjustment.CHANGE_IN_CAPACITY,
-            number=count if out else -count,
-            nodegroup=nodegroup,
-            kind=ActionKind.CLUSTER_SCALE_OUT if out else ActionKind.CLUSTER_SCALE_IN,
+        change = edits.Resize(
+            Adjustment.CHANGE_IN_CAPACITY,
+            count if out else -count,
+            nodegroup,
             pointer="/count",
         )
+        kind = ActionKind.CLUSTER_SCALE_OUT if out else ActionKind.CLUSTER_SCALE_IN
+        return self.resize(who, ref, change, kind)
 
     def add_nodes(self, who: Principal, ref: str, instances: list[dict[str, Any]]) -> Submitted:
-        def mutate(doc: dict[str, Any], _nodes: list[NodeRecord]) -> dict[str, Any]:
-            return edits.add_instances(doc, instances)
-
         names = [str(i.get("name")) for i in instances if isinstance(i, dict)]
-        return self._submit(who, ref, ActionKind.CLUSTER_ADD_NODES, mutate, {"nodes": names})
+        change = edits.AddInstances(tuple(instances))
+        return self._submit(
+            who, ref, [change], Asked(ActionKind.CLUSTER_ADD_NODES, {"nodes": names})
+        )
 
     def del_nodes(self, who: Principal, ref: str, node_refs: list[str]) -> Submitted:
-        victims: list[str] = []
-
-        def mutate(doc: dict[str, Any], nodes: list[NodeRecord]) -> dict[str, Any]:
-            edited, chosen = edits.remove_nodes(doc, nodes, node_refs)
-            victims.extend(chosen)
-            return edited
-
-        return self._submit(
-            who, ref, ActionKind.CLUSTER_DEL_NODES, mutate, {"nodes": node_refs}, victims
-        )
+        change = edits.RemoveNodes(tuple(node_refs))
+        asked = Asked(ActionKind.CLUSTER_DEL_NODES, {"nodes": node_refs})
+        return self._submit(who, ref, [change], asked)
 
     def nodegroup_create(self, who: Principal, ref: str, group: dict[str, Any]) -> Submitted:
-        def mutate(doc: dict[str, Any], _nodes: list[NodeRecord]) -> dict[str, Any]:
-            return edits.add_node_group(doc, group)
-
-        return self._submit(
-            who, ref, ActionKind.NODEGROUP_CREATE, mutate, {"nodegroup": group.get("name")}
-        )
+        asked = Asked(ActionKind.NODEGROUP_CREATE, {"nodegroup": group.get("name")})
+        return self._submit(who, ref, [edits.AddGroup(group)], asked)
 
     def nodegroup_update(
         self, who: Principal, ref: str, name: str, changes: dict[str, Any]
     ) -> Submitted:
-        edits.check_group_changes(changes)  # before anything is read or locked
-
-        def mutate(doc: dict[str, Any], _nodes: list[NodeRecord]) -> dict[str, Any]:
-            return edits.update_node_group(doc, name, changes)
-
-        return self._submit(
-            who, ref, ActionKind.NODEGROUP_UPDATE, mutate, {"nodegroup": name, "changes": changes}
-        )
+        change = edits.UpdateGroup(name, changes)  # refuses bad fields before anything is read
+        asked = Asked(ActionKind.NODEGROUP_UPDATE, {"nodegroup": name, "changes": changes})
+        return self._submit(who, ref, [change], asked)
 
     def nodegroup_delete(self, who: Principal, ref: str, name: str) -> Submitted:
-        def mutate(doc: dict[str, Any], _nodes: list[NodeRecord]) -> dict[str, Any]:
-            return edits.delete_node_group(doc, name)
-
-        return self._submit(who, ref, ActionKind.NODEGROUP_DELETE, mutate, {"nodegroup": name})
+        asked = Asked(ActionKind.NODEGROUP_DELETE, {"nodegroup": name})
+        return self._submit(who, ref, [edits.DeleteGroup(name)], asked)
 
     def recover(
         self, who: Principal, ref: str, nodes: list[str] | None = None, how: str | None = None
@@ -311,10 +251,9 @@ class ClusterService:
             repairs.append(Repair.missing(absent))
         action_id = submit_recover(self.db, cluster, repairs, now, "recovery requested")
         if action_id is None:
-            raise Conflict(
-                f"cluster {cluster.name} is busy with another action; "
-                "try again when it has finished"
-            )
+            with self.db.reading() as conn:
+                held = cluster_repo.get_cluster(conn, cluster.id)
+            raise ClusterBusy(cluster.name, held.lock_action_id if held else None)
         self.wake()
         with self.db.reading() as conn:
             action = action_repo.get_action(conn, action_id)
@@ -389,77 +328,114 @@ class ClusterService:
     # -- the one path every change takes -------------------------------------------------------
 
     def submit(
-        self,
-        who: Principal,
-        ref: str,
-        kind: ActionKind,
-        mutate: Mutation,
-        inputs: dict[str, Any],
-        *,
-        within: Within | None = None,
+        self, who: Principal, ref: str | None, changes: Sequence[Edit], asked: Asked
     ) -> Submitted:
-        """A change another service defines (a receiver's trigger), on the same path.
-
-        `inputs` is what the request said, recorded with the action for people to read."""
-        return self._submit(who, ref, kind, mutate, inputs, within=within)
+        """A change another service defines (a receiver's trigger, the Senlin façade), on the
+        same path: `_submit`."""
+        return self._submit(who, ref, changes, asked)
 
     def spec_of(self, doc: dict[str, Any]) -> ClusterSpec:
         """`doc` read as a cluster, or a 422 naming its problems."""
         return self._validated(doc)
 
     def _submit(
-        self,
-        who: Principal,
-        ref: str,
-        kind: ActionKind,
-        mutate: Mutation | None,
-        inputs: dict[str, Any],
-        victims: list[str] | None = None,
-        *,
-        within: Within | None = None,
+        self, who: Principal, ref: str | None, changes: Sequence[Edit], asked: Asked
     ) -> Submitted:
+        """Every change of a cluster, its creation included (`ref` None: `ReplaceDocument` on
+        an empty cluster). In one transaction: refuse if another action holds the cluster,
+        apply the edits to a copy of its document, perform the store writes they name (nodes
+        joining or leaving count in the dry run), validate the document, check sizes and
+        quotas, place it as a dry run, store it, record the action and take the lock. No
+        edits: an action on the cluster as it is (a delete)."""
         inv = self.inventory()
         now = self.clock.now()
         with self.db.transaction() as conn:
-            if mutate is not None:
+            if changes:
                 # First, as the planner does: one lock order, so the two never deadlock.
                 lock_placement(conn, self.db, "admission", now)
-            cluster = self.get(conn, who, ref)
-            if cluster.lock_action_id is not None:
-                raise Conflict(
-                    f"cluster {cluster.name} is busy with action {cluster.lock_action_id}; "
-                    "try again when it has finished",
-                    [Problem("", f"locked by action {cluster.lock_action_id}")],
-                )
-            if within is not None:
-                within(conn, cluster, now)
-            nodes = node_repo.list_nodes(conn, cluster.id)
+            cluster = None if ref is None else self._free(conn, who, ref)
+            nodes = [] if cluster is None else node_repo.list_nodes(conn, cluster.id)
+            current = None if cluster is None else self._read_or_none(cluster.document)
+            scene = edits.Scene(cluster, tuple(nodes), current, now)
+            start = {} if cluster is None else copy.deepcopy(cluster.document)
+            applied = edits.apply_all(changes, start, scene)
+            if applied.effects:
+                # Before the dry run: nodes joining or leaving change what it places.
+                assert cluster is not None, "a new cluster has nothing to write beside it"
+                for effect in applied.effects:
+                    effect.perform(conn, cluster, now)
+                nodes = node_repo.list_nodes(conn, cluster.id)
             placed: tuple[ClusterSpec, PlacementResult] | None = None
-            if mutate is not None:
-                doc = mutate(copy.deepcopy(cluster.document), nodes)
-                spec = self._validated(doc)
+            victims = applied.victims
+            if changes:
+                spec = self._validated(applied.document)
                 if self.containers is not None:
                     self.containers.check(who, spec.software)
                 fp = check_size(spec, inv, self.limits)
-                self._check_quota(conn, cluster.project_id, cluster.id, fp, self._declared(cluster))
-                chosen, placed = self._dry_run(conn, cluster, spec, nodes, victims or [], inv)
-                victims = victims or chosen
-                cluster_repo.set_document(conn, cluster.id, to_document(spec), now)
-            action_inputs = ClusterInputs(
-                victims=tuple(victims or ()),
-                # A rolling update that fails rolls back to this.
-                previous_document=cluster.document
-                if kind in (ActionKind.CLUSTER_UPDATE, ActionKind.NODEGROUP_UPDATE)
-                else None,
-                request=inputs,
-            )
-            action = self._record_action(conn, cluster, kind, action_inputs, str(uuid.uuid4()), now)
-            if not cluster_repo.try_lock(conn, cluster.id, action.id, now):
-                raise Conflict(f"cluster {cluster.name} is busy with another action")
+                if cluster is None:
+                    self._check_quota(conn, who.project_id, None, fp)
+                else:
+                    declared = footprint(current).usage() if current is not None else Usage()
+                    self._check_quota(conn, cluster.project_id, cluster.id, fp, declared)
+                chosen, placed = self._dry_run(conn, cluster, spec, nodes, list(victims), inv)
+                victims = victims or tuple(chosen)
+                if cluster is None:
+                    cluster = self._insert(conn, who, spec, asked.source_format, now)
+                else:
+                    cluster_repo.set_document(conn, cluster.id, to_document(spec), now)
+            assert cluster is not None
+            if ref is None:
+                action_inputs = ClusterInputs(request=dict(asked.said))
+                action_id = str(cluster.lock_action_id)
+            else:
+                action_inputs = ClusterInputs(
+                    victims=victims,
+                    # A rolling update that fails rolls back to this.
+                    previous_document=cluster.document if asked.kind in _ROLLING else None,
+                    request={**asked.said, **applied.decided},
+                )
+                action_id = str(uuid.uuid4())
+            action = self._record_action(conn, cluster, asked.kind, action_inputs, action_id, now)
+            if ref is not None and not cluster_repo.try_lock(conn, cluster.id, action.id, now):
+                held = cluster_repo.get_cluster(conn, cluster.id)
+                raise ClusterBusy(cluster.name, held.lock_action_id if held else None)
             if placed is not None:
                 _reserve(conn, action, *placed)
         self.wake()
         return Submitted(cluster, action)
+
+    def _free(self, conn: Connection, who: Principal, ref: str) -> ClusterRecord:
+        """The cluster `ref`, refused while another action holds it."""
+        cluster = self.get(conn, who, ref)
+        if cluster.lock_action_id is not None:
+            raise ClusterBusy(cluster.name, cluster.lock_action_id)
+        return cluster
+
+    def _insert(
+        self, conn: Connection, who: Principal, spec: ClusterSpec, source_format: str, now: float
+    ) -> ClusterRecord:
+        """A new cluster's row, locked by its create action from the start."""
+        try:
+            return cluster_repo.insert_cluster(
+                conn,
+                id=str(uuid.uuid4()),
+                project_id=who.project_id,
+                name=spec.name,
+                document=to_document(spec),
+                source_format=source_format,
+                now=now,
+                lock_action_id=str(uuid.uuid4()),
+            )
+        except NameTaken as e:
+            raise Conflict(str(e), [Problem("/name", str(e))]) from None
+
+    def _read_or_none(self, doc: dict[str, Any]) -> ClusterSpec | None:
+        """The stored document read as a cluster; None when it no longer reads (the inventory
+        changed under it): growth is then judged from nothing."""
+        try:
+            return self._validated(doc)
+        except Invalid:
+            return None
 
     def _read_document(self, body: bytes | str, source: str) -> tuple[ClusterSpec, bool]:
         """A request's cluster document, and whether it came in the vcluster format."""
@@ -483,7 +459,7 @@ class ClusterService:
     def _dry_run(
         self,
         conn: Connection,
-        cluster: ClusterRecord,
+        cluster: ClusterRecord | None,
         spec: ClusterSpec,
         nodes: list[NodeRecord],
         victims: list[str],
@@ -492,7 +468,7 @@ class ClusterService:
         """Place the changed cluster: the nodes it leaves out (by the deletion policies), and
         the desired cluster with its placement."""
         observed = observed_of(nodes)
-        used = node_repo.used_capacity(conn, exclude_cluster=cluster.id)
+        used = node_repo.used_capacity(conn, exclude_cluster=cluster.id if cluster else None)
         desired, result = _place(cluster, spec, observed, nodes, victims, used, inv)
         return dropped(desired, observed), (desired, result)
 
@@ -525,10 +501,8 @@ class ClusterService:
 
     def _declared(self, cluster: ClusterRecord) -> Usage:
         """What the cluster's current document declares (growth is judged against it)."""
-        try:
-            return footprint(self._validated(cluster.document)).usage()
-        except Invalid:
-            return Usage()
+        current = self._read_or_none(cluster.document)
+        return footprint(current).usage() if current is not None else Usage()
 
     def _record_action(
         self,
@@ -594,7 +568,7 @@ def _reserve(
 
 
 def _place(
-    cluster: ClusterRecord,
+    cluster: ClusterRecord | None,
     spec: ClusterSpec,
     observed: list[ObservedNode],
     nodes: list[NodeRecord],
@@ -605,13 +579,13 @@ def _place(
     """Place `cluster` changed to `spec`, its nodes staying where they are: the desired cluster
     (replicas chosen, the deletion policies picking who goes) and its placement; refused
     with the reasons when it cannot be placed. A submitted change and a preview both use it."""
-    orders = victim_orders(spec, observed, seed=cluster.generation)
+    orders = victim_orders(spec, observed, seed=cluster.generation if cluster else 0)
     desired = choose_replicas(spec, observed, victims, order_victims=orders)
     result = solve(desired, inv, existing={n.name: n.host for n in nodes if n.host}, used=used)
     if not result.feasible:
+        what = "cannot be placed" if cluster is None else "cannot be placed after this change"
         raise placement_refusal(result.undecided)(
-            f"cluster {cluster.name} cannot be placed after this change",
-            [Problem("", r) for r in result.reasons],
+            f"cluster {spec.name} {what}", [Problem("", r) for r in result.reasons]
         )
     return desired, result
 

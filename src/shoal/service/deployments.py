@@ -20,6 +20,7 @@ from shoal.engine.software.decide import SoftwareOf
 from shoal.engine.software.inputs import REDACTED
 from shoal.engine.software.source import DocumentSoftware
 from shoal.engine.software.urls import Urls
+from shoal.model import heat_agent
 from shoal.model.enums import NodeStatus
 from shoal.model.inventory import Inventory
 from shoal.model.problems import InvalidDocument
@@ -34,7 +35,6 @@ from shoal.model.software import (
 )
 from shoal.service.errors import Invalid, NotFound
 from shoal.service.views import iso
-from shoal.spec import heat_metadata
 from shoal.store import clusters as cluster_repo
 from shoal.store import deployments as repo
 from shoal.store import nodes as node_repo
@@ -200,7 +200,7 @@ class DeploymentService:
                 )
             )
             run_of[r.name] = r.action_id
-        return heat_metadata.server_metadata(
+        return heat_agent.server_metadata(
             resolved,
             lambda d: urls.signal(
                 run_of[d.deployment], secrets.derive(signal_key, run_of[d.deployment])
@@ -208,7 +208,7 @@ class DeploymentService:
             server_id=node.id,
             stack_id=node.cluster_id or "",
             config_id=lambda d: run_of[d.deployment],
-            collector=heat_metadata.CollectorSettings(
+            collector=heat_agent.CollectorSettings(
                 metadata_url=urls.metadata(node.id, secrets.derive(server_key, node.id))
             ),
         )
@@ -228,7 +228,7 @@ class DeploymentService:
             raise NotFound("no such deployment run, or the token is not its token")
         # Read before anything else, so a bad body is the same 4xx whenever it comes.
         try:
-            signal = heat_metadata.parse_signal(body)
+            signal = heat_agent.parse_signal(body)
         except InvalidDocument as e:
             raise Invalid(
                 "the signal is not what heat-config-notify sends",
@@ -244,8 +244,8 @@ class DeploymentService:
             failure = None
             outputs: dict[str, Json] = dict(signal.outputs)
             if config is not None:
-                failure = heat_metadata.failure_reason(signal, config)
-                outputs = heat_metadata.declared_outputs(signal, config)
+                failure = heat_agent.failure_reason(signal, config)
+                outputs = heat_agent.declared_outputs(signal, config)
             ok = signal.status_code == 0 and failure is None
             status = DeploymentStatus.COMPLETE if ok else DeploymentStatus.FAILED
             stderr = (
@@ -256,7 +256,7 @@ class DeploymentService:
             stdout = scrub(signal.stdout, software.secrets)
             stderr = scrub(stderr, software.secrets)
             outputs = {k: scrub_json(v, software.secrets) for k, v in outputs.items()}
-            outputs = heat_metadata.with_heat_outputs(
+            outputs = heat_agent.with_heat_outputs(
                 outputs, signal.status_code, repo.tail(stdout), repo.tail(stderr)
             )
             written = repo.finish(

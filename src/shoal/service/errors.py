@@ -36,9 +36,6 @@ class ServiceError(Exception):
     kind: ClassVar[ErrorKind] = ErrorKind.BAD_REQUEST
     code = "bad_request"
     title = "Bad request"
-    # Transitional: api/senlin/errors.py (branch senlin) still reads `status`; Shoal's own API
-    # maps `kind` (api/errors.py). Remove once the Senlin façade maps kinds too.
-    status = 400
     retry_after_s: int | None = None
     """When to ask again (the API's Retry-After); None: no such hint."""
 
@@ -70,28 +67,58 @@ class ServiceError(Exception):
 
 class Invalid(ServiceError):
     kind = ErrorKind.INVALID
-    status = 422
     code = "invalid_document"
     title = "Invalid input"
 
 
 class NotFound(ServiceError):
     kind = ErrorKind.NOT_FOUND
-    status = 404
     code = "not_found"
     title = "Not found"
 
 
 class Conflict(ServiceError):
     kind = ErrorKind.CONFLICT
-    status = 409
     code = "conflict"
     title = "Conflict"
 
 
+class ClusterBusy(Conflict):
+    """The cluster is locked by another action (`action_id`, when known): every check that
+    finds it busy raises this type, so each face answers one busy condition one way."""
+
+    def __init__(self, cluster: str, action_id: str | None) -> None:
+        holder = f"action {action_id}" if action_id else "another action"
+        super().__init__(
+            f"cluster {cluster} is busy with {holder}; try again when it has finished",
+            [Problem("", f"locked by {holder}")],
+        )
+        self.cluster = cluster
+        self.action_id = action_id
+
+
+class OutOfBounds(Conflict):
+    """A resize whose new size falls outside its node group's min..max (with `strict`): the
+    numbers travel with it, so a face words the refusal its own way."""
+
+    def __init__(
+        self, message: str, details: Sequence[Problem], *, current: int, low: int, high: int | None
+    ) -> None:
+        super().__init__(message, details)
+        self.current = current
+        self.low = low
+        self.high = high
+
+
+class NotReleasable(Conflict):
+    """A node that cannot leave its node group and stay (a unit of several members, or the
+    group at its min)."""
+
+    code = "not_releasable"
+
+
 class Unplaceable(ServiceError):
     kind = ErrorKind.CONFLICT
-    status = 409
     code = "unplaceable"
     title = "Cannot be placed"
 
@@ -110,14 +137,12 @@ def placement_refusal(undecided: bool) -> type[Unplaceable]:
 
 class Forbidden(ServiceError):
     kind = ErrorKind.FORBIDDEN
-    status = 403
     code = "forbidden"
     title = "Forbidden"
 
 
 class Unauthorized(ServiceError):
     kind = ErrorKind.UNAUTHORIZED
-    status = 401
     code = "unauthorized"
     title = "Unauthorized"
 
@@ -151,7 +176,6 @@ class Unavailable(_TryLater):
     """Something the service depends on (Keystone) is slow or down: not the caller's fault."""
 
     kind = ErrorKind.UNAVAILABLE
-    status = 503
     code = "unavailable"
     title = "Service unavailable"
 
@@ -160,6 +184,5 @@ class TooMany(_TryLater):
     """The caller already holds its share of something bounded (its details name the limit)."""
 
     kind = ErrorKind.TOO_MANY
-    status = 429
     code = "too_many_requests"
     title = "Too many requests"

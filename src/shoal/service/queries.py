@@ -10,6 +10,7 @@ from typing import Any
 from shoal.engine.software.decide import facts_of
 from shoal.engine.software.source import DocumentSoftware
 from shoal.model.enums import ActionStatus
+from shoal.model.heat_agent import STATUS_CODE, STDERR, STDOUT
 from shoal.model.inventory import Inventory
 from shoal.model.outputs import OutputResult
 from shoal.model.problems import Problem
@@ -18,7 +19,6 @@ from shoal.planning.outputs import evaluate
 from shoal.service.deployments import scrub
 from shoal.service.errors import NotFound, ServiceError
 from shoal.service.views import action_view, cluster_view, event_view, node_view, output_view
-from shoal.spec.heat_metadata import STATUS_CODE, STDERR, STDOUT
 from shoal.store import actions as action_repo
 from shoal.store import clusters as cluster_repo
 from shoal.store import deployments as deployment_repo

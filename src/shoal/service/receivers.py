@@ -2,10 +2,11 @@
 
 A receiver belongs to its cluster's project. Its secret (`token` in the webhook URL) is shown
 once, at creation, and stored hashed; whoever holds the URL may trigger it without a bearer
-token, and a wrong token or unknown receiver is indistinguishable (404). A scaling trigger runs
-on the cluster service's one path for changes: in its transaction, it checks the group's
-cooldown, works out the new count from the scaling policy (`service/triggers.py`), records the
-action and the time it scaled the group — all or nothing.
+token, and a wrong token or unknown receiver is indistinguishable (404). A scaling trigger is an
+edit (`ScaleByPolicy`) on the cluster service's one path for changes: in its transaction, it
+checks the group's cooldown, works out the new count from the scaling policy
+(`service/triggers.py`), and names the times to record (the group scaled, the receiver fired)
+as store effects — all or nothing.
 """
 
 from __future__ import annotations
@@ -17,26 +18,19 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from shoal.model.cluster import ClusterSpec, NodeGroup
 from shoal.model.enums import ActionKind
 from shoal.model.problems import Problem
-from shoal.service.clusters import ClusterService, Submitted
+from shoal.service.clusters import Asked, ClusterService, Submitted
+from shoal.service.edits import RECEIVER, ScaleByPolicy, spec_group
 from shoal.service.errors import Conflict, Invalid, NotFound, ServiceError
-from shoal.service.triggers import (
-    bounded,
-    check_cooldown,
-    check_params,
-    effective_policy,
-    scaled_count,
-)
+from shoal.service.triggers import check_params, effective_policy, scaled_count
 from shoal.service.views import iso
 from shoal.spec.names import NAME_RULE, is_name
-from shoal.store import clusters as cluster_repo
 from shoal.store import receivers as repo
 from shoal.store.database import Connection
 from shoal.store.errors import NameTaken
 from shoal.store.receivers import ReceiverRecord
-from shoal.store.records import ClusterRecord, NodeRecord, Principal
+from shoal.store.records import ClusterRecord, Principal
 
 
 class ReceiverAction(StrEnum):
@@ -108,23 +102,6 @@ def parse_receiver(body: dict[str, Any]) -> NewReceiver:
     return NewReceiver(str(name), str(cluster), ReceiverAction(str(action)), group, params)
 
 
-def pick_group(spec: ClusterSpec, name: str | None) -> NodeGroup:
-    if name is None:
-        if len(spec.node_groups) == 1:
-            return spec.node_groups[0]
-        raise Invalid(
-            f"say which node group: cluster {spec.name} has {len(spec.node_groups)}",
-            [Problem("/nodegroup", "required unless the cluster has one node group")],
-        )
-    group = spec.node_group(name)
-    if group is None:
-        raise NotFound(
-            f"no node group {name!r} in cluster {spec.name}",
-            [Problem("/nodegroup", f"no node group {name!r}")],
-        )
-    return group
-
-
 class ReceiverService:
     def __init__(self, clusters: ClusterService) -> None:
         self.clusters = clusters
@@ -148,7 +125,7 @@ class ReceiverService:
             self._check_count(conn, cluster)
             group = req.nodegroup
             if req.action is not ReceiverAction.RECOVER:
-                group = pick_group(self.clusters.spec_of(cluster.document), group).name
+                group = spec_group(self.clusters.spec_of(cluster.document), group, RECEIVER).name
             try:
                 found = repo.insert_receiver(
                     conn,
@@ -188,7 +165,7 @@ class ReceiverService:
         """Refuse params whose first trigger could never be admitted (too large for the
         cluster size limit, the inventory or the quotas); each trigger checks again."""
         spec = self.clusters.spec_of(cluster.document)
-        group = pick_group(spec, req.nodegroup)
+        group = spec_group(spec, req.nodegroup, RECEIVER)
         policy = effective_policy(group.scaling, req.params)
         pointer = next((f"/params/{k}" for k in ("count", "number") if k in req.params), "")
         try:
@@ -241,36 +218,8 @@ class ReceiverService:
         return sub
 
     def _scale(self, owner: Principal, r: ReceiverRecord, *, out: bool) -> Submitted:
-        # Filled in by `within`, in the change's transaction, before the action is recorded.
-        inputs: dict[str, Any] = {"receiver": r.name}
-
-        def within(conn: Connection, cluster: ClusterRecord, now: float) -> None:
-            group = pick_group(self.clusters.spec_of(cluster.document), r.nodegroup)
-            policy = effective_policy(group.scaling, r.params)
-            check_cooldown(group.name, cluster.scaled_at.get(group.name), policy, now)
-            group = bounded(group, r.params)
-            count = scaled_count(group, policy, out=out)
-            inputs.update(
-                nodegroup=group.name,
-                adjustment_type=str(policy.adjustment_type),
-                number=policy.number,
-                count=count,
-            )
-            if "min_size" in r.params or "max_size" in r.params:
-                inputs.update(min_size=group.min_size, max_size=group.max_size)
-            cluster_repo.set_scaled_at(conn, cluster.id, {**cluster.scaled_at, group.name: now})
-            repo.mark_triggered(conn, r.id, now)
-
-        def mutate(doc: dict[str, Any], _nodes: list[NodeRecord]) -> dict[str, Any]:
-            for g in doc.get("node_groups", []):
-                if g["name"] == inputs["nodegroup"]:
-                    g["count"] = inputs["count"]
-                    if "min_size" in inputs:
-                        g["min"] = inputs["min_size"]
-                        g.pop("max", None)
-                        if inputs["max_size"] is not None:
-                            g["max"] = inputs["max_size"]
-            return doc
-
+        change = ScaleByPolicy(r.id, r.nodegroup, r.params, out)
         kind = ActionKind.CLUSTER_SCALE_OUT if out else ActionKind.CLUSTER_SCALE_IN
-        return self.clusters.submit(owner, r.cluster_id, kind, mutate, inputs, within=within)
+        return self.clusters.submit(
+            owner, r.cluster_id, [change], Asked(kind, {"receiver": r.name})
+        )

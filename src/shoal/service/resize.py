@@ -11,7 +11,7 @@ import math
 from enum import StrEnum
 
 from shoal.model.problems import Problem
-from shoal.service.errors import Conflict, Invalid
+from shoal.service.errors import Invalid, OutOfBounds
 from shoal.spec.native import MAX_REPLICAS
 
 
@@ -80,9 +80,12 @@ def new_count(
     if target < low or (high is not None and target > high):
         bounds = f"{low}..{high if high is not None else 'unbounded'}"
         if strict:
-            raise Conflict(
+            raise OutOfBounds(
                 f"the new size {target} is outside the node group's bounds {bounds}",
                 [Problem(pointer, f"gives {target} nodes, outside {bounds}")],
+                current=current,
+                low=low,
+                high=high,
             )
         target = max(low, target if high is None else min(high, target))
     return target

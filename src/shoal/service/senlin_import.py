@@ -69,7 +69,6 @@ class ImportFailed(ServiceError):
     kind = ErrorKind.UNAVAILABLE
     code = "senlin_unreadable"
     title = "Senlin database unreadable"
-    status = 503
 
 
 def checked_url(url: str) -> str:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 
 from shoal.model.outputs import (
+    MAX_OUTPUT_CHARS,
     JoinedText,
     ListValue,
     MapValue,
@@ -29,8 +30,6 @@ from shoal.model.software import (
 )
 from shoal.spec.drafts import ClusterDraft
 
-MAX_OUTPUT_CHARS = 1 << 20
-"""An output's value, as JSON, at most (the same bound the evaluator applies when read)."""
 FACT_CHARS = 64
 OUTPUT_CHARS = 256
 

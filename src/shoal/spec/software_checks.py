@@ -7,6 +7,7 @@ cycles (declared or through outputs), each reported once as the loop, e.g. "a â†
 
 from __future__ import annotations
 
+from shoal.model.graph import find_cycle
 from shoal.model.members import MemberRef
 from shoal.model.software import (
     IOType,
@@ -24,7 +25,6 @@ from shoal.spec.collect import ProblemList, child
 from shoal.spec.drafts import ClusterDraft
 from shoal.spec.names import unknown
 from shoal.spec.software import DeploymentDraft, SoftwareDraft
-from shoal.spec.software_graph import find_cycle
 from shoal.spec.software_sources import Source
 
 HEAT_OUTPUTS = {

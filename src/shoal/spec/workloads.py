@@ -45,7 +45,7 @@ from shoal.spec.collect import ProblemList, child
 from shoal.spec.fields import Fields, mapping
 from shoal.spec.names import NAME_RULE, is_name
 from shoal.spec.params import ParameterTable
-from shoal.spec.software_graph import find_cycle
+from shoal.model.graph import find_cycle
 from shoal.spec.software_sources import Source, read_source
 from shoal.spec.tree import describe, is_mapping, quote
 from shoal.spec.workloads_fields import argv, cpu_milli, memory_mb, native_probe, port

@@ -8,9 +8,9 @@ import json
 from typing import Any
 
 from shoal.model.catalogs import default_inventory
+from shoal.model.heat_agent import server_metadata
 from shoal.model.software import DeployAction, NodeFact, NodeFactInput, ResolvedDeployment
 from shoal.spec.export import to_document
-from shoal.spec.heat_metadata import server_metadata
 from shoal.spec.hot import read_body
 from shoal.spec.hot.load import HotResult
 from shoal.spec.loader import cluster_from_tree

@@ -3,8 +3,11 @@
     {"code": 404, "title": "Not Found", "explanation": "The resource could not be found.",
      "error": {"code": 404, "message": "...", "type": "ResourceNotFound"}}
 
-Shoal's refusals keep their status, except that an invalid request (422 natively) is Senlin's
-400; their details (JSON pointers) are folded into the message.
+Shoal's refusals are mapped by their kind, as Shoal's own API maps them (`api.errors.
+http_status`), except that an invalid request (422 natively) is Senlin's 400; their details
+(JSON pointers) are folded into the message. Senlin's `type` is chosen by the refusal's code,
+and a busy cluster (`ClusterBusy`, whichever check found it) is recognised by its type, never
+by its text.
 """
 
 from __future__ import annotations
@@ -17,7 +20,8 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from shoal.service.errors import ServiceError, Unauthorized
+from shoal.api.errors import http_status
+from shoal.service.errors import ClusterBusy, ErrorKind, ServiceError, Unauthorized
 
 log = logging.getLogger("shoal.api.senlin")
 
@@ -68,6 +72,7 @@ _TYPES = {
     "node_not_orphan": "NodeNotOrphan",
     "cluster_locked": "ActionInProgress",
     "feature_not_supported": "FeatureNotSupported",
+    "not_releasable": "FeatureNotSupported",
     "forbidden": "Forbidden",
     "unauthorized": "HTTPUnauthorized",
 }
@@ -106,9 +111,9 @@ def _http_type(status: int) -> str:
 def install(app: FastAPI) -> None:
     @app.exception_handler(ServiceError)
     async def _service(_: Request, exc: ServiceError) -> JSONResponse:
-        status = 400 if exc.status == 422 else exc.status
+        status = 400 if exc.kind is ErrorKind.INVALID else http_status(exc)
         kind = _TYPES.get(exc.code, "BadRequest" if status == 400 else _http_type(status))
-        if exc.code == "conflict" and "busy" in exc.message:
+        if isinstance(exc, ClusterBusy):
             kind = "ActionInProgress"
         headers = None
         if isinstance(exc, Unauthorized):

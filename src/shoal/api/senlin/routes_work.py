@@ -100,7 +100,7 @@ the answer must carry (planning normally takes milliseconds)."""
 async def _create_member(request: Request, who: Principal, data: dict[str, Any]) -> JSONResponse:
     """A node created into a cluster: the cluster grows by an instance; the answer waits until
     the engine has planned it, so it can name the node's id."""
-    cluster_id, sub = await run_in_threadpool(clusters_of(request).create_member, who, data)
+    cluster_id, sub = await run_in_threadpool(clusters_of(request).members.create_member, who, data)
     reads, clock = reads_of(request), runtime_of(request).clock
     deadline = clock.now() + PLAN_WAIT_S
     node_id = None
@@ -173,7 +173,7 @@ async def get_node(ref: str, request: Request, who: Caller) -> dict[str, Any]:
 async def delete_node(ref: str, request: Request, who: Caller) -> Response:
     node = await run_in_threadpool(_node_view, request, who, ref)
     if node["cluster_id"]:
-        sub = await run_in_threadpool(clusters_of(request).delete_node, who, node["id"])
+        sub = await run_in_threadpool(clusters_of(request).members.delete_node, who, node["id"])
         action_id = sub.action.id
     else:
         action_id = await run_in_threadpool(nodes_of(request).delete, who, node["id"])

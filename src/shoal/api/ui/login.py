@@ -24,7 +24,6 @@ _TIMEOUT_S = 15.0
 
 class KeystoneUnavailable(ServiceError):
     kind = ErrorKind.UNAVAILABLE
-    status = 503
     code = "keystone_unavailable"
     title = "Keystone unavailable"
 

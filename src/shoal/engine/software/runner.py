@@ -24,7 +24,6 @@ import asyncio
 import contextlib
 import dataclasses
 import logging
-import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -48,6 +47,7 @@ from shoal.engine.software.inputs import DeployInputs, publication
 from shoal.engine.software.removal import run_removals
 from shoal.engine.software.urls import Urls
 from shoal.model.enums import ActionKind, ActionStatus, NodeStatus
+from shoal.model.heat_agent import with_heat_outputs
 from shoal.model.software import DeploymentSignal, DeploymentStatus, SoftwareSpec
 from shoal.providers.errors import ProviderError
 from shoal.providers.software import (
@@ -56,7 +56,6 @@ from shoal.providers.software import (
     RunsDeployments,
     StartsAgents,
 )
-from shoal.spec.heat_metadata import with_heat_outputs
 from shoal.store import actions as action_repo
 from shoal.store import clusters as cluster_repo
 from shoal.store import deployments as deployment_repo
@@ -102,6 +101,22 @@ class _Outcome:
     stderr: str
 
 
+@dataclass(slots=True)
+class _Pacing:
+    """When the deployer last did each periodic thing (on the engine's clock), and whether it
+    must decide or look at signals again at once."""
+
+    decided_at: float = -1e18
+    agents_at: float = -1e18
+    polled_at: float = -1e18
+    dirty: bool = True
+    """Something changed: decide again on the next pass, whatever the time."""
+    signalled: bool = False
+    """This process took a signal: look at the waiting runs' rows on the next pass."""
+    decided_through: float = -1e18
+    """When the last finished decision pass (its gates checked) began."""
+
+
 class Deployer:
     def __init__(
         self,
@@ -120,22 +135,18 @@ class Deployer:
         self.policies_of: PoliciesOf = policies_of or (lambda _c: {})
         self.health_of: HealthOf = health_of or (lambda _c: {})
         self._leading = False
-        self._agents_at = -1e18
         """Whether this engine held the deployer lease at its last decision (rollout gates are
         checked by that engine only)."""
+        self._pace = _Pacing()
         self.tick_s = tick_s
         self.concurrency = concurrency
         self.notifier: Notifier = Silent()  # issue 27: set with the engine's
-        self._decided_at = -1e18
-        self._dirty = True
         self._inflight: set[asyncio.Task[None]] = set()
         self._running: set[str] = set()
         """Action ids this engine is running: a lease of ours that ran out (a stalled heartbeat,
         a clock jump) may be claimed again, by us too, and must not start a second run."""
         self._done: list[_Outcome] = []
         self._waiting: dict[str, tuple[float, asyncio.Future[DeploymentRow | str]]] = {}
-        self._polled_at = -1e18
-        self._signalled = False
         self._signal_key: str | None = None
         self._server_key: str | None = None
         self.agent_url: str | None = None
@@ -146,10 +157,16 @@ class Deployer:
         """Per cluster action (parent id): whether its cluster declares software (the document
         cannot change under an action that holds the cluster's lock)."""
 
+    @property
+    def decided_through(self) -> float:
+        """The engine-clock time at which the last finished decision pass began: once it
+        reaches T, the deployer has decided (and checked its rollouts' gates) as of T."""
+        return self._pace.decided_through
+
     def wake(self) -> None:
         """Something changed (a signal arrived, a cluster settled): decide again now."""
-        self._dirty = True
-        self._signalled = True
+        self._pace.dirty = True
+        self._pace.signalled = True
         self.engine.wake()
 
     async def close(self) -> None:
@@ -165,16 +182,17 @@ class Deployer:
     async def once(self) -> bool:
         e = self.engine
         busy = False
-        mono = time.monotonic()
-        if self._dirty or mono - self._decided_at >= self.tick_s:
-            self._dirty = False
-            self._decided_at = mono
+        mono = e.clock.now()  # the engine's clock: tests drive the pacing as they drive time
+        if self._pace.dirty or mono - self._pace.decided_at >= self.tick_s:
+            self._pace.dirty = False
+            self._pace.decided_at = mono
             busy |= await asyncio.to_thread(self._decide) > 0
             if self._leading and await check_gates(self):
-                self._dirty = True
+                self._pace.dirty = True
                 busy = True
-            if self._leading and mono - self._agents_at >= AGENTS_EVERY_S:
-                self._agents_at = mono
+            self._pace.decided_through = mono
+            if self._leading and mono - self._pace.agents_at >= AGENTS_EVERY_S:
+                self._pace.agents_at = mono
                 await self._ensure_agents()
         free = self.concurrency - len(self._inflight)
         if free > 0:
@@ -187,11 +205,11 @@ class Deployer:
                 self._inflight.add(task)
                 task.add_done_callback(self._inflight.discard)
             busy |= bool(claimed)
-        if self._waiting and (self._signalled or mono - self._polled_at >= POLL_S):
+        if self._waiting and (self._pace.signalled or mono - self._pace.polled_at >= POLL_S):
             # Signals reach the rows through the API (maybe another process's): look at the
             # waiting runs' rows now and then, at once when this process took a signal.
-            self._signalled = False
-            self._polled_at = mono
+            self._pace.signalled = False
+            self._pace.polled_at = mono
             await asyncio.to_thread(self._poll_signals, e.clock.now())
         if self._done:
             batch, self._done = self._done, []
@@ -201,7 +219,7 @@ class Deployer:
                 self._done = batch + self._done
                 raise
             self._running.difference_update(o.claimed.action.id for o in batch)
-            self._dirty = True
+            self._pace.dirty = True
             busy = True
         return busy
 
@@ -237,7 +255,7 @@ class Deployer:
                 return 0
             decision = decide(conn, current, software, self.policies_of(current), now)
             if decision.rollouts:
-                self._dirty = True  # a rollout moved on: its next step may be due at once
+                self._pace.dirty = True  # a rollout moved on: its next step may be due at once
             record(conn, decision, now)
             return len(decision.actions)
 
@@ -265,14 +283,14 @@ class Deployer:
             if self._signal_key is None:
                 self._signal_key = deployment_repo.key(conn, secrets.SIGNAL_KEY)
             nodes = node_repo.get_nodes(conn, [a.node_id for a in claimed if a.node_id])
+            runs = [(a, DeployInputs.from_json(a.inputs)) for a in claimed]  # read once, typed
             rows = deployment_repo.rows_for(
-                conn, [(a.node_id or "", str(a.inputs.get("deployment"))) for a in claimed]
+                conn, [(a.node_id or "", run.deployment) for a, run in runs]
             )
             out: list[_Claimed] = []
             publish: list[Publish] = []
             events: list[NewEvent] = []
-            for a in claimed:
-                run = DeployInputs.from_json(a.inputs)
+            for a, run in runs:
                 node = nodes.get(a.node_id or "")
                 row = rows.get((a.node_id or "", run.deployment))
                 settled: DeploymentRow | None = None

@@ -33,6 +33,7 @@ from typing import Any
 from urllib.parse import quote
 
 from shoal.model.enums import NodeKind
+from shoal.model.heat_agent import CollectorSettings
 from shoal.model.inventory import Inventory
 from shoal.model.profile import ServerProfile
 from shoal.providers.base import (
@@ -62,7 +63,6 @@ from shoal.providers.openstack.rest import Json, Rest
 from shoal.providers.openstack.servergroups import ServerGroups
 from shoal.providers.openstack.userdata import agent_user_data
 from shoal.providers.openstack.watch import TAG, ServerWatch, Sleep, list_servers
-from shoal.spec.heat_metadata import CollectorSettings
 
 COMPUTE_MICROVERSION = "2.74"
 """Tags at boot (2.52), "networks": "none" (2.37), max_server_per_host (2.64), host (2.74)."""

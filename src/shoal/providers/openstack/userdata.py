@@ -17,7 +17,7 @@ from __future__ import annotations
 import base64
 import json
 
-from shoal.spec.heat_metadata import COLLECTOR_KEY, DEPLOYMENTS_KEY, CollectorSettings
+from shoal.model.heat_agent import COLLECTOR_KEY, DEPLOYMENTS_KEY, CollectorSettings
 
 CFN_INIT_DATA = "/var/lib/heat-cfntools/cfn-init-data"
 """Where os-collect-config's `heat_local` collector reads boot-time metadata."""

@@ -9,20 +9,18 @@ acts on the new policies as on any document (zones, groupings and all).
 
 from __future__ import annotations
 
-import copy
-import dataclasses
 from typing import Any
 
 from shoal.model.enums import ActionKind
-from shoal.service.clusters import ClusterService, Submitted
+from shoal.service.clusters import Asked, ClusterService, Submitted
 from shoal.service.errors import NotFound
 from shoal.service.senlin import meta
+from shoal.service.senlin.edits import BindPolicies
 from shoal.service.senlin.errors import BadRequest
-from shoal.service.senlin.policies import effect
 from shoal.service.senlin.policy_store import SenlinPolicies, checked_of, policy_view
 from shoal.service.senlin.requests import as_bool
 from shoal.service.senlin.views import SENLIN_ACTION
-from shoal.store.records import ClusterRecord, NodeRecord, Principal
+from shoal.store.records import ClusterRecord, Principal
 
 
 def _policy_id(params: dict[str, Any]) -> str:
@@ -108,39 +106,11 @@ class SenlinAttach:
         senlin_action: str,
         policy: dict[str, Any],
     ) -> Submitted:
-        def mutate(doc: dict[str, Any], _nodes: list[NodeRecord]) -> dict[str, Any]:
-            groups = doc.get("node_groups", [])
-            if len(groups) != 1:
-                raise BadRequest(
-                    f"Policies attach to clusters of one node group; this one has {len(groups)}."
-                )
-            group = groups[0]
-            for b in before + after:
-                e = effect(checked_of(rows[b["policy_id"]]), group["name"], b["policy_id"])
-                for key in e.group:
-                    group.pop(key, None)
-                gone = {g["name"] for g in e.groupings}
-                doc["groupings"] = [g for g in doc.get("groupings", []) if g["name"] not in gone]
-                for key, entries in e.sections.items():
-                    names = {x["name"] for x in entries}
-                    doc[key] = [x for x in doc.get(key, []) if x.get("name") not in names]
-            for b in after:
-                if not b.get("enabled", True):
-                    continue
-                e = effect(checked_of(rows[b["policy_id"]]), group["name"], b["policy_id"])
-                group.update(copy.deepcopy(e.group))
-                doc.setdefault("groupings", []).extend(copy.deepcopy(e.groupings))
-                for key, entries in e.sections.items():  # a load balancer (issue 26)
-                    doc.setdefault(key, []).extend(copy.deepcopy(entries))
-            for key in ("groupings", "networks", "load_balancers"):
-                if not doc.get(key):
-                    doc.pop(key, None)
-            m = meta.decode(doc.get("metadata", {}))
-            doc["metadata"] = meta.encode(dataclasses.replace(m, policies=after))
-            return doc
-
-        inputs = {SENLIN_ACTION: senlin_action, "policy_id": policy["id"]}
-        return self.svc.submit(who, cluster.id, ActionKind.CLUSTER_UPDATE, mutate, inputs)
+        change = BindPolicies(before, after, rows)
+        asked = Asked(
+            ActionKind.CLUSTER_UPDATE, {SENLIN_ACTION: senlin_action, "policy_id": policy["id"]}
+        )
+        return self.svc.submit(who, cluster.id, [change], asked)
 
     def bindings(self, who: Principal, ref: str) -> list[dict[str, Any]]:
         """Senlin's cluster-policy bindings of a cluster."""

@@ -6,13 +6,11 @@ from shoal.service.errors import Conflict, ServiceError
 
 
 class BadRequest(ServiceError):
-    status = 400
     code = "bad_request"
     title = "Bad request"
 
 
 class InvalidSpec(ServiceError):
-    status = 400
     code = "invalid_spec"
     title = "Invalid spec"
 
@@ -30,6 +28,7 @@ class FeatureNotSupported(Conflict):
 
 
 class ClusterLocked(Conflict):
-    """A cluster busy with another action, in Senlin's words (its `ActionInProgress`)."""
+    """A cluster busy with another action, in Senlin's words (its `ActionInProgress`): what a
+    cluster action answers for `ClusterBusy`, naming the action refused."""
 
     code = "cluster_locked"

@@ -14,8 +14,9 @@ import builtins
 import uuid
 from typing import Any
 
+from shoal.service.edits import RECEIVER, spec_group
 from shoal.service.errors import Invalid, NotFound
-from shoal.service.receivers import ReceiverAction, ReceiverService, pick_group
+from shoal.service.receivers import ReceiverAction, ReceiverService
 from shoal.service.receivers import receiver_view as native_view
 from shoal.service.senlin.bodies import check_name
 from shoal.service.senlin.errors import BadRequest, FeatureNotSupported
@@ -174,7 +175,7 @@ class SenlinReceivers:
                 group = None
             elif group is None:
                 c = self.receivers.clusters.get(conn, who, str(native["cluster_id"]))
-                group = pick_group(self.receivers.clusters.spec_of(c.document), None).name
+                group = spec_group(self.receivers.clusters.spec_of(c.document), None, RECEIVER).name
             project = str(native.get("project") or who.project_id)
             stored = native["name"]
             if name != current["name"]:

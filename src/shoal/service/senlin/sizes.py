@@ -1,8 +1,10 @@
-"""Senlin's words for a size outside a cluster's bounds."""
+"""A cluster's sizes as Senlin sees them, and Senlin's words for a size outside its bounds."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from shoal.service.resize import Adjustment
 
@@ -30,6 +32,16 @@ class Bounds:
     min_size: int
     max_size: int
     desired: int
+
+
+def bounds_of(doc: Mapping[str, Any]) -> Bounds:
+    """A cluster's sizes as Senlin shows them, from its document: the sums over its node
+    groups (no upper limit unless every group has one), its instances counted as desired."""
+    groups: list[dict[str, Any]] = doc.get("node_groups", [])
+    desired = sum(int(g.get("count", 0)) for g in groups) + len(doc.get("instances", []))
+    bounded = bool(groups) and all("max" in g for g in groups)
+    high = sum(int(g["max"]) for g in groups) if bounded else -1
+    return Bounds(sum(int(g.get("min", 0)) for g in groups), high, desired)
 
 
 def check_size_params(

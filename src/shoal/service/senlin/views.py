@@ -7,6 +7,7 @@ from typing import Any
 
 from shoal.model.enums import ActionKind, NodeStatus
 from shoal.service.senlin import meta
+from shoal.service.senlin.sizes import bounds_of
 from shoal.store.records import ActionRecord, ClusterRecord, EventRecord, NodeRecord
 
 CAUSE_RPC = "RPC Request"
@@ -54,10 +55,8 @@ def cluster_view(
     c: ClusterRecord, nodes: list[NodeRecord], profile_name: str | None
 ) -> dict[str, Any]:
     doc = c.document
-    groups = doc.get("node_groups", [])
     m = meta.decode(doc.get("metadata", {}))
-    desired = sum(int(g.get("count", 0)) for g in groups) + len(doc.get("instances", []))
-    bounded = bool(groups) and all("max" in g for g in groups)
+    sizes = bounds_of(doc)
     ids = [n.id for n in live(nodes)]
     return {
         "id": c.id,
@@ -66,9 +65,9 @@ def cluster_view(
         "profile_name": profile_name,
         "status": str(c.status),
         "status_reason": c.status_reason,
-        "desired_capacity": desired,
-        "min_size": sum(int(g.get("min", 0)) for g in groups),
-        "max_size": sum(int(g["max"]) for g in groups) if bounded else -1,
+        "desired_capacity": sizes.desired,
+        "min_size": sizes.min_size,
+        "max_size": sizes.max_size,
         "nodes": ids,
         "node_ids": ids,
         "init_at": isotime(c.created_at),

@@ -94,7 +94,7 @@ DERIVED_INPUTS = (
     "deploy_signal_id",
     "deploy_signal_verb",
 )
-"""Inputs Heat gives every deployment (spec/heat_metadata.py serves them)."""
+"""Inputs Heat gives every deployment (model/heat_agent.py serves them)."""
 
 
 @dataclass(slots=True)

@@ -10,10 +10,10 @@ from __future__ import annotations
 import itertools
 import json
 
+from shoal.model.textreplace import OverBudget, replace_all
 from shoal.spec.collect import child
 from shoal.spec.hot.evaluator import BROKEN, MAX_ITEMS, Evaluator, Handler
 from shoal.spec.hot.values import OMIT, Attr, Ref, Unknown, first_symbolic, unknown_from
-from shoal.spec.textreplace import OverBudget, replace_all
 from shoal.spec.tree import describe
 
 

@@ -12,11 +12,11 @@ import json
 from urllib.parse import quote as urlquote
 from urllib.parse import urlencode, urlunsplit
 
+from shoal.model.textreplace import SCAN_CHARS_PER_STEP, OverBudget, replace_all, replaced
 from shoal.spec.collect import child
 from shoal.spec.hot.evaluator import BROKEN, Evaluator, Handler
 from shoal.spec.hot.fn_lookup import select
 from shoal.spec.hot.values import OMIT, first_symbolic, unknown_from
-from shoal.spec.textreplace import SCAN_CHARS_PER_STEP, OverBudget, replace_all, replaced
 from shoal.spec.tree import describe
 
 __all__ = ["FUNCTIONS", "replace_all"]

@@ -2,6 +2,7 @@
 
 Kept apart from both so the resolver (`planning/software.py`) and the checks of a document
 (`spec/software_checks.py`) name a cycle the same way: the path around it, first name repeated.
+It sits with the model, below both, so planning need not import the document readers.
 """
 
 from __future__ import annotations

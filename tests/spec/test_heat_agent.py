@@ -1,4 +1,4 @@
-"""The wire shape Heat's agents read and the signal they send back (spec/heat_metadata.py)."""
+"""The wire shape Heat's agents read and the signal they send back (model/heat_agent.py)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,16 @@ from typing import Any
 
 import pytest
 
+from shoal.model.heat_agent import (
+    MAX_SIGNAL_BYTES,
+    CollectorSettings,
+    declared_outputs,
+    default_config_id,
+    failure_reason,
+    parse_signal,
+    redacted,
+    server_metadata,
+)
 from shoal.model.problems import InvalidDocument
 from shoal.model.software import (
     ConfigInput,
@@ -17,16 +27,6 @@ from shoal.model.software import (
     IOType,
     ResolvedDeployment,
     SoftwareConfig,
-)
-from shoal.spec.heat_metadata import (
-    MAX_SIGNAL_BYTES,
-    CollectorSettings,
-    declared_outputs,
-    default_config_id,
-    failure_reason,
-    parse_signal,
-    redacted,
-    server_metadata,
 )
 
 CONFIG = SoftwareConfig(

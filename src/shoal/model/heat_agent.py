@@ -5,6 +5,8 @@ heat-config → a hook → heat-config-notify). To drive those agents unchanged,
 server's deployments in exactly the shape Heat puts in the server's metadata, and reads back the
 JSON body heat-config-notify POSTs to a deployment's signal URL. Both directions live here, pure,
 so the API, the engine and the local provider's agent runner share one definition of the wire.
+It is no document reader: it sits with the model, below every layer that speaks it (the
+document readers, the providers, the engine, the API), so those stay independent of each other.
 
 The shape follows Heat (`SoftwareDeployment._build_derived_config_params` and
 `format_software_config`): the metadata is `{"deployments": [config, ...]}`, and each config is
