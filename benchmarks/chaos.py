@@ -364,12 +364,12 @@ def judge_clusters(chaos: Chaos) -> list[tuple[str, bool, str]]:
 
 def books(chaos: Chaos, sim_state: Path, seed: int) -> dict[str, Any]:
     """Store against cloud: duplicates, orphans, lost; hard rules; capacity per host."""
+    from shoal.documents import cluster_from_tree
     from shoal.engine.decide import observed_of
     from shoal.model.catalogs import synthetic_inventory
     from shoal.model.nodes import expand
     from shoal.placement.verify import verify_placement
     from shoal.planning import choose_replicas
-    from shoal.spec import cluster_from_tree
     from shoal.store.records import ClusterRecord, NodeRecord
     from shoal.store.tables import clusters, nodes
 

@@ -4,7 +4,7 @@ Corpora: OpenStack's heat-templates `hot/` (committed under tests/data/hot/heat-
 the driver templates in magnum 20.0.0's wheel, and tripleo-heat-templates 18.0.0's sdist (both
 downloaded with pip into ~/.cache/shoal-tests on first use). Each template is read alone with a
 made-up value for each parameter without a default, on a synthetic inventory that has the
-flavors, images and zones it names (tests/spec/hot/corpus.py). Every template not planned is
+flavors, images and zones it names (tests/documents/hot/corpus.py). Every template not planned is
 counted once, by its first reason.
 
 Run: `python benchmarks/hot_corpus.py [--corpus heat-templates,magnum,tripleo]

@@ -143,8 +143,8 @@ async def _create(rt: Any, doc: str, count: int, limit: float) -> tuple[str, flo
 
 
 async def _violations(rt: Any, cid: str) -> list[str]:
+    from shoal.documents import cluster_from_tree
     from shoal.placement.verify import verify_placement
-    from shoal.spec import cluster_from_tree
 
     inventory = await rt.provider.inventory()
     cluster, nodes = _read(rt, cid)

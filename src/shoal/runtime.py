@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from shoal.clock import Clock, SystemClock
+from shoal.documents import load_inventory_file
 from shoal.engine import Engine
 from shoal.engine.nodework import RetryPolicy
 from shoal.files import private_dir
@@ -27,7 +28,6 @@ from shoal.service.limits import QUOTA_RESOURCES, Limits
 from shoal.service.profiles import ProfileService
 from shoal.service.queries import Queries
 from shoal.settings import Settings
-from shoal.spec import load_inventory_file
 from shoal.store import auth
 from shoal.store.database import Database
 from shoal.telemetry.notify import BusNotifier

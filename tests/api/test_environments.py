@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from shoal.spec.environment_native import MAX_ENVIRONMENTS
+from shoal.documents.environment_native import MAX_ENVIRONMENTS
 from tests.api.conftest import Api
 
 DOC = {

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import pytest
 
+from shoal.documents.collect import InvalidDocument
+from shoal.documents.loader import cluster_from_tree
+from shoal.documents.syntax import parse
 from shoal.model.catalogs import default_inventory
 from shoal.model.cluster import ClusterSpec
 from shoal.service.containers import SETTING, ContainerGate
 from shoal.service.errors import Conflict, Forbidden
-from shoal.spec.collect import InvalidDocument
-from shoal.spec.loader import cluster_from_tree
-from shoal.spec.syntax import parse
 from shoal.store.records import Principal
 
 HEAD = """

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from shoal.clock import ManualClock
+from shoal.documents import cluster_from_tree
 from shoal.engine.nodework import RetryPolicy
 from shoal.model.catalogs import synthetic_inventory
 from shoal.model.enums import ActionKind, ActionStatus, ClusterStatus, NodeStatus
@@ -21,7 +22,6 @@ from shoal.model.inventory import Inventory
 from shoal.placement.verify import verify_placement
 from shoal.providers.base import ResourceState
 from shoal.providers.sim.provider import SimProvider
-from shoal.spec import cluster_from_tree
 from shoal.store import actions as action_repo
 from shoal.store import clusters as cluster_repo
 from shoal.store import nodes as node_repo

@@ -18,13 +18,13 @@ from pathlib import Path
 
 import yaml
 
-from shoal.spec.hot import HotResult, read_hot
-from shoal.spec.hot.environment import is_file_ref
-from shoal.spec.hot.files import Files
-from shoal.spec.hot.load import client_text
-from shoal.spec.hot.shapes import Shape
-from shoal.spec.hot.values import Attr, Ref, Unknown
-from shoal.spec.syntax import parse
+from shoal.documents.hot import HotResult, read_hot
+from shoal.documents.hot.environment import is_file_ref
+from shoal.documents.hot.files import Files
+from shoal.documents.hot.load import client_text
+from shoal.documents.hot.shapes import Shape
+from shoal.documents.hot.values import Attr, Ref, Unknown
+from shoal.documents.syntax import parse
 from tests.spec.hot.corpus import inventory_for
 
 RUN_TIME = ("get_attr", "get_resource", "resource_facade", "Fn::GetAtt", "Ref")

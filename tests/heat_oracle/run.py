@@ -5,7 +5,7 @@ line of figures and each disagreement not in docs/hot.md's table (the test asser
 none). Cases: the project's own small templates (tests/heat_oracle/cases, one idea each; an
 environment beside one is `NAME.env.yaml`, then `NAME.env2.yaml`), and the corpora the HOT
 benchmark reads, each template alone with a made-up value for each parameter without a default
-(tests/spec/hot/corpus.py).
+(tests/documents/hot/corpus.py).
 """
 
 from __future__ import annotations

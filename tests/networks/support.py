@@ -12,11 +12,11 @@ import socket
 from collections.abc import Sequence
 from pathlib import Path
 
+from shoal.documents import load_cluster
 from shoal.model.catalogs import default_inventory
 from shoal.model.networks import NetworkSpec
 from shoal.providers.local import netfilter
 from shoal.providers.networking import ClusterNetworks, ServerAddress
-from shoal.spec import load_cluster
 
 
 def addresses(n: int) -> list[str]:

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from shoal.documents import cluster_from_tree, load_cluster
 from shoal.model.catalogs import default_inventory
 from shoal.planning.servergroups import ServerGroups
-from shoal.spec import cluster_from_tree, load_cluster
 
 SEED = Path(__file__).resolve().parents[2] / "examples" / "vcluster-seed.json"
 TINY = {"type": "server", "flavor": "m1.tiny", "image": "cirros"}

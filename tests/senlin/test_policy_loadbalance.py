@@ -4,9 +4,9 @@ as a load balancer over its node group, on a network of its own; detached, gone 
 
 from __future__ import annotations
 
+from shoal.documents import load_cluster
 from shoal.model.catalogs import default_inventory
 from shoal.model.members import MemberRef
-from shoal.spec import load_cluster
 from tests.senlin.conftest import Senlin
 from tests.senlin.test_errors import senlin_error
 from tests.senlin.test_policies import act, document, policy, spec

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from shoal.documents import cluster_from_tree
 from shoal.model.catalogs import default_inventory
 from shoal.model.enums import ClusterStatus, NodeKind, NodeStatus
 from shoal.model.problems import Problem
@@ -21,7 +22,6 @@ from shoal.service.errors import (
     OutOfBounds,
 )
 from shoal.service.resize import Adjustment
-from shoal.spec import cluster_from_tree
 from shoal.store.records import ClusterRecord, NodeRecord
 
 

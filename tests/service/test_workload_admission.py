@@ -7,10 +7,10 @@ from __future__ import annotations
 import pytest
 
 from shoal.clock import ManualClock
+from shoal.documents import cluster_from_tree
 from shoal.model.catalogs import default_inventory
 from shoal.service.clusters import ClusterService
 from shoal.service.errors import Unplaceable
-from shoal.spec import cluster_from_tree
 from shoal.store import clusters as cluster_repo
 from shoal.store.database import Database
 from tests.engine.support import ADMIN

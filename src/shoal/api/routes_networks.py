@@ -11,12 +11,12 @@ from starlette.concurrency import run_in_threadpool
 
 from shoal.api import schemas
 from shoal.api.auth import Caller, runtime_of
+from shoal.documents import cluster_from_tree
 from shoal.model.cluster import ClusterSpec
 from shoal.model.problems import InvalidDocument
 from shoal.runtime import Runtime
 from shoal.service.errors import Conflict
 from shoal.service.networks import cluster_networking
-from shoal.spec import cluster_from_tree
 from shoal.store import nodes as node_repo
 from shoal.store.records import ClusterRecord, NodeRecord, Principal
 

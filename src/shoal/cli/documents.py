@@ -26,7 +26,7 @@ def read_file(source: str | Path, limit: int = MAX_DOCUMENT_BYTES) -> bytes:
     """At most `limit` bytes of a regular file (or `-`, stdin), else CliError (exit 2).
 
     Opened without blocking and checked with fstat, so `/dev/zero`, a FIFO or a directory is
-    refused at once instead of read without end. (spec/files.py does the same for the readers;
+    refused at once instead of read without end. (documents/files.py does the same for the readers;
     importing it here would load the whole spec package into every command.)
     """
     if str(source) == "-":
@@ -129,9 +129,9 @@ def read_template(
     for env in environments or []:
         read_file(env)  # a missing, special or huge file is refused here, plainly
     # The reader runs here only to bundle nested files; imported lazily, like yaml.
+    from shoal.documents.hot import bundle
     from shoal.model import InvalidDocument
     from shoal.model.catalogs import default_inventory
-    from shoal.spec.hot import bundle
 
     try:
         body = bundle(source, list(environments or []), default_inventory(), name=name)
@@ -182,7 +182,7 @@ def _tree(content: bytes, source: str) -> Any:
 def _safe_load(content: str | bytes) -> Any:
     """YAML as `yaml.safe_load` reads it, within the server's bounds: an alias bomb (a billion
     laughs) or a recursive alias is a `yaml.YAMLError`, not a CLI that never returns."""
-    from shoal.spec.syntax import safe_load  # lazily: most commands never read a document
+    from shoal.documents.syntax import safe_load  # lazily: most commands never read a document
 
     return safe_load(content)
 

@@ -117,14 +117,14 @@ def place(
     """`shoal plan` offline: place `content` (read from `document`) on `inventory` (default:
     2 zones x 3 hosts) and show it. The exit code: 0 placed, 1 infeasible, 2 invalid."""
     from shoal.cli.client import load_settings
+    from shoal.documents import load_cluster, load_inventory_file
+    from shoal.documents.hot import read_hot_files
     from shoal.model import InvalidDocument
     from shoal.model import Objective as ModelObjective
     from shoal.model.catalogs import default_inventory
     from shoal.placement import solve
     from shoal.service.errors import ErrorKind, ServiceError
     from shoal.service.limits import Limits, check_size
-    from shoal.spec import load_cluster, load_inventory_file
-    from shoal.spec.hot import read_hot_files
 
     envs = [] if is_hot_file(document) else read_environments(list(environment or []))
     try:

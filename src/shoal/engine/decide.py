@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from shoal.documents import cluster_from_tree
 from shoal.engine.contracts import ClusterInputs, NodeInputs, Repair, RepairHow
 from shoal.model.cluster import ClusterSpec
 from shoal.model.enums import ActionKind
@@ -25,7 +26,6 @@ from shoal.planning import (
     choose_replicas,
     make_plan,
 )
-from shoal.spec import cluster_from_tree
 from shoal.store import nodes as node_repo
 from shoal.store.database import Connection
 from shoal.store.records import ClusterRecord, NodeRecord

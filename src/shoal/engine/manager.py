@@ -32,6 +32,7 @@ from typing import Any
 
 import httpx
 
+from shoal.documents import cluster_from_tree
 from shoal.engine.context import EngineContext
 from shoal.engine.contracts import Repair, RepairHow
 from shoal.engine.events import cluster_event, node_record_event
@@ -47,7 +48,6 @@ from shoal.model.policies import HealthPolicy, StrayHandling
 from shoal.model.problems import InvalidDocument
 from shoal.providers.base import Resource, ResourceState
 from shoal.providers.errors import ProviderError
-from shoal.spec import cluster_from_tree
 from shoal.store import clusters as cluster_repo
 from shoal.store import engines as engine_repo
 from shoal.store import leases

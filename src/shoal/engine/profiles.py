@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from shoal.documents.export import profile_document
 from shoal.model.inventory import Inventory
 from shoal.model.profile import Profile, ServerProfile, VolumeProfile
 from shoal.providers.errors import PermanentError
-from shoal.spec.export import profile_document
 
 
 def profile_row(profile: Profile) -> dict[str, Any]:

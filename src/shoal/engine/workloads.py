@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field, replace
 
+from shoal.documents import cluster_from_tree
 from shoal.engine.context import EngineContext
 from shoal.engine.events import cluster_event
 from shoal.model.cluster import ClusterSpec
@@ -29,7 +30,6 @@ from shoal.placement.workloads import NodeSlot, WorkloadRefusal, place_workloads
 from shoal.placement.workloads.problem import replica_names
 from shoal.providers.errors import ProviderError
 from shoal.providers.replicas import ReplicaRuntime, ReplicaState
-from shoal.spec import cluster_from_tree
 from shoal.store import workloads as replica_repo
 from shoal.store.events import NewEvent, add_events
 from shoal.store.records import ClusterRecord, NodeRecord

@@ -1,7 +1,7 @@
 """Finding a loop in a dependency graph: shared by document validation and the resolver.
 
 Kept apart from both so the resolver (`planning/software.py`) and the checks of a document
-(`spec/software_checks.py`) name a cycle the same way: the path around it, first name repeated.
+(`documents/software_checks.py`) name a cycle the same way: the path around it, first name repeated.
 It sits with the model, below both, so planning need not import the document readers.
 """
 

@@ -4,8 +4,8 @@ Heat templates end with `outputs` (a server's address, a URL built around it, a 
 result); Shoal keeps them with the cluster as expressions over the same typed sources software
 inputs use (`model/software.py`), so `shoal describe cluster` evaluates them against the live
 nodes and deployment records and a scale-out shows up on the next read. The expressions are
-the contract between the document readers (`spec/outputs.py`, `spec/hot/outputs.py`) and the
-pure evaluation (`planning/outputs.py`).
+the contract between the document readers (`documents/outputs.py`,
+`documents/hot/outputs.py`) and the pure evaluation (`planning/outputs.py`).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from shoal.model.members import MemberRef
 from shoal.model.software import Json, LiteralInput, MemberFactsInput, NodeFact, OutputInput
 
 MAX_OUTPUT_CHARS = 1 << 20
-"""An output's value, as JSON, at most: the document check (`spec/output_size.py`) and the
+"""An output's value, as JSON, at most: the document check (`documents/output_size.py`) and the
 evaluator (`planning/outputs.py`) apply the same bound."""
 
 

@@ -3,7 +3,7 @@
 A *config* is what to run and with which tool (`group`, the vocabulary of Heat's agent hooks);
 a *deployment* applies a config to a member of the cluster (an instance, every node of a node
 group, or one part of a unit) with input values, after the deployments it depends on. These
-types are the contract between the document readers (`spec/`), the pure ordering and input
+types are the contract between the document readers (`documents/`), the pure ordering and input
 resolution (`planning/software.py`), the engine that runs deployments and the API that serves
 them to the in-guest agents. Parameters and environments are resolved before this model: what
 is here is concrete, except secrets, which stay references until a node's metadata is served.

@@ -4,8 +4,8 @@ A workload is a Pod-like template (containers with image, command, env, ports, r
 requests, probes, a restart policy), a replica count with bounds, and placement rules between
 its replicas and against other workloads, over node (the cluster's server), host (the machine
 under that server) or zone. These are the typed values the document reader builds
-(`spec/workloads.py`), the second-level solver places (`placement/workloads.py`) and the
-export writes back (`spec/workloads_export.py`); no I/O here.
+(`documents/workloads.py`), the second-level solver places (`placement/workloads.py`) and the
+export writes back (`documents/workloads_export.py`); no I/O here.
 """
 
 from __future__ import annotations

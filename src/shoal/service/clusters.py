@@ -22,6 +22,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from shoal.clock import Clock
+from shoal.documents import cluster_from_tree
+from shoal.documents.export import to_document
+from shoal.documents.syntax import parse
+from shoal.documents.vcluster import is_vcluster
 from shoal.engine.contracts import ClusterInputs, Repair, RepairHow
 from shoal.engine.decide import observed_of
 from shoal.engine.settle import current_nodes, declared_nodes
@@ -48,10 +52,6 @@ from shoal.service.limits import (
     footprint,
 )
 from shoal.service.resize import Adjustment
-from shoal.spec import cluster_from_tree
-from shoal.spec.export import to_document
-from shoal.spec.syntax import parse
-from shoal.spec.vcluster import is_vcluster
 from shoal.store import actions as action_repo
 from shoal.store import clusters as cluster_repo
 from shoal.store import nodes as node_repo

@@ -2,7 +2,7 @@
 
 A local node's container API socket is root-equivalent on the host Shoal runs on (docs/
 containers.md): a container config can ask podman for anything the host's root can do, and the
-checks of `spec/containers.py` narrow that, not close it. So on `local`, only an admin's
+checks of `documents/containers.py` narrow that, not close it. So on `local`, only an admin's
 clusters may carry docker-compose or kubelet deployments unless the operator sets
 `local_containers_all_projects = true`; and a machine without podman refuses them with one
 sentence naming the Debian packages, instead of failing on the node. Other providers run

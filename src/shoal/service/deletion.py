@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from shoal.documents.export import profile_document
 from shoal.model.cluster import ClusterSpec, NodeGroup
 from shoal.planning import ObservedNode, victim_order
-from shoal.spec.export import profile_document
 
 
 def current_profile(group: NodeGroup) -> dict[str, Any]:

@@ -12,11 +12,11 @@ from collections.abc import Callable
 from typing import Any
 
 from shoal.clock import Clock
+from shoal.documents import cluster_from_tree
 from shoal.model.inventory import Inventory
 from shoal.model.problems import InvalidDocument, Problem
 from shoal.service.errors import Conflict, Invalid, NotFound
 from shoal.service.views import iso
-from shoal.spec import cluster_from_tree
 from shoal.store import profiles as repo
 from shoal.store.database import Database
 from shoal.store.errors import NameTaken

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from shoal.documents.names import NAME_RULE, is_name
 from shoal.model.enums import ActionKind
 from shoal.model.problems import Problem
 from shoal.service.clusters import Asked, ClusterService, Submitted
@@ -25,7 +26,6 @@ from shoal.service.edits import RECEIVER, ScaleByPolicy, spec_group
 from shoal.service.errors import Conflict, Invalid, NotFound, ServiceError
 from shoal.service.triggers import check_params, effective_policy, scaled_count
 from shoal.service.views import iso
-from shoal.spec.names import NAME_RULE, is_name
 from shoal.store import receivers as repo
 from shoal.store.database import Connection
 from shoal.store.errors import NameTaken

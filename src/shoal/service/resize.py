@@ -10,9 +10,9 @@ from __future__ import annotations
 import math
 from enum import StrEnum
 
+from shoal.documents.native import MAX_REPLICAS
 from shoal.model.problems import Problem
 from shoal.service.errors import Invalid, OutOfBounds
-from shoal.spec.native import MAX_REPLICAS
 
 
 class Adjustment(StrEnum):

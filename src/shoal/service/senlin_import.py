@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from shoal.clock import Clock
+from shoal.documents.export import profile_document
+from shoal.documents.names import is_name
 from shoal.model.cluster import ClusterSpec
 from shoal.model.enums import NodeKind, NodeStatus
 from shoal.model.inventory import Inventory
@@ -34,8 +36,6 @@ from shoal.service.senlin.profiles import ENVELOPE, SenlinProfiles
 from shoal.service.senlin.receivers import ACTIONS as RECEIVER_ACTIONS
 from shoal.service.senlin.receivers import RESIZE, native_params
 from shoal.service.senlin.specs import HEAT_STACK, NOVA_SERVER
-from shoal.spec.export import profile_document
-from shoal.spec.names import is_name
 from shoal.store import nodes as node_repo
 from shoal.store import senlin_adopt as repo
 from shoal.store import senlin_receivers as senlin_receiver_repo

@@ -14,13 +14,13 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from shoal.documents.native import MAX_REPLICAS
 from shoal.model.cluster import NodeGroup
 from shoal.model.policies import AdjustmentType, ScalingPolicy
 from shoal.model.problems import Problem
 from shoal.service.errors import Conflict, Invalid
 from shoal.service.resize import Adjustment, is_finite, new_count
 from shoal.service.views import iso
-from shoal.spec.native import MAX_REPLICAS
 
 PARAMS = ("count", "adjustment_type", "number", "min_step", "strict", "min_size", "max_size")
 

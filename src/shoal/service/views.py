@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+from shoal.documents.software_export import redacted
 from shoal.model.outputs import OutputResult
-from shoal.spec.software_export import redacted
 from shoal.store.records import ActionRecord, ClusterRecord, EventRecord, NodeRecord
 
 

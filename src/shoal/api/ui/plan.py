@@ -17,14 +17,14 @@ from fastapi import APIRouter, Request
 from starlette.concurrency import run_in_threadpool
 
 from shoal.api.auth import Caller, runtime_of
+from shoal.documents import cluster_from_tree
+from shoal.documents.syntax import parse
+from shoal.documents.vcluster import is_vcluster
 from shoal.model.problems import InvalidDocument
 from shoal.placement import solve
 from shoal.runtime import Runtime
 from shoal.service.clusters import problems_of
 from shoal.service.errors import Invalid, Unplaceable
-from shoal.spec import cluster_from_tree
-from shoal.spec.syntax import parse
-from shoal.spec.vcluster import is_vcluster
 from shoal.store import nodes as node_repo
 from shoal.store.records import Principal
 

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
+from shoal.documents import cluster_from_tree
 from shoal.model.cluster import ClusterSpec
 from shoal.model.inventory import Inventory
 from shoal.model.policies import HealthPolicy, UpdatePolicy
 from shoal.model.problems import InvalidDocument
 from shoal.model.software import SoftwareSpec
-from shoal.spec import cluster_from_tree
 from shoal.store.records import ClusterRecord
 
 

@@ -16,6 +16,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
+from shoal.documents.names import NAME_RULE, is_name
 from shoal.model.enums import ActionKind, Health, NodeStatus
 from shoal.service.clusters import RECOVERY_METHODS, Asked, ClusterService, Submitted
 from shoal.service.edits import Converge, ReplaceDocument
@@ -34,7 +35,6 @@ from shoal.service.senlin.profiles import SenlinProfiles
 from shoal.service.senlin.requests import as_int, as_map
 from shoal.service.senlin.sizes import check_size_params
 from shoal.service.senlin.views import SENLIN_ACTION
-from shoal.spec.names import NAME_RULE, is_name
 from shoal.store import clusters as cluster_repo
 from shoal.store import nodes as node_repo
 from shoal.store.records import Principal

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from shoal.documents.names import NAME_RULE, is_name
 from shoal.model.enums import ActionKind, NodeStatus
 from shoal.service.clusters import Asked, ClusterService, Submitted
 from shoal.service.edits import AdoptNodes, Edit, ReleaseNodes
@@ -21,7 +22,6 @@ from shoal.service.senlin.nodes import find_node
 from shoal.service.senlin.profiles import SenlinProfiles
 from shoal.service.senlin.sizes import bounds_of, check_size_params
 from shoal.service.senlin.views import SENLIN_ACTION
-from shoal.spec.names import NAME_RULE, is_name
 from shoal.store import nodes as node_repo
 from shoal.store import senlin_nodes as senlin_node_repo
 from shoal.store.records import ClusterRecord, NodeRecord, Principal

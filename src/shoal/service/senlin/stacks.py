@@ -2,7 +2,7 @@
 
 Senlin checked such a profile by asking Heat to preview the stack, and made one Heat stack per
 node. Shoal reads the template (with the profile's `environment`, `files` and `parameters`) with
-`shoal.spec.hot`, so a template problem is a 400 at profile create with the reader's messages,
+`shoal.documents.hot`, so a template problem is a 400 at profile create with the reader's messages,
 each at a pointer under `/spec/properties`. A node is what the template declares, in Shoal's
 model (docs/senlin.md, "Heat stack profiles"):
 
@@ -23,14 +23,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from shoal.documents.export import profile_document
+from shoal.documents.hot.functions import plain
+from shoal.documents.hot.load import read_body
+from shoal.documents.syntax import parse
 from shoal.model.inventory import Inventory
 from shoal.model.problems import InvalidDocument, Problem
 from shoal.model.profile import ServerProfile
 from shoal.service.senlin.errors import InvalidSpec
-from shoal.spec.export import profile_document
-from shoal.spec.hot.functions import plain
-from shoal.spec.hot.load import read_body
-from shoal.spec.syntax import parse
 
 PROPS = "/spec/properties"
 MAX_TIMEOUT_MIN = 10_000

@@ -18,6 +18,7 @@ from dataclasses import replace
 from typing import Any
 
 from shoal.clock import Clock
+from shoal.documents.names import NAME_RULE, is_name
 from shoal.engine.profiles import profile_from_row, profile_row
 from shoal.model.enums import ActionKind, NodeKind, NodeStatus
 from shoal.model.inventory import Inventory
@@ -32,7 +33,6 @@ from shoal.service.senlin.profiles import SenlinProfiles
 from shoal.service.senlin.specs import HEAT_STACK
 from shoal.service.senlin.stacks import StackReading
 from shoal.service.senlin.views import SENLIN_ACTION
-from shoal.spec.names import NAME_RULE, is_name
 from shoal.store import nodes as node_repo
 from shoal.store import senlin_nodes as repo
 from shoal.store.actions import NewAction

@@ -1,0 +1,231 @@
+"""The evaluator of Heat's intrinsic functions: the walk, the version gate, the work budget.
+
+A mapping with one key that names a function is a call. The function must exist in the
+template's version (`versions.py`), its arguments must have the documented shape, and a bad
+call is one problem at its pointer; the evaluation then carries on with a broken value so
+every other problem is still found. Values only a cloud knows (a resource's id, an attribute)
+stay symbolic (`values.py`); `yaql` is not evaluated (no yaql engine here) and is reported as
+unsupported.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol
+
+from shoal.documents.collect import child
+from shoal.documents.hot.report import Report
+from shoal.documents.hot.values import OMIT, Unknown
+from shoal.documents.hot.versions import ALL_FUNCTIONS, Version, introduced_in
+from shoal.documents.tree import describe, is_list, is_mapping, pairs_of
+
+BROKEN = Unknown("a value with a problem reported above")
+MAX_DEPTH = 64
+MAX_ITEMS = 100_000
+MAX_STEPS = 2_000_000
+MAX_TOTAL_RESOURCES = 1_000
+"""Resources of a template and all its nested templates (Heat's max_resources_per_stack): a
+fan-out of nested templates (50 of 50 of 50...) is refused after a thousand, in well under a
+second, not read for minutes."""
+MAX_CHARS = 8 << 20
+"""Characters (and list items) the functions of one reading may make in all: text joined or
+replaced, items repeated. Counted before the value is built, so a bomb is refused, not run."""
+
+
+@dataclass(slots=True)
+class Budget:
+    """The work one reading may do (shared by every template it nests), so no template, however
+    it nests `repeat`s or templates, can keep the reader busy for long."""
+
+    steps: int = MAX_STEPS
+    overrun: bool = False
+    chars: int = MAX_CHARS
+    oversize: bool = False
+    resources: int = MAX_TOTAL_RESOURCES
+
+    def spend(self, n: int) -> bool:
+        self.steps -= n
+        return self.steps >= 0
+
+    def first_overrun(self) -> bool:
+        """True once, the first time the budget is found spent (one problem, not thousands)."""
+        first, self.overrun = not self.overrun, True
+        return first
+
+
+class Scope(Protocol):
+    """What a template offers its functions: parameters, resources, conditions, files."""
+
+    version: Version
+
+    @property
+    def name(self) -> str: ...
+
+    def param(self, name: str, path: str) -> object: ...
+
+    def has_resource(self, name: str) -> bool: ...
+
+    def attribute(self, resource: str, path: tuple[object, ...]) -> object: ...
+
+    def condition(self, name: str, path: str) -> bool | None: ...
+
+    def file(self, name: str) -> str | None: ...
+
+
+def plain(value: object) -> object:
+    """A parsed tree with `Pairs` turned into dicts (a repeated key: the last one wins)."""
+    if is_mapping(value):
+        return {k: plain(v) for k, v in pairs_of(value)}
+    if is_list(value):
+        return [plain(v) for v in value]
+    return value
+
+
+def call_of(value: object) -> tuple[str, object] | None:
+    """(function name, arguments) when `value` is a function call, else None."""
+    if isinstance(value, dict) and len(value) == 1:
+        ((key, args),) = value.items()
+        if isinstance(key, str) and (key in ALL_FUNCTIONS or key.startswith("Fn::")):
+            return key, args
+    return None
+
+
+class Evaluator:
+    """Evaluates plain trees (see `plain`) in one template scope, reporting into `report`."""
+
+    def __init__(self, scope: Scope, report: Report, budget: Budget | None = None):
+        self.scope = scope
+        self.report = report
+        self.budget = budget or Budget()
+        self._depth = 0
+
+    # --- the walk ---------------------------------------------------------------------
+
+    def ev(self, value: object, path: str) -> object:
+        self._depth += 1
+        try:
+            if not self.budget.spend(1):
+                if self.budget.first_overrun():
+                    self.report.problem(
+                        path, f"the template takes more than {MAX_STEPS} evaluation steps"
+                    )
+                return BROKEN
+            if self._depth > MAX_DEPTH:
+                self.report.problem(path, f"functions are nested deeper than {MAX_DEPTH} levels")
+                return BROKEN
+            found = call_of(value)
+            if found is not None:
+                return self._call(found[0], found[1], child(path, found[0]))
+            if isinstance(value, dict):
+                out: dict[object, object] = {}
+                for k, v in value.items():
+                    r = self.ev(v, child(path, str(k)))
+                    if r is not OMIT:
+                        out[k] = r
+                return out
+            if isinstance(value, list):
+                items = [self.ev(v, child(path, i)) for i, v in enumerate(value)]
+                return [v for v in items if v is not OMIT]
+            return value
+        finally:
+            self._depth -= 1
+
+    def _call(self, name: str, args: object, path: str) -> object:
+        version = self.scope.version
+        if name not in version.functions:
+            since = introduced_in(name)
+            if since is None:
+                self.report.problem(path, f"unknown function '{name}'")
+            elif version.at_least(since):
+                self.report.problem(
+                    path, f"function '{name}' was removed in templates of version {version.label}"
+                )
+            else:
+                self.report.problem(
+                    path,
+                    f"function '{name}' needs heat_template_version {since} or later; "
+                    f"this template is {version.label}",
+                )
+            return BROKEN
+        handler = HANDLERS.get(name)
+        if handler is None:
+            if name == "yaql":
+                self.report.cannot(
+                    "function yaql",
+                    path,
+                    "Shoal does not read function 'yaql' yet (it has no yaql engine)",
+                )
+            elif name == "resource_facade":
+                return Unknown("the facade of the parent resource")
+            else:
+                self.report.cannot(
+                    f"function {name}", path, f"Shoal does not read function '{name}' yet"
+                )
+            return BROKEN
+        return handler(self, args, path)
+
+    def will_make(self, size: int, path: str, fn: str) -> bool:
+        """Charge `size` characters (or items) that `fn` is about to make; False (and one
+        problem at `path`) once the reading has made more than MAX_CHARS in all."""
+        self.budget.chars -= size
+        if self.budget.chars >= 0:
+            return True
+        if not self.budget.oversize:
+            self.budget.oversize = True
+            self.report.problem(
+                path,
+                f"'{fn}' would make more than {MAX_CHARS} characters (or items) in all "
+                "across the template's functions",
+            )
+        return False
+
+    def produced(self, text: str, path: str, fn: str) -> object:
+        """`text` as made by `fn`, or BROKEN when it overdraws the budget (see `will_make`)."""
+        return text if self.will_make(len(text), path, fn) else BROKEN
+
+    def fail(self, path: str, message: str) -> object:
+        self.report.problem(path, message)
+        return BROKEN
+
+    def args_list(
+        self, name: str, args: object, path: str, lo: int, hi: int
+    ) -> list[object] | None:
+        if call_of(args) is not None:  # the arguments may come from a function (a repeat)
+            args = self.ev(args, path)
+            if args == BROKEN:
+                return None
+        if isinstance(args, list):
+            args = [a for a in args if a is not OMIT]
+        if not isinstance(args, list) or not lo <= len(args) <= hi:
+            n = str(lo) if lo == hi else f"{lo} to {hi}" if hi < 99 else f"at least {lo}"
+            self.fail(path, f"'{name}' takes a list of {n} arguments, found {describe(args)}")
+            return None
+        return args
+
+    def evaluated(
+        self, name: str, args: object, path: str, lo: int, hi: int
+    ) -> list[object] | None:
+        """The arguments of `name`, checked for their number and each evaluated."""
+        items = self.args_list(name, args, path, lo, hi)
+        if items is None:
+            return None
+        return [self.ev(v, child(path, i)) for i, v in enumerate(items)]
+
+    def truth(self, value: object, path: str) -> bool | None:
+        """A condition: a condition name, a boolean, or a condition function."""
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str):
+            return self.scope.condition(value, path)
+        result = self.ev(value, path)
+        if isinstance(result, bool):
+            return result
+        if result != BROKEN:
+            self.fail(path, f"a condition must be true or false, found {describe(result)}")
+        return None
+
+
+Handler = Callable[[Evaluator, object, str], object]
+HANDLERS: dict[str, Handler] = {}
+"""Function name -> handler; filled by the fn_* modules (see functions.py)."""

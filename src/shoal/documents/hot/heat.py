@@ -1,0 +1,152 @@
+"""Heat's own resources that make no node: OS::Heat::None, Value and RandomString.
+
+`None` is what environments map a role to when it should not exist (a single-node
+environment's server group, for instance); `Value` passes a value along, and its `value`
+attribute is known before anything exists, so `get_attr` on it evaluates; a `RandomString`
+stays unknown while the template is read, but its properties are checked as Heat checks them
+and recorded, so a deployment input of it becomes a secret generated once per cluster
+(`randomness.py`, `deployments.py`).
+"""
+
+from __future__ import annotations
+
+import json
+
+from shoal.documents.collect import child
+from shoal.documents.hot.context import Resource, StackView, check_props
+from shoal.documents.hot.randomness import CHARACTER_CLASSES
+from shoal.documents.hot.report import Report
+from shoal.documents.hot.shapes import RandomShape
+from shoal.documents.hot.values import first_symbolic
+from shoal.documents.params import to_json
+from shoal.documents.tree import describe
+
+VALUE_PROPS = frozenset({"value", "type"})
+RANDOM_PROPS = frozenset({"length", "sequence", "character_classes", "character_sequences", "salt"})
+MAX_ENTRIES = 64
+"""Character classes or sequences one RandomString may list."""
+_VALUE_TYPES = ("string", "number", "comma_delimited_list", "json", "boolean")
+
+
+def none(stack: StackView, res: Resource, props: dict[str, object]) -> None:
+    """Accepts any properties, as Heat's does."""
+
+
+def value(stack: StackView, res: Resource, props: dict[str, object]) -> None:
+    report = stack.ctx.report
+    check_props(res, props, report, VALUE_PROPS, ("value",))
+    kind = props.get("type")
+    if kind is not None and kind not in _VALUE_TYPES:
+        report.problem(
+            child(res.path, "properties", "type"), f"type is one of {', '.join(_VALUE_TYPES)}"
+        )
+    given = props.get("value")
+    if kind == "number" and isinstance(given, str):
+        try:
+            float(given)  # Heat converts the value to its type
+        except ValueError:
+            report.problem(
+                child(res.path, "properties", "value"), f"{describe(given)} is not a number"
+            )
+
+
+def random_string(stack: StackView, res: Resource, props: dict[str, object]) -> None:
+    """Checks it as Heat's `validate` does; records it when every property is known now."""
+    report = stack.ctx.report
+    where = child(res.path, "properties")
+    check_props(res, props, report, RANDOM_PROPS)
+    if first_symbolic(props) is not None:
+        return  # a value only the cloud knows: a deployment input of it says so (deployments.py)
+    before = len(report.out.items)
+    length = _whole(props.get("length", 32), child(where, "length"), report, "length")
+    sequence = props.get("sequence")
+    classes = _entries(props.get("character_classes"), child(where, "character_classes"), report)
+    sequences = _entries(
+        props.get("character_sequences"), child(where, "character_sequences"), report
+    )
+    chosen: list[tuple[str, int]] = []
+    if sequence is not None:
+        if sequence not in CHARACTER_CLASSES:
+            report.problem(
+                child(where, "sequence"), f"sequence is one of {', '.join(CHARACTER_CLASSES)}"
+            )
+        elif classes or sequences:
+            report.problem(
+                child(where, "sequence"),
+                "the deprecated 'sequence' cannot be used with 'character_classes' or "
+                "'character_sequences'",
+            )
+        else:
+            chosen.append((str(sequence), 1))
+    for at, entry in classes:
+        _check_keys(entry, at, report, ("class", "min"))
+        name = entry.get("class", "lettersdigits")
+        if name not in CHARACTER_CLASSES:
+            report.problem(child(at, "class"), f"class is one of {', '.join(CHARACTER_CLASSES)}")
+            continue
+        chosen.append((str(name), _whole(entry.get("min", 1), child(at, "min"), report, "min")))
+    picked: list[tuple[str, int]] = []
+    for at, entry in sequences:
+        _check_keys(entry, at, report, ("sequence", "min"))
+        chars = entry.get("sequence")
+        if isinstance(chars, int | float) and not isinstance(chars, bool):
+            chars = str(chars)
+        if not isinstance(chars, str) or not chars:
+            report.problem(child(at, "sequence"), "sequence is a non-empty text of characters")
+            continue
+        picked.append((chars, _whole(entry.get("min", 1), child(at, "min"), report, "min")))
+    stack.shape.randoms[res.name] = None
+    if len(report.out.items) > before:
+        return
+    if sum(n for _, n in chosen) + sum(n for _, n in picked) > length:
+        report.problem(
+            child(where, "length"),
+            f"length {length} is smaller than the character classes' and sequences' minimums "
+            "combined",
+        )
+        return
+    salt = props.get("salt")
+    stack.shape.randoms[res.name] = RandomShape(
+        res.name,
+        res.path,
+        length,
+        tuple(chosen),
+        tuple(picked),
+        "" if salt is None else json.dumps(to_json(salt), sort_keys=True),
+    )
+
+
+def _whole(value: object, path: str, report: Report, what: str) -> int:
+    if isinstance(value, str) and value.isdigit():
+        value = int(value)
+    if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= 512:
+        report.problem(path, f"{what} is a whole number from 1 to 512")
+        return 1
+    return value
+
+
+def _entries(value: object, path: str, report: Report) -> list[tuple[str, dict[str, object]]]:
+    """A list of mappings (character classes or sequences) with their pointers."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        report.problem(path, f"expected a list, found {describe(value)}")
+        return []
+    if len(value) > MAX_ENTRIES:
+        report.problem(path, f"at most {MAX_ENTRIES} entries, found {len(value)}")
+        return []
+    out: list[tuple[str, dict[str, object]]] = []
+    for i, entry in enumerate(value):
+        if isinstance(entry, dict):
+            out.append((child(path, str(i)), {str(k): v for k, v in entry.items()}))
+        else:
+            report.problem(child(path, str(i)), f"expected a mapping, found {describe(entry)}")
+    return out
+
+
+def _check_keys(
+    entry: dict[str, object], path: str, report: Report, known: tuple[str, ...]
+) -> None:
+    for key in entry:
+        if key not in known:
+            report.problem(child(path, key), f"unknown key '{key}'; one of {', '.join(known)}")
