@@ -12,7 +12,7 @@ from openstack.connection import Connection
 
 from tests.keystone.conftest import USER_PASSWORD, Keystone
 
-ACTION_S = 300.0
+ACTION_S = 600.0
 """Generous: one Senlin action boots servers through two eventlet services and a trust."""
 TERMINAL = ("SUCCEEDED", "FAILED", "CANCELLED")
 NOVA_HEADERS = {"OpenStack-API-Version": "compute 2.74"}
@@ -25,7 +25,9 @@ SERVER_SPEC: dict[str, Any] = {
 
 
 def connect(keystone: Keystone, clustering: str) -> Connection:
-    """alice of project alpha, the clustering endpoint overridden (Senlin's or Shoal's)."""
+    """alice of project alpha, the clustering endpoint overridden (Senlin's or Shoal's), at
+    Senlin 16's newest microversion as python-senlinclient asks for it (replace-nodes and
+    other calls need more than 1.0)."""
     return openstack.connect(
         auth_url=keystone.url,
         username="alice",
@@ -34,6 +36,7 @@ def connect(keystone: Keystone, clustering: str) -> Connection:
         user_domain_id="default",
         project_domain_id="default",
         clustering_endpoint_override=clustering,
+        clustering_default_microversion="1.14",
         api_timeout=120,
     )
 

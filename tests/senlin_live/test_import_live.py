@@ -54,9 +54,13 @@ def test_senlin_made_clusters_are_imported_in_place(live: LiveCloud) -> None:
     via_facade = {n.id: n.physical_id for n in conn.clustering.nodes(cluster_id=web_id)}
     assert via_facade == {n: made.servers[n] for n in via_facade} and len(via_facade) == 2
     # ... and its native API.
-    token = {"X-Auth-Token": conn.session.get_token()}
+    token = {"X-Auth-Token": str(conn.session.get_token())}
     native = shoal.get(f"/v1/clusters/{web_id}", headers=token).raise_for_status().json()
-    assert {n["physical_id"] for n in native["cluster"]["nodes"]} == set(via_facade.values())
+    members = {n["id"]: n["host"] for n in native["cluster"]["nodes"]}
+    assert members == {n: hosts[made.servers[n]] for n in via_facade}
+    for nid in members:
+        node = shoal.get(f"/v1/nodes/{nid}", headers=token).raise_for_status().json()["node"]
+        assert node["physical_id"] == made.servers[nid]
 
     # A scale-out through Shoal boots one server in Nova; the old webhook URL still works.
     done(conn, conn.clustering.scale_out_cluster(web_id, 1))
