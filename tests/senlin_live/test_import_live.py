@@ -67,7 +67,7 @@ def test_senlin_made_clusters_are_imported_in_place(live: LiveCloud) -> None:
     hook = urlsplit(made.webhook)
     fired = httpx.post(f"{live.shoal.url}{hook.path}?{hook.query}", timeout=120)
     assert fired.status_code == 202, fired.text
-    assert wait_action(conn, fired.json()["action"]).status == "SUCCEEDED"
+    assert wait_action(conn, fired.headers["Location"]).status == "SUCCEEDED"
     after = live.nova.servers()
     new = set(after) - set(before)
     assert len(new) == 2 and set(before) <= set(after)
