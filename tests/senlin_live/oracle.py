@@ -75,6 +75,11 @@ class Observer:
         except exceptions.HttpException as e:
             self.seen[f"{step}.action"] = ["refused", e.status_code, norm(e.details or str(e))]
             return
+        if not isinstance(answer, dict) or "action" not in answer:
+            # openstacksdk hands some refusals back as the error body instead of raising.
+            body = answer if isinstance(answer, dict) else {}
+            self.seen[f"{step}.action"] = ["refused", body.get("code"), norm(body.get("error"))]
+            return
         action = wait_action(self.conn, answer["action"])
         self.ids.add(action.id)
         self.seen[f"{step}.action"] = norm(

@@ -17,6 +17,7 @@ def test_shoal_leaves_behind_what_senlin_leaves(live: LiveCloud) -> None:
     senlin = observe(connect(live.keystone, live.senlin.url), "oracle")
     shoal = observe(connect(live.keystone, f"{live.shoal.url}/clustering"), "oracle")
     found = differences(senlin, shoal)
+    print(json.dumps({k: list(v) for k, v in found.items()}, indent=1, default=str))
     accepted = allowed()
     unlisted = {k: v for k, v in found.items() if k not in accepted}
     stale = sorted(set(accepted) - set(found))
