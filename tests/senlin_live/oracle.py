@@ -24,7 +24,7 @@ from tests.senlin_live.cloud_ops import SERVER_SPEC, wait_action, wait_node
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "senlin.md"
 ALLOWED_HEADING = "### Differences from Senlin the oracle test accepts"
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
-_SHORT = re.compile(r"\b[0-9a-f]{8}\b")
+_SHORT = re.compile(r"(?<![0-9a-f])[0-9a-f]{8}(?![0-9a-f])")  # `cluster_create_1a2b3c4d`
 _NODE_NAME = re.compile(r"^node-[A-Za-z0-9]{8}$")
 
 DELETION = {
