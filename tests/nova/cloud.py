@@ -12,6 +12,9 @@ send `X-Roles` (see `DefaultAuthHeaders`); `--tenant-port` serves the same cloud
 member of the project (no admin role: no hypervisors, no forced hosts). Glance and Neutron are
 the harness's stand-ins, so servers boot with `"networks": "none"`.
 
+`--glance-port` serves the harness's images read-only in Glance v2's shape (`GlanceImages`),
+for Senlin's engine, which validates a profile's image through the catalog's `image` service.
+
 Volumes: by default there is no Cinder (and no CinderFixture), so volume calls fail. With
 `--cinder URL` (e.g. `http://127.0.0.1:Q/v3/<project>` from ../cinder_peer/serve.py, started
 with `--project` = this cloud's project id) Nova's real Cinder client talks to that endpoint:
@@ -48,6 +51,12 @@ def parse_args() -> argparse.Namespace:
         type=int,
         default=0,
         help="also serve the API here as a plain member of the project (no admin role)",
+    )
+    p.add_argument(
+        "--glance-port",
+        type=int,
+        default=0,
+        help="also serve the harness's images read-only, Glance v2 shaped, on this port",
     )
     p.add_argument(
         "--cinder",
@@ -128,6 +137,60 @@ def _log_global_id(environ):
             file=sys.stderr,
             flush=True,
         )
+
+
+class GlanceImages:
+    """The harness's in-process image service, read-only over HTTP in Glance v2's shape, for
+    a client that looks images up in Glance itself (Senlin's server profile does, through the
+    catalog's `image` endpoint): the version document, `GET /v2/images[?name=]` and
+    `GET /v2/images/{id}`. The same images Nova boots; no uploads, no other calls."""
+
+    def __init__(self, glance, port):
+        self.glance, self.root = glance, f"http://127.0.0.1:{port}"
+
+    def _image(self, meta):
+        return {
+            "id": meta["id"],
+            "name": meta.get("name"),
+            "status": meta.get("status", "active"),
+            "visibility": "public",
+            "container_format": meta.get("container_format"),
+            "disk_format": meta.get("disk_format"),
+            "min_disk": meta.get("min_disk", 0),
+            "min_ram": meta.get("min_ram", 0),
+            "size": meta.get("size"),
+            "tags": [],
+            "self": f"/v2/images/{meta['id']}",
+            "file": f"/v2/images/{meta['id']}/file",
+            "schema": "/v2/schemas/image",
+        }
+
+    def __call__(self, environ, start_response):
+        import json
+        from urllib.parse import parse_qs
+
+        path = environ["PATH_INFO"].rstrip("/")
+        query = parse_qs(environ.get("QUERY_STRING", ""))
+        status, body = "404 Not Found", {"message": "not found"}
+        images = self.glance.images
+        if path == "":
+            link = {"rel": "self", "href": f"{self.root}/v2/"}
+            status = "300 Multiple Choices"
+            body = {"versions": [{"id": "v2.16", "status": "CURRENT", "links": [link]}]}
+        elif path == "/v2/images":
+            found = [
+                m for m in images.values() if m.get("name") in query.get("name", [m.get("name")])
+            ]
+            status, body = "200 OK", {"images": [self._image(m) for m in found]}
+        elif path.startswith("/v2/images/") and path.count("/") == 3:
+            meta = images.get(path.rsplit("/", 1)[1])
+            if meta is not None:
+                status, body = "200 OK", self._image(meta)
+        data = json.dumps(body).encode()
+        start_response(
+            status, [("Content-Type", "application/json"), ("Content-Length", str(len(data)))]
+        )
+        return [data]
 
 
 class _QuietLog:
@@ -215,6 +278,10 @@ class Cloud(test.TestCase, integrated_helpers.InstanceHelperMixin):
             )
             tenant_sock = eventlet.listen(("127.0.0.1", ARGS.tenant_port))
             eventlet.spawn(ewsgi.server, tenant_sock, member, log=_QuietLog())
+        if ARGS.glance_port:
+            glance_sock = eventlet.listen(("127.0.0.1", ARGS.glance_port))
+            images = GlanceImages(self.glance, ARGS.glance_port)
+            eventlet.spawn(ewsgi.server, glance_sock, images, log=_QuietLog())
         print(f"READY http://127.0.0.1:{ARGS.port}/v2.1 {PROJECT_ID}", flush=True)
         while True:
             time.sleep(3600)

@@ -132,8 +132,9 @@ async def _import_adopts_in_place(senlin_db: SenlinDb, tmp_path: Path, url: str)
         # is not repaired by surprise: its scale-out is refused, naming the rule.
         r = await s.http.post(f"/clustering/v1/webhooks/{rid}/trigger?V=1")
         assert r.status_code == 409 and "anti-affinity" in r.text, r.text
-        # The same URL at Shoal's root (an old Senlin endpoint proxied to Shoal as it is).
-        r = await s.http.post(f"/v1/webhooks/{rid}/trigger?V=1")
+        # The same receiver at Shoal's root (an old Senlin endpoint proxied to Shoal as it is),
+        # in the form Senlin 16 itself hands out: `?V=2` and the receiver's params.
+        r = await s.http.post(f"/v1/webhooks/{rid}/trigger?V=2&count=1")
         assert r.status_code == 409 and "anti-affinity" in r.text, r.text
         # The db cluster's resize webhook scales out by one: one new server, the rest kept.
         resize = dep.receivers["db-resize"]

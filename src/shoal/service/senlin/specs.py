@@ -41,7 +41,8 @@ def _p(kind: str, description: str, *, required: bool = False, updatable: bool =
 _NOVA_SCHEMA: dict[str, Any] = {
     "context": _p("Map", "Customized security context for operating servers; " + _KEPT),
     "flavor": _p("String", "ID or name of the flavor", required=True, updatable=True),
-    "image": _p("String", "ID or name of the image", required=True, updatable=True),
+    # Not required, as in Senlin: a block-device mapping may boot the server from an image.
+    "image": _p("String", "ID or name of the image", updatable=True),
     "name": _p("String", "Name of the server; " + _KEPT, updatable=True),
     "metadata": _p("Map", "Key-value pairs attached to each server", updatable=True),
     "availability_zone": _p("String", "Zone to place the servers in"),
@@ -182,6 +183,8 @@ def parse_spec(spec: object, inventory: Inventory | None = None) -> SenlinSpec:
     for key, rule in ptype.schema.items():
         if rule["required"] and props.get(key) in (None, ""):
             raise InvalidSpec(f"Required spec item '{key}' not provided")
+    if name == NOVA_SERVER and props.get("image") in (None, "") and _boot_image(props) is None:
+        raise InvalidSpec("Required spec item 'image' not provided")
     normal = {"type": kind, "version": version, "properties": props}
     if not ptype.builds:
         return SenlinSpec(name, normal, {})
@@ -217,6 +220,8 @@ def to_native(type_name: str, props: dict[str, Any]) -> dict[str, Any]:
             if props.get(key) is not None:
                 value = props[key]
                 out[key] = str(value) if isinstance(value, int | float) else value
+        if "image" not in out and (boot := _boot_image(props)) is not None:
+            out["image"] = boot
         if props.get("availability_zone"):
             out["zone"] = props["availability_zone"]
         if isinstance(props.get("metadata"), dict) and props["metadata"]:
@@ -235,6 +240,24 @@ def to_native(type_name: str, props: dict[str, Any]) -> dict[str, Any]:
         return out
     kind = "volume" if type_name == SHOAL_VOLUME else "server"
     return {"type": kind, **props}
+
+
+def _boot_image(props: dict[str, Any]) -> str | None:
+    """The image a `block_device_mapping_v2` boots from (`boot_index` 0, `source_type`
+    image), which Senlin passes to Nova in place of `image`; Shoal boots the same image."""
+    bdm = props.get("block_device_mapping_v2")
+    if not isinstance(bdm, list):
+        return None
+    for bd in bdm:
+        if (
+            isinstance(bd, dict)
+            and str(bd.get("boot_index")) == "0"
+            and bd.get("source_type") == "image"
+            and isinstance(bd.get("uuid"), str)
+            and bd["uuid"]
+        ):
+            return str(bd["uuid"])
+    return None
 
 
 def _senlin_pointer(type_name: str, native_path: str) -> str:
