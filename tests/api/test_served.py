@@ -21,7 +21,7 @@ from cryptography.x509.oid import NameOID
 
 from tests.support.server import free_port, server_env, wait_ok
 
-START_TIMEOUT_S = 60.0
+START_TIMEOUT_S = 180.0
 CLUSTER = """
 name: shop
 node_groups:

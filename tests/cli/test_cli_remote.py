@@ -14,7 +14,7 @@ import pytest
 from tests.cli.support import EXAMPLES, Shoal, explain
 from tests.support.server import eventually, free_port
 
-START_TIMEOUT_S = 60.0
+START_TIMEOUT_S = 180.0
 
 
 class Server:

@@ -19,7 +19,7 @@ import httpx
 from tests.cli.support import Shoal
 from tests.support.server import free_port, wait_healthy
 
-START_TIMEOUT_S = 60.0
+START_TIMEOUT_S = 180.0
 EXIT_TIMEOUT_S = 60.0
 DOC = """
 name: slow

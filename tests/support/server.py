@@ -28,8 +28,8 @@ SRC = REPO / "src"
 SERVE = Path(__file__).resolve().parent / "serve.py"
 
 TERMINAL = frozenset({"SUCCEEDED", "FAILED", "CANCELLED"})
-START_TIMEOUT_S = 60.0
-ACTION_TIMEOUT_S = 120.0
+START_TIMEOUT_S = 180.0
+ACTION_TIMEOUT_S = 300.0
 
 
 def free_port() -> int:
