@@ -538,7 +538,7 @@ class ReplicaView(_Out):
     """The template revision it runs (a rollout's `revision` or `previous_revision`)."""
 
 
-class RolloutView(_Out):
+class WorkloadRolloutView(_Out):
     """A workload's rolling update (docs/workloads.md): COMPLETE, ROLLING, ROLLING_BACK or
     ROLLED_BACK; `revision` is the document's template, `previous_revision` the one rolled
     from (and back to), `batch` the replicas of the batch in flight, `reason` why it rolled
@@ -559,4 +559,4 @@ class ReplicaPage(_Out):
     cluster: str
     replicas: list[ReplicaView]
     next: str | None
-    rollouts: list[RolloutView] = []
+    rollouts: list[WorkloadRolloutView] = []
