@@ -58,15 +58,15 @@ async def workloads(
             "yes" if r.get("ready") else "no",
             text(r.get("restarts")),
             when(r.get("started_at")),
-            text(r.get("revision")),
+            text(str(r.get("revision") or "")[:8]),  # as git shortens a commit
         )
     console().print(t)
     for ro in rollouts:
         if ro.get("phase") == "COMPLETE":
             continue
         line = (
-            f"rollout {ro.get('workload')}: {ro.get('phase')} to {ro.get('revision')} "
-            f"from {ro.get('previous_revision')}, {ro.get('batches')} batches"
+            f"rollout {ro.get('workload')}: {ro.get('phase')} to {str(ro.get('revision'))[:8]} "
+            f"from {str(ro.get('previous_revision'))[:8]}, {ro.get('batches')} batches"
         )
         if ro.get("reason"):
             line += f" ({ro.get('reason')})"
