@@ -17,7 +17,8 @@ a live server again; `ready_cpu_s` is this process's CPU over the same span.
 
 - `sim-rollout` (benchmarks/workloads_rollout.py): a rolling update of 100 replicas on a real
   engine on `sim`: `seconds` and `batches` of an image change, then an image the runtime
-  refuses: `rolled_back`, `rollback_s`, `rollback_batches`.
+  starts refusing half-way: `rolled_back`, `rollback_s`, `rollback_batches`,
+  `failed_after_batches`.
 
 Not built yet, printed with `"status": "not-built"` and no figures, so nothing reads a number
 that was not measured: the replica runtime on `local` (`local-container-kill`,
@@ -198,10 +199,12 @@ def main() -> None:
                 "rollback_s": round(roll.rollback_s, 2),
                 "rollback_cpu_s": round(roll.rollback_cpu_s, 2),
                 "rollback_batches": roll.rollback_batches,
+                "failed_after_batches": roll.failed_after_batches,
                 "rollback_reason": roll.reason,
                 "measured": "seconds: image change -> every replica on the new revision, a "
                 "real engine on sim (0.2 s manager tick, one batch per tick at most); "
-                "rollback_s: a refused image -> every replica back on the previous one",
+                "rollback_s: the new image refused half-way -> every replica back on the "
+                "previous one",
             }
         ),
         flush=True,

@@ -2,10 +2,12 @@
 (manager, workload keeper, rollouts) over a SQLite store and the sim provider, on the system
 clock. 100 replicas of one workload on 25 servers are up and ready; an image change rolls them
 in batches of `max_unavailable` (10), each batch after the previous reads ready: `seconds` is
-the document's update -> every replica on the new revision, `batches` how many. Then an image
-the sim runtime refuses: the first batch fails and every replica rolls back to the previous
-template: `rollback_s` is that update -> rolled back, `rolled_back` whether every replica runs
-the previous revision again. CPU is this process's (the engine runs in it)."""
+the document's update -> every replica on the new revision, `batches` how many. Then a second
+image change, and once half of its batches are done the sim runtime starts refusing that image
+(a registry losing it): the next batch fails and every replica rolls back to the previous
+template in batches: `rollback_s` is the refusal -> rolled back, `failed_after_batches` the
+batches that had passed, `rollback_batches` the rollback's, `rolled_back` whether every replica
+runs the previous revision again. CPU is this process's (the engine runs in it)."""
 
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ from shoal.model.workload_rollouts import WorkloadPhase
 from shoal.providers.sim.provider import SimProvider
 from shoal.service.clusters import ClusterService
 from shoal.store import clusters as cluster_repo
+from shoal.store import events as event_repo
 from shoal.store import workload_rollouts as rollout_repo
 from shoal.store import workloads as replica_repo
 from shoal.store.database import Database
@@ -58,6 +61,7 @@ class RolloutRun:
     rollback_s: float
     rollback_cpu_s: float
     rollback_batches: int
+    failed_after_batches: int
     rolled_back: bool
     reason: str | None
 
@@ -89,6 +93,22 @@ def _in(db: Database, cid: str, phase: WorkloadPhase, image: str) -> bool:
     return r is not None and r.phase is phase and r.target.containers[0].image == image
 
 
+def _halfway(db: Database, cid: str) -> bool:
+    r = _rollout(db, cid)
+    return r is not None and r.target.containers[0].image == "app:3" and r.batches >= 5
+
+
+def _passed(db: Database, cid: str) -> int:
+    """The batches of the failed rollout that had completed (from its events)."""
+    with db.reading() as conn:
+        texts = [
+            e.message for e in event_repo.list_events(conn, None, cluster_id=cid, limit=100_000)
+        ]
+    failed = next(i for i, t in enumerate(texts) if "failed" in t)
+    start = max(i for i, t in enumerate(texts[:failed]) if "rolling update from" in t)
+    return sum(1 for t in texts[start:failed] if ": rolling batch " in t)
+
+
 async def run() -> RolloutRun:
     inventory = synthetic_inventory(50, 5, seed=0)
     with tempfile.TemporaryDirectory() as tmp:
@@ -111,15 +131,15 @@ async def run() -> RolloutRun:
             assert done is not None
             await _until(_up, db, cid)
 
-            provider.replicas.refuse("app:broken")
+            await asyncio.to_thread(service.update, ADMIN, "roll", DOC.replace("IMAGE", "app:3"))
+            await _until(_halfway, db, cid)
+            provider.replicas.refuse("app:3")
             cpu, wall = time.process_time(), time.perf_counter()
-            await asyncio.to_thread(
-                service.update, ADMIN, "roll", DOC.replace("IMAGE", "app:broken")
-            )
-            await _until(_in, db, cid, WorkloadPhase.ROLLED_BACK, "app:broken")
+            await _until(_in, db, cid, WorkloadPhase.ROLLED_BACK, "app:3")
             back_s, back_cpu = time.perf_counter() - wall, time.process_time() - cpu
             back = _rollout(db, cid)
             assert back is not None
+            failed_after = _passed(db, cid)
             with db.reading() as conn:
                 rows = replica_repo.load(conn, [cid])[cid]
             good = done.target.revision
@@ -137,6 +157,7 @@ async def run() -> RolloutRun:
         back_s,
         back_cpu,
         back.batches,
+        failed_after,
         rolled_back,
         back.reason,
     )
