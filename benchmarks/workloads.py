@@ -15,9 +15,14 @@ every replica ready (servers created, replicas placed and started by the engine'
 for `sim-node-loss` hosts failed until 10 % of the servers are lost -> every replica ready on
 a live server again; `ready_cpu_s` is this process's CPU over the same span.
 
+- `sim-rollout` (benchmarks/workloads_rollout.py): a rolling update of 100 replicas on a real
+  engine on `sim`: `seconds` and `batches` of an image change, then an image the runtime
+  starts refusing half-way: `rolled_back`, `rollback_s`, `rollback_batches`,
+  `failed_after_batches`.
+
 Not built yet, printed with `"status": "not-built"` and no figures, so nothing reads a number
-that was not measured: rolling updates (`sim-rollout`) and the replica runtime on `local`
-(`local-container-kill`, `local-host-fail`).
+that was not measured: the replica runtime on `local` (`local-container-kill`,
+`local-host-fail`).
 
 Run: `python benchmarks/workloads.py`
 """
@@ -47,6 +52,7 @@ from shoal.placement import solve
 from shoal.placement.workloads import WorkloadPlacement, place_workloads, violations
 from shoal.placement.workloads.servers import node_slots
 from workloads_engine import run as engine_run
+from workloads_rollout import run as rollout_run
 
 FLAVORS = {f.name: f for f in CLASSIC_FLAVORS}
 SERVERS = 1_000
@@ -179,7 +185,31 @@ def main() -> None:
         ),
         flush=True,
     )
-    for scenario in ("sim-rollout", "local-container-kill", "local-host-fail"):
+    roll = asyncio.run(rollout_run())
+    print(
+        json.dumps(
+            {
+                "scenario": "sim-rollout",
+                "replicas": roll.replicas,
+                "seconds": round(roll.seconds, 2),
+                "cpu_s": round(roll.cpu_s, 2),
+                "batches": roll.batches,
+                "max_unavailable": 10,
+                "rolled_back": roll.rolled_back,
+                "rollback_s": round(roll.rollback_s, 2),
+                "rollback_cpu_s": round(roll.rollback_cpu_s, 2),
+                "rollback_batches": roll.rollback_batches,
+                "failed_after_batches": roll.failed_after_batches,
+                "rollback_reason": roll.reason,
+                "measured": "seconds: image change -> every replica on the new revision, a "
+                "real engine on sim (0.2 s manager tick, one batch per tick at most); "
+                "rollback_s: the new image refused half-way -> every replica back on the "
+                "previous one",
+            }
+        ),
+        flush=True,
+    )
+    for scenario in ("local-container-kill", "local-host-fail"):
         print(json.dumps({"scenario": scenario, "status": "not-built"}), flush=True)
 
 

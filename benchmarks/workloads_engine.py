@@ -10,6 +10,7 @@ elsewhere). CPU is this process's (the engine runs in it)."""
 from __future__ import annotations
 
 import asyncio
+import json
 import tempfile
 import time
 from dataclasses import dataclass
@@ -17,6 +18,7 @@ from pathlib import Path
 
 from sqlalchemy import func, select
 
+from shoal.documents.export import to_document
 from shoal.engine import Engine
 from shoal.model.cluster import ClusterSpec
 from shoal.model.inventory import Inventory
@@ -68,7 +70,9 @@ async def run(spec: ClusterSpec, inventory: Inventory, replicas: int) -> EngineR
         await engine.start()
         try:
             cpu, wall = time.process_time(), time.perf_counter()
-            sub = await asyncio.to_thread(service.create_spec, ADMIN, spec, "native")
+            # (as a document: the service reads every create from one; JSON is YAML)
+            body = json.dumps(to_document(spec))
+            sub = await asyncio.to_thread(service.create, ADMIN, body)
             cid = sub.cluster.id
             await _until(db, cid, replicas, set())
             create_ready, create_cpu = time.perf_counter() - wall, time.process_time() - cpu

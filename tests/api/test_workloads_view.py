@@ -1,10 +1,14 @@
 """`GET /v1/clusters/{ref}/workloads` (issue 22) on SQLite and PostgreSQL: replicas with node and
 ready, ordered by name and paged by `limit`/`after` (`next` until the last page); a limit out
-of bounds is a 422 with a pointer before any work; an unknown cluster is a 404."""
+of bounds is a 422 with a pointer before any work; an unknown cluster is a 404. Each
+workload's rolling update is on every page (`rollouts`)."""
 
 from __future__ import annotations
 
+from shoal.model.workload_rollouts import ContainerRun, ReplicaTemplate, WorkloadPhase
+from shoal.store import workload_rollouts as rollout_repo
 from shoal.store import workloads as replica_repo
+from shoal.store.workload_rollouts import RolloutRow
 from shoal.store.workloads import ReplicaRow
 from tests.api.conftest import Api
 
@@ -27,8 +31,14 @@ async def test_replicas_are_listed_a_page_at_a_time(api: Api) -> None:
         ReplicaRow(cluster["id"], f"api-{i}", "api", f"ctl-{1 + i % 2}", i != 3, restarts=i)
         for i in range(1, 6)
     ]
+    new = ReplicaTemplate("r2", (ContainerRun("api", "img:2"),))
+    old = ReplicaTemplate("r1", (ContainerRun("api", "img"),))
+    roll = RolloutRow(
+        cluster["id"], "api", WorkloadPhase.ROLLING, new, old, 5.0, 1, ("api-1",), 6.0
+    )
     with api.runtime.db.transaction() as conn:
         replica_repo.save(conn, rows, 1.0)
+        rollout_repo.save(conn, [roll], 6.0)
     r = await api.call("GET", "/v1/clusters/svc/workloads", params={"limit": 2})
     assert r.status_code == 200, r.text
     first = r.json()
@@ -40,7 +50,21 @@ async def test_replicas_are_listed_a_page_at_a_time(api: Api) -> None:
         "ready": True,
         "restarts": 1,
         "started_at": None,
+        "revision": None,
     }
+    assert first["rollouts"] == [
+        {
+            "workload": "api",
+            "phase": "ROLLING",
+            "revision": "r2",
+            "images": ["img:2"],
+            "previous_revision": "r1",
+            "batches": 1,
+            "batch": ["api-1"],
+            "reason": None,
+            "started_at": 5.0,
+        }
+    ]
     seen = list(first["replicas"])
     after = first["next"]
     while after is not None:

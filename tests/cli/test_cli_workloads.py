@@ -1,6 +1,8 @@
 """`shoal workloads CLUSTER` against a background Shoal on the sim provider (issue 22): after
 `shoal up`, the engine starts every replica and the command lists each with its node and
-`ready`; `--max` caps what is read and says so (one command per check: each starts Python)."""
+`ready`; `--max` caps what is read and says so; an image change by `shoal apply` rolls the replicas
+(each lists its revision, the rollout its phase) and a rollout line shows in the table; `shoal
+scale --workload` sets the replica count (one command per check: each starts Python)."""
 
 from __future__ import annotations
 
@@ -39,3 +41,30 @@ def test_workloads_lists_replicas_with_node_and_ready(shoal: Shoal, tmp_path: Pa
     assert sorted(r["node"] for r in found) == ["ctl-1", "ctl-2", "ctl-3"]  # one per node
     capped = shoal.json("workloads", "svc", "--max", "2")
     assert len(capped["replicas"]) == 2 and capped["truncated"] is True
+    first = shoal.json("workloads", "svc")["rollouts"]
+    assert [(r["workload"], r["phase"], r["images"]) for r in first] == [
+        ("api", "COMPLETE", ["img"])
+    ]
+
+    doc.write_text(DOC.replace("image: img", "image: img2"))
+    shoal.ok("apply", str(doc))
+    while True:
+        seen = shoal.json("workloads", "svc")
+        roll = seen["rollouts"][0]
+        if roll["phase"] == "COMPLETE" and roll["images"] == ["img2"]:
+            break
+        assert time.monotonic() < deadline + 90, seen
+        time.sleep(0.3)
+    assert roll["previous_revision"] == first[0]["revision"] and roll["batches"] == 3
+    assert {r["revision"] for r in seen["replicas"]} == {roll["revision"]}
+    assert all(r["ready"] for r in seen["replicas"])
+    table = shoal.ok("workloads", "svc").stdout
+    assert "REVISION" in table and roll["revision"][:8] in table
+
+    # `shoal scale --workload`: the exact count, refused beyond the bounds (exit 2).
+    shoal.ok("scale", "svc", "--workload", "api", "--count", "2")
+    while len(shoal.json("workloads", "svc")["replicas"]) != 2:
+        assert time.monotonic() < deadline + 180
+        time.sleep(0.3)
+    refused = shoal("scale", "svc", "--workload", "api", "--count", "20000")
+    assert refused.returncode == 2 and "replicas" in refused.stderr, refused.stderr

@@ -28,6 +28,13 @@ class ResizeBody(_Strict):
     max_size: int | None = Field(None, ge=0)
 
 
+class ScaleWorkloadBody(_Strict):
+    """A workload's exact replica count (docs/workloads.md: at most 10,000 per workload)."""
+
+    workload: str = Field(min_length=1, max_length=64)
+    replicas: int = Field(ge=0, le=10_000)
+
+
 class AddNodesBody(_Strict):
     nodes: list[dict[str, Any]] = Field(min_length=1)
 
@@ -50,14 +57,15 @@ class ClusterActionBody(_Strict):
     add_nodes: AddNodesBody | None = None
     del_nodes: DelNodesBody | None = None
     recover: RecoverBody | None = None
+    scale_workload: ScaleWorkloadBody | None = None
 
     @model_validator(mode="after")
     def _one(self) -> ClusterActionBody:
         given = [k for k, v in self.__dict__.items() if v is not None]
         if len(given) != 1:
             raise ValueError(
-                "give exactly one of scale_out, scale_in, resize, add_nodes, del_nodes, recover"
-                + (f" (got {', '.join(given)})" if given else "")
+                "give exactly one of scale_out, scale_in, resize, add_nodes, del_nodes, recover, "
+                "scale_workload" + (f" (got {', '.join(given)})" if given else "")
             )
         return self
 

@@ -97,7 +97,8 @@ async def delete_cluster(
 async def cluster_action(
     ref: str, body: ClusterActionBody, request: Request, response: Response, who: Caller
 ) -> dict[str, Any]:
-    """One operation: scale_out, scale_in, resize, add_nodes, del_nodes or recover."""
+    """One operation: scale_out, scale_in, resize, add_nodes, del_nodes, recover or
+    scale_workload (a workload's exact replica count)."""
     rt = runtime_of(request)
     svc = rt.service
     if body.scale_out is not None or body.scale_in is not None:
@@ -127,6 +128,9 @@ async def cluster_action(
     elif body.add_nodes is not None:
         nodes = [rt.profiles.inline(who, n) for n in body.add_nodes.nodes]
         sub = await run_in_threadpool(svc.add_nodes, who, ref, nodes)
+    elif body.scale_workload is not None:
+        sw = body.scale_workload
+        sub = await run_in_threadpool(svc.scale_workload, who, ref, sw.workload, sw.replicas)
     elif body.recover is not None:
         rec = body.recover
         sub = await run_in_threadpool(svc.recover, who, ref, rec.nodes, rec.how)

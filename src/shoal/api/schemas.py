@@ -534,9 +534,29 @@ class ReplicaView(_Out):
     ready: bool
     restarts: int
     started_at: float | None
+    revision: str | None = None
+    """The template revision it runs (a rollout's `revision` or `previous_revision`)."""
+
+
+class WorkloadRolloutView(_Out):
+    """A workload's rolling update (docs/workloads.md): COMPLETE, ROLLING, ROLLING_BACK or
+    ROLLED_BACK; `revision` is the document's template, `previous_revision` the one rolled
+    from (and back to), `batch` the replicas of the batch in flight, `reason` why it rolled
+    back."""
+
+    workload: str
+    phase: str
+    revision: str
+    images: list[str]
+    previous_revision: str | None
+    batches: int
+    batch: list[str]
+    reason: str | None
+    started_at: float
 
 
 class ReplicaPage(_Out):
     cluster: str
     replicas: list[ReplicaView]
     next: str | None
+    rollouts: list[WorkloadRolloutView] = []

@@ -180,23 +180,36 @@ async def delete(
 async def scale(
     s: Session,
     cluster: ClusterArg,
-    count: Annotated[int, typer.Option("--count", "-n", min=0, help="The exact node count.")],
+    count: Annotated[
+        int, typer.Option("--count", "-n", min=0, help="The exact node or replica count.")
+    ],
     nodegroup: Annotated[
         str | None,
         typer.Option("--nodegroup", "-g", help="Node group; optional if the cluster has one."),
     ] = None,
+    workload: Annotated[
+        str | None,
+        typer.Option("--workload", "-w", help="Scale this workload's replicas instead."),
+    ] = None,
     wait: WaitOption = True,
     timeout: TimeoutOption = None,
 ) -> int:
-    """Resize a node group to exactly COUNT replicas."""
-    resize: dict[str, object] = {"adjustment_type": "EXACT_CAPACITY", "number": count}
-    if nodegroup is not None:
-        resize["nodegroup"] = nodegroup
+    """Resize a node group (or, with --workload, a workload) to exactly COUNT replicas."""
+    body: dict[str, object]
+    if workload is not None:
+        if nodegroup is not None:
+            raise typer.BadParameter("give --nodegroup or --workload, not both")
+        body = {"scale_workload": {"workload": workload, "replicas": count}}
+    else:
+        resize: dict[str, object] = {"adjustment_type": "EXACT_CAPACITY", "number": count}
+        if nodegroup is not None:
+            resize["nodegroup"] = nodegroup
+        body = {"resize": resize}
     return await submit(
         s.client,
         "POST",
         f"/v1/clusters/{seg(cluster)}/actions",
-        json={"resize": resize},
+        json=body,
         output=s.output,
         wait=wait,
         timeout=timeout,

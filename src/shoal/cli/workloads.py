@@ -1,5 +1,6 @@
 """`shoal workloads CLUSTER`: each replica of the cluster's workloads, its node and whether it
-is ready (issue 22), read a page at a time up to `--max` replicas."""
+is ready (issue 22), read a page at a time up to `--max` replicas, and a line per workload
+whose rolling update is under way or rolled back."""
 
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ async def workloads(
     from shoal.cli.tables import table, text, when
 
     found: list[dict[str, Any]] = []
+    rollouts: list[dict[str, Any]] = []
     after: str | None = None
     truncated = False
     while True:
@@ -34,6 +36,7 @@ async def workloads(
             params["after"] = after
         answer = await s.client.get(f"/v1/clusters/{seg(cluster)}/workloads", **params)
         found.extend(answer["replicas"])
+        rollouts = answer.get("rollouts") or []
         after = answer.get("next")
         if after is None:
             break
@@ -41,10 +44,11 @@ async def workloads(
             truncated = True
             break
     if not s.table:
-        emit_data({"replicas": found, "truncated": truncated}, s.output)
+        emit_data({"replicas": found, "rollouts": rollouts, "truncated": truncated}, s.output)
         return EXIT_OK
     t = table(
-        f"workloads of {cluster}", ["REPLICA", "WORKLOAD", "NODE", "READY", "RESTARTS", "STARTED"]
+        f"workloads of {cluster}",
+        ["REPLICA", "WORKLOAD", "NODE", "READY", "RESTARTS", "STARTED", "REVISION"],
     )
     for r in found:
         t.add_row(
@@ -54,8 +58,19 @@ async def workloads(
             "yes" if r.get("ready") else "no",
             text(r.get("restarts")),
             when(r.get("started_at")),
+            text(str(r.get("revision") or "")[:8]),  # as git shortens a commit
         )
     console().print(t)
+    for ro in rollouts:
+        if ro.get("phase") == "COMPLETE":
+            continue
+        line = (
+            f"rollout {ro.get('workload')}: {ro.get('phase')} to {str(ro.get('revision'))[:8]} "
+            f"from {str(ro.get('previous_revision'))[:8]}, {ro.get('batches')} batches"
+        )
+        if ro.get("reason"):
+            line += f" ({ro.get('reason')})"
+        console().print(line, markup=False)
     if truncated:
         console().print(f"(first {len(found)} replicas; --max shows more)")
     return EXIT_OK

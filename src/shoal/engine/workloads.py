@@ -10,6 +10,9 @@ provider's replica runtime reports, and acts on the difference:
   doubling, at most 300 s) when its restart policy says so; it is not ready meanwhile;
 - a replica the document no longer declares (scale-in) is stopped and its row dropped.
 A placement that fails leaves the running replicas untouched and raises one event per reason.
+A change of a workload's template rolls its replicas a batch per tick (engine/workload_rollouts.py);
+every start uses the template the workload's rollout says (the new one, or the previous one
+while and after a rollback).
 Rows are written only when they change, so 10,000 steady replicas cost one read per tick.
 """
 
@@ -19,20 +22,24 @@ import logging
 from dataclasses import dataclass, field, replace
 
 from shoal.documents import cluster_from_tree
+from shoal.engine import workload_rollouts as rollouts
 from shoal.engine.context import EngineContext
 from shoal.engine.events import cluster_event
 from shoal.model.cluster import ClusterSpec
 from shoal.model.enums import NodeKind, NodeStatus
 from shoal.model.inventory import Inventory
 from shoal.model.problems import InvalidDocument
+from shoal.model.workload_rollouts import ReplicaTemplate, WorkloadPhase
 from shoal.model.workloads import RestartPolicy, Workload
 from shoal.placement.workloads import NodeSlot, WorkloadRefusal, place_workloads
 from shoal.placement.workloads.problem import replica_names
 from shoal.providers.errors import ProviderError
 from shoal.providers.replicas import ReplicaRuntime, ReplicaState
+from shoal.store import workload_rollouts as rollout_repo
 from shoal.store import workloads as replica_repo
 from shoal.store.events import NewEvent, add_events
 from shoal.store.records import ClusterRecord, NodeRecord
+from shoal.store.workload_rollouts import RolloutRow
 from shoal.store.workloads import ReplicaRow
 
 log = logging.getLogger("shoal.workloads")
@@ -58,6 +65,8 @@ class _Changes:
     save: list[ReplicaRow] = field(default_factory=list)
     drop: list[tuple[str, str]] = field(default_factory=list)
     events: list[NewEvent] = field(default_factory=list)
+    rollouts: list[RolloutRow] = field(default_factory=list)
+    drop_rollouts: list[tuple[str, str]] = field(default_factory=list)
 
 
 class WorkloadKeeper:
@@ -87,17 +96,32 @@ class WorkloadKeeper:
         self._ticks += 1
         if not mine and self._ticks % 60 != 1:
             return
-        rows = await ctx.run_in_thread(self._load, [c.id for c, _, _ in mine])
+        rows, rolls = await ctx.run_in_thread(self._load, [c.id for c, _, _ in mine])
         hosts = {h.name for h in inventory.hosts}
         changes = _Changes()
         for cluster, nodes, spec in mine:
             try:
                 await self._keep(
-                    runtime, cluster, nodes, spec, rows.get(cluster.id, {}), hosts, now, changes
+                    runtime,
+                    cluster,
+                    nodes,
+                    spec,
+                    rows.get(cluster.id, {}),
+                    {w: r for (c, w), r in rolls.items() if c == cluster.id},
+                    hosts,
+                    now,
+                    changes,
                 )
             except Exception:
                 log.exception("keeping %s's workloads failed; trying again next tick", cluster.name)
-        if changes.save or changes.drop or changes.events or self._ticks % 60 == 1:
+        if (
+            changes.save
+            or changes.drop
+            or changes.events
+            or changes.rollouts
+            or changes.drop_rollouts
+            or self._ticks % 60 == 1
+        ):
             await ctx.run_in_thread(self._write, changes, now)
 
     # -- one cluster ---------------------------------------------------------------------------
@@ -109,6 +133,7 @@ class WorkloadKeeper:
         nodes: list[NodeRecord],
         spec: ClusterSpec,
         rows: dict[str, ReplicaRow],
+        rolls: dict[str, RolloutRow],
         hosts: set[str],
         now: float,
         changes: _Changes,
@@ -123,6 +148,17 @@ class WorkloadKeeper:
         }
         workloads = {w.name: w for w in spec.workloads}
         wanted = {r: w for w in spec.workloads for r in replica_names(w)}
+        out = rollouts.StepOut()
+        for name in rolls:
+            if name not in workloads:
+                changes.drop_rollouts.append((cluster.id, name))
+        for w in spec.workloads:
+            roll, changed = rollouts.begin(cluster, w, rolls.get(w.name), now, out)
+            rolls[w.name] = roll
+            if changed:
+                changes.rollouts.append(roll)
+        changes.events.extend(out.events)
+        goals = {name: rollouts.goal_of(r) for name, r in rolls.items() if name in workloads}
         for replica in rows:
             if replica not in wanted:  # scaled in, or the workload left the document
                 await runtime.stop_replica(replica_key(cluster.id, replica))
@@ -136,16 +172,55 @@ class WorkloadKeeper:
         placed_now: set[str] = set()
         if homeless:
             placed_now = await self._place(
-                runtime, cluster, spec, live, rows, wanted, homeless, now, changes
+                runtime, cluster, spec, live, rows, wanted, homeless, goals, now, changes
             )
         for replica, w in wanted.items():
             kept = rows.get(replica)
             if kept is None or replica in placed_now or replica in homeless:
                 continue
             state = states.get(replica_key(cluster.id, replica), ReplicaState.LOST)
+            template = rollouts.template_for(rolls[w.name], kept.revision)
             await self._restart(
-                runtime, cluster, workloads[w.name], kept, state, live, now, changes
+                runtime, cluster, workloads[w.name], kept, state, live, template, now, changes
             )
+        await self._roll(runtime, cluster, spec, rows, rolls, states, live, now, changes)
+
+    async def _roll(
+        self,
+        runtime: ReplicaRuntime,
+        cluster: ClusterRecord,
+        spec: ClusterSpec,
+        rows: dict[str, ReplicaRow],
+        rolls: dict[str, RolloutRow],
+        states: dict[str, ReplicaState],
+        live: dict[str, NodeRecord],
+        now: float,
+        changes: _Changes,
+    ) -> None:
+        """A step of each workload's rollout, over its rows as this tick left them."""
+        moving = (WorkloadPhase.ROLLING, WorkloadPhase.ROLLING_BACK)
+        if not any(r.phase in moving for r in rolls.values()):
+            return  # (the steady state: no copy of 10,000 rows per tick)
+        current = dict(rows)
+        current.update({r.replica: r for r in changes.save if r.cluster_id == cluster.id})
+        for w in spec.workloads:
+            roll = rolls[w.name]
+            if roll.phase not in (WorkloadPhase.ROLLING, WorkloadPhase.ROLLING_BACK):
+                continue
+            names = replica_names(w)
+            mine = {x: current[x] for x in names if x in current}
+            if len(mine) < len(names):  # not all placed yet (or unplaceable): wait
+                continue
+            out = rollouts.StepOut()
+            keys = {x: replica_key(cluster.id, x) for x in mine}
+            after = await rollouts.step(
+                runtime, cluster, w, roll, mine, states, live, keys, now, out
+            )
+            changes.save.extend(out.rows)
+            changes.events.extend(out.events)
+            if after != roll:
+                rolls[w.name] = after
+                changes.rollouts.append(after)
 
     async def _place(
         self,
@@ -156,6 +231,7 @@ class WorkloadKeeper:
         rows: dict[str, ReplicaRow],
         wanted: dict[str, Workload],
         homeless: set[str],
+        goals: dict[str, ReplicaTemplate],
         now: float,
         changes: _Changes,
     ) -> set[str]:
@@ -195,19 +271,35 @@ class WorkloadKeeper:
             key = replica_key(cluster.id, replica)
             server = live[node]
             assert server.provider_id is not None
+            goal = goals[wanted[replica].name]
             if row is not None:
                 await runtime.stop_replica(key)
             try:
-                await runtime.start_replica(key, server.provider_id)
+                await runtime.start_replica(key, server.provider_id, goal)
             except ProviderError as e:
                 log.warning("could not start %s on %s: %s", replica, node, e)
                 changes.save.append(
-                    ReplicaRow(cluster.id, replica, wanted[replica].name, node, False)
+                    ReplicaRow(
+                        cluster.id,
+                        replica,
+                        wanted[replica].name,
+                        node,
+                        False,
+                        revision=goal.revision,
+                    )
                 )
                 continue
             started.add(replica)
             changes.save.append(
-                ReplicaRow(cluster.id, replica, wanted[replica].name, node, True, started_at=now)
+                ReplicaRow(
+                    cluster.id,
+                    replica,
+                    wanted[replica].name,
+                    node,
+                    True,
+                    started_at=now,
+                    revision=goal.revision,
+                )
             )
             if row is not None and row.node != node:
                 changes.events.append(
@@ -225,6 +317,7 @@ class WorkloadKeeper:
         row: ReplicaRow,
         state: ReplicaState,
         live: dict[str, NodeRecord],
+        template: ReplicaTemplate,
         now: float,
         changes: _Changes,
     ) -> None:
@@ -261,13 +354,17 @@ class WorkloadKeeper:
         server = live[row.node]
         assert server.provider_id is not None
         try:
-            await runtime.start_replica(replica_key(cluster.id, row.replica), server.provider_id)
+            await runtime.start_replica(
+                replica_key(cluster.id, row.replica), server.provider_id, template
+            )
         except ProviderError as e:
             log.warning("could not restart %s on %s: %s", row.replica, row.node, e)
             if row.ready:
                 changes.save.append(replace(row, ready=False))
             return
-        changes.save.append(replace(row, ready=True, not_before=None, started_at=now))
+        changes.save.append(
+            replace(row, ready=True, not_before=None, started_at=now, revision=template.revision)
+        )
 
     # -- reading and writing -------------------------------------------------------------------
 
@@ -282,14 +379,21 @@ class WorkloadKeeper:
         self._specs[cluster.id] = (cluster.generation, spec)
         return spec
 
-    def _load(self, cluster_ids: list[str]) -> dict[str, dict[str, ReplicaRow]]:
+    def _load(
+        self, cluster_ids: list[str]
+    ) -> tuple[dict[str, dict[str, ReplicaRow]], dict[tuple[str, str], RolloutRow]]:
         with self.ctx.db.reading() as conn:
-            return replica_repo.load(conn, cluster_ids)
+            return replica_repo.load(conn, cluster_ids), rollout_repo.load(conn, cluster_ids)
 
     def _write(self, changes: _Changes, now: float) -> None:
+        # A replica may change twice in a tick (restarted, then rolled): its last row wins.
+        last = {(r.cluster_id, r.replica): r for r in changes.save}
+        rolls = {(r.cluster_id, r.workload): r for r in changes.rollouts}
         with self.ctx.db.transaction() as conn:
             replica_repo.forget(conn, changes.drop)
-            replica_repo.save(conn, changes.save, now)
+            replica_repo.save(conn, list(last.values()), now)
+            rollout_repo.forget(conn, changes.drop_rollouts)
+            rollout_repo.save(conn, list(rolls.values()), now)
             add_events(conn, changes.events, now)
             if self._ticks % 60 == 1:
                 replica_repo.drop_orphans(conn)

@@ -3,12 +3,20 @@ ask whether it still runs, stop it. Optional, like `HostAdmin`: a provider witho
 replicas (the engine's keeper leaves their rows as placed, not ready).
 
 A replica is named by `key` (cluster id / replica name), so asking twice never starts two.
+It is started from a `ReplicaTemplate`: what its containers run (image, command, args) and the
+template's revision, so a rolling update (engine/workload_rollouts.py) can start the new
+revision or the previous one again. A runtime that refuses a template (an image it cannot
+pull) raises `PermanentError`.
 """
 
 from __future__ import annotations
 
 from enum import StrEnum
 from typing import Protocol, runtime_checkable
+
+from shoal.model.workload_rollouts import ReplicaTemplate
+
+__all__ = ["ReplicaRuntime", "ReplicaState", "ReplicaTemplate"]
 
 
 class ReplicaState(StrEnum):
@@ -21,9 +29,10 @@ class ReplicaState(StrEnum):
 
 @runtime_checkable
 class ReplicaRuntime(Protocol):
-    async def start_replica(self, key: str, server_id: str) -> None:
-        """Start (or start again) the replica's container on the server `server_id`; raises
-        `ResourceGone` when that server is not running."""
+    async def start_replica(self, key: str, server_id: str, template: ReplicaTemplate) -> None:
+        """Start (or start again) the replica's containers from `template` on the server
+        `server_id` (replacing what ran under `key`); raises `ResourceGone` when that server is
+        not running, `PermanentError` when the runtime refuses the template."""
 
     async def replica_states(self, keys: list[str]) -> dict[str, ReplicaState]:
         """What each replica is doing now, in one call (10,000 replicas per tick)."""

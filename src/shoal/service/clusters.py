@@ -166,6 +166,12 @@ class ClusterService:
         kind = ActionKind.CLUSTER_SCALE_OUT if out else ActionKind.CLUSTER_SCALE_IN
         return self.resize(who, ref, change, kind)
 
+    def scale_workload(self, who: Principal, ref: str, workload: str, replicas: int) -> Submitted:
+        """A workload's replicas set to exactly `replicas` (min/max checked by the edit)."""
+        said = {"workload": workload, "replicas": replicas}
+        change = edits.ScaleWorkload(workload, replicas)
+        return self._submit(who, ref, [change], Asked(ActionKind.CLUSTER_RESIZE, said))
+
     def add_nodes(self, who: Principal, ref: str, instances: list[dict[str, Any]]) -> Submitted:
         names = [str(i.get("name")) for i in instances if isinstance(i, dict)]
         change = edits.AddInstances(tuple(instances))

@@ -2,12 +2,13 @@
 
 Each change is a frozen value (`Resize`, `AddInstances`, `RemoveNodes`, `AddGroup`,
 `UpdateGroup`, `DeleteGroup`, `ReplaceDocument`, `AdoptNodes`, `ReleaseNodes`, `Converge`,
-`ScaleByPolicy`) with one `apply(document, scene)`: given a copy of the stored document (the
-native tree) and what the store says of the cluster now (`Scene`), it returns the edited
-document, the nodes it removes by name and the store writes it needs (`service/effects.py`), or
-refuses with every problem found, as a `Problem` per request field. Nothing here reads or
-writes the store: `ClusterService` runs the edits of a request in its one submit path (lock,
-validate, place, record, perform the effects), and tests run them on plain documents.
+`ScaleByPolicy`, `ScaleWorkload`) with one `apply(document, scene)`: given a copy of the
+stored document (the native tree) and what the store says of the cluster now (`Scene`), it
+returns the edited document, the nodes it removes by name and the store writes it needs
+(`service/effects.py`), or refuses with every problem found, as a `Problem` per request
+field. Nothing here reads or writes the store: `ClusterService` runs the edits of a request
+in its one submit path (lock, validate, place, record, perform the effects), and tests run
+them on plain documents.
 
 A node group's `count` is followed by reading calls: `ClusterService.scale` -> `Resize` ->
 `Resize.apply` -> `set_count` -> the document `_submit` stores.
@@ -243,6 +244,39 @@ def resize(doc: Document, r: Resize) -> Document:
         ),
     )
     return doc
+
+
+@dataclass(frozen=True, slots=True)
+class ScaleWorkload:
+    """A workload's replica count set exactly (`shoal scale --workload`), within its `min` and
+    `max`; the keeper (engine/workloads.py) starts or stops the difference once the cluster's
+    placement of every replica has passed."""
+
+    workload: str
+    replicas: int
+
+    def apply(self, doc: Document, scene: Scene) -> Applied:
+        found = doc.get("workloads")
+        w = found.get(self.workload) if isinstance(found, dict) else None
+        if not isinstance(w, dict):
+            names = sorted(found) if isinstance(found, dict) else []
+            raise NotFound(
+                f"cluster {doc.get('name')!r} has no workload {self.workload!r}"
+                + (f" (it has {', '.join(names)})" if names else " (it has none)")
+            )
+        low = int(w.get("min", 0))
+        high = w.get("max")
+        problems = []
+        if self.replicas < low:
+            problems.append(Problem("/replicas", f"{self.replicas} is below the min {low}"))
+        if high is not None and self.replicas > int(high):
+            problems.append(Problem("/replicas", f"{self.replicas} is above the max {high}"))
+        if problems:
+            raise Invalid(
+                f"workload {self.workload} cannot have {self.replicas} replicas", problems
+            )
+        w["replicas"] = self.replicas
+        return Applied(doc, decided={"workload": self.workload, "replicas": self.replicas})
 
 
 def set_count(group: dict[str, Any], count: int) -> None:

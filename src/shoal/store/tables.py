@@ -393,5 +393,27 @@ workload_replicas = Table(
     Column("not_before", Float, nullable=True),
     Column("started_at", Float, nullable=True),
     Column("updated_at", Float, nullable=False),
+    Column("revision", String(64), nullable=True),
     PrimaryKeyConstraint("cluster_id", "replica"),
+)
+
+# A workload's rolling update (issue 22, item 4; store/rollouts.py): one row per workload that
+# runs, so an engine restart resumes a rollout or a rollback where it stopped.
+workload_rollouts = Table(
+    "workload_rollouts",
+    metadata,
+    Column("cluster_id", String(36), nullable=False),
+    Column("workload", String(64), nullable=False),
+    Column("phase", String(16), nullable=False),
+    Column("revision", String(64), nullable=False),
+    Column("template", Text, nullable=False),
+    Column("previous_revision", String(64), nullable=True),
+    Column("previous_template", Text, nullable=True),
+    Column("batches", Integer, nullable=False, default=0),
+    Column("batch", Text, nullable=False, default="[]"),
+    Column("batch_started_at", Float, nullable=True),
+    Column("reason", Text, nullable=True),
+    Column("started_at", Float, nullable=False),
+    Column("updated_at", Float, nullable=False),
+    PrimaryKeyConstraint("cluster_id", "workload"),
 )

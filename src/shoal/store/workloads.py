@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from sqlalchemy import Connection, delete, insert, select
 
-from shoal.store.tables import clusters, workload_replicas
+from shoal.store.tables import clusters, workload_replicas, workload_rollouts
 
 _t = workload_replicas.c
 
@@ -26,6 +26,8 @@ class ReplicaRow:
     not_before: float | None = None
     """When a restart of its exited container may run (None: running, nothing to wait for)."""
     started_at: float | None = None
+    revision: str | None = None
+    """The template revision its containers run (None: written before rollouts existed)."""
 
 
 def _row(r: Sequence[object]) -> ReplicaRow:
@@ -38,6 +40,7 @@ def _row(r: Sequence[object]) -> ReplicaRow:
         int(r[5]),  # type: ignore[call-overload]
         None if r[6] is None else float(r[6]),  # type: ignore[arg-type]
         None if r[7] is None else float(r[7]),  # type: ignore[arg-type]
+        None if r[8] is None else str(r[8]),
     )
 
 
@@ -50,6 +53,7 @@ _COLUMNS = (
     _t.restarts,
     _t.not_before,
     _t.started_at,
+    _t.revision,
 )
 
 
@@ -90,6 +94,7 @@ def save(conn: Connection, rows: Sequence[ReplicaRow], now: float) -> None:
                 "restarts": r.restarts,
                 "not_before": r.not_before,
                 "started_at": r.started_at,
+                "revision": r.revision,
                 "updated_at": now,
             }
             for r in rows
@@ -113,8 +118,6 @@ def forget(conn: Connection, keys: Sequence[tuple[str, str]]) -> None:
 
 def drop_orphans(conn: Connection) -> None:
     """Rows of clusters that no longer exist (deleted while the keeper was not looking)."""
-    conn.execute(
-        delete(workload_replicas).where(
-            _t.cluster_id.not_in(select(clusters.c.id).where(clusters.c.deleted_at.is_(None)))
-        )
-    )
+    live = select(clusters.c.id).where(clusters.c.deleted_at.is_(None))
+    conn.execute(delete(workload_replicas).where(_t.cluster_id.not_in(live)))
+    conn.execute(delete(workload_rollouts).where(workload_rollouts.c.cluster_id.not_in(live)))

@@ -3,20 +3,22 @@
 A container belongs to the server it was started on: it reads LOST once that server is no
 longer ACTIVE (its host failed, it crashed, it was deleted), and EXITED after `kill` (the test
 hook for `kill -9` of a container). Starting is instant, so scale and failure runs measure the
-engine, not a runtime."""
+engine, not a runtime. `refuse(image)` makes starts of that image fail as a pull of a missing
+image does (`PermanentError`): the injected failure a rolling update must roll back from."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from shoal.providers.errors import ResourceGone
-from shoal.providers.replicas import ReplicaState
+from shoal.providers.errors import PermanentError, ResourceGone
+from shoal.providers.replicas import ReplicaState, ReplicaTemplate
 
 
 @dataclass(slots=True)
 class _Container:
     server_id: str
+    revision: str
     exited: bool = False
 
 
@@ -27,13 +29,27 @@ class SimReplicas:
     def __init__(self, view: Callable[[], Callable[[str], bool]]) -> None:
         self._view = view
         self._containers: dict[str, _Container] = {}
+        self._refused: set[str] = set()
         self.starts = 0
 
-    async def start_replica(self, key: str, server_id: str) -> None:
+    def refuse(self, image: str) -> None:
+        """Starts of `image` fail from now on (an image the registry does not have)."""
+        self._refused.add(image)
+
+    async def start_replica(self, key: str, server_id: str, template: ReplicaTemplate) -> None:
         if not self._view()(server_id):
             raise ResourceGone(f"server {server_id} is not running")
-        self._containers[key] = _Container(server_id)
+        refused = [c.image for c in template.containers if c.image in self._refused]
+        if refused:
+            self._containers.pop(key, None)  # the old container was replaced: nothing runs
+            raise PermanentError(f"image {refused[0]} cannot be pulled")
+        self._containers[key] = _Container(server_id, template.revision)
         self.starts += 1
+
+    def revision_of(self, key: str) -> str | None:
+        """The template revision the replica's container runs (None: no container)."""
+        c = self._containers.get(key)
+        return None if c is None else c.revision
 
     async def replica_states(self, keys: list[str]) -> dict[str, ReplicaState]:
         active = self._view()
