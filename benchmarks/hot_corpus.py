@@ -26,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.spec.hot.corpus import HEAT_TEMPLATES, fetch, run_corpus
+from tests.documents.hot.corpus import HEAT_TEMPLATES, fetch, run_corpus
 
 
 def main() -> None:

@@ -7,7 +7,7 @@ import pytest
 from shoal.documents import load_cluster
 from shoal.model import InvalidDocument, Inventory, Problem
 from shoal.model.catalogs import default_inventory
-from tests.spec.support import ProblemsOf
+from tests.documents.support import ProblemsOf
 
 
 @pytest.fixture

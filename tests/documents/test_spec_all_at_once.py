@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.spec.support import ProblemsOf
+from tests.documents.support import ProblemsOf
 
 FIVE_MISTAKES = """\
 name: shop

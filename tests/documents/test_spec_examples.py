@@ -19,7 +19,7 @@ from shoal.model.policies import (
     VictimOrder,
 )
 from shoal.placement import solve
-from tests.spec.support import EXAMPLES
+from tests.documents.support import EXAMPLES
 
 
 @pytest.mark.parametrize(

@@ -31,7 +31,7 @@ from shoal.model.policies import (
     UpdatePolicy,
     VictimOrder,
 )
-from tests.spec.support import EXAMPLES
+from tests.documents.support import EXAMPLES
 
 INVENTORY: Inventory = default_inventory()
 

@@ -263,7 +263,7 @@ def _replace(tree: object, path: tuple[object, ...], value: object, delete: bool
 
 
 def _example(name: str) -> object:
-    from tests.spec.support import EXAMPLES
+    from tests.documents.support import EXAMPLES
 
     text = (EXAMPLES / name).read_text()
     return json.loads(text) if name.endswith(".json") else yaml.safe_load(text)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.spec.support import ProblemsOf
+from tests.documents.support import ProblemsOf
 
 HEAD = """\
 name: shop

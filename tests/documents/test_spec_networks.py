@@ -21,7 +21,7 @@ from shoal.model.networks import (
     MonitorType,
     Protocol,
 )
-from tests.spec.support import ProblemsOf
+from tests.documents.support import ProblemsOf
 
 HEAD = """
 name: shop

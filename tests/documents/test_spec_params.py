@@ -12,7 +12,7 @@ from shoal.documents.syntax import parse
 from shoal.model import InvalidDocument, Inventory, Problem
 from shoal.model.enums import Rule, Scope
 from shoal.model.software import LiteralInput, SecretInput
-from tests.spec.support import EXAMPLES
+from tests.documents.support import EXAMPLES
 
 DOC = """
 name: c

@@ -22,7 +22,7 @@ from shoal.model.policies import (
     UpdatePolicy,
     VictimOrder,
 )
-from tests.spec.support import ProblemsOf
+from tests.documents.support import ProblemsOf
 
 HEAD = """\
 name: shop

@@ -8,7 +8,7 @@ from shoal.documents import load_cluster, load_cluster_file
 from shoal.documents.syntax import parse
 from shoal.documents.tree import Pairs
 from shoal.model import InvalidDocument, Inventory
-from tests.spec.support import FIXTURES
+from tests.documents.support import FIXTURES
 
 
 def test_drafter_form_is_a_clear_syntax_error(inventory: Inventory) -> None:

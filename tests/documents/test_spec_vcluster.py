@@ -9,7 +9,7 @@ import pytest
 
 from shoal.documents import load_cluster
 from shoal.model import Inventory, VolumeProfile
-from tests.spec.support import ProblemsOf
+from tests.documents.support import ProblemsOf
 
 SERVER: dict[str, Any] = {
     "name": "s1",

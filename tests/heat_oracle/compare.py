@@ -25,7 +25,7 @@ from shoal.documents.hot.load import client_text
 from shoal.documents.hot.shapes import Shape
 from shoal.documents.hot.values import Attr, Ref, Unknown
 from shoal.documents.syntax import parse
-from tests.spec.hot.corpus import inventory_for
+from tests.documents.hot.corpus import inventory_for
 
 RUN_TIME = ("get_attr", "get_resource", "resource_facade", "Fn::GetAtt", "Ref")
 MAPPED = {

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from tests.heat_oracle.compare import Case, deliberate, differences, shoal_reading
 from tests.heat_oracle.venv import heat_venv
-from tests.spec.hot.corpus import HEAT_TEMPLATES, _parameters, fetch, template_files
+from tests.documents.hot.corpus import HEAT_TEMPLATES, _parameters, fetch, template_files
 
 HERE = Path(__file__).resolve().parent
 CASES = HERE / "cases"

@@ -31,6 +31,26 @@ class MemberFact:
     fact: NodeFact
 
 
+class NetAttr(StrEnum):
+    """The addresses of a cluster's own networking an output can name (Heat's `get_attr`)."""
+
+    PORT_ADDRESS = "port_address"
+    """A port's fixed IP (`get_attr: [PORT, fixed_ips, 0, ip_address]`)."""
+    FLOATING_IP_ADDRESS = "floating_ip_address"
+    VIP_ADDRESS = "vip_address"
+    """A load balancer's virtual IP."""
+
+
+@dataclass(frozen=True, slots=True)
+class NetworkFact:
+    """An address of one of the cluster's ports, floating IPs or load balancers (by its name in
+    `ClusterSpec.networking`): known once the document gives it; one the cloud assigns is
+    pending (docs/networks.md)."""
+
+    attr: NetAttr
+    name: str
+
+
 @dataclass(frozen=True, slots=True)
 class TextTemplate:
     """`str_replace`: each key of `params` in `template` replaced by its value's text."""
@@ -66,6 +86,7 @@ OutputValue: TypeAlias = (
     LiteralInput
     | MemberFactsInput
     | MemberFact
+    | NetworkFact
     | OutputInput
     | TextTemplate
     | JoinedText

@@ -13,6 +13,7 @@ import json
 from collections.abc import Sequence
 
 from shoal.model.members import MemberRef
+from shoal.model.networks import NetworkSpec
 from shoal.model.outputs import (
     MAX_OUTPUT_CHARS,
     ClusterOutput,
@@ -20,6 +21,8 @@ from shoal.model.outputs import (
     ListValue,
     MapValue,
     MemberFact,
+    NetAttr,
+    NetworkFact,
     OutputResult,
     OutputStatus,
     OutputValue,
@@ -60,8 +63,9 @@ def evaluate(
     software: SoftwareSpec,
     nodes: Sequence[NodeFacts],
     records: Sequence[DeploymentRecord],
+    networking: NetworkSpec | None = None,
 ) -> list[OutputResult]:
-    ev = _Evaluation(software, nodes, records)
+    ev = _Evaluation(software, nodes, records, networking or NetworkSpec())
     results = []
     for o in outputs:
         ev.left = MAX_WORK_CHARS
@@ -93,7 +97,9 @@ class _Evaluation:
         software: SoftwareSpec,
         nodes: Sequence[NodeFacts],
         records: Sequence[DeploymentRecord],
+        networking: NetworkSpec,
     ) -> None:
+        self.networking = networking
         self.software = software
         self.nodes = nodes
         self.records = {(r.deployment, r.node): r for r in records}
@@ -119,6 +125,8 @@ class _Evaluation:
                 return [self._sized(self._fact(n, fact)) for n in targets(member, self.nodes)]
             case MemberFact(member, fact):
                 return self._fact(self._one(member), fact)
+            case NetworkFact(attr, name):
+                return self._address(attr, name)
             case OutputInput(deployment, output, scope):
                 return self._sized(self._output(deployment, output, scope))
             case TextTemplate(template, params):
@@ -142,6 +150,32 @@ class _Evaluation:
                 return [self.value(i) for i in items]
             case MapValue(items):
                 return {k: self.value(i) for k, i in items.items()}
+
+    def _address(self, attr: NetAttr, name: str) -> Json:
+        """The address the document gives the port, floating IP or balancer; one the cloud
+        assigns is not recorded by Shoal yet, so it stays pending (docs/networks.md)."""
+        net = self.networking
+        given: object = None
+        what = "port"
+        if attr is NetAttr.PORT_ADDRESS:
+            port = next((p for p in net.ports if p.name == name), None)
+            found = port is not None
+            given = port.fixed_ip if port is not None else None
+        elif attr is NetAttr.FLOATING_IP_ADDRESS:
+            what = "floating IP"
+            fip = next((f for f in net.floating_ips if f.name == name), None)
+            found = fip is not None
+            given = fip.address if fip is not None else None
+        else:
+            what = "load balancer"
+            lb = next((b for b in net.load_balancers if b.name == name), None)
+            found = lb is not None
+            given = lb.vip_address if lb is not None else None
+        if not found:
+            raise _Pending(f"the cluster has no {what} {name}")
+        if given is None:
+            raise _Pending(f"the address of {what} {name} is assigned by the cloud")
+        return str(given)
 
     def _one(self, member: MemberRef) -> NodeFacts:
         found = targets(member, self.nodes)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.spec.hot.corpus import DATA, HEAT_TEMPLATES, fetch, run_corpus
+from tests.documents.hot.corpus import DATA, HEAT_TEMPLATES, fetch, run_corpus
 
 
 def expected(corpus: str) -> dict[str, str]:

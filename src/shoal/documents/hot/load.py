@@ -208,7 +208,6 @@ def read_hot(
         _ignored(shape, report)
     else:
         mapped = map_software(shape, placed, draft, report)
-    outputs = map_outputs(shape, placed, draft, mapped, report)
     workloads = map_workloads(shape, draft, mapped, report)
     networking = map_networking(
         shape,
@@ -217,6 +216,8 @@ def read_hot(
         report,
         {s.name: (stack.properties_of(s.name) or {}).get("networks") for s in shape.servers},
     )
+    # After the networking: an output may take a port's, floating IP's or balancer's address.
+    outputs = map_outputs(shape, placed, draft, mapped, report, networking)
     spec = None
     if not report.out.items:
         check_names(draft, report.out)
