@@ -16,6 +16,7 @@ from enum import StrEnum
 from typing import TypeAlias
 
 from shoal.model.members import MemberRef
+from shoal.model.networks import NetworkSpec
 from shoal.model.software import Json, LiteralInput, MemberFactsInput, NodeFact, OutputInput
 
 MAX_OUTPUT_CHARS = 1 << 20
@@ -49,6 +50,39 @@ class NetworkFact:
 
     attr: NetAttr
     name: str
+
+
+_NET_WORDS = {
+    NetAttr.PORT_ADDRESS: "port",
+    NetAttr.FLOATING_IP_ADDRESS: "floating IP",
+    NetAttr.VIP_ADDRESS: "load balancer",
+}
+
+
+def declared_address(net: NetworkSpec, fact: NetworkFact) -> str | None:
+    """The address the document gives `fact`'s port, floating IP or balancer; None when the
+    cloud assigns it. `UnknownNetworkResource` when the cluster has no such one."""
+    given: object
+    if fact.attr is NetAttr.PORT_ADDRESS:
+        port = next((p for p in net.ports if p.name == fact.name), None)
+        found, given = port is not None, port.fixed_ip if port is not None else None
+    elif fact.attr is NetAttr.FLOATING_IP_ADDRESS:
+        fip = next((f for f in net.floating_ips if f.name == fact.name), None)
+        found, given = fip is not None, fip.address if fip is not None else None
+    else:
+        lb = next((b for b in net.load_balancers if b.name == fact.name), None)
+        found, given = lb is not None, lb.vip_address if lb is not None else None
+    if not found:
+        raise UnknownNetworkResource(f"the cluster has no {_NET_WORDS[fact.attr]} {fact.name}")
+    return None if given is None else str(given)
+
+
+def assigned_words(fact: NetworkFact) -> str:
+    return f"the address of {_NET_WORDS[fact.attr]} {fact.name} is assigned by the cloud"
+
+
+class UnknownNetworkResource(Exception):
+    """A `NetworkFact` names a port, floating IP or balancer the cluster does not have."""
 
 
 @dataclass(frozen=True, slots=True)

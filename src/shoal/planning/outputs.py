@@ -21,12 +21,14 @@ from shoal.model.outputs import (
     ListValue,
     MapValue,
     MemberFact,
-    NetAttr,
     NetworkFact,
     OutputResult,
     OutputStatus,
     OutputValue,
     TextTemplate,
+    UnknownNetworkResource,
+    assigned_words,
+    declared_address,
 )
 from shoal.model.software import (
     DeploymentRecord,
@@ -125,8 +127,8 @@ class _Evaluation:
                 return [self._sized(self._fact(n, fact)) for n in targets(member, self.nodes)]
             case MemberFact(member, fact):
                 return self._fact(self._one(member), fact)
-            case NetworkFact(attr, name):
-                return self._address(attr, name)
+            case NetworkFact() as fact:
+                return self._address(fact)
             case OutputInput(deployment, output, scope):
                 return self._sized(self._output(deployment, output, scope))
             case TextTemplate(template, params):
@@ -151,31 +153,16 @@ class _Evaluation:
             case MapValue(items):
                 return {k: self.value(i) for k, i in items.items()}
 
-    def _address(self, attr: NetAttr, name: str) -> Json:
+    def _address(self, fact: NetworkFact) -> Json:
         """The address the document gives the port, floating IP or balancer; one the cloud
         assigns is not recorded by Shoal yet, so it stays pending (docs/networks.md)."""
-        net = self.networking
-        given: object = None
-        what = "port"
-        if attr is NetAttr.PORT_ADDRESS:
-            port = next((p for p in net.ports if p.name == name), None)
-            found = port is not None
-            given = port.fixed_ip if port is not None else None
-        elif attr is NetAttr.FLOATING_IP_ADDRESS:
-            what = "floating IP"
-            fip = next((f for f in net.floating_ips if f.name == name), None)
-            found = fip is not None
-            given = fip.address if fip is not None else None
-        else:
-            what = "load balancer"
-            lb = next((b for b in net.load_balancers if b.name == name), None)
-            found = lb is not None
-            given = lb.vip_address if lb is not None else None
-        if not found:
-            raise _Pending(f"the cluster has no {what} {name}")
+        try:
+            given = declared_address(self.networking, fact)
+        except UnknownNetworkResource as e:
+            raise _Pending(str(e)) from None
         if given is None:
-            raise _Pending(f"the address of {what} {name} is assigned by the cloud")
-        return str(given)
+            raise _Pending(assigned_words(fact))
+        return given
 
     def _one(self, member: MemberRef) -> NodeFacts:
         found = targets(member, self.nodes)

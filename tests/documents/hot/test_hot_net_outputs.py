@@ -7,12 +7,15 @@ from __future__ import annotations
 import json
 
 import pytest
+import yaml
 
 from shoal.documents import load_cluster
 from shoal.documents.export import to_document
+from shoal.documents.hot import read_body
+from shoal.model.catalogs import default_inventory
 from shoal.model import InvalidDocument, Inventory
 from shoal.model.outputs import NetAttr, NetworkFact, OutputStatus
-from shoal.model.software import SoftwareSpec
+from shoal.model.software import LiteralInput, SoftwareSpec
 from shoal.planning.outputs import evaluate
 from tests.documents.hot.test_hot_networks import TEMPLATE
 
@@ -86,3 +89,36 @@ def test_a_native_network_address_names_the_clusters_own(
     problems = {p.path: p.message for p in caught.value.problems}
     assert words in problems[where], problems
     assert "gone" in problems["/outputs/b/value/network_address"]  # all problems at once
+
+
+DEPLOYMENT = """
+  cfg:
+    type: OS::Heat::SoftwareConfig
+    properties: {group: script, config: "echo $vip", inputs: [{name: vip}, {name: me}]}
+  dep:
+    type: OS::Heat::SoftwareDeployment
+    properties:
+      config: {get_resource: cfg}
+      server: {get_resource: db}
+      input_values:
+        vip: {get_attr: [lb, vip_address]}
+        me: {get_attr: [web_port, fixed_ips, 0, ip_address]}
+"""
+
+
+def test_a_deployment_takes_the_addresses_the_template_gives(inventory: Inventory) -> None:
+    spec = load_cluster(TEMPLATE + DEPLOYMENT, inventory)
+    d = spec.software.deployment("dep")
+    assert d is not None
+    assert dict(d.inputs) == {
+        "vip": LiteralInput("10.50.0.100"),
+        "me": LiteralInput("10.50.0.10"),
+    }
+
+
+def test_an_address_the_cloud_assigns_is_no_deployment_input_and_says_why() -> None:
+    text = TEMPLATE + DEPLOYMENT.replace("[web_port, fixed", "[db_port, fixed")
+    result = read_body(yaml.safe_load(text), default_inventory())
+    said = [u for u in result.unsupported if "assigned by the cloud" in u.message]
+    assert [u.path for u in said] == ["/resources/dep/properties/input_values/me"], said
+    assert "port db_port" in said[0].message

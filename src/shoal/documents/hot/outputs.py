@@ -32,6 +32,7 @@ from shoal.documents.collect import child
 from shoal.documents.drafts import ClusterDraft
 from shoal.documents.hot.assemble import Placed
 from shoal.documents.hot.evaluator import BROKEN, MAX_DEPTH, Evaluator, call_of
+from shoal.documents.hot.netattrs import net_attr, owned
 from shoal.documents.hot.report import Report
 from shoal.documents.hot.shapes import Shape
 from shoal.documents.hot.through import Inside, NotRead, follow
@@ -47,7 +48,6 @@ from shoal.model.outputs import (
     MapValue,
     MemberFact,
     NetAttr,
-    NetworkFact,
     OutputValue,
     TextTemplate,
 )
@@ -68,12 +68,6 @@ _FACTS = {
     "OS-EXT-AZ:availability_zone": NodeFact.ZONE,
     "OS-EXT-SRV-ATTR:host": NodeFact.HOST,
 }
-_NET_ATTRS: dict[tuple[str, tuple[str, ...]], NetAttr] = {
-    ("OS::Neutron::Port", ("fixed_ips", "0", "ip_address")): NetAttr.PORT_ADDRESS,
-    ("OS::Neutron::FloatingIP", ("floating_ip_address",)): NetAttr.FLOATING_IP_ADDRESS,
-    ("OS::Octavia::LoadBalancer", ("vip_address",)): NetAttr.VIP_ADDRESS,
-}
-"""The networking attributes an output can take (`get_attr: [R, PATH...]`), by resource type."""
 _PLURALS = {
     "deploy_stdouts": "deploy_stdout",
     "deploy_stderrs": "deploy_stderr",
@@ -266,9 +260,9 @@ class _Mapper:
             group = self.shape.kinds.get(v.name, "").endswith("Group")
             scope = OutputScope.ALL if group else OutputScope.NODE
             return OutputInput(v.name, _PLURALS.get(path[0], path[0]), scope)
-        net_attr = _NET_ATTRS.get((self.shape.kinds.get(v.name, ""), tuple(path)))
-        if net_attr is not None:
-            return self._network(v, net_attr)
+        address = net_attr(self.shape.kinds.get(v.name, ""), path)
+        if address is not None:
+            return self._network(v, address)
         servers = {s.name for s in self.shape.servers}
         groups = {g.name for g in self.shape.groups}
         member = self._element(v.name) if v.name in servers | groups else None
@@ -298,21 +292,14 @@ class _Mapper:
     def _network(self, v: Attr, attr: NetAttr) -> OutputValue:
         """A port's, floating IP's or balancer's address, when the resource is the cluster's
         own (netmap.py maps it; one on a network the cluster does not own is left out)."""
-        net = self.networking or NetworkSpec()
-        names: set[str | None]
-        if attr is NetAttr.PORT_ADDRESS:
-            names = {p.name for p in net.ports}
-        elif attr is NetAttr.FLOATING_IP_ADDRESS:
-            names = {f.name for f in net.floating_ips}
-        else:
-            names = {b.name for b in net.load_balancers}
-        if v.name not in names:
+        fact = owned(self.networking, attr, v.name)
+        if fact is None:
             kind = self.shape.kinds.get(v.name, "resource")
             raise _Skip(
                 f"get_attr of {kind} not in the cluster's networking in an output",
                 f"{v.name} ({kind}) is not one of the cluster's own networking resources",
             )
-        return NetworkFact(attr, v.name)
+        return fact
 
     def _nested(self, v: Attr, inside: Inside) -> OutputValue:
         """A nested template's output (TripleO's role outputs), served as its value is inside;
