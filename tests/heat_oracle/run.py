@@ -18,9 +18,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tests.documents.hot.corpus import HEAT_TEMPLATES, _parameters, fetch, template_files
 from tests.heat_oracle.compare import Case, deliberate, differences, shoal_reading
 from tests.heat_oracle.venv import heat_venv
-from tests.documents.hot.corpus import HEAT_TEMPLATES, _parameters, fetch, template_files
 
 HERE = Path(__file__).resolve().parent
 CASES = HERE / "cases"

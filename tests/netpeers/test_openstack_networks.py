@@ -125,7 +125,8 @@ async def test_a_cluster_network_side_survives_interruptions_is_kept_in_step_and
     assert [(r["protocol"], r["port_range_min"], r["remote_group_id"]) for r in ingress] == [
         ("tcp", 5432, again.security_groups["web"])
     ]
-    (port,) = neutron_get(netcloud, f"/ports?tags=shoal-key:port:n0:front")["ports"]
+    n0_port = f"/ports?tags=shoal-cluster:{c},shoal-key:port:n0:front"
+    (port,) = neutron_get(netcloud, n0_port)["ports"]
     assert port["security_groups"] == [again.security_groups["web"]]
     assert port["fixed_ips"][0]["ip_address"] == "10.10.0.10"
     # No agent binds it: Neutron without agents keeps every port DOWN (docs/openstack.md).

@@ -12,8 +12,8 @@ import yaml
 from shoal.documents import load_cluster
 from shoal.documents.export import to_document
 from shoal.documents.hot import read_body
-from shoal.model.catalogs import default_inventory
 from shoal.model import InvalidDocument, Inventory
+from shoal.model.catalogs import default_inventory
 from shoal.model.outputs import NetAttr, NetworkFact, OutputStatus
 from shoal.model.software import LiteralInput, SoftwareSpec
 from shoal.planning.outputs import evaluate
