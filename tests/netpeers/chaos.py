@@ -1,6 +1,8 @@
 """`kill -9` at chosen moments of drive.py's create and delete (benchmarks/chaos.py's drill,
 for a cluster's network side): the process is killed as soon as a condition on the services'
-own listings holds, so the kill lands mid-work whatever the machine's speed."""
+own listings holds, so the kill lands mid-work whatever the machine's speed. Used by
+benchmarks/networks.py's `openstack-create-delete`; the tests interrupt deterministically
+instead (test_openstack_networks.py's `DiesAt`), which costs seconds, not minutes."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Fixtures: one real Neutron + Octavia pair per test module (see peers.py)."""
+"""Fixtures: one real Neutron + Octavia pair for the whole session (see peers.py): starting
+them is most of what these tests cost, and every test works in a cluster of its own."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import pytest
 from tests.netpeers.peers import NetCloud, net_cloud
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def netcloud(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NetCloud]:
     with net_cloud(tmp_path_factory.mktemp("netcloud")) as cloud:
         yield cloud

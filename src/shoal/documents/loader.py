@@ -101,7 +101,7 @@ def cluster_from_tree(
         if software is not None:
             check_software(software, draft, out)
             check_containers(software.configs, software.config_paths, out.add)
-        check_outputs(outputs, draft, software, out)
+        check_outputs(outputs, draft, software, out, networking)
         if workloads.workloads:
             deployments = {d.name for d in software.deployments} if software else set()
             check_workloads(workloads, _member_labels(draft), deployments, out)

@@ -19,6 +19,7 @@ from shoal.model.outputs import (
     ListValue,
     MapValue,
     MemberFact,
+    NetworkFact,
     OutputValue,
     TextTemplate,
 )
@@ -73,7 +74,7 @@ def _size(v: OutputValue, counts: dict[str, int], nodes: int, depth: int) -> int
             return len(json.dumps(value))
         case SecretInput():
             return OUTPUT_CHARS
-        case MemberFact():
+        case MemberFact() | NetworkFact():
             return FACT_CHARS
         case MemberFactsInput(member, _):
             return 2 + counts.get(member.target, 1) * (FACT_CHARS + 1)

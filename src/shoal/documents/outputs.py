@@ -14,6 +14,8 @@
       {value: X}                                # X as written, even if it looks like a form
       {template: TEXT, params: {KEY: VALUE}}    # str_replace: each KEY in TEXT replaced
       {join: [VALUE, ...], with: TEXT}          # list_join: lists give all their items
+      {network_address: NAME, of: port|floating_ip|load_balancer}
+                                                # that one's address (docs/networks.md)
 
 Outputs are read on their own (a broken one never hides the others) and checked against the
 cluster and its deployments after everything is read (`check_outputs`). A hidden parameter is
@@ -37,12 +39,15 @@ from shoal.documents.software_checks import HEAT_OUTPUTS
 from shoal.documents.software_sources import read_source
 from shoal.documents.tree import describe, is_list, is_mapping, pairs_of, quote
 from shoal.model.members import MemberRef
+from shoal.model.networks import NetworkSpec
 from shoal.model.outputs import (
     ClusterOutput,
     JoinedText,
     ListValue,
     MapValue,
     MemberFact,
+    NetAttr,
+    NetworkFact,
     OutputValue,
     TextTemplate,
 )
@@ -66,6 +71,12 @@ _OWN_FORMS: dict[str, frozenset[str]] = {
     "member": frozenset({"member", "fact"}),
     "template": frozenset({"template", "params"}),
     "join": frozenset({"join", "with"}),
+    "network_address": frozenset({"network_address", "of"}),
+}
+_NET_OF = {
+    "port": NetAttr.PORT_ADDRESS,
+    "floating_ip": NetAttr.FLOATING_IP_ADDRESS,
+    "load_balancer": NetAttr.VIP_ADDRESS,
 }
 
 
@@ -73,8 +84,9 @@ _OWN_FORMS: dict[str, frozenset[str]] = {
 class Reference:
     """A member or deployment output named in an output, and where, for the checks."""
 
-    kind: Literal["member", "output"]
-    """A member (a MemberRef's text) or a deployment's output (DEPLOYMENT.OUTPUT)."""
+    kind: Literal["member", "output", "network"]
+    """A member (a MemberRef's text), a deployment's output (DEPLOYMENT.OUTPUT) or a port,
+    floating IP or load balancer (`port NAME`, `floating_ip NAME`, `load_balancer NAME`)."""
     ref: str
     path: str
 
@@ -219,6 +231,8 @@ class _Reader:
                 return self._member(f)
             case "template":
                 return self._template(f, depth)
+            case "network_address":
+                return self._network(f)
             case _:
                 return self._join(f, depth)
 
@@ -229,6 +243,18 @@ class _Reader:
             return None
         self.refs.append(Reference("member", ref, f.at("member")))
         return MemberFact(MemberRef.parse(ref), fact)
+
+    def _network(self, f: Fields) -> OutputValue | None:
+        name = f.text("network_address", required="name a port, floating IP or balancer")
+        of = f.text("of", required=f"one of {', '.join(_NET_OF)}")
+        if name is None or of is None:
+            return None
+        attr = _NET_OF.get(of)
+        if attr is None:
+            f.problem("of", f"{quote(of)} is not one of {', '.join(_NET_OF)}")
+            return None
+        self.refs.append(Reference("network", f"{of} {name}", f.at("network_address")))
+        return NetworkFact(attr, name)
 
     def _template(self, f: Fields, depth: int) -> OutputValue | None:
         text = f.text("template", required="give the text to fill in")
@@ -297,8 +323,15 @@ def check_outputs(
     cluster: ClusterDraft,
     software: SoftwareDraft | None,
     out: ProblemList,
+    networking: NetworkSpec | None = None,
 ) -> None:
-    """Every member and deployment output an output names exists."""
+    """Every member, deployment output and networking resource an output names exists."""
+    net = networking or NetworkSpec()
+    own: dict[str, set[str]] = {
+        "port": {p.name for p in net.ports if p.name is not None},
+        "floating_ip": {fip.name for fip in net.floating_ips},
+        "load_balancer": {b.name for b in net.load_balancers},
+    }
     members: dict[str, set[str | None]] = {}
     for g in cluster.groups:
         if g.name is not None:
@@ -312,6 +345,10 @@ def check_outputs(
         for r in d.references:
             if r.kind == "member":
                 _check_member(MemberRef.parse(r.ref), r.path, members, out)
+            elif r.kind == "network":
+                of, _, name = r.ref.partition(" ")
+                if name not in own[of]:
+                    out.add(r.path, unknown(of.replace("_", " "), name, own[of]))
             else:
                 _check_output(r.ref, r.path, deployments, software, out)
         why = too_big(d.value, counts) if d.value is not None else None
@@ -379,6 +416,9 @@ def value_document(value: OutputValue) -> Json:
             return {"members": str(member), "fact": fact.value}
         case MemberFact(member, fact):
             return {"member": str(member), "fact": fact.value}
+        case NetworkFact(attr, name):
+            of = next(k for k, a in _NET_OF.items() if a is attr)
+            return {"network_address": name, "of": of}
         case OutputInput(deployment, output, scope):
             return {"output": f"{deployment}.{output}", "from": scope.value}
         case TextTemplate(template, params):

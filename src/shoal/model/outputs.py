@@ -16,6 +16,7 @@ from enum import StrEnum
 from typing import TypeAlias
 
 from shoal.model.members import MemberRef
+from shoal.model.networks import NetworkSpec
 from shoal.model.software import Json, LiteralInput, MemberFactsInput, NodeFact, OutputInput
 
 MAX_OUTPUT_CHARS = 1 << 20
@@ -29,6 +30,59 @@ class MemberFact:
 
     member: MemberRef
     fact: NodeFact
+
+
+class NetAttr(StrEnum):
+    """The addresses of a cluster's own networking an output can name (Heat's `get_attr`)."""
+
+    PORT_ADDRESS = "port_address"
+    """A port's fixed IP (`get_attr: [PORT, fixed_ips, 0, ip_address]`)."""
+    FLOATING_IP_ADDRESS = "floating_ip_address"
+    VIP_ADDRESS = "vip_address"
+    """A load balancer's virtual IP."""
+
+
+@dataclass(frozen=True, slots=True)
+class NetworkFact:
+    """An address of one of the cluster's ports, floating IPs or load balancers (by its name in
+    `ClusterSpec.networking`): known once the document gives it; one the cloud assigns is
+    pending (docs/networks.md)."""
+
+    attr: NetAttr
+    name: str
+
+
+_NET_WORDS = {
+    NetAttr.PORT_ADDRESS: "port",
+    NetAttr.FLOATING_IP_ADDRESS: "floating IP",
+    NetAttr.VIP_ADDRESS: "load balancer",
+}
+
+
+def declared_address(net: NetworkSpec, fact: NetworkFact) -> str | None:
+    """The address the document gives `fact`'s port, floating IP or balancer; None when the
+    cloud assigns it. `UnknownNetworkResource` when the cluster has no such one."""
+    given: object
+    if fact.attr is NetAttr.PORT_ADDRESS:
+        port = next((p for p in net.ports if p.name == fact.name), None)
+        found, given = port is not None, port.fixed_ip if port is not None else None
+    elif fact.attr is NetAttr.FLOATING_IP_ADDRESS:
+        fip = next((f for f in net.floating_ips if f.name == fact.name), None)
+        found, given = fip is not None, fip.address if fip is not None else None
+    else:
+        lb = next((b for b in net.load_balancers if b.name == fact.name), None)
+        found, given = lb is not None, lb.vip_address if lb is not None else None
+    if not found:
+        raise UnknownNetworkResource(f"the cluster has no {_NET_WORDS[fact.attr]} {fact.name}")
+    return None if given is None else str(given)
+
+
+def assigned_words(fact: NetworkFact) -> str:
+    return f"the address of {_NET_WORDS[fact.attr]} {fact.name} is assigned by the cloud"
+
+
+class UnknownNetworkResource(Exception):
+    """A `NetworkFact` names a port, floating IP or balancer the cluster does not have."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +120,7 @@ OutputValue: TypeAlias = (
     LiteralInput
     | MemberFactsInput
     | MemberFact
+    | NetworkFact
     | OutputInput
     | TextTemplate
     | JoinedText

@@ -13,6 +13,7 @@ import json
 from collections.abc import Sequence
 
 from shoal.model.members import MemberRef
+from shoal.model.networks import NetworkSpec
 from shoal.model.outputs import (
     MAX_OUTPUT_CHARS,
     ClusterOutput,
@@ -20,10 +21,14 @@ from shoal.model.outputs import (
     ListValue,
     MapValue,
     MemberFact,
+    NetworkFact,
     OutputResult,
     OutputStatus,
     OutputValue,
     TextTemplate,
+    UnknownNetworkResource,
+    assigned_words,
+    declared_address,
 )
 from shoal.model.software import (
     DeploymentRecord,
@@ -60,8 +65,9 @@ def evaluate(
     software: SoftwareSpec,
     nodes: Sequence[NodeFacts],
     records: Sequence[DeploymentRecord],
+    networking: NetworkSpec | None = None,
 ) -> list[OutputResult]:
-    ev = _Evaluation(software, nodes, records)
+    ev = _Evaluation(software, nodes, records, networking or NetworkSpec())
     results = []
     for o in outputs:
         ev.left = MAX_WORK_CHARS
@@ -93,7 +99,9 @@ class _Evaluation:
         software: SoftwareSpec,
         nodes: Sequence[NodeFacts],
         records: Sequence[DeploymentRecord],
+        networking: NetworkSpec,
     ) -> None:
+        self.networking = networking
         self.software = software
         self.nodes = nodes
         self.records = {(r.deployment, r.node): r for r in records}
@@ -119,6 +127,8 @@ class _Evaluation:
                 return [self._sized(self._fact(n, fact)) for n in targets(member, self.nodes)]
             case MemberFact(member, fact):
                 return self._fact(self._one(member), fact)
+            case NetworkFact() as fact:
+                return self._address(fact)
             case OutputInput(deployment, output, scope):
                 return self._sized(self._output(deployment, output, scope))
             case TextTemplate(template, params):
@@ -142,6 +152,17 @@ class _Evaluation:
                 return [self.value(i) for i in items]
             case MapValue(items):
                 return {k: self.value(i) for k, i in items.items()}
+
+    def _address(self, fact: NetworkFact) -> Json:
+        """The address the document gives the port, floating IP or balancer; one the cloud
+        assigns is not recorded by Shoal yet, so it stays pending (docs/networks.md)."""
+        try:
+            given = declared_address(self.networking, fact)
+        except UnknownNetworkResource as e:
+            raise _Pending(str(e)) from None
+        if given is None:
+            raise _Pending(assigned_words(fact))
+        return given
 
     def _one(self, member: MemberRef) -> NodeFacts:
         found = targets(member, self.nodes)

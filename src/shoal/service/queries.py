@@ -71,7 +71,7 @@ class Queries:
                 }
                 r = row.record()
                 records.append(replace(r, outputs={**heat, **r.outputs}))
-        results = evaluate(spec.outputs, spec.software, nodes, records)
+        results = evaluate(spec.outputs, spec.software, nodes, records, spec.networking)
         if not spec.software.secrets:
             return results
         # a node may echo a secret into an output; shown here, it is scrubbed as logs are

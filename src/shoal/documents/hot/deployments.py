@@ -40,6 +40,7 @@ from shoal.documents.containers import check_containers
 from shoal.documents.drafts import ClusterDraft
 from shoal.documents.hot.assemble import Placed
 from shoal.documents.hot.evaluator import BROKEN
+from shoal.documents.hot.netattrs import net_attr, owned
 from shoal.documents.hot.randomness import generate, mark
 from shoal.documents.hot.report import Report
 from shoal.documents.hot.shapes import Shape, SoftwareShape
@@ -58,6 +59,8 @@ from shoal.documents.software import DeploymentDraft, SoftwareDraft, build_softw
 from shoal.documents.software_checks import check_software
 from shoal.documents.software_sources import Source
 from shoal.model.members import MemberRef
+from shoal.model.networks import NetworkSpec
+from shoal.model.outputs import NetAttr, assigned_words, declared_address
 from shoal.model.software import (
     ConfigInput,
     ConfigOutput,
@@ -132,6 +135,8 @@ class _Map:
     placed: Placed = field(default_factory=lambda: Placed({}, {}))
     """Where every template's resources ended up (a role's servers, for TripleO's style)."""
     shapes: dict[str, Shape] = field(default_factory=dict)
+    networking: NetworkSpec | None = None
+    """The cluster's own networking: a port's or balancer's address it gives is an input."""
     """Every template read, by scope (`through.shapes_by_scope`)."""
 
     def full(self, name: str) -> str:
@@ -144,7 +149,11 @@ def is_deployment(kind: str) -> bool:
 
 
 def map_software(
-    shape: Shape, placed: Placed, cluster: ClusterDraft, report: Report
+    shape: Shape,
+    placed: Placed,
+    cluster: ClusterDraft,
+    report: Report,
+    networking: NetworkSpec | None = None,
 ) -> SoftwareSpec | None:
     """The software of every template read; None when there is none or it cannot be mapped."""
     sw = SoftwareDraft()
@@ -160,7 +169,7 @@ def map_software(
             continue  # not made into elements (e.g. a group inside a group): reported there
         made = by_scope.get(scope.scope, {})
         m = _Map(scope, made, cluster, report, prefix=prefix, in_group=in_group)
-        m.placed, m.shapes = placed, shapes
+        m.placed, m.shapes, m.networking = placed, shapes, networking
         if _scope(m, sw):
             any_deployment = True
             mapped = mapped and m.mapped
@@ -604,12 +613,42 @@ def _random(m: _Map, name: str, at: str) -> SecretInput | None:
     return SecretInput(full)
 
 
+def _address(m: _Map, value: Attr, attr: NetAttr, at: str) -> LiteralInput | None:
+    """A port's fixed IP, a floating IP's or a balancer's VIP the document gives: known before
+    anything exists, so the input is that literal; one the cloud assigns is not recorded by
+    Shoal yet, so the deployment cannot take it (a notice, as for other run-time values)."""
+    fact = owned(m.networking, attr, value.name)
+    kind = m.shape.kinds.get(value.name, "resource")
+    if fact is None:
+        _cannot(
+            m,
+            f"get_attr of {kind} not in the cluster's networking into a deployment input",
+            at,
+            f"{value.name} ({kind}) is not one of the cluster's own networking resources",
+        )
+        return None
+    given = declared_address(m.networking or NetworkSpec(), fact)
+    if given is None:
+        _cannot(
+            m,
+            f"get_attr of an address the cloud assigns ({kind}) into a deployment input",
+            at,
+            f"{assigned_words(fact)}; give it in the template (fixed_ips / vip_address) to "
+            "pass it to a deployment",
+        )
+        return None
+    return LiteralInput(given)
+
+
 def _attr(
     m: _Map, d: SoftwareShape, value: Attr, at: str, shape: Shape | None = None
-) -> NodeFactInput | MemberFactsInput | OutputInput | None:
+) -> LiteralInput | NodeFactInput | MemberFactsInput | OutputInput | None:
     """`value` read in `shape` (this template, or a nested one whose output it is)."""
     shape = shape or m.shape
     here = shape is m.shape
+    address = net_attr(shape.kinds.get(value.name, ""), value.path) if here else None
+    if address is not None:
+        return _address(m, value, address, at)
     first = str(value.path[0]) if value.path else ""
     if here and value.name in m.deployments and len(value.path) == 1:
         own = m.targets.get(d.name)

@@ -203,13 +203,7 @@ def read_hot(
     if not is_name(cluster):
         report.problem("/stack_name", f"{describe(cluster)} is not a valid cluster name")
     draft, placed = assemble(shape, cluster, report)
-    mapped = None
-    if software == "ignore":
-        _ignored(shape, report)
-    else:
-        mapped = map_software(shape, placed, draft, report)
-    outputs = map_outputs(shape, placed, draft, mapped, report)
-    workloads = map_workloads(shape, draft, mapped, report)
+    # First: deployments' inputs and outputs may take a port's or balancer's address.
     networking = map_networking(
         shape,
         placed,
@@ -217,6 +211,13 @@ def read_hot(
         report,
         {s.name: (stack.properties_of(s.name) or {}).get("networks") for s in shape.servers},
     )
+    mapped = None
+    if software == "ignore":
+        _ignored(shape, report)
+    else:
+        mapped = map_software(shape, placed, draft, report, networking)
+    workloads = map_workloads(shape, draft, mapped, report)
+    outputs = map_outputs(shape, placed, draft, mapped, report, networking)
     spec = None
     if not report.out.items:
         check_names(draft, report.out)

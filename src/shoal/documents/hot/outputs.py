@@ -14,7 +14,10 @@ walked; everything else is evaluated as usual, so a `get_attr` stays an `Attr` a
   over the group's nodes, in name order;
 - `get_attr: [D, OUTPUT]` of a deployment → its output (a deployment group's: the list over
   its nodes; `deploy_stdouts` and the other plurals likewise); of a deployment group over a map
-  of this template's servers (one deployment per server) → Heat's map, server key → output.
+  of this template's servers (one deployment per server) → Heat's map, server key → output;
+- `get_attr: [PORT, fixed_ips, 0, ip_address]`, `[FIP, floating_ip_address]`,
+  `[LB, vip_address]` of a port, floating IP or Octavia balancer the cluster's networking holds
+  (netmap.py) → that address (`NetworkFact`).
 
 What cannot be mapped (another resource's attribute, a value computed at run time, a hidden
 parameter) is one notice per output, counted by reason (`Report.skip`); the output is left out
@@ -29,6 +32,7 @@ from shoal.documents.collect import child
 from shoal.documents.drafts import ClusterDraft
 from shoal.documents.hot.assemble import Placed
 from shoal.documents.hot.evaluator import BROKEN, MAX_DEPTH, Evaluator, call_of
+from shoal.documents.hot.netattrs import net_attr, owned
 from shoal.documents.hot.report import Report
 from shoal.documents.hot.shapes import Shape
 from shoal.documents.hot.through import Inside, NotRead, follow
@@ -36,12 +40,14 @@ from shoal.documents.hot.values import Attr, Ref, Unknown, first_symbolic
 from shoal.documents.output_size import member_counts, too_big
 from shoal.documents.params import to_json
 from shoal.model.members import MemberRef
+from shoal.model.networks import NetworkSpec
 from shoal.model.outputs import (
     ClusterOutput,
     JoinedText,
     ListValue,
     MapValue,
     MemberFact,
+    NetAttr,
     OutputValue,
     TextTemplate,
 )
@@ -166,6 +172,7 @@ class _Mapper:
     placed: Placed
     cluster: ClusterDraft
     software: SoftwareSpec | None
+    networking: NetworkSpec | None = None
 
     def value(self, v: object) -> OutputValue:
         if isinstance(v, HotTemplate):
@@ -253,6 +260,9 @@ class _Mapper:
             group = self.shape.kinds.get(v.name, "").endswith("Group")
             scope = OutputScope.ALL if group else OutputScope.NODE
             return OutputInput(v.name, _PLURALS.get(path[0], path[0]), scope)
+        address = net_attr(self.shape.kinds.get(v.name, ""), path)
+        if address is not None:
+            return self._network(v, address)
         servers = {s.name for s in self.shape.servers}
         groups = {g.name for g in self.shape.groups}
         member = self._element(v.name) if v.name in servers | groups else None
@@ -278,6 +288,18 @@ class _Mapper:
         if fact is None:
             raise self._cannot(v)
         return MemberFact(member, fact)
+
+    def _network(self, v: Attr, attr: NetAttr) -> OutputValue:
+        """A port's, floating IP's or balancer's address, when the resource is the cluster's
+        own (netmap.py maps it; one on a network the cluster does not own is left out)."""
+        fact = owned(self.networking, attr, v.name)
+        if fact is None:
+            kind = self.shape.kinds.get(v.name, "resource")
+            raise _Skip(
+                f"get_attr of {kind} not in the cluster's networking in an output",
+                f"{v.name} ({kind}) is not one of the cluster's own networking resources",
+            )
+        return fact
 
     def _nested(self, v: Attr, inside: Inside) -> OutputValue:
         """A nested template's output (TripleO's role outputs), served as its value is inside;
@@ -319,8 +341,9 @@ def map_outputs(
     cluster: ClusterDraft,
     software: SoftwareSpec | None,
     report: Report,
+    networking: NetworkSpec | None = None,
 ) -> tuple[ClusterOutput, ...]:
-    m = _Mapper(shape, placed, cluster, software)
+    m = _Mapper(shape, placed, cluster, software, networking)
     mapped: list[ClusterOutput] = []
     counts = member_counts(cluster)
     for o in shape.output_values:
