@@ -109,7 +109,12 @@ def hot_problems(value: object, version: str = "2018-08-31") -> str:
 
 
 def test_functions_that_would_make_too_much_are_refused_at_their_pointer() -> None:
-    rep = {"repeat": {"for_each": {"<%a%>": list(range(400))}, "template": "<%a%>" + "x" * 30_000}}
+    rep = {
+        "repeat": {
+            "for_each": {"<%a%>": [str(i) for i in range(400)]},
+            "template": "<%a%>" + "x" * 30_000,
+        }
+    }
     said = hot_problems({"list_join": [",", rep]})
     assert "/template/resources/web/properties/metadata/m/list_join/1/repeat" in said
     assert "characters (or items)" in said
