@@ -15,17 +15,17 @@ from shoal.model.enums import ActionKind
 from shoal.service.clusters import Asked, ClusterService, Submitted
 from shoal.service.errors import NotFound
 from shoal.service.senlin import meta
+from shoal.service.senlin.action_bodies import PolicyBody
 from shoal.service.senlin.edits import BindPolicies
 from shoal.service.senlin.errors import BadRequest
 from shoal.service.senlin.policy_store import SenlinPolicies, checked_of, policy_view
-from shoal.service.senlin.requests import as_bool
 from shoal.service.senlin.views import SENLIN_ACTION
 from shoal.store.records import ClusterRecord, Principal
 
 
-def _policy_id(params: dict[str, Any]) -> str:
-    pid = params.get("policy_id")
-    if not isinstance(pid, str) or not pid:
+def _policy_id(body: PolicyBody) -> str:
+    pid = body.policy_id
+    if not pid:
         raise BadRequest("The 'policy_id' field is missing in the request.")
     return pid
 
@@ -50,9 +50,9 @@ class SenlinAttach:
         rows[policy["id"]] = policy
         return cluster, policy, bound, rows
 
-    def attach(self, who: Principal, ref: str, params: dict[str, Any]) -> Submitted:
-        cluster, policy, bound, rows = self._load(who, ref, _policy_id(params))
-        enabled = as_bool("enabled", params.get("enabled", True))
+    def attach(self, who: Principal, ref: str, body: PolicyBody) -> Submitted:
+        cluster, policy, bound, rows = self._load(who, ref, _policy_id(body))
+        enabled = True if body.enabled is None else body.enabled
         if any(b["policy_id"] == policy["id"] for b in bound):
             raise BadRequest(
                 f"The policy '{policy['id']}' is already attached to cluster '{cluster.name}'."
@@ -71,26 +71,24 @@ class SenlinAttach:
         after = [*bound, {"policy_id": policy["id"], "enabled": enabled}]
         return self._apply(who, cluster, bound, after, rows, "CLUSTER_ATTACH_POLICY", policy)
 
-    def detach(self, who: Principal, ref: str, params: dict[str, Any]) -> Submitted:
-        cluster, policy, bound, rows = self._load(who, ref, _policy_id(params))
+    def detach(self, who: Principal, ref: str, body: PolicyBody) -> Submitted:
+        cluster, policy, bound, rows = self._load(who, ref, _policy_id(body))
         if not any(b["policy_id"] == policy["id"] for b in bound):
             raise BadRequest(
-                f"The policy '{params['policy_id']}' is not attached to the specified "
-                f"cluster '{ref}'."
+                f"The policy '{body.policy_id}' is not attached to the specified cluster '{ref}'."
             )
         after = [b for b in bound if b["policy_id"] != policy["id"]]
         return self._apply(who, cluster, bound, after, rows, "CLUSTER_DETACH_POLICY", policy)
 
-    def update(self, who: Principal, ref: str, params: dict[str, Any]) -> Submitted:
-        cluster, policy, bound, rows = self._load(who, ref, _policy_id(params))
+    def update(self, who: Principal, ref: str, body: PolicyBody) -> Submitted:
+        cluster, policy, bound, rows = self._load(who, ref, _policy_id(body))
         if not any(b["policy_id"] == policy["id"] for b in bound):
             raise BadRequest(
-                f"The policy '{params['policy_id']}' is not attached to the specified "
-                f"cluster '{ref}'."
+                f"The policy '{body.policy_id}' is not attached to the specified cluster '{ref}'."
             )
         after = [
-            dict(b, enabled=as_bool("enabled", params["enabled"]))
-            if b["policy_id"] == policy["id"] and "enabled" in params
+            dict(b, enabled=body.enabled)
+            if b["policy_id"] == policy["id"] and body.enabled is not None
             else b
             for b in bound
         ]
