@@ -346,8 +346,8 @@ class SenlinImport:
         snap: SenlinSnapshot,
         doc: dict[str, Any],
         group: dict[str, Any],
-    ) -> list[dict[str, Any]]:
-        bound: list[dict[str, Any]] = []
+    ) -> tuple[meta.PolicyBinding, ...]:
+        bound: list[meta.PolicyBinding] = []
         for b in c.bindings:
             p = snap.policies.get(b.policy_id)
             if p is None:
@@ -366,11 +366,11 @@ class SenlinImport:
                 plan.policies.append(Item(p.id, p.name, p.type, False, f"its spec: {bad}"))
                 continue
             plan.policies.append(Item(p.id, p.name, p.type, True))
-            bound.append({"policy_id": p.id, "enabled": b.enabled, "priority": b.priority})
+            bound.append(meta.PolicyBinding(p.id, b.enabled, b.priority))
             if b.enabled:
                 group.update(copy.deepcopy(e.group))
                 doc.setdefault("groupings", []).extend(copy.deepcopy(e.groupings))
-        return bound
+        return tuple(bound)
 
     async def _nodes(self, plan: ClusterPlan, c: SenlinClusterRow, profile_type: str) -> None:
         # A few reads at a time: a thousand-node cluster is not a thousand round trips in a row.

@@ -215,14 +215,14 @@ class SenlinClusters:
         with self.db.reading() as conn:
             cluster = self.svc.get(conn, who, ref)
             for b in meta.decode(cluster.document.get("metadata", {})).policies:
-                if not b.get("enabled", True):
+                if not b.enabled:
                     continue
                 try:
-                    checked = checked_of(self.policies.row(conn, who, b["policy_id"]))
+                    checked = checked_of(self.policies.row(conn, who, b.policy_id))
                 except NotFound:
                     continue
                 if scaling_event(checked) == str(kind):
-                    found: dict[str, Any] = effect(checked, "", b["policy_id"]).group["scaling"]
+                    found: dict[str, Any] = effect(checked, "", b.policy_id).group["scaling"]
                     return found
         return None
 

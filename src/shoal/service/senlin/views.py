@@ -75,7 +75,7 @@ def cluster_view(
         "updated_at": isotime(c.updated_at),
         "metadata": m.metadata,
         "data": {"shoal": {"generation": c.generation, "action": c.lock_action_id}},
-        "policies": [p["policy_id"] for p in m.policies if "policy_id" in p],
+        "policies": [b.policy_id for b in m.policies],
         "project": c.project_id,
         "user": None,
         "domain": None,
