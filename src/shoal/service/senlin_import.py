@@ -32,7 +32,7 @@ from shoal.service.errors import ErrorKind, Invalid, ServiceError
 from shoal.service.senlin import meta
 from shoal.service.senlin.errors import BadRequest
 from shoal.service.senlin.policies import POLICY_TYPES, effect, parse_policy_spec
-from shoal.service.senlin.profiles import ENVELOPE, SenlinProfiles
+from shoal.service.senlin.profiles import ENVELOPE, SenlinProfiles, profile_of
 from shoal.service.senlin.receivers import ACTIONS as RECEIVER_ACTIONS
 from shoal.service.senlin.receivers import RESIZE, native_params
 from shoal.service.senlin.specs import HEAT_STACK, NOVA_SERVER
@@ -283,7 +283,7 @@ class SenlinImport:
             "created_at": self.clock.now(),
         }
         try:
-            native = self.profiles.native(plan.profile_row)
+            native = self.profiles.native(profile_of(plan.profile_row))
         except ServiceError as e:
             plan.outcome = "refused"
             plan.reasons.append(f"its profile '{profile.name}' does not map: {e}")

@@ -109,7 +109,7 @@ class SenlinClusters:
             group["max"] = max_size
         extra = meta.SenlinMeta(
             metadata=as_map("metadata", data.get("metadata")),
-            profile_id=row["id"],
+            profile_id=row.id,
             timeout=timeout,
             config=as_map("config", data.get("config")),
         )
@@ -141,7 +141,7 @@ class SenlinClusters:
                         f"The specified profile '{pref}' could not be found."
                     ) from None
                 mine = meta.decode(cluster.document.get("metadata", {})).profile_id
-                if new_profile["type"] != self.members.profile_type(conn, who, mine):
+                if new_profile.stored_type != self.members.profile_type(conn, who, mine):
                     raise BadRequest(
                         "Cannot update a cluster to a different profile type, operation aborted."
                     )
@@ -154,8 +154,8 @@ class SenlinClusters:
             changes["timeout"] = as_int("timeout", data["timeout"])
         if data.get("config") is not None:
             changes["config"] = as_map("config", data["config"])
-        if new_profile is not None and new_profile["id"] != current.profile_id:
-            changes["profile_id"] = new_profile["id"]
+        if new_profile is not None and new_profile.id != current.profile_id:
+            changes["profile_id"] = new_profile.id
         if new_name is None and not changes:
             raise BadRequest("No property needs an update.")
         native = (

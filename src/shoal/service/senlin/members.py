@@ -41,7 +41,7 @@ class SenlinMembers:
         if profile_id is None:
             return DEFAULT_PROFILE_TYPE
         try:
-            return str(self.profiles.row(conn, who, profile_id)["type"])
+            return self.profiles.row(conn, who, profile_id).stored_type
         except (NotFound, BadRequest):
             return DEFAULT_PROFILE_TYPE
 
@@ -140,7 +140,7 @@ class SenlinMembers:
                 cluster = self.svc.get(conn, who, ref)
             except NotFound:
                 raise BadRequest(f"The specified cluster '{ref}' could not be found.") from None
-            if row["type"] != self._cluster_type(conn, who, cluster):
+            if row.stored_type != self._cluster_type(conn, who, cluster):
                 raise BadRequest("Node and cluster have different profile type, operation aborted.")
             self._check_size(cluster, 1)
         instance = {"name": name, "profile": self.profiles.native(row)}

@@ -122,7 +122,7 @@ class SenlinNodes:
             try:
                 stack = self.profiles.stack(row)
                 if stack is not None and stack.server is None:
-                    return self._empty_stack(conn, who, name, row["id"], metadata, role, stack)
+                    return self._empty_stack(conn, who, name, row.id, metadata, role, stack)
                 native = stack.native() if stack is not None else self.profiles.native(row)
                 profile = profile_from_row(native, inventory)
             except ProviderError as e:
@@ -162,7 +162,7 @@ class SenlinNodes:
                 "updated_at": now,
                 "deleted_at": None,
             }
-            extras = repo.NodeExtras(node_id, who.project_id, row["id"], metadata, role)
+            extras = repo.NodeExtras(node_id, who.project_id, row.id, metadata, role)
             inputs = {
                 "node": name,
                 "cluster_name": "",
@@ -337,7 +337,7 @@ class SenlinNodes:
     def _profile_type(self, who: Principal, profile_id: str) -> str | None:
         with self.db.reading() as conn:
             try:
-                return str(self.profiles.row(conn, who, profile_id)["type"])
+                return self.profiles.row(conn, who, profile_id).stored_type
             except (NotFound, BadRequest):
                 return None
 
@@ -362,15 +362,15 @@ class SenlinNodes:
                         f"The specified profile '{pref}' could not be found."
                     ) from None
                 old_type = (
-                    self.profiles.row(conn, who, extras.profile_id)["type"]
+                    self.profiles.row(conn, who, extras.profile_id).stored_type
                     if extras.profile_id
                     else "os.nova.server-1.0"
                 )
-                if new["type"] != old_type:
+                if new.stored_type != old_type:
                     raise BadRequest(
                         "Cannot update a node to a different profile type, operation aborted."
                     )
-                changed = replace(changed, profile_id=new["id"])
+                changed = replace(changed, profile_id=new.id)
             if data.get("metadata") is not None:
                 changed = replace(changed, metadata=_map("metadata", data["metadata"]))
             if data.get("role") is not None:
