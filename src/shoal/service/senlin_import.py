@@ -40,6 +40,7 @@ from shoal.store import nodes as node_repo
 from shoal.store import senlin_adopt as repo
 from shoal.store import senlin_receivers as senlin_receiver_repo
 from shoal.store.database import Database
+from shoal.store.records import NewNode
 from shoal.store.senlin_conn import Conn
 from shoal.store.senlin_receivers import SenlinReceiver
 from shoal.store.senlin_source import (
@@ -139,7 +140,7 @@ class ClusterPlan:
     warnings: list[str] = field(default_factory=list)
     document: dict[str, Any] = field(default_factory=dict)
     profile_row: dict[str, Any] = field(default_factory=dict)
-    node_rows: list[dict[str, Any]] = field(default_factory=list)
+    node_rows: list[NewNode] = field(default_factory=list)
     receiver_rows: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
@@ -484,34 +485,28 @@ class SenlinImport:
         outcomes = []
         for a, replica in zip(adopted, replicas, strict=True):
             s = specs[replica]
-            d = s.demand
             senlin = by_id[a.id]
             plan.node_rows.append(
-                {
-                    "id": a.id,
-                    "cluster_id": c.id,
-                    "project_id": c.project,
-                    "name": s.name,
-                    "kind": s.kind,
-                    "group_name": s.group,
-                    "part": s.part,
-                    "replica": replica,
-                    "status": NodeStatus.ACTIVE,
-                    "status_reason": "adopted from Senlin",
-                    "host": a.host,
-                    "zone": a.zone,
-                    "address": a.address,
-                    "provider_id": a.physical_id,
-                    "profile": profile_document(s.profile),
-                    "vcpus": d.vcpus,
-                    "ram_mb": d.ram_mb,
-                    "disk_gb": d.disk_gb,
-                    "volume_gb": d.volume_gb,
-                    "attach_to": None,
-                    "created_at": senlin.created_at or now,
-                    "updated_at": now,
-                    "deleted_at": None,
-                }
+                NewNode(
+                    id=a.id,
+                    project_id=c.project,
+                    name=s.name,
+                    kind=s.kind,
+                    status=NodeStatus.ACTIVE,
+                    host=a.host,
+                    zone=a.zone,
+                    profile=profile_document(s.profile),
+                    demand=s.demand,
+                    created_at=senlin.created_at or now,
+                    updated_at=now,
+                    cluster_id=c.id,
+                    group_name=s.group,
+                    part=s.part,
+                    replica=replica,
+                    status_reason="adopted from Senlin",
+                    address=a.address,
+                    provider_id=a.physical_id,
+                )
             )
             outcomes.append((a.id, s.name))
         names = dict(outcomes)
@@ -613,11 +608,11 @@ class SenlinImport:
                 conn,
                 [
                     {
-                        "node_id": r["id"],
+                        "node_id": r.id,
                         "project_id": c.project,
-                        "profile_id": by_id[r["id"]].profile_id,
-                        "metadata": dict(by_id[r["id"]].metadata),
-                        "role": by_id[r["id"]].role,
+                        "profile_id": by_id[r.id].profile_id,
+                        "metadata": dict(by_id[r.id].metadata),
+                        "role": by_id[r.id].role,
                         "tainted": False,
                     }
                     for r in rows
