@@ -16,7 +16,6 @@ import uuid
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
-from shoal.documents.names import NAME_RULE, is_name
 from shoal.model.enums import ActionKind, Health, NodeStatus
 from shoal.service.clusters import RECOVERY_METHODS, Asked, ClusterService, Submitted
 from shoal.service.edits import Converge, ReplaceDocument
@@ -34,10 +33,9 @@ from shoal.service.senlin.action_bodies import (
     ReplaceNodes,
     ResizeBody,
     ScaleBody,
-    bounded,
 )
 from shoal.service.senlin.attach import SenlinAttach
-from shoal.service.senlin.bodies import integer
+from shoal.service.senlin.create_body import ClusterCreate, cluster_name
 from shoal.service.senlin.edits import SenlinResize, UpdateCluster
 from shoal.service.senlin.errors import BadRequest, ClusterLocked
 from shoal.service.senlin.members import SenlinMembers
@@ -45,19 +43,12 @@ from shoal.service.senlin.policies import effect, scaling_event
 from shoal.service.senlin.policy_store import SenlinPolicies, checked_of
 from shoal.service.senlin.profiles import SenlinProfiles
 from shoal.service.senlin.requests import as_int, as_map
-from shoal.service.senlin.sizes import check_size_params
 from shoal.service.senlin.views import SENLIN_ACTION
 from shoal.store import clusters as cluster_repo
 from shoal.store import nodes as node_repo
 from shoal.store.records import Principal
 
 T = TypeVar("T")
-
-
-def _name(value: object) -> str:
-    if not isinstance(value, str) or not is_name(value):
-        raise BadRequest(f"Invalid cluster name '{value}': {NAME_RULE}.")
-    return value
 
 
 class SenlinClusters:
@@ -73,25 +64,8 @@ class SenlinClusters:
 
     # -- create, update, delete ---------------------------------------------------------------
 
-    def create(self, who: Principal, data: dict[str, Any]) -> Submitted:
-        name = _name(data["name"])
-        profile_ref = str(data["profile_id"])
-
-        def sized(key: str, minimum: int) -> int | None:
-            if data.get(key) is None:
-                return None
-            return bounded(key, integer(key, data[key], minimum=minimum))
-
-        min_size, max_size = sized("min_size", 0), sized("max_size", -1)
-        desired = sized("desired_capacity", 0)
-        timeout = sized("timeout", 0)
-        problem = check_size_params(None, desired, min_size, max_size, True)
-        if problem:
-            raise BadRequest(problem)
-        min_size = min_size or 0
-        max_size = -1 if max_size is None else max_size
-        desired = min_size if desired is None else desired
-        timeout = meta.DEFAULT_TIMEOUT if timeout is None else timeout
+    def create(self, who: Principal, body: ClusterCreate) -> Submitted:
+        name, profile_ref = body.name, body.profile_ref
         with self.db.reading() as conn:
             try:
                 row = self.profiles.row(conn, who, profile_ref)
@@ -102,16 +76,16 @@ class SenlinClusters:
         group: dict[str, Any] = {
             "name": name,
             "profile": self.profiles.native(row),
-            "count": desired,
-            "min": min_size,
+            "count": body.desired,
+            "min": body.min_size,
         }
-        if max_size >= 0:
-            group["max"] = max_size
+        if body.max_size >= 0:
+            group["max"] = body.max_size
         extra = meta.SenlinMeta(
-            metadata=as_map("metadata", data.get("metadata")),
+            metadata=body.metadata,
             profile_id=row.id,
-            timeout=timeout,
-            config=as_map("config", data.get("config")),
+            timeout=body.timeout,
+            config=body.config,
         )
         with self.db.reading() as conn:
             if cluster_repo.get_cluster(conn, name, who.project_id) is not None:
@@ -146,7 +120,9 @@ class SenlinClusters:
                         "Cannot update a cluster to a different profile type, operation aborted."
                     )
         current = meta.decode(cluster.document.get("metadata", {}))
-        new_name = _name(data["name"]) if data.get("name") not in (None, cluster.name) else None
+        new_name = (
+            cluster_name(data["name"]) if data.get("name") not in (None, cluster.name) else None
+        )
         changes: dict[str, Any] = {}
         if data.get("metadata") is not None:
             changes["metadata"] = as_map("metadata", data["metadata"])
