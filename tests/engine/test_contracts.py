@@ -108,7 +108,8 @@ def test_rolling_state_round_trips_inside_the_outputs() -> None:
 
 
 def test_a_node_update_sets_only_its_columns() -> None:
-    assert NodeUpdate.running("p1", None).columns() == {
+    assert NodeUpdate.running("p1", None).change("n1", 3.0).columns() == {
+        "updated_at": 3.0,
         "status": NodeStatus.ACTIVE,
         "status_reason": "",
         "provider_id": "p1",
@@ -116,7 +117,8 @@ def test_a_node_update_sets_only_its_columns() -> None:
         "health": "UNKNOWN",
         "health_reason": "",
     }
-    assert NodeUpdate(NodeStatus.DELETED, deleted_at=5.0).columns() == {
+    assert NodeUpdate(NodeStatus.DELETED, deleted_at=5.0).change("n1", 5.0).columns() == {
+        "updated_at": 5.0,
         "status": NodeStatus.DELETED,
         "deleted_at": 5.0,
     }

@@ -4,14 +4,14 @@ policy says, and a cluster lacking declared nodes can be recovered though no nod
 
 from __future__ import annotations
 
-from typing import Any
-
 from shoal.clock import ManualClock
-from shoal.model.enums import ActionStatus, NodeStatus
+from shoal.model.enums import ActionStatus, NodeKind, NodeStatus
+from shoal.model.nodes import Demand
 from shoal.store import actions as action_repo
 from shoal.store import clusters as cluster_repo
 from shoal.store import nodes as node_repo
 from shoal.store.database import Database
+from shoal.store.records import NewNode
 from tests.engine.support import ADMIN, make_rig
 
 DOC = """
@@ -24,32 +24,24 @@ node_groups:
 """
 
 
-def node(cluster_id: str, name: str, replica: int, status: NodeStatus) -> dict[str, Any]:
-    return {
-        "id": f"n-{name}",
-        "cluster_id": cluster_id,
-        "project_id": "admin",
-        "name": name,
-        "kind": "server",
-        "group_name": "web",
-        "part": None,
-        "replica": replica,
-        "status": status,
-        "status_reason": "",
-        "host": "az1-host1",
-        "zone": "az1",
-        "address": None,
-        "provider_id": "p-1" if status is NodeStatus.ACTIVE else None,
-        "profile": {},
-        "vcpus": 1,
-        "ram_mb": 512,
-        "disk_gb": 1,
-        "volume_gb": 0,
-        "attach_to": None,
-        "created_at": 0.0,
-        "updated_at": 0.0,
-        "deleted_at": None,
-    }
+def node(cluster_id: str, name: str, replica: int, status: NodeStatus) -> NewNode:
+    return NewNode(
+        id=f"n-{name}",
+        project_id="admin",
+        name=name,
+        kind=NodeKind.SERVER,
+        status=status,
+        host="az1-host1",
+        zone="az1",
+        profile={},
+        demand=Demand(vcpus=1, ram_mb=512, disk_gb=1),
+        created_at=0.0,
+        updated_at=0.0,
+        cluster_id=cluster_id,
+        group_name="web",
+        replica=replica,
+        provider_id="p-1" if status is NodeStatus.ACTIVE else None,
+    )
 
 
 def test_recover_makes_init_leftovers_and_missing_nodes(db: Database) -> None:

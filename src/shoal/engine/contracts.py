@@ -15,11 +15,14 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, TypeVar
 
 from shoal.model.enums import NodeKind, NodeStatus
 from shoal.model.policies import Recovery
 from shoal.providers.base import ServerGroupHint
+from shoal.store.records import UNSET, NodeChange, Unset
+
+T = TypeVar("T")
 
 JSON = dict[str, Any]
 """A JSON object as stored in an action row (only `to_json`/`from_json` see one)."""
@@ -326,22 +329,23 @@ class NodeUpdate:
         """A node whose resource runs: new health checks start from UNKNOWN."""
         return cls(NodeStatus.ACTIVE, "", provider_id, address, "UNKNOWN", "", clear_address=True)
 
-    def columns(self) -> JSON:
-        """The columns to set, for the store's node update."""
-        out: JSON = {}
-        for name in (
-            "status",
-            "status_reason",
-            "provider_id",
-            "address",
-            "health",
-            "health_reason",
-            "deleted_at",
-        ):
-            value = getattr(self, name)
-            if value is not None or (name == "address" and self.clear_address):
-                out[name] = value
-        return out
+    def change(self, node_id: str, now: float) -> NodeChange:
+        """The store's write of this update on `node_id` at `now`."""
+
+        def kept(value: T | None) -> T | Unset:
+            return UNSET if value is None else value
+
+        return NodeChange(
+            node_id,
+            now,
+            status=kept(self.status),
+            status_reason=kept(self.status_reason),
+            provider_id=kept(self.provider_id),
+            address=self.address if self.clear_address else kept(self.address),
+            health=kept(self.health),
+            health_reason=kept(self.health_reason),
+            deleted_at=kept(self.deleted_at),
+        )
 
 
 class Finish(enum.Enum):

@@ -28,7 +28,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 import httpx
 
@@ -54,7 +53,7 @@ from shoal.store import leases
 from shoal.store import nodes as node_repo
 from shoal.store import repairs as repair_repo
 from shoal.store.events import NewEvent, add_events
-from shoal.store.records import ClusterRecord, NodeRecord
+from shoal.store.records import ClusterRecord, NodeChange, NodeRecord
 from shoal.store.repairs import RepairAttempt
 from shoal.telemetry import metrics
 
@@ -85,7 +84,7 @@ class _Trouble:
 
 @dataclass(slots=True)
 class _Writes:
-    updates: list[dict[str, Any]] = field(default_factory=list)
+    updates: list[NodeChange] = field(default_factory=list)
     events: list[NewEvent] = field(default_factory=list)
     statuses: list[tuple[ClusterRecord, ClusterStatus, str]] = field(default_factory=list)
     repairs: list[tuple[ClusterRecord, list[Repair], list[str]]] = field(default_factory=list)
@@ -570,14 +569,14 @@ class Manager:
             self._failures.pop(n.id, None)
             if n.health != Health.HEALTHY or n.status is not NodeStatus.ACTIVE:
                 writes.updates.append(
-                    {
-                        "node_id": n.id,
-                        "health": Health.HEALTHY,
-                        "health_reason": "",
-                        "status": NodeStatus.ACTIVE,
-                        "status_reason": "",
-                        "checked_at": now,
-                    }
+                    NodeChange(
+                        n.id,
+                        health=Health.HEALTHY,
+                        health_reason="",
+                        status=NodeStatus.ACTIVE,
+                        status_reason="",
+                        checked_at=now,
+                    )
                 )
                 writes.events.append(node_record_event(n, "HEALTHY", "health check passes"))
             return
@@ -586,12 +585,9 @@ class Manager:
         if count < policy.failures:
             if n.status is not NodeStatus.WARNING:
                 writes.updates.append(
-                    {
-                        "node_id": n.id,
-                        "status": NodeStatus.WARNING,
-                        "health_reason": reason,
-                        "checked_at": now,
-                    }
+                    NodeChange(
+                        n.id, status=NodeStatus.WARNING, health_reason=reason, checked_at=now
+                    )
                 )
                 writes.events.append(
                     node_record_event(
@@ -604,14 +600,14 @@ class Manager:
             return
         if n.health != Health.UNHEALTHY:
             writes.updates.append(
-                {
-                    "node_id": n.id,
-                    "health": Health.UNHEALTHY,
-                    "health_reason": reason,
-                    "status": NodeStatus.ERROR,
-                    "status_reason": f"unhealthy: {reason}",
-                    "checked_at": now,
-                }
+                NodeChange(
+                    n.id,
+                    health=Health.UNHEALTHY,
+                    health_reason=reason,
+                    status=NodeStatus.ERROR,
+                    status_reason=f"unhealthy: {reason}",
+                    checked_at=now,
+                )
             )
             writes.events.append(
                 node_record_event(n, "UNHEALTHY", f"{count} checks failed: {reason}", level="ERROR")
@@ -733,7 +729,7 @@ class Manager:
             return  # an idle tick writes nothing
         db = self.ctx.db
         with db.transaction() as conn:
-            node_repo.update_nodes(conn, [dict(u, updated_at=now) for u in writes.updates])
+            node_repo.update_nodes(conn, [replace(u, updated_at=now) for u in writes.updates])
             for cluster, status, reason in writes.statuses:
                 cluster_repo.set_status(conn, cluster.id, status, reason, now)
             add_events(conn, writes.events, now)

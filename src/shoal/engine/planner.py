@@ -12,7 +12,6 @@ import dataclasses
 import logging
 import uuid
 from dataclasses import dataclass
-from typing import Any
 
 from shoal.engine.contracts import (
     AttachInputs,
@@ -45,7 +44,7 @@ from shoal.store.actions import NewAction
 from shoal.store.database import Connection, Database
 from shoal.store.events import add_events
 from shoal.store.placement import lock_placement
-from shoal.store.records import ActionRecord, ClusterRecord, NodeRecord
+from shoal.store.records import ActionRecord, ClusterRecord, NewNode, NodeChange, NodeRecord
 
 log = logging.getLogger("shoal.engine")
 
@@ -162,12 +161,7 @@ def _apply_renames(
     node_repo.update_nodes(
         conn,
         [
-            {
-                "node_id": by_name[old].id,
-                "name": new,
-                "status": NodeStatus.DELETING,
-                "updated_at": now,
-            }
+            NodeChange(by_name[old].id, now, name=new, status=NodeStatus.DELETING)
             for old, new in renames.items()
         ],
     )
@@ -215,50 +209,40 @@ def _record_plan(
 ) -> list[NewAction]:
     plan = decision.plan
     node_ids: dict[str, str] = {name: n.id for name, n in by_name.items()}
-    new_nodes: list[dict[str, Any]] = []
+    new_nodes: list[NewNode] = []
+    attach_of = {s.node: s.server for s in plan.of(StepKind.ATTACH) if s.id.startswith("attach:")}
     for step in plan.of(StepKind.CREATE):
         spec = step.spec
         assert spec is not None
         nid = str(uuid.uuid4())
         node_ids[spec.name] = nid
-        d = spec.demand
         new_nodes.append(
-            {
-                "id": nid,
-                "cluster_id": cluster.id,
-                "project_id": cluster.project_id,
-                "name": spec.name,
-                "kind": spec.kind,
-                "group_name": spec.group,
-                "part": spec.part,
-                "replica": spec.replica,
-                "status": NodeStatus.INIT,
-                "status_reason": "",
-                "host": step.host,
-                "zone": step.zone,
-                "address": None,
-                "provider_id": None,
-                "profile": profile_row(spec.profile),
-                "vcpus": d.vcpus,
-                "ram_mb": d.ram_mb,
-                "disk_gb": d.disk_gb,
-                "volume_gb": d.volume_gb,
-                "attach_to": None,
-                "created_at": now,
-                "updated_at": now,
-                "deleted_at": None,
-            }
+            NewNode(
+                id=nid,
+                project_id=cluster.project_id,
+                name=spec.name,
+                kind=spec.kind,
+                status=NodeStatus.INIT,
+                host=step.host,
+                zone=step.zone,
+                profile=profile_row(spec.profile),
+                demand=spec.demand,
+                created_at=now,
+                updated_at=now,
+                cluster_id=cluster.id,
+                group_name=spec.group,
+                part=spec.part,
+                replica=spec.replica,
+                attach_to=attach_of.get(spec.name),
+            )
         )
-    attach_of = {s.node: s.server for s in plan.of(StepKind.ATTACH) if s.id.startswith("attach:")}
-    for row in new_nodes:
-        row["attach_to"] = attach_of.get(row["name"])
     node_repo.insert_nodes(conn, new_nodes)
     deleting = [by_name[s.node] for s in plan.of(StepKind.DELETE)]
     node_repo.update_nodes(
         conn,
-        [{"node_id": n.id, "status": NodeStatus.DELETING, "updated_at": now} for n in deleting]
+        [NodeChange(n.id, now, status=NodeStatus.DELETING) for n in deleting]
         + [
-            {"node_id": by_name[name].id, "status": NodeStatus.RECOVERING, "updated_at": now}
+            NodeChange(by_name[name].id, now, status=NodeStatus.RECOVERING)
             for name in decision.recovering
         ],
     )
@@ -433,13 +417,9 @@ def _drop_unmade(
     node_repo.update_nodes(
         conn,
         [
-            {
-                "node_id": n.id,
-                "status": NodeStatus.DELETED,
-                "status_reason": why[:2000],
-                "deleted_at": now,
-                "updated_at": now,
-            }
+            NodeChange(
+                n.id, now, status=NodeStatus.DELETED, status_reason=why[:2000], deleted_at=now
+            )
             for n in unmade
         ],
     )

@@ -41,7 +41,7 @@ from shoal.store import nodes as node_repo
 from shoal.store.actions import Completion
 from shoal.store.database import Database
 from shoal.store.events import NewEvent, add_events
-from shoal.store.records import ActionRecord
+from shoal.store.records import ActionRecord, NodeChange
 from shoal.store.wakeups import Listener
 from shoal.telemetry import metrics, requestid
 from shoal.telemetry.notify import Notifier, Silent
@@ -364,16 +364,16 @@ class Engine:
                     now,
                 )
                 return claimed
-            updates: list[dict[str, Any]] = []
+            updates: list[NodeChange] = []
             events: list[NewEvent] = []
             for a in claimed:
                 status = _STARTED_NODE_STATUS.get(a.kind)
                 retry = f" (attempt {a.attempts})" if a.attempts > 1 else ""
                 where = StepLabel.from_json(a.inputs).host or "its host"
                 event = child_node_event(a, str(status), f"{a.kind} started on {where}{retry}")
-                if status is None or event is None:
+                if status is None or event is None or a.node_id is None:
                     continue
-                updates.append({"node_id": a.node_id, "status": status, "updated_at": now})
+                updates.append(NodeChange(a.node_id, now, status=status))
                 events.append(event)
             node_repo.update_nodes(conn, updates)
             add_events(conn, events, now)
@@ -479,7 +479,7 @@ class Engine:
                     now,
                 )
             )
-            updates: list[dict[str, Any]] = []
+            updates: list[NodeChange] = []
             events: list[NewEvent] = []
             for o in batch:
                 a = o.action
@@ -489,9 +489,7 @@ class Engine:
                     continue
                 level = "INFO" if o.status is ActionStatus.SUCCEEDED else "ERROR"
                 if o.node_update is not None and a.node_id:
-                    updates.append(
-                        {"node_id": a.node_id, **o.node_update.columns(), "updated_at": now}
-                    )
+                    updates.append(o.node_update.change(a.node_id, now))
                 event = child_node_event(
                     a,
                     str(

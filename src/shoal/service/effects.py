@@ -17,7 +17,7 @@ from shoal.store import clusters as cluster_repo
 from shoal.store import nodes as node_repo
 from shoal.store import receivers as receiver_repo
 from shoal.store.database import Connection
-from shoal.store.records import ClusterRecord
+from shoal.store.records import ClusterRecord, NodeChange
 
 
 class Effect(Protocol):
@@ -39,7 +39,7 @@ class JoinNodes:
         node_repo.update_nodes(
             conn,
             [
-                {"node_id": i, "cluster_id": cluster.id, "group_name": n, "updated_at": now}
+                NodeChange(i, now, cluster_id=cluster.id, group_name=n)
                 for i, n in zip(self.node_ids, self.names, strict=True)
             ],
         )
@@ -54,10 +54,7 @@ class LeaveNodes:
     def perform(self, conn: Connection, cluster: ClusterRecord, now: float) -> None:
         node_repo.update_nodes(
             conn,
-            [
-                {"node_id": i, "cluster_id": None, "group_name": "", "updated_at": now}
-                for i in self.node_ids
-            ],
+            [NodeChange(i, now, cluster_id=None, group_name="") for i in self.node_ids],
         )
 
 

@@ -11,6 +11,7 @@ as store effects — all or nothing.
 
 from __future__ import annotations
 
+import builtins
 import copy
 import secrets
 import uuid
@@ -114,7 +115,10 @@ class ReceiverService:
 
     def create(self, who: Principal, body: dict[str, Any]) -> dict[str, Any]:
         """A new receiver, with its webhook URL (the only time the secret is shown)."""
-        req = parse_receiver(body)
+        return receiver_view(*self.add(who, parse_receiver(body)))
+
+    def add(self, who: Principal, req: NewReceiver) -> tuple[ReceiverRecord, str]:
+        """A new receiver and its secret (the only time it is known)."""
         secret = secrets.token_urlsafe(32)
         if req.action is ReceiverAction.SCALE_OUT:
             with self.db.reading() as conn:
@@ -141,7 +145,7 @@ class ReceiverService:
                 )
             except NameTaken as e:
                 raise Conflict(str(e), [Problem("/name", str(e))]) from None
-        return receiver_view(found, secret)
+        return found, secret
 
     def _check_count(self, conn: Connection, cluster: ClusterRecord) -> None:
         """A cluster's receivers are bounded (`receivers_per_cluster`): each is a row, a secret
@@ -183,8 +187,11 @@ class ReceiverService:
             raise
 
     def list(self, who: Principal) -> list[dict[str, Any]]:
+        return [receiver_view(r) for r in self.records(who)]
+
+    def records(self, who: Principal) -> builtins.list[ReceiverRecord]:
         with self.db.reading() as conn:
-            return [receiver_view(r) for r in repo.list_receivers(conn, self._scope(who))]
+            return repo.list_receivers(conn, self._scope(who))
 
     def _get(self, conn: Connection, who: Principal, ref: str) -> ReceiverRecord:
         found = repo.get_receiver(conn, ref, self._scope(who))
@@ -193,8 +200,11 @@ class ReceiverService:
         return found
 
     def get(self, who: Principal, ref: str) -> dict[str, Any]:
+        return receiver_view(self.record(who, ref))
+
+    def record(self, who: Principal, ref: str) -> ReceiverRecord:
         with self.db.reading() as conn:
-            return receiver_view(self._get(conn, who, ref))
+            return self._get(conn, who, ref)
 
     def delete(self, who: Principal, ref: str) -> None:
         with self.db.transaction() as conn:

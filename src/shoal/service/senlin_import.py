@@ -32,7 +32,7 @@ from shoal.service.errors import ErrorKind, Invalid, ServiceError
 from shoal.service.senlin import meta
 from shoal.service.senlin.errors import BadRequest
 from shoal.service.senlin.policies import POLICY_TYPES, effect, parse_policy_spec
-from shoal.service.senlin.profiles import ENVELOPE, SenlinProfiles
+from shoal.service.senlin.profiles import ENVELOPE, SenlinProfiles, profile_of
 from shoal.service.senlin.receivers import ACTIONS as RECEIVER_ACTIONS
 from shoal.service.senlin.receivers import RESIZE, native_params
 from shoal.service.senlin.specs import HEAT_STACK, NOVA_SERVER
@@ -40,6 +40,7 @@ from shoal.store import nodes as node_repo
 from shoal.store import senlin_adopt as repo
 from shoal.store import senlin_receivers as senlin_receiver_repo
 from shoal.store.database import Database
+from shoal.store.records import NewNode
 from shoal.store.senlin_conn import Conn
 from shoal.store.senlin_receivers import SenlinReceiver
 from shoal.store.senlin_source import (
@@ -139,7 +140,7 @@ class ClusterPlan:
     warnings: list[str] = field(default_factory=list)
     document: dict[str, Any] = field(default_factory=dict)
     profile_row: dict[str, Any] = field(default_factory=dict)
-    node_rows: list[dict[str, Any]] = field(default_factory=list)
+    node_rows: list[NewNode] = field(default_factory=list)
     receiver_rows: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
@@ -283,7 +284,7 @@ class SenlinImport:
             "created_at": self.clock.now(),
         }
         try:
-            native = self.profiles.native(plan.profile_row)
+            native = self.profiles.native(profile_of(plan.profile_row))
         except ServiceError as e:
             plan.outcome = "refused"
             plan.reasons.append(f"its profile '{profile.name}' does not map: {e}")
@@ -346,8 +347,8 @@ class SenlinImport:
         snap: SenlinSnapshot,
         doc: dict[str, Any],
         group: dict[str, Any],
-    ) -> list[dict[str, Any]]:
-        bound: list[dict[str, Any]] = []
+    ) -> tuple[meta.PolicyBinding, ...]:
+        bound: list[meta.PolicyBinding] = []
         for b in c.bindings:
             p = snap.policies.get(b.policy_id)
             if p is None:
@@ -366,11 +367,11 @@ class SenlinImport:
                 plan.policies.append(Item(p.id, p.name, p.type, False, f"its spec: {bad}"))
                 continue
             plan.policies.append(Item(p.id, p.name, p.type, True))
-            bound.append({"policy_id": p.id, "enabled": b.enabled, "priority": b.priority})
+            bound.append(meta.PolicyBinding(p.id, b.enabled, b.priority))
             if b.enabled:
                 group.update(copy.deepcopy(e.group))
                 doc.setdefault("groupings", []).extend(copy.deepcopy(e.groupings))
-        return bound
+        return tuple(bound)
 
     async def _nodes(self, plan: ClusterPlan, c: SenlinClusterRow, profile_type: str) -> None:
         # A few reads at a time: a thousand-node cluster is not a thousand round trips in a row.
@@ -484,34 +485,28 @@ class SenlinImport:
         outcomes = []
         for a, replica in zip(adopted, replicas, strict=True):
             s = specs[replica]
-            d = s.demand
             senlin = by_id[a.id]
             plan.node_rows.append(
-                {
-                    "id": a.id,
-                    "cluster_id": c.id,
-                    "project_id": c.project,
-                    "name": s.name,
-                    "kind": s.kind,
-                    "group_name": s.group,
-                    "part": s.part,
-                    "replica": replica,
-                    "status": NodeStatus.ACTIVE,
-                    "status_reason": "adopted from Senlin",
-                    "host": a.host,
-                    "zone": a.zone,
-                    "address": a.address,
-                    "provider_id": a.physical_id,
-                    "profile": profile_document(s.profile),
-                    "vcpus": d.vcpus,
-                    "ram_mb": d.ram_mb,
-                    "disk_gb": d.disk_gb,
-                    "volume_gb": d.volume_gb,
-                    "attach_to": None,
-                    "created_at": senlin.created_at or now,
-                    "updated_at": now,
-                    "deleted_at": None,
-                }
+                NewNode(
+                    id=a.id,
+                    project_id=c.project,
+                    name=s.name,
+                    kind=s.kind,
+                    status=NodeStatus.ACTIVE,
+                    host=a.host,
+                    zone=a.zone,
+                    profile=profile_document(s.profile),
+                    demand=s.demand,
+                    created_at=senlin.created_at or now,
+                    updated_at=now,
+                    cluster_id=c.id,
+                    group_name=s.group,
+                    part=s.part,
+                    replica=replica,
+                    status_reason="adopted from Senlin",
+                    address=a.address,
+                    provider_id=a.physical_id,
+                )
             )
             outcomes.append((a.id, s.name))
         names = dict(outcomes)
@@ -613,11 +608,11 @@ class SenlinImport:
                 conn,
                 [
                     {
-                        "node_id": r["id"],
+                        "node_id": r.id,
                         "project_id": c.project,
-                        "profile_id": by_id[r["id"]].profile_id,
-                        "metadata": dict(by_id[r["id"]].metadata),
-                        "role": by_id[r["id"]].role,
+                        "profile_id": by_id[r.id].profile_id,
+                        "metadata": dict(by_id[r.id].metadata),
+                        "role": by_id[r.id].role,
                         "tainted": False,
                     }
                     for r in rows

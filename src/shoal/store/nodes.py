@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
-from typing import Any
+from collections.abc import Collection, Iterable, Sequence
 
 from sqlalchemy import Connection, bindparam, func, insert, or_, select, tuple_, update
 
 from shoal.model.nodes import Demand
-from shoal.store.records import NodeRecord
+from shoal.store.records import NewNode, NodeChange, NodeRecord
 from shoal.store.reservations import reserved_by_host
 from shoal.store.tables import nodes
 
 
-def insert_nodes(conn: Connection, rows: list[dict[str, Any]]) -> None:
+def insert_nodes(conn: Connection, rows: Sequence[NewNode]) -> None:
     if rows:
-        conn.execute(insert(nodes), rows)
+        conn.execute(insert(nodes), [r.columns() for r in rows])
 
 
 def list_nodes(
@@ -109,20 +108,24 @@ def get_nodes(conn: Connection, ids: Iterable[str]) -> dict[str, NodeRecord]:
     return out
 
 
-def update_nodes(conn: Connection, updates: list[dict[str, Any]]) -> None:
-    """Each dict has `node_id` and the columns to set; dicts with the same keys run batched."""
-    by_keys: dict[tuple[str, ...], list[dict[str, Any]]] = {}
-    for u in updates:
-        by_keys.setdefault(tuple(sorted(u)), []).append(u)
+def update_nodes(conn: Connection, changes: Sequence[NodeChange]) -> None:
+    """Each change sets its columns on its node; changes that set the same columns run as
+    one batch."""
+    by_keys: dict[tuple[str, ...], list[tuple[str, dict[str, object]]]] = {}
+    for c in changes:
+        cols = c.columns()
+        by_keys.setdefault(tuple(sorted(cols)), []).append((c.node_id, cols))
     for keys, batch in by_keys.items():
-        cols: dict[str, Any] = {k: bindparam(f"v_{k}") for k in keys if k != "node_id"}
-        stmt = update(nodes).where(nodes.c.id == bindparam("node_id")).values(**cols)
+        if not keys:
+            continue
+        stmt = (
+            update(nodes)
+            .where(nodes.c.id == bindparam("node_id"))
+            .values(**{k: bindparam(f"v_{k}") for k in keys})
+        )
         conn.execute(
             stmt,
-            [
-                {"node_id": u["node_id"], **{f"v_{k}": u[k] for k in keys if k != "node_id"}}
-                for u in batch
-            ],
+            [{"node_id": nid, **{f"v_{k}": cols[k] for k in keys}} for nid, cols in batch],
         )
 
 

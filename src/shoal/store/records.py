@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+from enum import Enum
 from typing import Any
 
 from sqlalchemy import RowMapping
 
 from shoal.model.enums import ActionKind, ActionStatus, ClusterStatus, NodeKind, NodeStatus
+from shoal.model.nodes import Demand
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +83,80 @@ class NodeRecord:
         values["status"] = NodeStatus(values["status"])
         values["profile"] = dict(values["profile"])
         return cls(**values)
+
+
+@dataclass(frozen=True, slots=True)
+class NewNode:
+    """A node row as first written: its claim on a host (`host`, `demand`) recorded before any
+    provider call. Health starts UNKNOWN (the columns' defaults)."""
+
+    id: str
+    project_id: str
+    name: str
+    kind: NodeKind
+    status: NodeStatus
+    host: str | None
+    zone: str | None
+    profile: dict[str, Any]
+    demand: Demand
+    created_at: float
+    updated_at: float
+    cluster_id: str | None = None
+    group_name: str = ""
+    part: str | None = None
+    replica: int = 0
+    status_reason: str = ""
+    address: str | None = None
+    provider_id: str | None = None
+    attach_to: str | None = None
+
+    def columns(self) -> dict[str, object]:
+        """The row's columns, by name."""
+        out: dict[str, object] = {
+            f.name: getattr(self, f.name) for f in fields(self) if f.name != "demand"
+        }
+        d = self.demand
+        out.update(vcpus=d.vcpus, ram_mb=d.ram_mb, disk_gb=d.disk_gb, volume_gb=d.volume_gb)
+        out["deleted_at"] = None
+        return out
+
+
+class Unset(Enum):
+    """A column a `NodeChange` leaves alone (None is a value some columns take)."""
+
+    UNSET = "unset"
+
+
+UNSET = Unset.UNSET
+
+
+@dataclass(frozen=True, slots=True)
+class NodeChange:
+    """The columns one write sets on one node row; the others are left as they are. Changes
+    that set the same columns are written as one batch (`store/nodes.update_nodes`)."""
+
+    node_id: str
+    updated_at: float | Unset = UNSET
+    name: str | Unset = UNSET
+    cluster_id: str | Unset | None = UNSET
+    group_name: str | Unset = UNSET
+    status: NodeStatus | Unset = UNSET
+    status_reason: str | Unset = UNSET
+    provider_id: str | Unset | None = UNSET
+    address: str | Unset | None = UNSET
+    health: str | Unset = UNSET
+    health_reason: str | Unset = UNSET
+    checked_at: float | Unset | None = UNSET
+    deleted_at: float | Unset | None = UNSET
+
+    def columns(self) -> dict[str, object]:
+        """The columns set, by name (node_id is the row, not a column set)."""
+        out: dict[str, object] = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.name != "node_id" and value is not UNSET:
+                out[f.name] = value
+        return out
 
 
 @dataclass(frozen=True, slots=True)

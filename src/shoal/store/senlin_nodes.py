@@ -12,7 +12,7 @@ from sqlalchemy import Connection, delete, insert, or_, select, update
 from shoal.model.enums import ActionStatus
 from shoal.store import actions as action_repo
 from shoal.store import nodes as node_repo
-from shoal.store.records import NodeRecord
+from shoal.store.records import NewNode, NodeRecord
 from shoal.store.tables import actions, nodes, placement_lock
 from shoal.store.tables import senlin_nodes as t
 
@@ -69,7 +69,7 @@ def delete_extras(conn: Connection, node_id: str) -> None:
 
 def create_standalone(
     conn: Connection,
-    node_row: dict[str, Any],
+    node_row: NewNode,
     extras: NodeExtras,
     action: action_repo.NewAction,
     now: float,

@@ -21,6 +21,7 @@ from shoal.api.senlin.common import (
 from shoal.api.senlin.versions import version_of
 from shoal.service.senlin.action_bodies import parse_action
 from shoal.service.senlin.bodies import CLUSTER_CREATE, CLUSTER_UPDATE, request_body
+from shoal.service.senlin.create_body import parse_create
 from shoal.service.senlin.errors import BadRequest
 from shoal.service.senlin.queries import CLUSTERS
 from shoal.service.senlin.reads import Paging
@@ -37,8 +38,8 @@ async def list_clusters(request: Request, who: Caller) -> dict[str, Any]:
 
 @router.post("", status_code=202)
 async def create_cluster(request: Request, who: Caller) -> JSONResponse:
-    data = request_body(await body_of(request), CLUSTER_CREATE)
-    sub = await run_in_threadpool(clusters_of(request).create, who, data)
+    body = parse_create(request_body(await body_of(request), CLUSTER_CREATE))
+    sub = await run_in_threadpool(clusters_of(request).create, who, body)
     view = await run_in_threadpool(reads_of(request).cluster, who, sub.cluster.id)
     return accepted(request, {"cluster": view}, sub.action.id)
 

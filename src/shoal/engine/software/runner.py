@@ -64,7 +64,7 @@ from shoal.store import nodes as node_repo
 from shoal.store.actions import Completion
 from shoal.store.deployments import DeploymentRow, Finish, Publish
 from shoal.store.events import NewEvent, add_events
-from shoal.store.records import ActionRecord, ClusterRecord, NodeRecord
+from shoal.store.records import ActionRecord, ClusterRecord, NodeChange, NodeRecord
 from shoal.telemetry.notify import Notifier, Silent
 
 log = logging.getLogger("shoal.deployer")
@@ -520,7 +520,7 @@ class Deployer:
             )
             mine = [o for o in batch if o.claimed.action.id in done]
             nodes = node_repo.get_nodes(conn, [o.claimed.node.id for o in mine if o.claimed.node])
-            updates: list[dict[str, Any]] = []
+            updates: list[NodeChange] = []
             events: list[NewEvent] = []
             clusters: set[str] = set()
             for o in mine:
@@ -543,7 +543,7 @@ class Deployer:
                     continue
                 if not ok and n.status is NodeStatus.ACTIVE:
                     updates.append(
-                        {"node_id": n.id, "status": NodeStatus.WARNING, "status_reason": _reason(o)}
+                        NodeChange(n.id, now, status=NodeStatus.WARNING, status_reason=_reason(o))
                     )
                 elif (
                     ok
@@ -551,13 +551,13 @@ class Deployer:
                     and n.status_reason.startswith(REASON_PREFIX)
                 ):
                     updates.append(
-                        {"node_id": n.id, "status": NodeStatus.ACTIVE, "status_reason": ""}
+                        NodeChange(n.id, now, status=NodeStatus.ACTIVE, status_reason="")
                     )
                 else:
                     continue
                 if n.cluster_id is not None:
                     clusters.add(n.cluster_id)
-            node_repo.update_nodes(conn, [dict(u, updated_at=now) for u in updates])
+            node_repo.update_nodes(conn, updates)
             add_events(conn, events, now)
             for cid in clusters:
                 _resettle(conn, cid, now)

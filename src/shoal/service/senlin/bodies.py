@@ -9,7 +9,7 @@ body sent to a cluster that does not exist is still a 400 about the body, as in 
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,8 +37,8 @@ def malformed(body: object, key: str) -> dict[str, Any]:
 
 
 def check_fields(
-    data: dict[str, Any], required: Sequence[str] = (), optional: Sequence[str] = ()
-) -> dict[str, Any]:
+    data: Mapping[str, object], required: Sequence[str] = (), optional: Sequence[str] = ()
+) -> None:
     """Required fields present, nothing beyond required + optional."""
     for name in required:
         if name not in data:
@@ -48,7 +48,6 @@ def check_fields(
         said = ", ".join(f"'{k}'" for k in extra)
         verb = "was" if len(extra) == 1 else "were"
         raise BadRequest(f"Additional properties are not allowed ({said} {verb} unexpected)")
-    return data
 
 
 def flag(name: str, value: object) -> bool:
@@ -81,7 +80,7 @@ def integer(name: str, value: object, *, minimum: int | None = None) -> int:
     return result
 
 
-def node_list(data: dict[str, Any], name: str = "nodes") -> list[str]:
+def node_list(data: Mapping[str, object], name: str = "nodes") -> list[str]:
     """A non-empty list of distinct node references."""
     value = data.get(name, [])
     if not isinstance(value, list):
@@ -130,7 +129,8 @@ RECEIVER_UPDATE = BodySchema("receiver", (), ("name", "action", "params"), True)
 def request_body(body: object, schema: BodySchema) -> dict[str, Any]:
     """The checked inner body of a request (`{"cluster": {...}}` -> `{...}`)."""
     inner = malformed(body, schema.key) if schema.update else missing_key(body, schema.key)
-    return check_fields(inner, schema.required, schema.optional)
+    check_fields(inner, schema.required, schema.optional)
+    return inner
 
 
 MAX_DEPTH = 32

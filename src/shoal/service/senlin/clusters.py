@@ -13,19 +13,29 @@ from __future__ import annotations
 
 import dataclasses
 import uuid
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
 
-from shoal.documents.names import NAME_RULE, is_name
 from shoal.model.enums import ActionKind, Health, NodeStatus
 from shoal.service.clusters import RECOVERY_METHODS, Asked, ClusterService, Submitted
 from shoal.service.edits import Converge, ReplaceDocument
 from shoal.service.errors import ClusterBusy, NotFound
 from shoal.service.resize import Adjustment
 from shoal.service.senlin import meta
-from shoal.service.senlin.action_bodies import ClusterAction, bounded
+from shoal.service.senlin.action_bodies import (
+    ActionBody,
+    ClusterAction,
+    DelNodes,
+    LifecycleBody,
+    NodeRefs,
+    PolicyBody,
+    RecoverBody,
+    ReplaceNodes,
+    ResizeBody,
+    ScaleBody,
+)
 from shoal.service.senlin.attach import SenlinAttach
-from shoal.service.senlin.bodies import integer
+from shoal.service.senlin.create_body import ClusterCreate, cluster_name
 from shoal.service.senlin.edits import SenlinResize, UpdateCluster
 from shoal.service.senlin.errors import BadRequest, ClusterLocked
 from shoal.service.senlin.members import SenlinMembers
@@ -33,17 +43,12 @@ from shoal.service.senlin.policies import effect, scaling_event
 from shoal.service.senlin.policy_store import SenlinPolicies, checked_of
 from shoal.service.senlin.profiles import SenlinProfiles
 from shoal.service.senlin.requests import as_int, as_map
-from shoal.service.senlin.sizes import check_size_params
 from shoal.service.senlin.views import SENLIN_ACTION
 from shoal.store import clusters as cluster_repo
 from shoal.store import nodes as node_repo
 from shoal.store.records import Principal
 
-
-def _name(value: object) -> str:
-    if not isinstance(value, str) or not is_name(value):
-        raise BadRequest(f"Invalid cluster name '{value}': {NAME_RULE}.")
-    return value
+T = TypeVar("T")
 
 
 class SenlinClusters:
@@ -59,25 +64,8 @@ class SenlinClusters:
 
     # -- create, update, delete ---------------------------------------------------------------
 
-    def create(self, who: Principal, data: dict[str, Any]) -> Submitted:
-        name = _name(data["name"])
-        profile_ref = str(data["profile_id"])
-
-        def sized(key: str, minimum: int) -> int | None:
-            if data.get(key) is None:
-                return None
-            return bounded(key, integer(key, data[key], minimum=minimum))
-
-        min_size, max_size = sized("min_size", 0), sized("max_size", -1)
-        desired = sized("desired_capacity", 0)
-        timeout = sized("timeout", 0)
-        problem = check_size_params(None, desired, min_size, max_size, True)
-        if problem:
-            raise BadRequest(problem)
-        min_size = min_size or 0
-        max_size = -1 if max_size is None else max_size
-        desired = min_size if desired is None else desired
-        timeout = meta.DEFAULT_TIMEOUT if timeout is None else timeout
+    def create(self, who: Principal, body: ClusterCreate) -> Submitted:
+        name, profile_ref = body.name, body.profile_ref
         with self.db.reading() as conn:
             try:
                 row = self.profiles.row(conn, who, profile_ref)
@@ -88,16 +76,16 @@ class SenlinClusters:
         group: dict[str, Any] = {
             "name": name,
             "profile": self.profiles.native(row),
-            "count": desired,
-            "min": min_size,
+            "count": body.desired,
+            "min": body.min_size,
         }
-        if max_size >= 0:
-            group["max"] = max_size
+        if body.max_size >= 0:
+            group["max"] = body.max_size
         extra = meta.SenlinMeta(
-            metadata=as_map("metadata", data.get("metadata")),
-            profile_id=row["id"],
-            timeout=timeout,
-            config=as_map("config", data.get("config")),
+            metadata=body.metadata,
+            profile_id=row.id,
+            timeout=body.timeout,
+            config=body.config,
         )
         with self.db.reading() as conn:
             if cluster_repo.get_cluster(conn, name, who.project_id) is not None:
@@ -127,12 +115,14 @@ class SenlinClusters:
                         f"The specified profile '{pref}' could not be found."
                     ) from None
                 mine = meta.decode(cluster.document.get("metadata", {})).profile_id
-                if new_profile["type"] != self.members.profile_type(conn, who, mine):
+                if new_profile.stored_type != self.members.profile_type(conn, who, mine):
                     raise BadRequest(
                         "Cannot update a cluster to a different profile type, operation aborted."
                     )
         current = meta.decode(cluster.document.get("metadata", {}))
-        new_name = _name(data["name"]) if data.get("name") not in (None, cluster.name) else None
+        new_name = (
+            cluster_name(data["name"]) if data.get("name") not in (None, cluster.name) else None
+        )
         changes: dict[str, Any] = {}
         if data.get("metadata") is not None:
             changes["metadata"] = as_map("metadata", data["metadata"])
@@ -140,8 +130,8 @@ class SenlinClusters:
             changes["timeout"] = as_int("timeout", data["timeout"])
         if data.get("config") is not None:
             changes["config"] = as_map("config", data["config"])
-        if new_profile is not None and new_profile["id"] != current.profile_id:
-            changes["profile_id"] = new_profile["id"]
+        if new_profile is not None and new_profile.id != current.profile_id:
+            changes["profile_id"] = new_profile.id
         if new_name is None and not changes:
             raise BadRequest("No property needs an update.")
         native = (
@@ -167,20 +157,19 @@ class SenlinClusters:
         """Run a checked cluster action (`parse_action`) on the cluster `ref`, by the table of
         actions; a cluster busy with another action is Senlin's 409 naming the action refused."""
         try:
-            return _ACTIONS[action.name](self, who, ref, action.params)
+            return _ACTIONS[action.name](self, who, ref, action.body)
         except ClusterBusy:
             raise ClusterLocked(
                 f"CLUSTER_{action.name.upper()} for cluster '{ref}' cannot be completed "
                 "because it is already locked."
             ) from None
 
-    def scale(self, who: Principal, ref: str, out: bool, params: dict[str, Any]) -> Submitted:
+    def scale(self, who: Principal, ref: str, out: bool, body: ScaleBody) -> Submitted:
         """By `count`; without one, by the attached scaling policy for this direction (as
         Senlin did), or by one node."""
         kind = ActionKind.CLUSTER_SCALE_OUT if out else ActionKind.CLUSTER_SCALE_IN
-        raw = params.get("count")
-        group = params.get("nodegroup")
-        policy = self._scaling_policy(who, ref, kind) if raw is None else None
+        group = body.nodegroup
+        policy = self._scaling_policy(who, ref, kind) if body.count is None else None
         if policy is not None:
             adjustment = Adjustment(policy["adjustment_type"])
             number = float(policy["number"])
@@ -191,7 +180,7 @@ class SenlinClusters:
                 adjustment, number, group, min_step=step, strict=bool(policy["strict"])
             )
             return self._resize(who, ref, kind, change, {"policy": policy})
-        count = 1 if raw is None else int(raw)
+        count = 1 if body.count is None else body.count
         if count == 0:
             verb = "scale-out" if out else "scale-in"
             raise BadRequest(f"Count for {verb} request cannot be 0.")
@@ -202,30 +191,29 @@ class SenlinClusters:
         with self.db.reading() as conn:
             cluster = self.svc.get(conn, who, ref)
             for b in meta.decode(cluster.document.get("metadata", {})).policies:
-                if not b.get("enabled", True):
+                if not b.enabled:
                     continue
                 try:
-                    checked = checked_of(self.policies.row(conn, who, b["policy_id"]))
+                    checked = checked_of(self.policies.row(conn, who, b.policy_id))
                 except NotFound:
                     continue
                 if scaling_event(checked) == str(kind):
-                    found: dict[str, Any] = effect(checked, "", b["policy_id"]).group["scaling"]
+                    found: dict[str, Any] = effect(checked, "", b.policy_id).group["scaling"]
                     return found
         return None
 
-    def resize(self, who: Principal, ref: str, params: dict[str, Any]) -> Submitted:
-        adjustment: Adjustment | None = params.get("adjustment_type")
+    def resize(self, who: Principal, ref: str, body: ResizeBody) -> Submitted:
         change = SenlinResize(
-            adjustment,
-            float(params.get("number", 0)),
-            params.get("nodegroup"),
-            min_size=params.get("min_size"),
-            max_size=params.get("max_size"),
-            min_step=int(params.get("min_step", 1)) or 1,
-            strict=bool(params.get("strict", True)),
+            body.adjustment_type,
+            0.0 if body.number is None else body.number,
+            body.nodegroup,
+            min_size=body.min_size,
+            max_size=body.max_size,
+            min_step=body.min_step or 1,
+            strict=True if body.strict is None else body.strict,
         )
         said = {
-            "adjustment_type": str(adjustment) if adjustment else None,
+            "adjustment_type": str(body.adjustment_type) if body.adjustment_type else None,
             "number": change.number,
             "min_size": change.min_size,
             "max_size": change.max_size,
@@ -240,14 +228,13 @@ class SenlinClusters:
         ref: str,
         kind: ActionKind,
         change: SenlinResize,
-        said: dict[str, Any],
+        said: Mapping[str, object],
     ) -> Submitted:
-        group = str(change.nodegroup) if change.nodegroup is not None else None
-        change = dataclasses.replace(change, nodegroup=group)
-        return self.svc.submit(who, ref, [change], Asked(kind, dict(said, nodegroup=group)))
+        group = change.nodegroup
+        return self.svc.submit(who, ref, [change], Asked(kind, {**said, "nodegroup": group}))
 
-    def recover(self, who: Principal, ref: str, params: dict[str, Any]) -> Submitted:
-        operation = params.get("operation")
+    def recover(self, who: Principal, ref: str, body: RecoverBody) -> Submitted:
+        operation = body.operation
         how: str | None = None
         if operation is not None:
             how = str(operation).lower()
@@ -270,23 +257,41 @@ class SenlinClusters:
         return self.svc.submit(who, ref, [Converge()], Asked(ActionKind.CLUSTER_RECOVER, said))
 
 
-Act = Callable[[SenlinClusters, Principal, str, dict[str, Any]], Submitted]
+Act = Callable[[SenlinClusters, Principal, str, ActionBody], Submitted]
+"""Runs one action; its body is the type `parse_action` made for that name (`_ACTIONS` and
+`action_bodies._PARSERS` are keyed alike, `_typed` checks the pairing at run time)."""
+
+
+def _typed(want: type[T], run: Callable[[SenlinClusters, Principal, str, T], Submitted]) -> Act:
+    def act(s: SenlinClusters, who: Principal, ref: str, body: ActionBody) -> Submitted:
+        if not isinstance(body, want):
+            raise TypeError(f"{type(body).__name__} is not a {want.__name__}")
+        return run(s, who, ref, body)
+
+    return act
 
 
 _ACTIONS: dict[str, Act] = {
-    "scale_out": lambda s, who, ref, p: s.scale(who, ref, True, p),
-    "scale_in": lambda s, who, ref, p: s.scale(who, ref, False, p),
-    "resize": lambda s, who, ref, p: s.resize(who, ref, p),
-    "add_nodes": lambda s, who, ref, p: s.members.add_nodes(who, ref, p),
-    "del_nodes": lambda s, who, ref, p: s.members.del_nodes(
-        who, ref, p["nodes"], bool(p.get("destroy_after_deletion"))
+    "scale_out": _typed(ScaleBody, lambda s, who, ref, b: s.scale(who, ref, True, b)),
+    "scale_in": _typed(ScaleBody, lambda s, who, ref, b: s.scale(who, ref, False, b)),
+    "resize": _typed(ResizeBody, lambda s, who, ref, b: s.resize(who, ref, b)),
+    "add_nodes": _typed(NodeRefs, lambda s, who, ref, b: s.members.add_nodes(who, ref, b.nodes)),
+    "del_nodes": _typed(
+        DelNodes,
+        lambda s, who, ref, b: s.members.del_nodes(
+            who, ref, list(b.nodes), b.destroy_after_deletion
+        ),
     ),
-    "replace_nodes": lambda s, who, ref, p: s.members.replace_nodes(who, ref, p["nodes"]),
-    "check": lambda s, who, ref, p: s.noop(who, ref, "CLUSTER_CHECK"),
-    "recover": lambda s, who, ref, p: s.recover(who, ref, p),
-    "complete_lifecycle": lambda s, who, ref, p: s.noop(who, ref, "CLUSTER_COMPLETE_LIFECYCLE"),
-    "policy_attach": lambda s, who, ref, p: s.attach.attach(who, ref, p),
-    "policy_detach": lambda s, who, ref, p: s.attach.detach(who, ref, p),
-    "policy_update": lambda s, who, ref, p: s.attach.update(who, ref, p),
+    "replace_nodes": _typed(
+        ReplaceNodes, lambda s, who, ref, b: s.members.replace_nodes(who, ref, dict(b.pairs))
+    ),
+    "check": _typed(RecoverBody, lambda s, who, ref, b: s.noop(who, ref, "CLUSTER_CHECK")),
+    "recover": _typed(RecoverBody, lambda s, who, ref, b: s.recover(who, ref, b)),
+    "complete_lifecycle": _typed(
+        LifecycleBody, lambda s, who, ref, b: s.noop(who, ref, "CLUSTER_COMPLETE_LIFECYCLE")
+    ),
+    "policy_attach": _typed(PolicyBody, lambda s, who, ref, b: s.attach.attach(who, ref, b)),
+    "policy_detach": _typed(PolicyBody, lambda s, who, ref, b: s.attach.detach(who, ref, b)),
+    "policy_update": _typed(PolicyBody, lambda s, who, ref, b: s.attach.update(who, ref, b)),
 }
 """Senlin's cluster actions (`parse_action` admits only these names), each to what runs it."""

@@ -21,6 +21,7 @@ from shoal.service.errors import Conflict, OutOfBounds
 from shoal.service.resize import Adjustment
 from shoal.service.senlin import meta
 from shoal.service.senlin.errors import BadRequest
+from shoal.service.senlin.meta import PolicyBinding
 from shoal.service.senlin.policies import effect
 from shoal.service.senlin.policy_store import checked_of
 from shoal.service.senlin.sizes import Bounds, bounds_message, check_size_params, target_of
@@ -28,6 +29,7 @@ from shoal.store import senlin_clusters as senlin_cluster_repo
 from shoal.store import senlin_nodes as senlin_node_repo
 from shoal.store.records import ClusterRecord
 from shoal.store.senlin_conn import Conn
+from shoal.store.senlin_policies import PolicyRecord
 
 SENLIN = GroupWording(
     ambiguous="Cluster '{cluster}' has {count} node groups; say which one with 'nodegroup'.",
@@ -169,9 +171,9 @@ class BindPolicies:
     """The cluster's policy bindings changed from `before` to `after`: the fields written by
     every policy involved are cleared, then the enabled bindings are applied in order."""
 
-    before: Sequence[Mapping[str, Any]]
-    after: Sequence[Mapping[str, Any]]
-    rows: Mapping[str, Mapping[str, Any]]
+    before: Sequence[PolicyBinding]
+    after: Sequence[PolicyBinding]
+    rows: Mapping[str, PolicyRecord]
     """The policies involved, by id, as stored."""
 
     def apply(self, doc: Document, scene: Scene) -> Applied:
@@ -182,7 +184,7 @@ class BindPolicies:
             )
         group = groups[0]
         for b in [*self.before, *self.after]:
-            e = effect(checked_of(dict(self.rows[b["policy_id"]])), group["name"], b["policy_id"])
+            e = effect(checked_of(self.rows[b.policy_id]), group["name"], b.policy_id)
             for key in e.group:
                 group.pop(key, None)
             gone = {g["name"] for g in e.groupings}
@@ -191,9 +193,9 @@ class BindPolicies:
                 names = {x["name"] for x in entries}
                 doc[key] = [x for x in doc.get(key, []) if x.get("name") not in names]
         for b in self.after:
-            if not b.get("enabled", True):
+            if not b.enabled:
                 continue
-            e = effect(checked_of(dict(self.rows[b["policy_id"]])), group["name"], b["policy_id"])
+            e = effect(checked_of(self.rows[b.policy_id]), group["name"], b.policy_id)
             group.update(copy.deepcopy(e.group))
             doc.setdefault("groupings", []).extend(copy.deepcopy(e.groupings))
             for key, entries in e.sections.items():  # a load balancer (issue 26)
@@ -202,7 +204,5 @@ class BindPolicies:
             if not doc.get(key):
                 doc.pop(key, None)
         m = meta.decode(doc.get("metadata", {}))
-        doc["metadata"] = meta.encode(
-            dataclasses.replace(m, policies=[dict(b) for b in self.after])
-        )
+        doc["metadata"] = meta.encode(dataclasses.replace(m, policies=tuple(self.after)))
         return Applied(doc)

@@ -8,6 +8,7 @@ service's one path, so a Senlin membership change and a native one can never dis
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from shoal.documents.names import NAME_RULE, is_name
@@ -40,7 +41,7 @@ class SenlinMembers:
         if profile_id is None:
             return DEFAULT_PROFILE_TYPE
         try:
-            return str(self.profiles.row(conn, who, profile_id)["type"])
+            return self.profiles.row(conn, who, profile_id).stored_type
         except (NotFound, BadRequest):
             return DEFAULT_PROFILE_TYPE
 
@@ -55,7 +56,9 @@ class SenlinMembers:
         if problem:
             raise BadRequest(problem)
 
-    def _found(self, conn: Conn, who: Principal, refs: list[str], what: str) -> list[NodeRecord]:
+    def _found(
+        self, conn: Conn, who: Principal, refs: Sequence[str], what: str
+    ) -> list[NodeRecord]:
         found: list[NodeRecord] = []
         missing: list[str] = []
         for r in refs:
@@ -105,10 +108,9 @@ class SenlinMembers:
         if clash:
             raise BadRequest(f"The cluster already has nodes named {clash}.")
 
-    def add_nodes(self, who: Principal, ref: str, params: dict[str, Any]) -> Submitted:
+    def add_nodes(self, who: Principal, ref: str, refs: Sequence[str]) -> Submitted:
         """Senlin adopts standalone nodes: each becomes an instance of the cluster's document
         and its row joins the cluster in the same transaction, so planning finds it made."""
-        refs: list[str] = params["nodes"]
         with self.db.reading() as conn:
             cluster = self.svc.get(conn, who, ref)
             found = dict(zip(refs, self._found(conn, who, refs, "Nodes"), strict=True))
@@ -142,7 +144,7 @@ class SenlinMembers:
                 cluster = self.svc.get(conn, who, ref)
             except NotFound:
                 raise BadRequest(f"The specified cluster '{ref}' could not be found.") from None
-            if row["type"] != self._cluster_type(conn, who, cluster):
+            if row.stored_type != self._cluster_type(conn, who, cluster):
                 raise BadRequest("Node and cluster have different profile type, operation aborted.")
             self._check_size(cluster, 1)
         instance = {"name": name, "profile": self.profiles.native(row)}

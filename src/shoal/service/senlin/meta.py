@@ -24,6 +24,34 @@ DEFAULT_TIMEOUT = 3600
 
 
 @dataclass(frozen=True, slots=True)
+class PolicyBinding:
+    """A policy attached to a cluster, in attachment order (stored as JSON in the metadata)."""
+
+    policy_id: str
+    enabled: bool = True
+    priority: int | None = None
+    """Kept from an imported Senlin binding; Shoal applies bindings in order."""
+
+    def to_json(self) -> dict[str, object]:
+        out: dict[str, object] = {"policy_id": self.policy_id, "enabled": self.enabled}
+        if self.priority is not None:
+            out["priority"] = self.priority
+        return out
+
+    @staticmethod
+    def from_json(value: object) -> PolicyBinding | None:
+        """A stored binding; None for an entry that names no policy."""
+        if not isinstance(value, dict) or not isinstance(value.get("policy_id"), str):
+            return None
+        priority = value.get("priority")
+        return PolicyBinding(
+            value["policy_id"],
+            bool(value.get("enabled", True)),
+            priority if isinstance(priority, int) and not isinstance(priority, bool) else None,
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class SenlinMeta:
     """A cluster's Senlin-only fields."""
 
@@ -31,8 +59,8 @@ class SenlinMeta:
     profile_id: str | None = None
     timeout: int = DEFAULT_TIMEOUT
     config: dict[str, Any] = field(default_factory=dict)
-    policies: list[dict[str, Any]] = field(default_factory=list)
-    """Attached policies: {"policy_id", "enabled", "priority"...}."""
+    policies: tuple[PolicyBinding, ...] = ()
+    """Attached policies, in attachment order."""
     name: str | None = None
     """The name Senlin clients gave, when another cluster of the project already had it (Shoal's
     cluster names are unique; Senlin's may repeat)."""
@@ -54,7 +82,7 @@ def encode(m: SenlinMeta) -> dict[str, str]:
     if m.config:
         out[CONFIG] = json.dumps(m.config, sort_keys=True)
     if m.policies:
-        out[POLICIES] = json.dumps(m.policies, sort_keys=True)
+        out[POLICIES] = json.dumps([b.to_json() for b in m.policies], sort_keys=True)
     if m.name is not None:
         out[NAME] = m.name
     return out
@@ -73,7 +101,9 @@ def decode(doc_metadata: dict[str, Any]) -> SenlinMeta:
         profile_id=raw.get(PROFILE_ID),
         timeout=int(timeout) if isinstance(timeout, str) and timeout.isdigit() else DEFAULT_TIMEOUT,
         config=_json(raw.get(CONFIG), {}),
-        policies=_json(raw.get(POLICIES), []),
+        policies=tuple(
+            b for b in map(PolicyBinding.from_json, _json(raw.get(POLICIES), [])) if b is not None
+        ),
         name=raw.get(NAME) if isinstance(raw.get(NAME), str) else None,
     )
 

@@ -4,7 +4,8 @@ shows them among profiles; names may repeat, as in Senlin."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, TypeVar
 
 from shoal.clock import Clock
 from shoal.service.errors import NotFound
@@ -22,46 +23,46 @@ from shoal.store.senlin_conn import Conn
 from shoal.store.senlin_lists import ListQuery
 
 TYPE_PREFIX = "senlin.policy."
+T = TypeVar("T")
 
 
-def _row(p: repo.PolicyRecord) -> dict[str, Any]:
-    """A stored policy as the façade's modules read it."""
+def checked_of(p: repo.PolicyRecord) -> CheckedPolicy:
+    return CheckedPolicy(p.type, p.spec)
+
+
+def _view(
+    pid: str | None,
+    name: str,
+    type_name: str,
+    spec: Mapping[str, object],
+    project: str,
+    created_at: float | None,
+    updated_at: float | None,
+) -> dict[str, Any]:
     return {
-        "id": p.id,
-        "name": p.name,
-        "type": p.type,
-        "spec": {"senlin": {"spec": p.spec, "updated_at": p.updated_at}},
-        "project_id": p.project_id,
-        "created_at": p.created_at,
-    }
-
-
-def checked_of(row: dict[str, Any]) -> CheckedPolicy:
-    return CheckedPolicy(row["type"], row["spec"]["senlin"]["spec"])
-
-
-def policy_view(row: dict[str, Any]) -> dict[str, Any]:
-    env = row["spec"]["senlin"]
-    created = row.get("created_at")
-    return {
-        "id": row["id"],
-        "name": row["name"],
-        "type": row["type"],
-        "spec": env["spec"],
+        "id": pid,
+        "name": name,
+        "type": type_name,
+        "spec": spec,
         "data": {},
-        "project": row.get("project_id"),
+        "project": project,
         "user": None,
         "domain": None,
-        "created_at": isotime(created) if isinstance(created, int | float) else None,
-        "updated_at": isotime(env.get("updated_at")),
+        "created_at": isotime(created_at) if created_at is not None else None,
+        "updated_at": isotime(updated_at),
     }
+
+
+def policy_view(p: repo.PolicyRecord) -> dict[str, Any]:
+    """Senlin's view of a stored policy."""
+    return _view(p.id, p.name, p.type, p.spec, p.project_id, p.created_at, p.updated_at)
 
 
 def _name(value: object) -> str:
     return check_name("policy", value)
 
 
-def one(found: list[Any], ref: str, kind: str) -> Any:
+def one(found: Sequence[T], ref: str, kind: str) -> T:
     """The single match of a lookup, or Senlin's 404 / 'Multiple results' 400."""
     if not found:
         raise NotFound(f"The {kind} '{ref}' could not be found.")
@@ -77,8 +78,8 @@ class SenlinPolicies:
         self.db = db
         self.clock = clock
 
-    def row(self, conn: Conn, who: Principal, ref: str) -> dict[str, Any]:
-        return _row(one(repo.find_policies(conn, who.project_id, ref), ref, "policy"))
+    def row(self, conn: Conn, who: Principal, ref: str) -> repo.PolicyRecord:
+        return one(repo.find_policies(conn, who.project_id, ref), ref, "policy")
 
     def page(self, who: Principal, query: ListQuery) -> list[dict[str, Any]]:
         """One page of Senlin's policy list, filtered, sorted and paged in SQL."""
@@ -87,7 +88,7 @@ class SenlinPolicies:
                 found = list_repo.list_policies(conn, query)
             except list_repo.MarkerNotFound:
                 raise BadRequest(f"The marker '{query.marker}' could not be found.") from None
-            return [policy_view(_row(p)) for p in found]
+            return [policy_view(p) for p in found]
 
     def get(self, who: Principal, ref: str) -> dict[str, Any]:
         with self.db.reading() as conn:
@@ -95,14 +96,9 @@ class SenlinPolicies:
 
     def validate(self, who: Principal, body: dict[str, Any]) -> dict[str, Any]:
         checked = parse_policy_spec(body.get("spec"))
-        row = {
-            "id": None,
-            "name": "validated_policy",
-            "type": checked.type_name,
-            "spec": {"senlin": {"spec": checked.spec}},
-            "project_id": who.project_id,
-        }
-        return policy_view(row)
+        return _view(
+            None, "validated_policy", checked.type_name, checked.spec, who.project_id, None, None
+        )
 
     def create(self, who: Principal, body: dict[str, Any]) -> dict[str, Any]:
         name = _name(body.get("name"))
@@ -114,14 +110,14 @@ class SenlinPolicies:
             p = repo.create_policy(
                 conn, who.project_id, name, checked.type_name, checked.spec, self.clock.now()
             )
-        return policy_view(_row(p))
+        return policy_view(p)
 
     def update(self, who: Principal, ref: str, body: dict[str, Any]) -> dict[str, Any]:
         name = _name(body["name"])
         with self.db.transaction() as conn:
             row = self.row(conn, who, ref)
-            repo.rename_policy(conn, row["id"], name, self.clock.now())
-            return policy_view(self.row(conn, who, row["id"]))
+            repo.rename_policy(conn, row.id, name, self.clock.now())
+            return policy_view(self.row(conn, who, row.id))
 
     def delete(self, who: Principal, ref: str) -> None:
         with self.db.transaction() as conn:
@@ -130,12 +126,12 @@ class SenlinPolicies:
                 c.name
                 for c in cluster_repo.list_clusters(conn, who.project_id)
                 if any(
-                    p.get("policy_id") == row["id"]
-                    for p in meta.decode(c.document.get("metadata", {})).policies
+                    b.policy_id == row.id
+                    for b in meta.decode(c.document.get("metadata", {})).policies
                 )
             ]
             if users:
                 raise ResourceInUse(
                     f"The policy '{ref}' cannot be deleted: still attached to some clusters."
                 )
-            repo.delete_policy(conn, row["id"])
+            repo.delete_policy(conn, row.id)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import copy
 import uuid
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from shoal.clock import Clock
@@ -73,6 +74,54 @@ def senlin_name(row: dict[str, Any]) -> str:
     return str(row["name"])
 
 
+@dataclass(frozen=True, slots=True)
+class SenlinProfile:
+    """A stored profile as the façade reads it, built once from the store's row: what Senlin
+    shows (name, type, spec, metadata) beside what Shoal stored (`stored_name`, `stored_type`,
+    `stored_spec`, from which `native_of` builds a node group's profile)."""
+
+    id: str
+    name: str
+    type_name: str
+    spec: dict[str, Any]
+    metadata: dict[str, Any]
+    updated_at: float | None
+    stored_name: str
+    stored_type: str
+    stored_spec: dict[str, Any]
+    project_id: str | None
+    created_at: float | None
+
+    @property
+    def envelope(self) -> bool:
+        """Made through the façade (its spec kept as Senlin was given it)."""
+        return self.stored_type in PROFILE_TYPES and ENVELOPE in self.stored_spec
+
+    @property
+    def properties(self) -> dict[str, Any]:
+        """A façade-made profile's spec properties ({} for a native profile)."""
+        return dict(self.spec.get("properties") or {}) if self.envelope else {}
+
+
+def profile_of(row: dict[str, Any]) -> SenlinProfile:
+    """The façade's reading of a store row (`store/profiles.py`)."""
+    type_name, spec, metadata, updated_at = senlin_parts(row)
+    created = row.get("created_at")
+    return SenlinProfile(
+        id=str(row["id"]),
+        name=senlin_name(row),
+        type_name=type_name,
+        spec=spec,
+        metadata=metadata,
+        updated_at=updated_at,
+        stored_name=str(row["name"]),
+        stored_type=str(row["type"]),
+        stored_spec=dict(row["spec"]),
+        project_id=row.get("project_id"),
+        created_at=float(created) if isinstance(created, int | float) else None,
+    )
+
+
 def _stored_name(conn: Conn, project_id: str, name: str) -> str:
     """`name`, or a unique variant of it: Senlin lets profile names repeat, Shoal does not."""
     if repo.get_profile(conn, project_id, name) is None:
@@ -80,19 +129,11 @@ def _stored_name(conn: Conn, project_id: str, name: str) -> str:
     return f"{name[:200]}~{uuid.uuid4().hex[:8]}"
 
 
-def properties_of(row: dict[str, Any]) -> dict[str, Any]:
-    """A façade-made profile's spec properties ({} for a native profile)."""
-    if not is_envelope(row):
-        return {}
-    return dict(row["spec"][ENVELOPE]["spec"].get("properties") or {})
-
-
-def native_of(row: dict[str, Any]) -> dict[str, Any]:
+def native_of(p: SenlinProfile) -> dict[str, Any]:
     """The native profile a stored profile (either kind, not a heat stack) stands for."""
-    if is_envelope(row):
-        spec = row["spec"][ENVELOPE]["spec"]
-        return to_native(row["type"], dict(spec.get("properties") or {}))
-    return copy.deepcopy(dict(row["spec"]))
+    if p.envelope:
+        return to_native(p.stored_type, p.properties)
+    return copy.deepcopy(p.stored_spec)
 
 
 def _name(value: object) -> str:
@@ -113,17 +154,16 @@ class SenlinProfiles:
         self.inventory = inventory
         self.clock = clock
 
-    def row(self, conn: Conn, who: Principal, ref: str) -> dict[str, Any]:
+    def row(self, conn: Conn, who: Principal, ref: str) -> SenlinProfile:
         """By id, else by (Senlin) name, else by short id; two matches are Senlin's 400."""
         by_id = repo.get_profile(conn, who.project_id, ref)
         if by_id is not None and by_id["id"] == ref:
-            return by_id
-        rows = repo.list_profiles(conn, who.project_id)
-        named = [r for r in rows if senlin_name(r) == ref]
+            return profile_of(by_id)
+        rows = [profile_of(r) for r in repo.list_profiles(conn, who.project_id)]
+        named = [r for r in rows if r.name == ref]
         if not named:
-            named = [r for r in rows if str(r["id"]).startswith(ref)]
-        found: dict[str, Any] = one(named, ref, "profile")
-        return found
+            named = [r for r in rows if r.id.startswith(ref)]
+        return one(named, ref, "profile")
 
     def page(self, query: list_repo.ListQuery) -> list[dict[str, Any]]:
         """One page of Senlin's profile list, filtered, sorted and paged in SQL."""
@@ -132,7 +172,7 @@ class SenlinProfiles:
                 rows = list_repo.list_profiles(conn, query, NAMING)
             except list_repo.MarkerNotFound:
                 raise BadRequest(f"The marker '{query.marker}' could not be found.") from None
-        return [self.view(r) for r in rows]
+        return [self.view(profile_of(r)) for r in rows]
 
     def get(self, who: Principal, ref: str) -> dict[str, Any]:
         with self.db.reading() as conn:
@@ -147,26 +187,22 @@ class SenlinProfiles:
             read_stack(dict(checked.spec["properties"]), self.inventory())
         return checked
 
-    def stack(self, row: dict[str, Any]) -> StackReading | None:
+    def stack(self, row: SenlinProfile) -> StackReading | None:
         """What an `os.heat.stack` profile's template makes (None for other types)."""
-        if row.get("type") != HEAT_STACK or not is_envelope(row):
+        if row.stored_type != HEAT_STACK or not row.envelope:
             return None
-        return read_stack(properties_of(row), self.inventory())
+        return read_stack(row.properties, self.inventory())
 
-    def native(self, row: dict[str, Any]) -> dict[str, Any]:
+    def native(self, row: SenlinProfile) -> dict[str, Any]:
         """The native profile a node group of this stored profile is made from."""
         stack = self.stack(row)
         return stack.native() if stack is not None else native_of(row)
 
     def validate(self, who: Principal, body: dict[str, Any]) -> dict[str, Any]:
         checked = self._checked(body.get("spec"))
-        row = {
-            "id": None,
-            "name": "validated_profile",
-            "project_id": who.project_id,
-            "created_at": None,
-        }
-        return profile_view(row, checked.type_name, checked.spec, {}, None)
+        return profile_view(
+            None, "validated_profile", checked.type_name, checked.spec, {}, who.project_id
+        )
 
     def create(self, who: Principal, body: dict[str, Any]) -> dict[str, Any]:
         name = _name(body.get("name"))
@@ -188,11 +224,13 @@ class SenlinProfiles:
                 {ENVELOPE: env},
                 self.clock.now(),
             )
-        return self.view(row)
+        return self.view(profile_of(row))
 
     @staticmethod
-    def view(row: dict[str, Any]) -> dict[str, Any]:
-        return dict(profile_view(row, *senlin_parts(row)), name=senlin_name(row))
+    def view(p: SenlinProfile) -> dict[str, Any]:
+        return profile_view(
+            p.id, p.name, p.type_name, p.spec, p.metadata, p.project_id, p.created_at, p.updated_at
+        )
 
     def update(self, who: Principal, ref: str, body: dict[str, Any]) -> dict[str, Any]:
         if not body:
@@ -200,12 +238,12 @@ class SenlinProfiles:
         with self.db.transaction() as conn:
             row = self.row(conn, who, ref)
             values: dict[str, Any] = {}
-            name = senlin_name(row)
+            name = row.name
             if "name" in body and body["name"] != name:
                 name = _name(body["name"])
                 values["name"] = _stored_name(conn, who.project_id, name)
-            if is_envelope(row):
-                _, spec, metadata, _ = senlin_parts(row)
+            if row.envelope:
+                spec, metadata = row.spec, row.metadata
                 if "metadata" in body:
                     metadata = _metadata(body["metadata"])
                 env = {
@@ -217,13 +255,13 @@ class SenlinProfiles:
                 values["spec"] = {ENVELOPE: env}
             elif body.get("metadata"):
                 raise BadRequest(
-                    f"Profile '{row['name']}' was created through Shoal's native API and keeps "
+                    f"Profile '{row.stored_name}' was created through Shoal's native API and keeps "
                     "no metadata; only its name can be changed here."
                 )
             if not values:
                 return self.view(row)
-            repo.update_profile(conn, row["id"], values)
-            fresh = self.row(conn, who, row["id"])
+            repo.update_profile(conn, row.id, values)
+            fresh = self.row(conn, who, row.id)
         return self.view(fresh)
 
     def delete(self, who: Principal, ref: str) -> None:
@@ -232,11 +270,11 @@ class SenlinProfiles:
             users = [
                 c.name
                 for c in cluster_repo.list_clusters(conn, who.project_id)
-                if meta.decode(c.document.get("metadata", {})).profile_id == row["id"]
+                if meta.decode(c.document.get("metadata", {})).profile_id == row.id
             ]
             if users:
                 raise ResourceInUse(
                     f"The profile '{ref}' cannot be deleted: still referenced by some clusters "
                     "and/or nodes."
                 )
-            repo.delete_profile(conn, who.project_id, row["id"])
+            repo.delete_profile(conn, who.project_id, row.id)

@@ -11,7 +11,7 @@ from shoal.service.errors import NotFound
 from shoal.service.senlin import meta
 from shoal.service.senlin.errors import BadRequest
 from shoal.service.senlin.nodes import find_node
-from shoal.service.senlin.profiles import properties_of, senlin_name
+from shoal.service.senlin.profiles import profile_of, senlin_name
 from shoal.service.senlin.shortid import by_short_id
 from shoal.service.senlin.specs import HEAT_STACK
 from shoal.service.senlin.stacks import stack_details
@@ -204,7 +204,7 @@ class SenlinReads:
         if pid not in stacks:
             row = profile_repo.get_profile(conn, n.project_id, pid)
             is_stack = row is not None and row.get("type") == HEAT_STACK
-            stacks[pid] = stack_details(properties_of(row)) if row and is_stack else None
+            stacks[pid] = stack_details(profile_of(row).properties) if row and is_stack else None
         stack = stacks[pid]
         if stack is not None:
             view["details"]["stack"] = {"stack_status": str(n.status), **stack}

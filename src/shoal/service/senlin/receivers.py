@@ -12,19 +12,21 @@ from __future__ import annotations
 
 import builtins
 import uuid
+from collections.abc import Sequence
 from typing import Any
 
 from shoal.service.edits import RECEIVER, spec_group
 from shoal.service.errors import Invalid, NotFound
-from shoal.service.receivers import ReceiverAction, ReceiverService
-from shoal.service.receivers import receiver_view as native_view
+from shoal.service.receivers import ReceiverAction, ReceiverService, parse_receiver
 from shoal.service.senlin.bodies import check_name
 from shoal.service.senlin.errors import BadRequest, FeatureNotSupported
 from shoal.service.senlin.requests import as_map
 from shoal.service.senlin.shortid import by_short_id
 from shoal.service.triggers import check_params
+from shoal.service.views import iso
 from shoal.store import senlin_lists as list_repo
 from shoal.store import senlin_receivers as repo
+from shoal.store.receivers import ReceiverRecord
 from shoal.store.records import Principal
 from shoal.store.senlin_conn import Conn
 from shoal.store.senlin_lists import ListQuery
@@ -41,27 +43,22 @@ RESIZE = "CLUSTER_RESIZE"
 `adjustment_type` and `number`), the closest native action."""
 
 
-def receiver_view(native: dict[str, Any], alarm_url: str | None = None) -> dict[str, Any]:
+def receiver_view(r: ReceiverRecord, alarm_url: str | None = None) -> dict[str, Any]:
     return {
-        "id": native["id"],
-        "name": native["name"],
+        "id": r.id,
+        "name": r.name,
         "type": "webhook",
-        "cluster_id": native["cluster_id"],
-        "action": _SENLIN.get(str(native["action"]), str(native["action"]).upper()),
-        "params": native.get("params") or {},
+        "cluster_id": r.cluster_id,
+        "action": _SENLIN.get(str(r.action), str(r.action).upper()),
+        "params": r.params or {},
         "actor": {},
         "channel": {"alarm_url": alarm_url} if alarm_url else {},
-        "created_at": native.get("created_at"),
-        "updated_at": native.get("triggered_at"),
-        "project": native.get("project"),
+        "created_at": iso(r.created_at),
+        "updated_at": iso(r.triggered_at),
+        "project": r.project_id,
         "user": None,
         "domain": None,
     }
-
-
-def secret_of(native: dict[str, Any]) -> str:
-    url = str(native.get("webhook_url", ""))
-    return url.partition("token=")[2]
 
 
 def _number(value: object) -> object:
@@ -129,23 +126,21 @@ class SenlinReceivers:
             "params": native_params(params) if native_action != "recover" else {},
         }
         try:
-            native = self.receivers.create(who, body)
+            native, secret = self.receivers.add(who, parse_receiver(body))
         except NotFound:
             raise BadRequest(f"The specified cluster '{cluster}' could not be found.") from None
         with self.receivers.db.transaction() as conn:
-            extras = SenlinReceiver(
-                str(native["id"]), RESIZE if action == RESIZE else None, name, params
-            )
+            extras = SenlinReceiver(native.id, RESIZE if action == RESIZE else None, name, params)
             repo.put(conn, extras)
-        return self._views([native])[0], secret_of(native)
+        return self._views([native])[0], secret
 
-    def _views(self, natives: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    def _views(self, natives: Sequence[ReceiverRecord]) -> list[dict[str, Any]]:
         with self.receivers.db.reading() as conn:
-            senlin = repo.extras_of(conn, [str(r["id"]) for r in natives])
+            senlin = repo.extras_of(conn, [r.id for r in natives])
         out = []
         for r in natives:
             view = receiver_view(r)
-            e = senlin.get(r["id"])
+            e = senlin.get(r.id)
             if e is not None:
                 if e.action is not None:
                     view["action"] = e.action
@@ -161,7 +156,7 @@ class SenlinReceivers:
         if not data:
             raise BadRequest("No property needs an update.")
         current = self.get(who, ref)
-        native = self.receivers.get(who, str(current["id"]))
+        native = self.receivers.record(who, str(current["id"]))
         name = check_name("receiver", data["name"]) if "name" in data else current["name"]
         action = data.get("action", current["action"])
         if action not in ACTIONS and action != RESIZE:
@@ -170,32 +165,30 @@ class SenlinReceivers:
         native_action = ACTIONS.get(str(action), "scale_out")
         typed = native_params(params) if native_action != "recover" else {}
         with self.receivers.db.transaction() as conn:
-            group = native.get("nodegroup")
+            group = native.nodegroup
             if native_action == ReceiverAction.RECOVER:
                 group = None
             elif group is None:
-                c = self.receivers.clusters.get(conn, who, str(native["cluster_id"]))
+                c = self.receivers.clusters.get(conn, who, native.cluster_id)
                 group = spec_group(self.receivers.clusters.spec_of(c.document), None, RECEIVER).name
-            project = str(native.get("project") or who.project_id)
-            stored = native["name"]
+            project = native.project_id or who.project_id
+            stored = native.name
             if name != current["name"]:
-                stored = _native_name(conn, project, name, str(native["id"]))
+                stored = _native_name(conn, project, name, native.id)
             repo.retarget(
                 conn,
-                str(native["id"]),
+                native.id,
                 name=stored,
                 action=native_action,
                 nodegroup=group,
                 params=typed,
             )
-            extras = SenlinReceiver(
-                str(native["id"]), RESIZE if action == RESIZE else None, name, params
-            )
+            extras = SenlinReceiver(native.id, RESIZE if action == RESIZE else None, name, params)
             repo.put(conn, extras)
-        return self.get(who, str(native["id"]))
+        return self.get(who, native.id)
 
     def list(self, who: Principal) -> list[dict[str, Any]]:
-        return self._views(self.receivers.list(who))
+        return self._views(self.receivers.records(who))
 
     def page(self, query: ListQuery) -> builtins.list[dict[str, Any]]:
         """One page of Senlin's receiver list, filtered, sorted and paged in SQL."""
@@ -204,7 +197,7 @@ class SenlinReceivers:
                 found = list_repo.list_receivers(conn, query)
             except list_repo.MarkerNotFound:
                 raise BadRequest(f"The marker '{query.marker}' could not be found.") from None
-        return self._views([native_view(r) for r in found])
+        return self._views(found)
 
     def _ref(self, who: Principal, ref: str) -> str:
         """The id of the receiver `ref` names: its id, its Senlin name (two receivers of that
@@ -223,7 +216,7 @@ class SenlinReceivers:
         return by_short_id((str(r["id"]) for r in listed), ref) or ref
 
     def get(self, who: Principal, ref: str) -> dict[str, Any]:
-        return self._views([self.receivers.get(who, self._ref(who, ref))])[0]
+        return self._views([self.receivers.record(who, self._ref(who, ref))])[0]
 
     def delete(self, who: Principal, ref: str) -> None:
         self.receivers.delete(who, self._ref(who, ref))

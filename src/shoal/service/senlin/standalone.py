@@ -37,7 +37,7 @@ from shoal.store import nodes as node_repo
 from shoal.store import senlin_nodes as repo
 from shoal.store.actions import NewAction
 from shoal.store.database import Database
-from shoal.store.records import NodeRecord, Principal
+from shoal.store.records import NewNode, NodeChange, NodeRecord, Principal
 from shoal.store.senlin_conn import Conn
 
 NODE_ACTIONS = ("check", "recover")
@@ -122,7 +122,7 @@ class SenlinNodes:
             try:
                 stack = self.profiles.stack(row)
                 if stack is not None and stack.server is None:
-                    return self._empty_stack(conn, who, name, row["id"], metadata, role, stack)
+                    return self._empty_stack(conn, who, name, row.id, metadata, role, stack)
                 native = stack.native() if stack is not None else self.profiles.native(row)
                 profile = profile_from_row(native, inventory)
             except ProviderError as e:
@@ -137,32 +137,20 @@ class SenlinNodes:
             host, zone = _host_for(inventory, node_repo.used_capacity(conn), need, profile.zone)
             kind = NodeKind.SERVER if isinstance(profile, ServerProfile) else NodeKind.VOLUME
             stored = profile_row(profile)
-            node_row = {
-                "id": node_id,
-                "cluster_id": None,
-                "project_id": who.project_id,
-                "name": name,
-                "kind": kind,
-                "group_name": "",
-                "part": None,
-                "replica": 0,
-                "status": NodeStatus.INIT,
-                "status_reason": "",
-                "host": host,
-                "zone": zone,
-                "address": None,
-                "provider_id": None,
-                "profile": stored,
-                "vcpus": need.vcpus,
-                "ram_mb": need.ram_mb,
-                "disk_gb": need.disk_gb,
-                "volume_gb": need.volume_gb,
-                "attach_to": None,
-                "created_at": now,
-                "updated_at": now,
-                "deleted_at": None,
-            }
-            extras = repo.NodeExtras(node_id, who.project_id, row["id"], metadata, role)
+            node_row = NewNode(
+                node_id,
+                who.project_id,
+                name,
+                kind,
+                NodeStatus.INIT,
+                host,
+                zone,
+                stored,
+                need,
+                now,
+                now,
+            )
+            extras = repo.NodeExtras(node_id, who.project_id, row.id, metadata, role)
             inputs = {
                 "node": name,
                 "cluster_name": "",
@@ -200,31 +188,20 @@ class SenlinNodes:
         now = self.clock.now()
         node_id, action_id = str(uuid.uuid4()), str(uuid.uuid4())
         held = ", ".join(f"{r.name} ({r.type})" for r in stack.resources) or "no resources"
-        node_row = {
-            "id": node_id,
-            "cluster_id": None,
-            "project_id": who.project_id,
-            "name": name,
-            "kind": NodeKind.STACK,
-            "group_name": "",
-            "part": None,
-            "replica": 0,
-            "status": NodeStatus.ACTIVE,
-            "status_reason": f"Stack with nothing to place: {held}"[:255],
-            "host": None,
-            "zone": None,
-            "address": None,
-            "provider_id": None,
-            "profile": {"type": "stack"},
-            "vcpus": 0,
-            "ram_mb": 0,
-            "disk_gb": 0,
-            "volume_gb": 0,
-            "attach_to": None,
-            "created_at": now,
-            "updated_at": now,
-            "deleted_at": None,
-        }
+        node_row = NewNode(
+            node_id,
+            who.project_id,
+            name,
+            NodeKind.STACK,
+            NodeStatus.ACTIVE,
+            None,
+            None,
+            {"type": "stack"},
+            Demand(),
+            now,
+            now,
+            status_reason=f"Stack with nothing to place: {held}"[:255],
+        )
         extras = repo.NodeExtras(node_id, who.project_id, profile_id, metadata, role)
         inputs = {"node": name, "cluster_name": "", "kind": str(NodeKind.STACK)}
         inputs[SENLIN_ACTION] = "NODE_CREATE"
@@ -275,13 +252,7 @@ class SenlinNodes:
         with self.db.transaction() as conn:
             node_repo.update_nodes(
                 conn,
-                [
-                    {
-                        "node_id": node.id,
-                        "status": NodeStatus.DELETING,
-                        "updated_at": self.clock.now(),
-                    }
-                ],
+                [NodeChange(node.id, self.clock.now(), status=NodeStatus.DELETING)],
             )
         return action_id
 
@@ -337,7 +308,7 @@ class SenlinNodes:
     def _profile_type(self, who: Principal, profile_id: str) -> str | None:
         with self.db.reading() as conn:
             try:
-                return str(self.profiles.row(conn, who, profile_id)["type"])
+                return self.profiles.row(conn, who, profile_id).stored_type
             except (NotFound, BadRequest):
                 return None
 
@@ -362,15 +333,15 @@ class SenlinNodes:
                         f"The specified profile '{pref}' could not be found."
                     ) from None
                 old_type = (
-                    self.profiles.row(conn, who, extras.profile_id)["type"]
+                    self.profiles.row(conn, who, extras.profile_id).stored_type
                     if extras.profile_id
                     else "os.nova.server-1.0"
                 )
-                if new["type"] != old_type:
+                if new.stored_type != old_type:
                     raise BadRequest(
                         "Cannot update a node to a different profile type, operation aborted."
                     )
-                changed = replace(changed, profile_id=new["id"])
+                changed = replace(changed, profile_id=new.id)
             if data.get("metadata") is not None:
                 changed = replace(changed, metadata=_map("metadata", data["metadata"]))
             if data.get("role") is not None:
@@ -381,9 +352,7 @@ class SenlinNodes:
             if new_name is not None and new_name != node.name:
                 if node.cluster_id is not None:
                     raise FeatureNotSupported("A member node keeps the name its cluster gave it.")
-                node_repo.update_nodes(
-                    conn, [{"node_id": node.id, "name": _name(new_name), "updated_at": now}]
-                )
+                node_repo.update_nodes(conn, [NodeChange(node.id, now, name=_name(new_name))])
             elif changed == extras:
                 raise BadRequest("No property needs an update.")
             repo.put_extras(conn, changed)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -26,23 +27,25 @@ def isotime(ts: float | None) -> str | None:
 
 
 def profile_view(
-    row: dict[str, Any],
+    pid: str | None,
+    name: str,
     type_name: str,
-    spec: dict[str, Any],
-    metadata: dict[str, Any],
-    updated_at: float | None,
+    spec: Mapping[str, object],
+    metadata: Mapping[str, object],
+    project: str | None,
+    created_at: float | None = None,
+    updated_at: float | None = None,
 ) -> dict[str, Any]:
-    created = row.get("created_at")
     return {
-        "id": row["id"],
-        "name": row["name"],
+        "id": pid,
+        "name": name,
         "type": type_name,
         "spec": spec,
         "metadata": metadata,
-        "project": row.get("project_id"),
+        "project": project,
         "user": None,
         "domain": None,
-        "created_at": isotime(created) if isinstance(created, int | float) else created,
+        "created_at": isotime(created_at),
         "updated_at": isotime(updated_at),
     }
 
@@ -75,7 +78,7 @@ def cluster_view(
         "updated_at": isotime(c.updated_at),
         "metadata": m.metadata,
         "data": {"shoal": {"generation": c.generation, "action": c.lock_action_id}},
-        "policies": [p["policy_id"] for p in m.policies if "policy_id" in p],
+        "policies": [b.policy_id for b in m.policies],
         "project": c.project_id,
         "user": None,
         "domain": None,

@@ -1,0 +1,59 @@
+"""Typed node rows into the store, on SQLite and PostgreSQL: a NewNode is written as its columns
+(health from the columns' defaults), and a NodeChange sets only the columns it names — None
+included — leaving the rest, with changes of different shapes in one call."""
+
+from __future__ import annotations
+
+from shoal.model.enums import NodeKind, NodeStatus
+from shoal.model.nodes import Demand
+from shoal.store import nodes as repo
+from shoal.store.database import Database
+from shoal.store.records import NewNode, NodeChange
+
+
+def _new(nid: str) -> NewNode:
+    return NewNode(
+        id=nid,
+        project_id="proj",
+        name=f"node-{nid}",
+        kind=NodeKind.SERVER,
+        status=NodeStatus.ACTIVE,
+        host="h1",
+        zone="az1",
+        profile={"type": "server", "flavor": "m1.tiny"},
+        demand=Demand(vcpus=2, ram_mb=512, disk_gb=3, volume_gb=4),
+        created_at=1.0,
+        updated_at=1.0,
+        provider_id=f"p-{nid}",
+        address="10.0.0.1",
+    )
+
+
+def test_node_rows_are_written_and_changed_by_type(db: Database) -> None:
+    with db.transaction() as conn:
+        repo.insert_nodes(conn, [_new("a"), _new("b")])
+    with db.transaction() as conn:
+        repo.update_nodes(
+            conn,
+            [
+                NodeChange("a", 5.0, status=NodeStatus.ERROR, address=None),
+                NodeChange("b", 6.0, name="renamed", health="HEALTHY", checked_at=6.0),
+            ],
+        )
+    with db.reading() as conn:
+        found = repo.get_nodes(conn, ["a", "b"])
+    a, b = found["a"], found["b"]
+    assert (a.vcpus, a.ram_mb, a.disk_gb, a.volume_gb) == (2, 512, 3, 4)
+    assert a.profile == {"type": "server", "flavor": "m1.tiny"}
+    assert (a.status, a.address, a.updated_at) == (NodeStatus.ERROR, None, 5.0)
+    assert (a.name, a.provider_id, a.health, a.checked_at) == ("node-a", "p-a", "UNKNOWN", None)
+    assert (b.name, b.health, b.checked_at, b.updated_at) == ("renamed", "HEALTHY", 6.0, 6.0)
+    assert (b.status, b.address, b.deleted_at) == (NodeStatus.ACTIVE, "10.0.0.1", None)
+
+
+def test_a_change_names_only_the_columns_it_sets() -> None:
+    assert NodeChange("a").columns() == {}
+    assert NodeChange("a", 2.0, cluster_id=None).columns() == {
+        "updated_at": 2.0,
+        "cluster_id": None,
+    }
