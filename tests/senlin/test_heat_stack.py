@@ -71,7 +71,7 @@ async def test_template_problems_are_400s_with_pointers(senlin: Senlin) -> None:
         "heat_template_version": "2016-10-14",
         "resources": {
             "web": {"type": "OS::Nova::Server", "properties": {"flavor": "huge", "image": "x"}},
-            "odd": {"type": "OS::Neutron::Port"},
+            "odd": {"type": "OS::Zaqar::Queue"},
             "len": {"type": "OS::Heat::RandomString", "properties": {"length": {"get_param": "n"}}},
         },
     }
@@ -85,7 +85,7 @@ async def test_template_problems_are_400s_with_pointers(senlin: Senlin) -> None:
         "/spec/properties/template/resources/odd/type",
     ):
         assert where in message, message
-    assert "OS::Neutron::Port" in message
+    assert "OS::Zaqar::Queue" in message
     r = await senlin.call("POST", "/profiles/validate", json={"profile": {"spec": stack_spec(bad)}})
     assert "/spec/properties/template/resources/odd/type" in senlin_error(r, 400)["message"]
 

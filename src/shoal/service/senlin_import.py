@@ -354,10 +354,19 @@ class SenlinImport:
             if p is None:
                 plan.policies.append(Item(b.policy_id, "", "", False, "the policy row is missing"))
                 continue
+            if "loadbalance" in p.type:
+                # The façade serves this type now (issue 26), but binding it here would make
+                # Shoal build a second balancer beside the Octavia one Senlin made: adopting an
+                # existing balancer is not built, so the import leaves it as it is.
+                why = "an existing load balancer is not adopted; keep the LB as it is"
+                plan.policies.append(Item(p.id, p.name, p.type, False, why))
+                continue
+            if "region_placement" in p.type:
+                why = "Shoal runs in one region; the policy would change nothing"
+                plan.policies.append(Item(p.id, p.name, p.type, False, why))
+                continue
             if p.type not in POLICY_TYPES:
                 why = f"Shoal has no {p.type.rsplit('-', 1)[0]} policy"
-                if "loadbalance" in p.type:
-                    why += " (load balancers are not managed by Shoal; keep the LB as it is)"
                 plan.policies.append(Item(p.id, p.name, p.type, False, why))
                 continue
             try:
