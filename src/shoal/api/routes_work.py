@@ -14,10 +14,10 @@ from starlette.types import Receive, Scope, Send
 
 from shoal.api import schemas
 from shoal.api.auth import Caller, runtime_of
+from shoal.api.pages import page_size
 from shoal.api.shares import Held, shares_of
 from shoal.api.watermark import Watermark
-from shoal.model.problems import Problem
-from shoal.service.errors import Invalid, ServiceError
+from shoal.service.errors import Invalid
 from shoal.service.views import action_view
 
 router = APIRouter(
@@ -38,10 +38,6 @@ MAX_EVENT_ID = 2**31 - 1
 EventId = Annotated[int, Query(ge=0, le=MAX_EVENT_ID)]
 
 
-# The largest page of `GET /v1/nodes?limit=` (issue 23); past it, 400 naming it.
-MAX_NODE_PAGE = 1000
-
-
 @router.get("/nodes", response_model=schemas.NodeList)
 async def list_nodes(
     request: Request,
@@ -50,19 +46,11 @@ async def list_nodes(
     limit: Annotated[int | None, Query(ge=1)] = None,
     marker: Annotated[str | None, Query(max_length=64)] = None,
 ) -> dict[str, Any]:
-    """Nodes, all at once, or a page of at most `limit` after the node `marker` (paged in SQL,
-    `next_marker` names the next page's marker)."""
+    """A page of at most `limit` nodes (default and maximum: MAX_PAGE) after the node `marker`,
+    paged in SQL; `next_marker` names the next page's marker while more follow."""
+    size = page_size(limit)
     rt = runtime_of(request)
-    if limit is None and marker is None:
-        return {"nodes": await run_in_threadpool(rt.queries.nodes, who, cluster)}
-    if limit is not None and limit > MAX_NODE_PAGE:
-        raise ServiceError(
-            f"a page holds at most {MAX_NODE_PAGE} nodes",
-            [Problem("query:limit", f"at most {MAX_NODE_PAGE} (the maximum page size)")],
-        )
-    page, after = await run_in_threadpool(
-        rt.queries.nodes_page, who, cluster, limit or MAX_NODE_PAGE, marker
-    )
+    page, after = await run_in_threadpool(rt.queries.nodes_page, who, cluster, size, marker)
     return {"nodes": page, **({"next_marker": after} if after else {})}
 
 

@@ -96,6 +96,11 @@ class NodeSummary(_Out):
     address: str | None
 
 
+class NodeCounts(_Out):
+    total: int
+    by_status: dict[str, int]
+
+
 class NodeGroupView(_Out):
     name: str
     count: int
@@ -133,7 +138,13 @@ class ClusterView(_Out):
     updated_at: str | None
     generation: int
     node_groups: list[NodeGroupView] | None = Field(None, description="Only for one cluster.")
-    nodes: list[NodeSummary] | None = Field(None, description="Only for one cluster.")
+    node_counts: NodeCounts | None = Field(None, description="Only for one cluster.")
+    nodes: list[NodeSummary] | None = Field(
+        None, description="Only for one cluster asked with `nodes=N`: its first N nodes."
+    )
+    nodes_next_marker: str | None = Field(
+        None, description="The `marker` of the next page of nodes, when more follow."
+    )
     document: JsonObject | None = Field(None, description="The stored native document.")
     outputs: list[OutputView] | None = Field(
         None, description="Only for one cluster: its outputs, evaluated when asked."

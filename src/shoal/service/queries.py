@@ -25,7 +25,7 @@ from shoal.store import deployments as deployment_repo
 from shoal.store import events as event_repo
 from shoal.store import nodes as node_repo
 from shoal.store.database import Database
-from shoal.store.records import ClusterRecord, Principal
+from shoal.store.records import ClusterRecord, NodeRecord, Principal
 
 
 class Queries:
@@ -48,10 +48,20 @@ class Queries:
         with self.db.reading() as conn:
             return [cluster_view(c) for c in cluster_repo.list_clusters(conn, self._scope(who))]
 
-    def cluster(self, who: Principal, ref: str) -> dict[str, Any]:
+    def cluster(self, who: Principal, ref: str, nodes: int = 0) -> dict[str, Any]:
+        """One cluster with its nodes counted in SQL, and its first `nodes` nodes when asked
+        (0: none; at most a page, checked by the caller)."""
         with self.db.reading() as conn:
             c = self._cluster(conn, who, ref)
-            view = cluster_view(c, node_repo.list_nodes(conn, c.id))
+            first: tuple[list[NodeRecord], str | None] | None = None
+            if nodes > 0:
+                got = node_repo.page_nodes(
+                    conn, cluster_id=c.id, project_id=None, limit=nodes, marker=None
+                )
+                assert got is not None  # no marker: always a page
+                page, more = got
+                first = (page, page[-1].id if more and page else None)
+            view = cluster_view(c, node_repo.tally_nodes(conn, c.id), first)
             view["outputs"] = [output_view(o) for o in self._outputs(conn, c)]
             return view
 
@@ -91,7 +101,7 @@ class Queries:
     def nodegroups(self, who: Principal, ref: str) -> list[dict[str, Any]]:
         with self.db.reading() as conn:
             c = self._cluster(conn, who, ref)
-            return list(cluster_view(c, node_repo.list_nodes(conn, c.id))["node_groups"])
+            return list(cluster_view(c, node_repo.tally_nodes(conn, c.id))["node_groups"])
 
     def nodegroup(self, who: Principal, ref: str, name: str) -> dict[str, Any]:
         for g in self.nodegroups(who, ref):

@@ -1,0 +1,24 @@
+"""The one maximum page size of the native lists (issue 23): a request may ask for fewer
+items, never for more, and a list asked without a size answers one default page, not
+everything. A size over the maximum is a 400 that names the maximum before any query runs."""
+
+from __future__ import annotations
+
+from shoal.model.problems import Problem
+from shoal.service.errors import ServiceError
+
+MAX_PAGE = 1000
+"""The largest page of any native list (nodes, clusters, actions, events, receivers,
+deployments, a cluster view's embedded nodes)."""
+
+
+def page_size(asked: int | None, field: str = "limit") -> int:
+    """`asked` (None: the maximum) when it is within the maximum; else a 400 naming it."""
+    if asked is None:
+        return MAX_PAGE
+    if asked > MAX_PAGE:
+        raise ServiceError(
+            f"a page holds at most {MAX_PAGE} items",
+            [Problem(f"query:{field}", f"at most {MAX_PAGE} (the maximum page size)")],
+        )
+    return asked
