@@ -12,13 +12,19 @@ MAX_PAGE = 1000
 deployments, a cluster view's embedded nodes)."""
 
 
-def page_size(asked: int | None, field: str = "limit") -> int:
-    """`asked` (None: the maximum) when it is within the maximum; else a 400 naming it."""
+MAX_EVENT_PAGE = 10_000
+"""Events are small rows read by long polls and the dashboard's timeline: a larger page."""
+
+
+def page_size(asked: int | None, field: str = "limit", maximum: int | None = None) -> int:
+    """`asked` (None: the maximum) when it is within the maximum (MAX_PAGE unless given); else
+    a 400 naming it."""
+    most = MAX_PAGE if maximum is None else maximum
     if asked is None:
-        return MAX_PAGE
-    if asked > MAX_PAGE:
+        return most
+    if asked > most:
         raise ServiceError(
-            f"a page holds at most {MAX_PAGE} items",
-            [Problem(f"query:{field}", f"at most {MAX_PAGE} (the maximum page size)")],
+            f"a page holds at most {most} items",
+            [Problem(f"query:{field}", f"at most {most} (the maximum page size)")],
         )
     return asked

@@ -50,9 +50,18 @@ async def create_cluster(request: Request, response: Response, who: Caller) -> d
 
 
 @router.get("", response_model=schemas.ClusterList)
-async def list_clusters(request: Request, who: Caller) -> dict[str, Any]:
+async def list_clusters(
+    request: Request,
+    who: Caller,
+    limit: Annotated[int | None, Query(ge=1)] = None,
+    marker: Annotated[str | None, Query(max_length=64)] = None,
+) -> dict[str, Any]:
+    """A page of at most `limit` clusters (default and maximum: the page maximum), oldest
+    first, after the cluster `marker`; `next_marker` names the next page while more follow."""
+    size = page_size(limit)
     rt = runtime_of(request)
-    return {"clusters": await run_in_threadpool(rt.queries.clusters, who)}
+    page, after = await run_in_threadpool(rt.queries.clusters_page, who, size, marker)
+    return {"clusters": page, **({"next_marker": after} if after else {})}
 
 
 @router.get("/{ref}", response_model=schemas.OneCluster)

@@ -14,7 +14,7 @@ from starlette.types import Receive, Scope, Send
 
 from shoal.api import schemas
 from shoal.api.auth import Caller, runtime_of
-from shoal.api.pages import page_size
+from shoal.api.pages import MAX_EVENT_PAGE, page_size
 from shoal.api.shares import Held, shares_of
 from shoal.api.watermark import Watermark
 from shoal.service.errors import Invalid
@@ -62,10 +62,19 @@ async def get_node(node_id: str, request: Request, who: Caller) -> dict[str, Any
 
 @router.get("/actions", response_model=schemas.ActionList)
 async def list_actions(
-    request: Request, who: Caller, cluster: str | None = None, all: bool = False
+    request: Request,
+    who: Caller,
+    cluster: str | None = None,
+    all: bool = False,
+    limit: Annotated[int | None, Query(ge=1)] = None,
+    marker: Annotated[str | None, Query(max_length=64)] = None,
 ) -> dict[str, Any]:
+    """A page of at most `limit` actions (default and maximum: the page maximum), oldest
+    first, after the action `marker`; `next_marker` names the next page while more follow."""
+    size = page_size(limit)
     rt = runtime_of(request)
-    return {"actions": await run_in_threadpool(rt.queries.actions, who, cluster, all)}
+    page, after = await run_in_threadpool(rt.queries.actions, who, cluster, all, size, marker)
+    return {"actions": page, **({"next_marker": after} if after else {})}
 
 
 @router.get("/actions/{action_id}", response_model=schemas.OneAction)
@@ -196,10 +205,12 @@ async def list_events(
     who: Caller,
     cluster: str | None = None,
     after: EventId = 0,
-    limit: Annotated[int, Query(ge=1, le=10_000)] = 500,
+    limit: Annotated[int, Query(ge=1)] = 500,
     wait: Annotated[float, Query(ge=0, le=60)] = 0.0,
 ) -> dict[str, Any]:
-    """Events after `after`; with `wait`, hold the request until one arrives or time is up."""
+    """Events after `after`, at most `limit` (up to the page maximum); with `wait`, hold the
+    request until one arrives or time is up."""
+    limit = page_size(limit, maximum=MAX_EVENT_PAGE)
     rt = runtime_of(request)
     loop = asyncio.get_running_loop()
     deadline = loop.time() + wait

@@ -219,6 +219,8 @@ class Accepted(_Out):
 
 class ClusterList(_Out):
     clusters: list[ClusterView]
+    next_marker: str | None = None
+    """The `marker` of the next page; absent on the last page."""
 
 
 class OneCluster(_Out):
@@ -267,7 +269,7 @@ class OnePlan(_Out):
 class NodeList(_Out):
     nodes: list[NodeView]
     next_marker: str | None = None
-    """With `limit`: the `marker` of the next page; absent on the last page."""
+    """The `marker` of the next page; absent on the last page."""
 
 
 class OneNode(_Out):
@@ -276,6 +278,8 @@ class OneNode(_Out):
 
 class ActionList(_Out):
     actions: list[ActionView]
+    next_marker: str | None = None
+    """The `marker` of the next page; absent on the last page."""
 
 
 class OneAction(_Out):

@@ -16,7 +16,7 @@ from shoal.cli import screen
 from shoal.cli.command import Session, remote, seg
 from shoal.cli.errors import EXIT_OK
 from shoal.cli.output import emit_data
-from shoal.cli.pages import all_nodes
+from shoal.cli.pages import all_nodes, every
 from shoal.cli.tables import table, text
 
 if TYPE_CHECKING:
@@ -123,7 +123,7 @@ async def _node_names(client: ShoalClient, resources: list[str]) -> dict[str, st
     """Provider ids -> `cluster/node` names, for the nodes Shoal knows among `resources`."""
     wanted = set(resources)
     nodes: list[dict[str, Any]] = await all_nodes(client)
-    clusters = {c["id"]: c["name"] for c in (await client.get("/v1/clusters"))["clusters"]}
+    clusters = {c["id"]: c["name"] for c in await every(client, "/v1/clusters", "clusters")}
     return {
         str(n["physical_id"]): f"{clusters.get(n.get('cluster_id'), '?')}/{n['name']}"
         for n in nodes
