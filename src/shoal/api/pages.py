@@ -12,6 +12,9 @@ MAX_PAGE = 1000
 deployments, a cluster view's embedded nodes)."""
 
 
+# Routes declare these maxima in their OpenAPI schema (json_schema_extra) rather than as `le=`:
+# a validation error is a 422, and a page over the maximum is a 400 naming it (issue 23).
+
 MAX_EVENT_PAGE = 10_000
 """Events are small rows read by long polls and the dashboard's timeline: a larger page."""
 

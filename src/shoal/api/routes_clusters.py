@@ -11,7 +11,7 @@ from starlette.concurrency import run_in_threadpool
 from shoal.api import schemas
 from shoal.api.auth import Caller, runtime_of
 from shoal.api.bodies import ClusterActionBody
-from shoal.api.pages import page_size
+from shoal.api.pages import MAX_PAGE, page_size
 from shoal.api.responses import accepted
 from shoal.service.edits import Resize
 from shoal.service.errors import Invalid
@@ -53,7 +53,7 @@ async def create_cluster(request: Request, response: Response, who: Caller) -> d
 async def list_clusters(
     request: Request,
     who: Caller,
-    limit: Annotated[int | None, Query(ge=1)] = None,
+    limit: Annotated[int | None, Query(ge=1, json_schema_extra={"maximum": MAX_PAGE})] = None,
     marker: Annotated[str | None, Query(max_length=64)] = None,
 ) -> dict[str, Any]:
     """A page of at most `limit` clusters (default and maximum: the page maximum), oldest
@@ -69,7 +69,7 @@ async def get_cluster(
     ref: str,
     request: Request,
     who: Caller,
-    nodes: Annotated[int, Query(ge=0)] = 0,
+    nodes: Annotated[int, Query(ge=0, json_schema_extra={"maximum": MAX_PAGE})] = 0,
 ) -> dict[str, Any]:
     """One cluster: its node groups and node counts by status; with `nodes=N` (at most a page)
     also its first N nodes and `nodes_next_marker` for `GET /v1/nodes?cluster=&marker=`."""

@@ -14,7 +14,7 @@ from starlette.types import Receive, Scope, Send
 
 from shoal.api import schemas
 from shoal.api.auth import Caller, runtime_of
-from shoal.api.pages import MAX_EVENT_PAGE, page_size
+from shoal.api.pages import MAX_EVENT_PAGE, MAX_PAGE, page_size
 from shoal.api.shares import Held, shares_of
 from shoal.api.watermark import Watermark
 from shoal.service.errors import Invalid
@@ -43,7 +43,7 @@ async def list_nodes(
     request: Request,
     who: Caller,
     cluster: str | None = None,
-    limit: Annotated[int | None, Query(ge=1)] = None,
+    limit: Annotated[int | None, Query(ge=1, json_schema_extra={"maximum": MAX_PAGE})] = None,
     marker: Annotated[str | None, Query(max_length=64)] = None,
 ) -> dict[str, Any]:
     """A page of at most `limit` nodes (default and maximum: MAX_PAGE) after the node `marker`,
@@ -66,7 +66,7 @@ async def list_actions(
     who: Caller,
     cluster: str | None = None,
     all: bool = False,
-    limit: Annotated[int | None, Query(ge=1)] = None,
+    limit: Annotated[int | None, Query(ge=1, json_schema_extra={"maximum": MAX_PAGE})] = None,
     marker: Annotated[str | None, Query(max_length=64)] = None,
 ) -> dict[str, Any]:
     """A page of at most `limit` actions (default and maximum: the page maximum), oldest
@@ -205,7 +205,7 @@ async def list_events(
     who: Caller,
     cluster: str | None = None,
     after: EventId = 0,
-    limit: Annotated[int, Query(ge=1)] = 500,
+    limit: Annotated[int, Query(ge=1, json_schema_extra={"maximum": MAX_EVENT_PAGE})] = 500,
     wait: Annotated[float, Query(ge=0, le=60)] = 0.0,
 ) -> dict[str, Any]:
     """Events after `after`, at most `limit` (up to the page maximum); with `wait`, hold the
