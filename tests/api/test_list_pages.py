@@ -63,6 +63,7 @@ async def test_lists_without_a_limit_answer_the_default_page(
         ("/v1/clusters", pages.MAX_PAGE),
         ("/v1/actions", pages.MAX_PAGE),
         ("/v1/nodes", pages.MAX_PAGE),
+        ("/v1/receivers", pages.MAX_PAGE),
         ("/v1/events", pages.MAX_EVENT_PAGE),
     ],
 )

@@ -333,6 +333,8 @@ class ReceiverView(_Out):
 
 class ReceiverList(_Out):
     receivers: list[ReceiverView]
+    next_marker: str | None = None
+    """The `marker` of the next page; absent on the last page."""
 
 
 class OneReceiver(_Out):
