@@ -12,6 +12,8 @@ each (`scenario` plus the fields below; the names are relied upon by outside che
   engine's fraction of the cluster's node actions, by the `owner` recorded on each action),
   with `status`, `active` and `cpu_s_per_engine` alongside;
 - `get-cluster`: one `GET /v1/clusters/NAME` of that cluster: `nodes`, `seconds`, `bytes`;
+  then the first page of its nodes (`GET /v1/nodes?cluster=NAME`, the default page):
+  `first_page_s`, `first_page_nodes`;
 - `deploy-overhead` (with `--deploy`): `benchmarks/deployments.py`'s zero-time scenario at
   `--nodes` nodes (3 chained deployments each; SQLite, one engine, in-process):
   `nodes`, `overhead_ms_per_deployment`.
@@ -209,12 +211,19 @@ def get_cluster(server: Server, token: str, name: str, nodes: int) -> dict[str, 
     t0 = time.perf_counter()
     r = httpx.get(f"{server.url}/v1/clusters/{name}", headers=headers, timeout=900)
     seconds = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    page = httpx.get(
+        f"{server.url}/v1/nodes", params={"cluster": name}, headers=headers, timeout=900
+    )
+    first_page_s = time.perf_counter() - t0
     return {
         "scenario": "get-cluster",
         "nodes": nodes,
         "status_code": r.status_code,
         "seconds": round(seconds, 3),
         "bytes": len(r.content),
+        "first_page_s": round(first_page_s, 3),
+        "first_page_nodes": len(page.json().get("nodes", [])) if page.is_success else None,
     }
 
 

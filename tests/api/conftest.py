@@ -55,9 +55,9 @@ class Api:
         return cluster
 
     async def nodes(self, cluster: str) -> list[dict[str, Any]]:
-        r = await self.call("GET", f"/v1/clusters/{cluster}")
+        r = await self.call("GET", "/v1/nodes", params={"cluster": cluster})
         assert r.status_code == 200, r.text
-        nodes: list[dict[str, Any]] = r.json()["cluster"]["nodes"]
+        nodes: list[dict[str, Any]] = r.json()["nodes"]
         return nodes
 
     async def actions(self, cluster: str) -> list[dict[str, Any]]:

@@ -92,7 +92,9 @@ async def test_a_real_answer_keeps_every_key_of_its_view(api: Api) -> None:
     listed = (await api.call("GET", "/v1/clusters")).json()["clusters"][0]
     assert "nodes" not in listed and "document" not in listed
     one = (await api.call("GET", "/v1/clusters/c")).json()["cluster"]
-    assert {"nodes", "node_groups", "document"} <= set(one)
+    assert {"node_counts", "node_groups", "document"} <= set(one) and "nodes" not in one
+    asked = (await api.call("GET", "/v1/clusters/c", params={"nodes": 1})).json()["cluster"]
+    assert len(asked["nodes"]) == 1 and "nodes_next_marker" not in asked
     r = await api.call(
         "POST", "/v1/receivers", json={"name": "h", "cluster": "c", "action": "scale_out"}
     )

@@ -39,7 +39,8 @@ COORDINATES = host_coordinates(default_inventory())
 
 
 def get_cluster(client: httpx.Client, ref: str) -> dict[str, Any]:
-    r = client.get(f"/v1/clusters/{ref}")
+    """The cluster's view with its first page of nodes (these clusters fit in one)."""
+    r = client.get(f"/v1/clusters/{ref}", params={"nodes": 1000})
     assert r.status_code == 200, r.text
     cluster: dict[str, Any] = r.json()["cluster"]
     return cluster

@@ -111,7 +111,9 @@ def run(client: httpx.Client, prom: str) -> None:
     assert r.status_code == 202, r.text
 
     def cluster() -> dict[str, Any]:
-        found: dict[str, Any] = client.get("/v1/clusters/watched").json()["cluster"]
+        found: dict[str, Any] = client.get("/v1/clusters/watched", params={"nodes": 1000}).json()[
+            "cluster"
+        ]
         return found
 
     eventually(lambda: cluster()["status"] == "ACTIVE", timeout_s=120)

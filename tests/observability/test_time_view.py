@@ -30,7 +30,9 @@ def test_the_time_page_draws_actions_nodes_and_repairs(
         wait_ok(c, c.post("/v1/clusters", content=DOC))
 
         def nodes() -> list[dict[str, Any]]:
-            found: list[dict[str, Any]] = c.get("/v1/clusters/timed").json()["cluster"]["nodes"]
+            found: list[dict[str, Any]] = c.get("/v1/clusters/timed", params={"nodes": 10}).json()[
+                "cluster"
+            ]["nodes"]
             return found
 
         lost = next(n["host"] for n in nodes() if n["name"] == "web-1")

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Request, Response
+from fastapi import APIRouter, Query, Request, Response
 from starlette.concurrency import run_in_threadpool
 
 from shoal.api import schemas
 from shoal.api.auth import Caller, runtime_of
 from shoal.api.bodies import ClusterActionBody
+from shoal.api.pages import MAX_PAGE, page_size
 from shoal.api.responses import accepted
 from shoal.service.edits import Resize
 from shoal.service.errors import Invalid
@@ -49,15 +50,32 @@ async def create_cluster(request: Request, response: Response, who: Caller) -> d
 
 
 @router.get("", response_model=schemas.ClusterList)
-async def list_clusters(request: Request, who: Caller) -> dict[str, Any]:
+async def list_clusters(
+    request: Request,
+    who: Caller,
+    limit: Annotated[int | None, Query(ge=1, json_schema_extra={"maximum": MAX_PAGE})] = None,
+    marker: Annotated[str | None, Query(max_length=64)] = None,
+) -> dict[str, Any]:
+    """A page of at most `limit` clusters (default and maximum: the page maximum), oldest
+    first, after the cluster `marker`; `next_marker` names the next page while more follow."""
+    size = page_size(limit)
     rt = runtime_of(request)
-    return {"clusters": await run_in_threadpool(rt.queries.clusters, who)}
+    page, after = await run_in_threadpool(rt.queries.clusters_page, who, size, marker)
+    return {"clusters": page, **({"next_marker": after} if after else {})}
 
 
 @router.get("/{ref}", response_model=schemas.OneCluster)
-async def get_cluster(ref: str, request: Request, who: Caller) -> dict[str, Any]:
+async def get_cluster(
+    ref: str,
+    request: Request,
+    who: Caller,
+    nodes: Annotated[int, Query(ge=0, json_schema_extra={"maximum": MAX_PAGE})] = 0,
+) -> dict[str, Any]:
+    """One cluster: its node groups and node counts by status; with `nodes=N` (at most a page)
+    also its first N nodes and `nodes_next_marker` for `GET /v1/nodes?cluster=&marker=`."""
+    size = page_size(nodes, "nodes")
     rt = runtime_of(request)
-    return {"cluster": await run_in_threadpool(rt.queries.cluster, who, ref)}
+    return {"cluster": await run_in_threadpool(rt.queries.cluster, who, ref, size)}
 
 
 @router.put("/{ref}", status_code=202, response_model=schemas.Accepted, openapi_extra=_DOCUMENT)

@@ -7,7 +7,7 @@ Managing receivers needs a bearer token like everything else; triggering one doe
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request, Response
 from fastapi.responses import JSONResponse
@@ -16,6 +16,7 @@ from starlette.concurrency import run_in_threadpool
 from shoal.api import schemas
 from shoal.api.auth import Caller, runtime_of
 from shoal.api.errors import http_status
+from shoal.api.pages import MAX_PAGE, page_size
 from shoal.api.responses import accepted
 from shoal.api.routes_clusters import json_object
 from shoal.service.receivers import ReceiverService
@@ -48,8 +49,17 @@ async def create_receiver(request: Request, who: Caller) -> dict[str, Any]:
 
 
 @router.get("/receivers", response_model=schemas.ReceiverList)
-async def list_receivers(request: Request, who: Caller) -> dict[str, Any]:
-    return {"receivers": await run_in_threadpool(receivers_of(request).list, who)}
+async def list_receivers(
+    request: Request,
+    who: Caller,
+    limit: Annotated[int | None, Query(ge=1, json_schema_extra={"maximum": MAX_PAGE})] = None,
+    marker: Annotated[str | None, Query(max_length=64)] = None,
+) -> dict[str, Any]:
+    """A page of at most `limit` receivers (default and maximum: the page maximum), oldest
+    first, after the receiver `marker`; `next_marker` names the next page while more follow."""
+    size = page_size(limit)
+    page, after = await run_in_threadpool(receivers_of(request).page, who, size, marker)
+    return {"receivers": page, **({"next_marker": after} if after else {})}
 
 
 @router.get("/receivers/{ref}", response_model=schemas.OneReceiver)

@@ -14,10 +14,10 @@ from starlette.types import Receive, Scope, Send
 
 from shoal.api import schemas
 from shoal.api.auth import Caller, runtime_of
+from shoal.api.pages import MAX_EVENT_PAGE, MAX_PAGE, page_size
 from shoal.api.shares import Held, shares_of
 from shoal.api.watermark import Watermark
-from shoal.model.problems import Problem
-from shoal.service.errors import Invalid, ServiceError
+from shoal.service.errors import Invalid
 from shoal.service.views import action_view
 
 router = APIRouter(
@@ -38,31 +38,19 @@ MAX_EVENT_ID = 2**31 - 1
 EventId = Annotated[int, Query(ge=0, le=MAX_EVENT_ID)]
 
 
-# The largest page of `GET /v1/nodes?limit=` (issue 23); past it, 400 naming it.
-MAX_NODE_PAGE = 1000
-
-
 @router.get("/nodes", response_model=schemas.NodeList)
 async def list_nodes(
     request: Request,
     who: Caller,
     cluster: str | None = None,
-    limit: Annotated[int | None, Query(ge=1)] = None,
+    limit: Annotated[int | None, Query(ge=1, json_schema_extra={"maximum": MAX_PAGE})] = None,
     marker: Annotated[str | None, Query(max_length=64)] = None,
 ) -> dict[str, Any]:
-    """Nodes, all at once, or a page of at most `limit` after the node `marker` (paged in SQL,
-    `next_marker` names the next page's marker)."""
+    """A page of at most `limit` nodes (default and maximum: MAX_PAGE) after the node `marker`,
+    paged in SQL; `next_marker` names the next page's marker while more follow."""
+    size = page_size(limit)
     rt = runtime_of(request)
-    if limit is None and marker is None:
-        return {"nodes": await run_in_threadpool(rt.queries.nodes, who, cluster)}
-    if limit is not None and limit > MAX_NODE_PAGE:
-        raise ServiceError(
-            f"a page holds at most {MAX_NODE_PAGE} nodes",
-            [Problem("query:limit", f"at most {MAX_NODE_PAGE} (the maximum page size)")],
-        )
-    page, after = await run_in_threadpool(
-        rt.queries.nodes_page, who, cluster, limit or MAX_NODE_PAGE, marker
-    )
+    page, after = await run_in_threadpool(rt.queries.nodes_page, who, cluster, size, marker)
     return {"nodes": page, **({"next_marker": after} if after else {})}
 
 
@@ -74,10 +62,19 @@ async def get_node(node_id: str, request: Request, who: Caller) -> dict[str, Any
 
 @router.get("/actions", response_model=schemas.ActionList)
 async def list_actions(
-    request: Request, who: Caller, cluster: str | None = None, all: bool = False
+    request: Request,
+    who: Caller,
+    cluster: str | None = None,
+    all: bool = False,
+    limit: Annotated[int | None, Query(ge=1, json_schema_extra={"maximum": MAX_PAGE})] = None,
+    marker: Annotated[str | None, Query(max_length=64)] = None,
 ) -> dict[str, Any]:
+    """A page of at most `limit` actions (default and maximum: the page maximum), oldest
+    first, after the action `marker`; `next_marker` names the next page while more follow."""
+    size = page_size(limit)
     rt = runtime_of(request)
-    return {"actions": await run_in_threadpool(rt.queries.actions, who, cluster, all)}
+    page, after = await run_in_threadpool(rt.queries.actions, who, cluster, all, size, marker)
+    return {"actions": page, **({"next_marker": after} if after else {})}
 
 
 @router.get("/actions/{action_id}", response_model=schemas.OneAction)
@@ -208,10 +205,12 @@ async def list_events(
     who: Caller,
     cluster: str | None = None,
     after: EventId = 0,
-    limit: Annotated[int, Query(ge=1, le=10_000)] = 500,
+    limit: Annotated[int, Query(ge=1, json_schema_extra={"maximum": MAX_EVENT_PAGE})] = 500,
     wait: Annotated[float, Query(ge=0, le=60)] = 0.0,
 ) -> dict[str, Any]:
-    """Events after `after`; with `wait`, hold the request until one arrives or time is up."""
+    """Events after `after`, at most `limit` (up to the page maximum); with `wait`, hold the
+    request until one arrives or time is up."""
+    limit = page_size(limit, maximum=MAX_EVENT_PAGE)
     rt = runtime_of(request)
     loop = asyncio.get_running_loop()
     deadline = loop.time() + wait

@@ -96,6 +96,11 @@ class NodeSummary(_Out):
     address: str | None
 
 
+class NodeCounts(_Out):
+    total: int
+    by_status: dict[str, int]
+
+
 class NodeGroupView(_Out):
     name: str
     count: int
@@ -133,7 +138,13 @@ class ClusterView(_Out):
     updated_at: str | None
     generation: int
     node_groups: list[NodeGroupView] | None = Field(None, description="Only for one cluster.")
-    nodes: list[NodeSummary] | None = Field(None, description="Only for one cluster.")
+    node_counts: NodeCounts | None = Field(None, description="Only for one cluster.")
+    nodes: list[NodeSummary] | None = Field(
+        None, description="Only for one cluster asked with `nodes=N`: its first N nodes."
+    )
+    nodes_next_marker: str | None = Field(
+        None, description="The `marker` of the next page of nodes, when more follow."
+    )
     document: JsonObject | None = Field(None, description="The stored native document.")
     outputs: list[OutputView] | None = Field(
         None, description="Only for one cluster: its outputs, evaluated when asked."
@@ -208,6 +219,8 @@ class Accepted(_Out):
 
 class ClusterList(_Out):
     clusters: list[ClusterView]
+    next_marker: str | None = None
+    """The `marker` of the next page; absent on the last page."""
 
 
 class OneCluster(_Out):
@@ -256,7 +269,7 @@ class OnePlan(_Out):
 class NodeList(_Out):
     nodes: list[NodeView]
     next_marker: str | None = None
-    """With `limit`: the `marker` of the next page; absent on the last page."""
+    """The `marker` of the next page; absent on the last page."""
 
 
 class OneNode(_Out):
@@ -265,6 +278,8 @@ class OneNode(_Out):
 
 class ActionList(_Out):
     actions: list[ActionView]
+    next_marker: str | None = None
+    """The `marker` of the next page; absent on the last page."""
 
 
 class OneAction(_Out):
@@ -318,6 +333,8 @@ class ReceiverView(_Out):
 
 class ReceiverList(_Out):
     receivers: list[ReceiverView]
+    next_marker: str | None = None
+    """The `marker` of the next page; absent on the last page."""
 
 
 class OneReceiver(_Out):

@@ -13,6 +13,7 @@ from shoal.cli import screen
 from shoal.cli.command import Session, remote, seg
 from shoal.cli.errors import EXIT_OK, CliError
 from shoal.cli.output import emit_data
+from shoal.cli.pages import all_nodes
 from shoal.cli.tables import fields_table, nodegroups_table, nodes_table, outputs_table, text
 
 app = typer.Typer(help="Show one object in detail.", no_args_is_help=True)
@@ -41,6 +42,8 @@ async def cluster(
 ) -> int:
     """A cluster: its fields, node groups, nodes and outputs."""
     found: dict[str, Any] = (await s.client.get(f"/v1/clusters/{seg(name)}"))["cluster"]
+    # the view counts nodes; the nodes themselves come page by page (issue 23)
+    found["nodes"] = await all_nodes(s.client, str(found["id"]))
     if not s.table:
         emit_data(found, s.output)
     else:
@@ -75,7 +78,7 @@ async def node(
     ] = None,
 ) -> int:
     """A node: status and reason, where it runs, its ids and profile."""
-    nodes: list[dict[str, Any]] = (await s.client.get("/v1/nodes", cluster=cluster))["nodes"]
+    nodes: list[dict[str, Any]] = await all_nodes(s.client, cluster)
     found = [n for n in nodes if name in (n.get("name"), n.get("id"))]
     if not found:
         where = f" in cluster {cluster}" if cluster else ""
@@ -114,7 +117,7 @@ async def host(
 ) -> int:
     """A host (admin): its zone, failed or not, and the nodes Shoal placed on it."""
     hosts: list[dict[str, Any]] = (await s.client.get("/v1/hosts"))["hosts"]
-    nodes: list[dict[str, Any]] = (await s.client.get("/v1/nodes"))["nodes"]
+    nodes: list[dict[str, Any]] = await all_nodes(s.client)
     found = next((h for h in hosts if h.get("name") == name), None)
     if found is None:
         raise CliError(f"no host {name}; `shoal host list` names them")

@@ -16,6 +16,7 @@ from shoal.cli import screen
 from shoal.cli.command import Session, remote, seg
 from shoal.cli.errors import EXIT_OK, CliError
 from shoal.cli.output import OutputFormat, emit_data
+from shoal.cli.pages import all_nodes, every, node_pages
 from shoal.cli.tables import (
     actions_table,
     clusters_table,
@@ -72,6 +73,11 @@ async def get(
     """List clusters, nodes, actions, events or a cluster's node groups."""
     if kind is Kind.NODEGROUPS and not cluster:
         raise CliError("get nodegroups needs --cluster")
+    if kind is Kind.NODES and output is GetFormat.NAME and not watch:
+        # streamed: each page printed as it arrives, never all nodes in memory at once
+        async for page in node_pages(s.client, cluster):
+            show(kind, page, output)
+        return EXIT_OK
     items = await fetch(s.client, kind, cluster, all_actions)
     show(kind, items, output)
     shown = items
@@ -101,13 +107,13 @@ async def fetch(
     client: ShoalClient, kind: Kind, cluster: str | None, all_actions: bool = False
 ) -> list[dict[str, Any]]:
     if kind is Kind.CLUSTERS:
-        found = (await client.get("/v1/clusters"))["clusters"]
+        found = await every(client, "/v1/clusters", "clusters")
         return [c for c in found if not cluster or cluster in (c.get("name"), c.get("id"))]
     if kind is Kind.NODES:
-        return list((await client.get("/v1/nodes", cluster=cluster))["nodes"])
+        return await all_nodes(client, cluster)
     if kind is Kind.ACTIONS:
         params = {"cluster": cluster, "all": "true" if all_actions else None}
-        return list((await client.get("/v1/actions", **params))["actions"])
+        return await every(client, "/v1/actions", "actions", **params)
     if kind is Kind.NODEGROUPS:
         if cluster is None:
             raise CliError("get nodegroups needs --cluster")

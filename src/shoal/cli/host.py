@@ -16,6 +16,7 @@ from shoal.cli import screen
 from shoal.cli.command import Session, remote, seg
 from shoal.cli.errors import EXIT_OK
 from shoal.cli.output import emit_data
+from shoal.cli.pages import all_nodes, every
 from shoal.cli.tables import table, text
 
 if TYPE_CHECKING:
@@ -34,7 +35,7 @@ HostArg = Annotated[str, typer.Argument(help="Host name, as `shoal host list` sh
 async def list_hosts(s: Session) -> int:
     """List the provider's hosts: zone, failed or not, resources, capacity used/free, nodes."""
     hosts: list[dict[str, Any]] = (await s.client.get("/v1/hosts"))["hosts"]
-    nodes: list[dict[str, Any]] = (await s.client.get("/v1/nodes"))["nodes"]
+    nodes: list[dict[str, Any]] = await all_nodes(s.client)
     placed: dict[str, list[str]] = {}
     for n in nodes:
         if n.get("host"):
@@ -121,8 +122,8 @@ def _amount(value: float) -> str:
 async def _node_names(client: ShoalClient, resources: list[str]) -> dict[str, str]:
     """Provider ids -> `cluster/node` names, for the nodes Shoal knows among `resources`."""
     wanted = set(resources)
-    nodes: list[dict[str, Any]] = (await client.get("/v1/nodes"))["nodes"]
-    clusters = {c["id"]: c["name"] for c in (await client.get("/v1/clusters"))["clusters"]}
+    nodes: list[dict[str, Any]] = await all_nodes(client)
+    clusters = {c["id"]: c["name"] for c in await every(client, "/v1/clusters", "clusters")}
     return {
         str(n["physical_id"]): f"{clusters.get(n.get('cluster_id'), '?')}/{n['name']}"
         for n in nodes

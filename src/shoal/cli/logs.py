@@ -13,6 +13,7 @@ import typer
 
 from shoal.cli.command import Session, remote, seg
 from shoal.cli.errors import EXIT_OK, CliError
+from shoal.cli.pages import all_nodes
 
 
 @remote(output=False)
@@ -33,7 +34,7 @@ async def logs(
     ] = None,
 ) -> int:
     """Print the end of a node's log (local provider), or a deployment's output on it."""
-    nodes: list[dict[str, Any]] = (await s.client.get("/v1/nodes", cluster=cluster))["nodes"]
+    nodes: list[dict[str, Any]] = await all_nodes(s.client, cluster)
     found = [n for n in nodes if node in (n.get("name"), n.get("id"))]
     if not found:
         where = f" in cluster {cluster}" if cluster else ""

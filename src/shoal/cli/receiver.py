@@ -18,6 +18,7 @@ from shoal.cli.command import Session, remote, seg
 from shoal.cli.errors import EXIT_OK
 from shoal.cli.options import TimeoutOption
 from shoal.cli.output import emit_data
+from shoal.cli.pages import every
 from shoal.cli.submit import submit
 from shoal.cli.tables import table, text, when
 from shoal.cli.where import where as find_where
@@ -83,7 +84,7 @@ async def create(
 @remote()
 async def list_receivers(s: Session) -> int:
     """List receivers (their secrets are never shown again)."""
-    found = (await s.client.get("/v1/receivers"))["receivers"]
+    found = await every(s.client, "/v1/receivers", "receivers")
     if not s.table:
         emit_data({"receivers": found}, s.output)
         return EXIT_OK

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from shoal.cli import screen
 from shoal.cli.errors import EXIT_FAILED, EXIT_OK, ApiError
 from shoal.cli.output import OutputFormat, emit_data
+from shoal.cli.pages import all_nodes
 from shoal.cli.tables import nodes_table, text
 
 if TYPE_CHECKING:
@@ -85,6 +86,7 @@ async def _settled(
 ) -> int:
     try:
         cluster = (await client.get(f"/v1/clusters/{ref}"))["cluster"]
+        cluster["nodes"] = await all_nodes(client, str(cluster["id"]))
     except ApiError as e:
         if e.status != 404:
             raise

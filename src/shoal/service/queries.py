@@ -25,7 +25,7 @@ from shoal.store import deployments as deployment_repo
 from shoal.store import events as event_repo
 from shoal.store import nodes as node_repo
 from shoal.store.database import Database
-from shoal.store.records import ClusterRecord, Principal
+from shoal.store.records import ClusterRecord, NodeRecord, Principal
 
 
 class Queries:
@@ -45,13 +45,35 @@ class Queries:
         return c
 
     def clusters(self, who: Principal) -> list[dict[str, Any]]:
+        """Every cluster (the dashboard's pickers; the API answers `clusters_page`)."""
         with self.db.reading() as conn:
             return [cluster_view(c) for c in cluster_repo.list_clusters(conn, self._scope(who))]
 
-    def cluster(self, who: Principal, ref: str) -> dict[str, Any]:
+    def clusters_page(
+        self, who: Principal, limit: int, marker: str | None
+    ) -> tuple[list[dict[str, Any]], str | None]:
+        """A page of clusters (`limit` checked by the caller) and the next page's marker."""
+        with self.db.reading() as conn:
+            got = cluster_repo.page_clusters(conn, self._scope(who), limit, marker)
+        if got is None:
+            raise _no_marker("cluster", marker)
+        found, more = got
+        return [cluster_view(c) for c in found], found[-1].id if more and found else None
+
+    def cluster(self, who: Principal, ref: str, nodes: int = 0) -> dict[str, Any]:
+        """One cluster with its nodes counted in SQL, and its first `nodes` nodes when asked
+        (0: none; at most a page, checked by the caller)."""
         with self.db.reading() as conn:
             c = self._cluster(conn, who, ref)
-            view = cluster_view(c, node_repo.list_nodes(conn, c.id))
+            first: tuple[list[NodeRecord], str | None] | None = None
+            if nodes > 0:
+                got = node_repo.page_nodes(
+                    conn, cluster_id=c.id, project_id=None, limit=nodes, marker=None
+                )
+                assert got is not None  # no marker: always a page
+                page, more = got
+                first = (page, page[-1].id if more and page else None)
+            view = cluster_view(c, node_repo.tally_nodes(conn, c.id), first)
             view["outputs"] = [output_view(o) for o in self._outputs(conn, c)]
             return view
 
@@ -91,7 +113,7 @@ class Queries:
     def nodegroups(self, who: Principal, ref: str) -> list[dict[str, Any]]:
         with self.db.reading() as conn:
             c = self._cluster(conn, who, ref)
-            return list(cluster_view(c, node_repo.list_nodes(conn, c.id))["node_groups"])
+            return list(cluster_view(c, node_repo.tally_nodes(conn, c.id))["node_groups"])
 
     def nodegroup(self, who: Principal, ref: str, name: str) -> dict[str, Any]:
         for g in self.nodegroups(who, ref):
@@ -121,10 +143,7 @@ class Queries:
                 marker=marker,
             )
         if got is None:
-            raise ServiceError(
-                f"no node {marker!r} in this list to page from",
-                [Problem("query:marker", "names no node of this list")],
-            )
+            raise _no_marker("node", marker)
         found, more = got
         return [node_view(n) for n in found], found[-1].id if more and found else None
 
@@ -136,18 +155,29 @@ class Queries:
         return node_view(n)
 
     def actions(
-        self, who: Principal, cluster: str | None, everything: bool
-    ) -> list[dict[str, Any]]:
+        self,
+        who: Principal,
+        cluster: str | None,
+        everything: bool,
+        limit: int = 1000,
+        marker: str | None = None,
+    ) -> tuple[list[dict[str, Any]], str | None]:
+        """A page of actions, oldest first (`limit` checked by the caller), and the next
+        page's marker (None: the last page)."""
         with self.db.reading() as conn:
             cluster_id = self._cluster(conn, who, cluster).id if cluster else None
-            found = action_repo.list_actions(
+            got = action_repo.page_actions(
                 conn,
                 self._scope(who),
                 cluster_id=cluster_id,
                 top_level=not everything,
-                limit=10_000,
+                limit=limit,
+                marker=marker,
             )
-            return [action_view(a) for a in found]
+        if got is None:
+            raise _no_marker("action", marker)
+        found, more = got
+        return [action_view(a) for a in found], found[-1].id if more and found else None
 
     def action(self, who: Principal, action_id: str) -> dict[str, Any]:
         with self.db.reading() as conn:
@@ -176,6 +206,13 @@ class Queries:
                 conn, self._scope(who), cluster_id=cluster_id, after_id=after, limit=limit
             )
             return [event_view(e) for e in found]
+
+
+def _no_marker(kind: str, marker: str | None) -> ServiceError:
+    return ServiceError(
+        f"no {kind} {marker!r} in this list to page from",
+        [Problem("query:marker", f"names no {kind} of this list")],
+    )
 
 
 def _scrubbed(value: Json, secrets: Mapping[str, str]) -> Json:

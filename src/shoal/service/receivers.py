@@ -33,6 +33,9 @@ from shoal.store.errors import NameTaken
 from shoal.store.receivers import ReceiverRecord
 from shoal.store.records import ClusterRecord, Principal
 
+_Views = list[dict[str, Any]]
+"""Receivers' views (an alias: in the service, `list` names its method)."""
+
 
 class ReceiverAction(StrEnum):
     SCALE_OUT = "scale_out"
@@ -192,6 +195,18 @@ class ReceiverService:
     def records(self, who: Principal) -> builtins.list[ReceiverRecord]:
         with self.db.reading() as conn:
             return repo.list_receivers(conn, self._scope(who))
+
+    def page(self, who: Principal, limit: int, marker: str | None) -> tuple[_Views, str | None]:
+        """A page of receivers (`limit` checked by the caller) and the next page's marker."""
+        with self.db.reading() as conn:
+            got = repo.page_receivers(conn, self._scope(who), limit, marker)
+        if got is None:
+            raise ServiceError(
+                f"no receiver {marker!r} in this list to page from",
+                [Problem("query:marker", "names no receiver of this list")],
+            )
+        found, more = got
+        return [receiver_view(r) for r in found], found[-1].id if more and found else None
 
     def _get(self, conn: Connection, who: Principal, ref: str) -> ReceiverRecord:
         found = repo.get_receiver(conn, ref, self._scope(who))

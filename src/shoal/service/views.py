@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
 from shoal.documents.software_export import redacted
 from shoal.model.outputs import OutputResult
+from shoal.store.nodes import GroupTally
 from shoal.store.records import ActionRecord, ClusterRecord, EventRecord, NodeRecord
 
 
@@ -39,10 +42,10 @@ def node_view(n: NodeRecord) -> dict[str, Any]:
     }
 
 
-def _groups(c: ClusterRecord, nodes: list[NodeRecord]) -> list[dict[str, Any]]:
+def _groups(c: ClusterRecord, tally: Mapping[str, GroupTally]) -> list[dict[str, Any]]:
     out = []
     for g in c.document.get("node_groups", []):
-        members = [n for n in nodes if n.group_name == g["name"]]
+        counted = tally.get(g["name"])
         out.append(
             {
                 "name": g["name"],
@@ -54,13 +57,42 @@ def _groups(c: ClusterRecord, nodes: list[NodeRecord]) -> list[dict[str, Any]]:
                 "labels": g.get("labels", {}),
                 "depends_on": g.get("depends_on", []),
                 "profile": g.get("profile") or g.get("unit"),
-                "nodes": len({n.replica for n in members}),
+                "nodes": counted.replicas if counted is not None else 0,
             }
         )
     return out
 
 
-def cluster_view(c: ClusterRecord, nodes: list[NodeRecord] | None = None) -> dict[str, Any]:
+def node_counts(tally: Mapping[str, GroupTally]) -> dict[str, Any]:
+    """How many live nodes the cluster has, in all and by status (the view's summary)."""
+    by_status: Counter[str] = Counter()
+    for t in tally.values():
+        for status, n in t.by_status.items():
+            by_status[str(status)] += n
+    return {"total": sum(by_status.values()), "by_status": dict(sorted(by_status.items()))}
+
+
+def node_summary(n: NodeRecord) -> dict[str, Any]:
+    return {
+        "id": n.id,
+        "name": n.name,
+        "kind": str(n.kind),
+        "group": n.group_name,
+        "status": str(n.status),
+        "zone": n.zone,
+        "host": n.host,
+        "address": n.address,
+    }
+
+
+def cluster_view(
+    c: ClusterRecord,
+    tally: Mapping[str, GroupTally] | None = None,
+    nodes: tuple[list[NodeRecord], str | None] | None = None,
+) -> dict[str, Any]:
+    """A cluster; with `tally`, one cluster's full view: its groups, node counts by status and
+    document; with `nodes`, also a first page of its nodes and the marker of the next page
+    (`GET /v1/nodes?cluster=&marker=`). Never every node: a view of 100,000 nodes is a page."""
     doc = c.document
     groups = doc.get("node_groups", [])
     desired = sum(int(g.get("count", 0)) for g in groups) + len(doc.get("instances", []))
@@ -82,22 +114,15 @@ def cluster_view(c: ClusterRecord, nodes: list[NodeRecord] | None = None) -> dic
         "updated_at": iso(c.updated_at),
         "generation": c.generation,
     }
-    if nodes is not None:
-        out["node_groups"] = _groups(c, nodes)
-        out["nodes"] = [
-            {
-                "id": n.id,
-                "name": n.name,
-                "kind": str(n.kind),
-                "group": n.group_name,
-                "status": str(n.status),
-                "zone": n.zone,
-                "host": n.host,
-                "address": n.address,
-            }
-            for n in nodes
-        ]
+    if tally is not None:
+        out["node_groups"] = _groups(c, tally)
+        out["node_counts"] = node_counts(tally)
         out["document"] = redacted(doc)
+    if nodes is not None:
+        page, after = nodes
+        out["nodes"] = [node_summary(n) for n in page]
+        if after is not None:
+            out["nodes_next_marker"] = after
     return out
 
 

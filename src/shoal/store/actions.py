@@ -16,6 +16,7 @@ from typing import Any
 from sqlalchemy import Connection, and_, bindparam, func, insert, or_, select, update
 
 from shoal.model.enums import ActionKind, ActionStatus
+from shoal.store.pages import page_rows
 from shoal.store.records import ActionRecord
 from shoal.store.tables import action_deps, actions
 from shoal.store.wakeups import notify_work
@@ -101,7 +102,32 @@ def list_actions(
     top_level: bool = False,
     limit: int = 1000,
 ) -> list[ActionRecord]:
-    q = select(actions).order_by(actions.c.created_at, actions.c.id).limit(limit)
+    got = page_actions(
+        conn,
+        project_id,
+        cluster_id=cluster_id,
+        parent_id=parent_id,
+        top_level=top_level,
+        limit=limit,
+        marker=None,
+    )
+    assert got is not None  # no marker: always a page
+    return got[0]
+
+
+def page_actions(
+    conn: Connection,
+    project_id: str | None,
+    *,
+    cluster_id: str | None = None,
+    parent_id: str | None = None,
+    top_level: bool = False,
+    limit: int,
+    marker: str | None,
+) -> tuple[list[ActionRecord], bool] | None:
+    """A page of actions after the action `marker` (by id), oldest first, and whether more
+    follow; None when the marker names no action of this list."""
+    q = select(actions)
     if project_id is not None:
         q = q.where(actions.c.project_id == project_id)
     if cluster_id is not None:
@@ -111,7 +137,11 @@ def list_actions(
     if top_level:
         # A software deployment's run has no parent but is no request: only with everything.
         q = q.where(actions.c.parent_id.is_(None), actions.c.kind.not_in(SEPARATE_KINDS))
-    return [ActionRecord.from_row(r) for r in conn.execute(q).mappings()]
+    got = page_rows(conn, actions, q, limit, marker)
+    if got is None:
+        return None
+    rows, more = got
+    return [ActionRecord.from_row(r) for r in rows], more
 
 
 def claim(

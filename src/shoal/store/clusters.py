@@ -19,6 +19,7 @@ from sqlalchemy.exc import IntegrityError
 
 from shoal.model.enums import ClusterStatus
 from shoal.store.errors import NameTaken
+from shoal.store.pages import page_rows
 from shoal.store.records import ClusterRecord
 from shoal.store.tables import change_counters, cluster_changes, clusters, receivers
 
@@ -89,6 +90,20 @@ def list_clusters(conn: Connection, project_id: str | None) -> list[ClusterRecor
     if project_id is not None:
         q = q.where(clusters.c.project_id == project_id)
     return [ClusterRecord.from_row(r) for r in conn.execute(q).mappings()]
+
+
+def page_clusters(
+    conn: Connection, project_id: str | None, limit: int, marker: str | None
+) -> tuple[list[ClusterRecord], bool] | None:
+    """A page of live clusters after the cluster `marker` (by id); None: no such cluster."""
+    q = select(clusters).where(clusters.c.deleted_at.is_(None))
+    if project_id is not None:
+        q = q.where(clusters.c.project_id == project_id)
+    got = page_rows(conn, clusters, q, limit, marker)
+    if got is None:
+        return None
+    rows, more = got
+    return [ClusterRecord.from_row(r) for r in rows], more
 
 
 class ClusterCache:

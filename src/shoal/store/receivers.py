@@ -16,6 +16,7 @@ from sqlalchemy.engine import RowMapping
 from sqlalchemy.exc import IntegrityError
 
 from shoal.store.errors import NameTaken
+from shoal.store.pages import page_rows
 from shoal.store.tables import receivers
 
 
@@ -107,6 +108,20 @@ def list_receivers(conn: Connection, project_id: str | None) -> list[ReceiverRec
     if project_id is not None:
         q = q.where(receivers.c.project_id == project_id)
     return [ReceiverRecord.from_row(r) for r in conn.execute(q).mappings()]
+
+
+def page_receivers(
+    conn: Connection, project_id: str | None, limit: int, marker: str | None
+) -> tuple[list[ReceiverRecord], bool] | None:
+    """A page of receivers after the receiver `marker` (by id); None: no such receiver."""
+    q = select(receivers)
+    if project_id is not None:
+        q = q.where(receivers.c.project_id == project_id)
+    got = page_rows(conn, receivers, q, limit, marker)
+    if got is None:
+        return None
+    rows, more = got
+    return [ReceiverRecord.from_row(r) for r in rows], more
 
 
 def count_for_cluster(conn: Connection, cluster_id: str) -> int:
