@@ -94,7 +94,7 @@ async def _scenario(name: str, nodes: int, latency: float, concurrency: int) -> 
             await asyncio.sleep(0.05)
         seconds = time.perf_counter() - t0
         cluster = (await c.get("/v1/clusters/bench")).json()["cluster"]
-    active = sum(1 for n in cluster["nodes"] if n["status"] == "ACTIVE")
+    active = int(cluster["node_counts"]["by_status"].get("ACTIVE", 0))
     server.should_exit = True
     await serving
     await rt.close()
