@@ -204,7 +204,8 @@ class Engine:
                     "stopping: %d provider call(s) abandoned to lease takeover", len(pending)
                 )
                 await asyncio.gather(*pending, return_exceptions=True)
-        await self._flush_once()
+        while self._done:  # what finished is written; nothing to wait for when nothing did
+            await self._flush_once()
         await self.deployer.close()
         self._tasks = []
         if self.manager is not None:

@@ -24,6 +24,11 @@ log = logging.getLogger("shoal.store.wakeups")
 CHANNEL = "shoal_work"
 
 
+_STOP_CHECK_S = 0.1
+"""How often a listener idle on its connection looks whether it was asked to stop: an
+engine's stop (every test's teardown) waits for it."""
+
+
 def notify_work(conn: Connection) -> None:
     """Tell listening engines, at this transaction's commit, that there is work to claim."""
     if conn.dialect.name == "postgresql":
@@ -73,7 +78,7 @@ class Listener:
                     self.healthy = True
                     self._wake()  # anything sent while we were not listening
                     while not self._stop.is_set():
-                        for _ in conn.notifies(timeout=0.5, stop_after=1):
+                        for _ in conn.notifies(timeout=_STOP_CHECK_S, stop_after=1):
                             self._wake()
             except Exception as e:  # the database restarted, the network dropped
                 log.warning("listening for work failed (%s); polling until it is back", e)
