@@ -31,6 +31,18 @@ EMPTY = (
 )
 
 
+def every_cluster(http: httpx.Client) -> list[dict[str, object]]:
+    """All clusters, page by page (`GET /v1/clusters` answers at most 1,000 at a time)."""
+    found: list[dict[str, object]] = []
+    params: dict[str, str | int] = {"limit": 1000}
+    while True:
+        body = http.get("/v1/clusters", params=params).json()
+        found += body["clusters"]
+        if not body.get("next_marker"):
+            return found
+        params = {"limit": 1000, "marker": body["next_marker"]}
+
+
 def cpu_seconds(pid: int) -> float:
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
@@ -96,9 +108,11 @@ def main() -> None:
             with ThreadPoolExecutor(8) as pool:
                 list(pool.map(create, range(args.clusters)))
             deadline = time.monotonic() + 600
-            while True:  # every create has ended
-                found = http.get("/v1/clusters").json()["clusters"]
-                if all(c["status"] in ("ACTIVE", "WARNING", "ERROR") for c in found):
+            while True:  # every create has ended (the list is paged: every page read)
+                found = every_cluster(http)
+                if len(found) >= args.clusters and all(
+                    c["status"] in ("ACTIVE", "WARNING", "ERROR") for c in found
+                ):
                     break
                 assert time.monotonic() < deadline, "clusters never settled"
                 time.sleep(1)
