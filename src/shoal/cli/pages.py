@@ -5,9 +5,10 @@ all, and a listing can show each page as it arrives."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from shoal.cli.client import ShoalClient
+if TYPE_CHECKING:  # `shoal --help` imports this module and must not load httpx or asyncio
+    from shoal.cli.client import ShoalClient
 
 PAGE = 1000
 """The API's maximum page (shoal.api.pages.MAX_PAGE): fewest round trips."""
