@@ -17,7 +17,7 @@ from pathlib import Path
 import httpx
 
 from tests.cli.support import Shoal
-from tests.support.server import free_port, wait_healthy
+from tests.support.server import eventually, free_port, wait_healthy
 
 START_TIMEOUT_S = 180.0
 EXIT_TIMEOUT_S = 60.0
@@ -76,6 +76,12 @@ def test_sigterm_under_load_exits_within_the_grace(home: Path, tmp_path: Path) -
         auth = {"Authorization": f"Bearer {token}"}
         r = httpx.post(f"{url}/v1/clusters", content=DOC, headers=auth, timeout=30)
         assert r.status_code == 202, r.text
+
+        def creating() -> bool:  # the hung create is in flight, so the stop must abandon it
+            got = httpx.get(f"{url}/v1/nodes", params={"cluster": "slow"}, headers=auth)
+            return any(n["status"] == "CREATING" for n in got.json().get("nodes", []))
+
+        eventually(creating)
         held += [_hold(port, "/v1/events/stream", token) for _ in range(8)]
         held += [_hold(port, "/v1/events?after=2000000000&wait=60", token) for _ in range(4)]
         for s in held[:8]:  # every stream is open (its headers came)
