@@ -50,6 +50,11 @@ event_dispatchers = database
 
 [database]
 connection = {db_url}
+# Senlin's defaults (a pool of 5, 50 more, 30 s to wait) ran out under CI's load: an action
+# read answered "QueuePool limit ... reached" (the engine's green threads each hold a
+# connection while they wait on a lock). Fewer threads below and more time to wait here.
+max_overflow = 40
+pool_timeout = 120
 
 [senlin_api]
 bind_host = 127.0.0.1
@@ -63,11 +68,11 @@ port = {port}
 
 [engine]
 workers = 1
-threads = 50
+threads = 10
 
 [conductor]
 workers = 1
-threads = 50
+threads = 10
 
 [health_manager]
 workers = 1

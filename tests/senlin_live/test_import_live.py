@@ -55,7 +55,11 @@ def test_senlin_made_clusters_are_imported_in_place(live: LiveCloud) -> None:
     assert via_facade == {n: made.servers[n] for n in via_facade} and len(via_facade) == 2
     # ... and its native API.
     token = {"X-Auth-Token": str(conn.session.get_token())}
-    native = shoal.get(f"/v1/clusters/{web_id}", params={"nodes": 1000}, headers=token).raise_for_status().json()
+    native = (
+        shoal.get(f"/v1/clusters/{web_id}", params={"nodes": 1000}, headers=token)
+        .raise_for_status()
+        .json()
+    )
     members = {n["id"]: n["host"] for n in native["cluster"]["nodes"]}
     assert members == {n: hosts[made.servers[n]] for n in via_facade}
     for nid in members:
