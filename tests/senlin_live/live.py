@@ -46,6 +46,9 @@ default_nova_timeout = 300
 periodic_interval = 60
 batch_interval = 0
 lock_retry_interval = 1
+# oslo.messaging's default 60 s for an RPC answer: at load 20 Senlin's engine answered a node
+# read later than that, and its API gave a 500 ("Timed out waiting for a reply").
+rpc_response_timeout = 600
 event_dispatchers = database
 
 [database]
