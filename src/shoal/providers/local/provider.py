@@ -66,6 +66,7 @@ from shoal.providers.local.hosts import FailedHosts
 from shoal.providers.local.networking import LocalNetworking
 from shoal.providers.local.nodeserver import PID_FILE as _PID_FILE
 from shoal.providers.local.records import Record, RecordStore, ServerRecord, VolumeRecord
+from shoal.providers.local.replicas import LocalReplicas
 from shoal.providers.local.sandbox import NO_BINDS, Binds, Sandbox, SandboxMode
 from shoal.providers.local.sandbox import env_for_node as sandbox_env
 from shoal.providers.local.slots import NoFreeSlotError, SlotTable
@@ -124,6 +125,8 @@ class LocalProvider:
         self.networking = LocalNetworking(self.home)
         """Security groups (nftables) and load balancers (HAProxy) of clusters that declare
         them (networking.py); the engine drives it (engine/networks.py)."""
+        self.replicas = LocalReplicas(self)
+        """Workloads' replicas as podman containers on these servers (replicas.py)."""
         self._busy: dict[str, str] = {}
         """Server id -> what is being done to it right now ("building", "rebooting",
         "rebuilding"); such a server reads BUILDING."""
