@@ -1,8 +1,9 @@
 """What a workload's replicas run, as a value with a revision (issue 22, item 4): a change of
 image, command, args, env or ports is a new revision, rolled out in batches; the previous
-revision is kept (store/workload_rollouts.py) so a failed rollout can start it again. Env is
-part of the revision's digest but not of the value: the value is persisted, and env may name
-secrets. (model/rollouts.py is the other rolling update: deployments' software.)"""
+revision is kept (store/workload_rollouts.py) so a failed rollout can start it again. All env
+is part of the revision's digest; only the env given as values (no secret, output or members
+source) is part of the value, which is persisted. (model/rollouts.py is the other rolling
+update: deployments' software.)"""
 
 from __future__ import annotations
 
@@ -24,10 +25,11 @@ class ContainerRun:
     command: tuple[str, ...] = ()
     args: tuple[str, ...] = ()
     env: tuple[tuple[str, str], ...] = field(default=(), compare=False, repr=False)
-    """The env variables written as values in the document (a real runtime sets them). Not
-    persisted (env may name secrets): a previous template read back from the store has none."""
+    """The env variables given as values in the document (literals and parameters, never a
+    secret: those are `{secret: NAME}` sources, not in here), which a real runtime sets; kept
+    with the template so a restart or a rollback starts the same env."""
     cpu_milli: int = field(default=0, compare=False)
-    """Limits a real runtime sets where it can (0: none); not persisted either."""
+    """Limits a real runtime sets where it can (0: none)."""
     memory_mb: int = field(default=0, compare=False)
 
 

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from shoal.model.enums import NodeKind
 from shoal.model.workloads import Probe, ProbeKind
 from shoal.providers.errors import PermanentError, ResourceGone, TemporaryError
 from shoal.providers.local import podman, processes
@@ -100,8 +101,19 @@ class LocalReplicas:
         previous = self._where.get(key)
         if previous is not None and previous != server_id:
             await self.stop_replica(key)
+        # Under the server's lock, as its delete is: a container started while the server's
+        # store is being removed would outlive it.
+        async with self._provider._key_locks[(NodeKind.SERVER, server.record.key)]:
+            if self._live(server_id) is None:
+                raise ResourceGone(f"server {server_id} is not running")
+            await self._run_containers(found, server, key, template)
+
+    async def _run_containers(
+        self, found: podman.Podman, server: _Server, key: str, template: ReplicaTemplate
+    ) -> None:
         await asyncio.to_thread(_remove, found, server.store, key)
-        self._where[key] = server_id
+        self._where[key] = server.record.id
+        server_id = server.record.id
         r = server.record
         for c in template.containers:
             env = {
