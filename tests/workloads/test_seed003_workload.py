@@ -57,7 +57,10 @@ def test_seed003_ha_workload_kept_rolled_and_removed(
     home: Path, start_server: StartServer, tmp_path: Path
 ) -> None:
     server = start_server(
-        home=home, provider="local", provider_options={"port": free_port(), "agent_poll_s": 1.0}
+        home=home,
+        provider="local",
+        provider_options={"port": free_port(), "agent_poll_s": 1.0},
+        extra={"SHOAL_RECONCILE_INTERVAL_S": "1"},  # the keeper's tick (default 5 s)
     )
     env = {**os.environ, "SHOAL_URL": server.url, "SHOAL_TOKEN": server.token}
 
@@ -74,6 +77,9 @@ def test_seed003_ha_workload_kept_rolled_and_removed(
 
     template = str(EXAMPLE / "template.yaml")
     ha = str(EXAMPLE / "ha.yaml")
+    # No balancer here (benchmarks/workloads.py runs it): a server and its agents fewer.
+    lean = tmp_path / "lean.yaml"
+    lean.write_text("parameter_defaults: {WithBalancer: false}\n")
     with server.client() as client:
 
         def view() -> dict[str, Any]:
@@ -96,7 +102,7 @@ def test_seed003_ha_workload_kept_rolled_and_removed(
                     return None
             return {r["replica"]: r for r in replicas}
 
-        shoal("up", template, "-e", ha)
+        shoal("up", template, "-e", ha, "-e", str(lean))
         first = eventually(lambda: serving("api"), timeout_s=180, every_s=0.5)
         assert len({r["node"] for r in first.values()}) == 3  # one per controller (host)
 
@@ -129,7 +135,7 @@ def test_seed003_ha_workload_kept_rolled_and_removed(
 
         # A change of env rolls every replica; a broken image rolls back to it.
         greet = tmp_path / "greet.yaml"
-        greet.write_text("parameter_defaults: {ApiGreeting: hello}\n")
+        greet.write_text("parameter_defaults: {ApiGreeting: hello, WithBalancer: false}\n")
         shoal("apply", template, "-e", ha, "-e", str(greet))
         rolled = eventually(
             lambda: (s := serving("hello")) and len({r["revision"] for r in s.values()}) == 1 and s,
@@ -138,7 +144,8 @@ def test_seed003_ha_workload_kept_rolled_and_removed(
         )
         broken = tmp_path / "broken.yaml"
         broken.write_text(
-            "parameter_defaults: {ApiGreeting: hello, ServiceImage: 'localhost/missing:1'}\n"
+            "parameter_defaults: {ApiGreeting: hello, WithBalancer: false,"
+            " ServiceImage: 'localhost/missing:1'}\n"
         )
         shoal("apply", template, "-e", ha, "-e", str(broken))
         eventually(
