@@ -581,6 +581,35 @@ class LocalProvider:
     def _node_store(self, record: ServerRecord) -> podman.Store:
         return podman.node_store(self.home, Path(record.workdir))
 
+    # -- what workloads' replicas need (replicas.py `Servers`) --------------------------------
+
+    def podman_runtime(self) -> podman.Podman | None:
+        return self._runtime()
+
+    def server_records(self) -> list[ServerRecord]:
+        return [r for r in self._records.all() if isinstance(r, ServerRecord)]
+
+    def server_record(self, server_id: str) -> ServerRecord | None:
+        found = self._records.by_id(server_id)
+        return found if isinstance(found, ServerRecord) else None
+
+    def server_live(self, record: ServerRecord) -> bool:
+        return (
+            record.host not in self._failed
+            and record.id not in self._busy
+            and processes.is_running(record.pid, record.key)
+            and Path(record.workdir).is_dir()
+        )
+
+    def node_store(self, record: ServerRecord) -> podman.Store:
+        return self._node_store(record)
+
+    def server_lock(self, record: ServerRecord) -> asyncio.Lock:
+        return self._key_locks[(NodeKind.SERVER, record.key)]
+
+    def image_store(self) -> podman.Store:
+        return podman.home_store(self.home)
+
     async def _start_runtime(self, record: ServerRecord) -> dict[str, str]:
         """Start the server's `podman system service` (again) and the containers that restart
         `always`; the agents' environment naming its socket. Never fails the server: without

@@ -30,18 +30,13 @@ import re
 import socket
 import subprocess
 from dataclasses import dataclass
-from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-from shoal.model.enums import NodeKind
 from shoal.model.workloads import Probe, ProbeKind
 from shoal.providers.errors import PermanentError, ResourceGone, TemporaryError
-from shoal.providers.local import podman, processes
+from shoal.providers.local import podman
 from shoal.providers.local.records import ServerRecord
 from shoal.providers.replicas import ReplicaState, ReplicaTemplate
-
-if TYPE_CHECKING:
-    from shoal.providers.local.provider import LocalProvider
 
 log = logging.getLogger("shoal.local.replicas")
 
@@ -68,6 +63,27 @@ def expand(text: str, env: dict[str, str]) -> str:
     return _VAR.sub(lambda m: env.get(m.group(1), m.group(0)), text)
 
 
+class Servers(Protocol):
+    """What the replicas need of the local provider (provider.py implements it)."""
+
+    def podman_runtime(self) -> podman.Podman | None:
+        """podman, when containers are wanted and installed."""
+
+    def server_records(self) -> list[ServerRecord]: ...
+
+    def server_record(self, server_id: str) -> ServerRecord | None: ...
+
+    def server_live(self, record: ServerRecord) -> bool:
+        """Running, not being rebuilt or rebooted, its host not failed, its workdir there."""
+
+    def node_store(self, record: ServerRecord) -> podman.Store: ...
+
+    def server_lock(self, record: ServerRecord) -> asyncio.Lock:
+        """The lock the server's create and delete hold."""
+
+    def image_store(self) -> podman.Store: ...
+
+
 @dataclass(frozen=True, slots=True)
 class _Server:
     record: ServerRecord
@@ -77,7 +93,7 @@ class _Server:
 class LocalReplicas:
     """Replicas of workloads as podman containers in their servers' stores."""
 
-    def __init__(self, provider: LocalProvider) -> None:
+    def __init__(self, provider: Servers) -> None:
         self._provider = provider
         self._where: dict[str, str] = {}
         """Replica key -> the server id it was started on (rebuilt from labels by reads)."""
@@ -103,7 +119,7 @@ class LocalReplicas:
             await self.stop_replica(key)
         # Under the server's lock, as its delete is: a container started while the server's
         # store is being removed would outlive it.
-        async with self._provider._key_locks[(NodeKind.SERVER, server.record.key)]:
+        async with self._provider.server_lock(server.record):
             if self._live(server_id) is None:
                 raise ResourceGone(f"server {server_id} is not running")
             await self._run_containers(found, server, key, template)
@@ -157,7 +173,7 @@ class LocalReplicas:
                 )
 
     async def replica_states(self, keys: list[str]) -> dict[str, ReplicaState]:
-        found = self._provider._runtime()
+        found = self._provider.podman_runtime()
         states: dict[str, ReplicaState] = dict.fromkeys(keys, ReplicaState.LOST)
         if found is None or not keys:
             return states
@@ -182,7 +198,7 @@ class LocalReplicas:
         return states
 
     async def stop_replica(self, key: str) -> None:
-        found = self._provider._runtime()
+        found = self._provider.podman_runtime()
         if found is None:
             return
         where = self._where.pop(key, None)
@@ -207,7 +223,7 @@ class LocalReplicas:
         if probe.kind is ProbeKind.TCP:
             assert probe.port is not None
             return await asyncio.to_thread(_tcp_ok, address, probe.port, timeout)
-        found = self._provider._runtime()
+        found = self._provider.podman_runtime()
         if found is None:
             return False
         name = container_name(key, container)
@@ -244,7 +260,7 @@ class LocalReplicas:
     # -- helpers -----------------------------------------------------------------------------
 
     def _podman(self) -> podman.Podman:
-        found = self._provider._runtime()
+        found = self._provider.podman_runtime()
         if found is None:
             raise PermanentError(
                 f"replicas on local need podman and runc: apt-get install -y {podman.PACKAGES}"
@@ -252,29 +268,20 @@ class LocalReplicas:
         return found
 
     def _servers(self) -> list[_Server]:
-        return [
-            _Server(r, self._provider._node_store(r))
-            for r in self._provider._records.all()
-            if isinstance(r, ServerRecord)
-        ]
+        return [_Server(r, self._provider.node_store(r)) for r in self._provider.server_records()]
 
     def _is_live(self, r: ServerRecord) -> bool:
-        return (
-            r.host not in self._provider._failed
-            and r.id not in self._provider._busy
-            and processes.is_running(r.pid, r.key)
-            and Path(r.workdir).is_dir()
-        )
+        return self._provider.server_live(r)
 
     def _live(self, server_id: str) -> _Server | None:
-        r = self._provider._records.by_id(server_id)
-        if not isinstance(r, ServerRecord) or not self._is_live(r):
+        r = self._provider.server_record(server_id)
+        if r is None or not self._is_live(r):
             return None
-        return _Server(r, self._provider._node_store(r))
+        return _Server(r, self._provider.node_store(r))
 
     def _prepare(self, found: podman.Podman, store: podman.Store) -> None:
         if not store.storage_conf.exists():
-            podman.home_store(self._provider.home).write(found)
+            self._provider.image_store().write(found)
             store.write(found)
         (store.root / MARKER).touch()
 
