@@ -363,7 +363,11 @@ class WorkloadKeeper:
     ) -> None:
         if state is ReplicaState.RUNNING:
             if probes.gates_readiness(workload) and isinstance(runtime, ReplicaProber):
-                return  # ready when its readiness probe says (engine/workload_probes.py)
+                # Ready when its readiness probe says (engine/workload_probes.py), which probes
+                # only a replica with no restart pending.
+                if row.not_before is not None:
+                    changes.save.append(replace(row, not_before=None))
+                return
             if not row.ready:  # (started by another keeper, or a row written before a crash)
                 changes.save.append(replace(row, ready=True, not_before=None))
             return
