@@ -5,7 +5,7 @@ it; `shoal server stop` ends it), with the busybox image imported by `shoal imag
 - `seed003-single`: `shoal up examples/seed003/template.yaml -e single.yaml` (one controller,
   its API service a docker-compose deployment): from the request to the service answering
   HTTP from inside its container; the cluster is deleted between runs.
-- `seed003-ha`: the same with `-e ha.yaml` (three controllers whose services are Pods, and a
+- `seed003-ha`: the same with `-e pods.yaml` (three controllers whose services are Pods, and a
   balancer): to every controller answering and the balancer's page listing all three.
 - `container-kill`: on the single cluster, the service container's process is killed (-9):
   to the container running again (a new pid) and answering HTTP (podman's restart policy
@@ -164,7 +164,7 @@ def _up(home: Home, env: str) -> float:
     start = time.monotonic()
     home.shoal("up", str(EXAMPLE / "template.yaml"), "-e", str(EXAMPLE / env), "--timeout", "300")
     with home.client() as client:
-        _until(lambda: _serving(client, "template", 3 if env == "ha.yaml" else 1))
+        _until(lambda: _serving(client, "template", 3 if env == "pods.yaml" else 1))
     return time.monotonic() - start
 
 
@@ -213,7 +213,7 @@ def host_fail(runs: int) -> list[float]:
     home = Home()
     try:
         _image(home)
-        _up(home, "ha.yaml")
+        _up(home, "pods.yaml")
         times = []
         with home.client() as client:
             for i in range(runs):
@@ -241,7 +241,7 @@ SCENARIOS: dict[str, Callable[[int], list[float]]] = {
     "container-kill": container_kill,
     "host-fail": host_fail,
     "seed003-single": lambda runs: seed003("single.yaml", runs),
-    "seed003-ha": lambda runs: seed003("ha.yaml", runs),
+    "seed003-ha": lambda runs: seed003("pods.yaml", runs),
 }
 
 

@@ -20,21 +20,26 @@ a live server again; `ready_cpu_s` is this process's CPU over the same span.
   starts refusing half-way: `rolled_back`, `rollback_s`, `rollback_batches`,
   `failed_after_batches`.
 
-Not built yet, printed with `"status": "not-built"` and no figures, so nothing reads a number
-that was not measured: the replica runtime on `local` (`local-container-kill`,
-`local-host-fail`).
+- `local-container-kill`, `local-host-fail` (benchmarks/workloads_local.py): seed 003's
+  `-e ha.yaml` on `local`, real podman containers: `kill -9` of a replica's container -> ready
+  again (`--runs`, default 10); a host failed -> its replica ready on a live controller and the
+  balancer re-rendered (`--host-fail-runs`, default 3). `median_s`, `max_s`, `times_s`.
 
-Run: `python benchmarks/workloads.py`
+Run: `python benchmarks/workloads.py [--runs 10] [--host-fail-runs 3] [--only-local]`
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
+import os
 import random
+import statistics
 import time
 from dataclasses import replace
 
+import workloads_local
 from shoal.model import ClusterSpec, Grouping, MemberRef, NodeGroup, Rule, Scope
 from shoal.model.catalogs import CIRROS, CLASSIC_FLAVORS, synthetic_inventory
 from shoal.model.cluster import UnitPart
@@ -121,6 +126,14 @@ def server_placement_cpu() -> float:
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=10, help="local-container-kill's runs")
+    parser.add_argument("--host-fail-runs", type=int, default=3)
+    parser.add_argument("--only-local", action="store_true", help="skip the sim scenarios")
+    args = parser.parse_args()
+    if args.only_local:
+        local(args.runs, args.host_fail_runs)
+        return
     random.seed(22)
     inv = synthetic_inventory(500, 10, seed=0)
     cluster = replace(servers_cluster(), workloads=workloads())
@@ -209,8 +222,35 @@ def main() -> None:
         ),
         flush=True,
     )
-    for scenario in ("local-container-kill", "local-host-fail"):
-        print(json.dumps({"scenario": scenario, "status": "not-built"}), flush=True)
+    local(args.runs, args.host_fail_runs)
+
+
+def local(kill_runs: int, fail_runs: int) -> None:
+    """The real runtime on `local` (benchmarks/workloads_local.py): seed 003's ha.yaml."""
+    scenarios = (
+        ("local-container-kill", workloads_local.container_kill, kill_runs),
+        ("local-host-fail", workloads_local.host_fail, fail_runs),
+    )
+    for name, scenario, runs in scenarios:
+        if not workloads_local.available():
+            print(json.dumps({"scenario": name, "status": "skipped: no podman"}), flush=True)
+            continue
+        load = os.getloadavg()[0]
+        times = scenario(runs)
+        print(
+            json.dumps(
+                {
+                    "scenario": name,
+                    "replicas": workloads_local.REPLICAS,
+                    "runs": len(times),
+                    "median_s": round(statistics.median(times), 3),
+                    "max_s": round(max(times), 3),
+                    "times_s": [round(t, 3) for t in times],
+                    "load_1m": round(load, 2),
+                }
+            ),
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
 """Seed 003's example on `local`: `shoal up template -e single.yaml` serves its API from a
-container (docker-compose), and `shoal apply template -e ha.yaml` converts that cluster in place
+container (docker-compose), and `shoal apply template -e pods.yaml` converts that cluster in place
 to three controllers whose APIs are Pods, with a balancer listing every one of them, and
 `-e single.yaml` back. The template is in TripleO's style: its deployments are at the top
 level, fed the Controller role's servers through the role's output."""
@@ -67,7 +67,7 @@ def test_seed003_single_then_converted_to_ha(home: Path, start_server: StartServ
     shoal("up", template, "-e", str(EXAMPLE / "single.yaml"))
     with server.client() as client:
         eventually(lambda: _serving(client, 1, "in a container"), timeout_s=120, every_s=0.5)
-        shoal("apply", template, "-e", str(EXAMPLE / "ha.yaml"))
+        shoal("apply", template, "-e", str(EXAMPLE / "pods.yaml"))
         eventually(lambda: _serving(client, 3, "in a pod"), timeout_s=180, every_s=0.5)
         listed = client.get("/v1/clusters/template/deployments").json()["deployments"]
         assert {d["node"] for d in listed} == {

@@ -13,6 +13,8 @@ A placement that fails leaves the running replicas untouched and raises one even
 A change of a workload's template rolls its replicas a batch per tick (engine/workload_rollouts.py);
 every start uses the template the workload's rollout says (the new one, or the previous one
 while and after a rollback).
+Liveness and readiness probes run after those steps (engine/workload_probes.py): readiness
+sets a replica's `ready`, a failing liveness probe restarts it.
 Rows are written only when they change, so 10,000 steady replicas cost one read per tick.
 """
 
@@ -22,6 +24,7 @@ import logging
 from dataclasses import dataclass, field, replace
 
 from shoal.documents import cluster_from_tree
+from shoal.engine import workload_probes as probes
 from shoal.engine import workload_rollouts as rollouts
 from shoal.engine.context import EngineContext
 from shoal.engine.events import cluster_event
@@ -34,7 +37,7 @@ from shoal.model.workloads import RestartPolicy, Workload
 from shoal.placement.workloads import NodeSlot, WorkloadRefusal, place_workloads
 from shoal.placement.workloads.problem import replica_names
 from shoal.providers.errors import ProviderError
-from shoal.providers.replicas import ReplicaRuntime, ReplicaState
+from shoal.providers.replicas import ReplicaProber, ReplicaRuntime, ReplicaState
 from shoal.store import workload_rollouts as rollout_repo
 from shoal.store import workloads as replica_repo
 from shoal.store.events import NewEvent, add_events
@@ -78,6 +81,7 @@ class WorkloadKeeper:
         self._refused: dict[str, tuple[str, ...]] = {}
         """Per cluster, the reasons last reported (told once, not every tick)."""
         self._ticks = 0
+        self._probes = probes.Probes()
 
     @property
     def runtime(self) -> ReplicaRuntime | None:
@@ -184,6 +188,42 @@ class WorkloadKeeper:
                 runtime, cluster, workloads[w.name], kept, state, live, template, now, changes
             )
         await self._roll(runtime, cluster, spec, rows, rolls, states, live, now, changes)
+        await self._probe(
+            runtime, cluster, workloads, wanted, rows, rolls, states, live, now, changes
+        )
+
+    async def _probe(
+        self,
+        runtime: ReplicaRuntime,
+        cluster: ClusterRecord,
+        workloads: dict[str, Workload],
+        wanted: dict[str, Workload],
+        rows: dict[str, ReplicaRow],
+        rolls: dict[str, RolloutRow],
+        states: dict[str, ReplicaState],
+        live: dict[str, NodeRecord],
+        now: float,
+        changes: _Changes,
+    ) -> None:
+        """Liveness and readiness probes (engine/workload_probes.py) over the rows as this
+        tick left them: readiness into the rows' `ready`, liveness failures restarted."""
+        if not any(probes.has_probes(w) for w in workloads.values()):
+            self._probes.forget(cluster.id)
+            return
+        current = {r: row for r, row in rows.items() if r in wanted}
+        current.update(
+            {
+                r.replica: r
+                for r in changes.save
+                if r.cluster_id == cluster.id and r.replica in wanted
+            }
+        )
+        keys = {r: replica_key(cluster.id, r) for r in current}
+        out = await self._probes.run(
+            runtime, cluster, workloads, current, states, keys, live, rolls, now
+        )
+        changes.save.extend(out.save)
+        changes.events.extend(out.events)
 
     async def _roll(
         self,
@@ -322,6 +362,12 @@ class WorkloadKeeper:
         changes: _Changes,
     ) -> None:
         if state is ReplicaState.RUNNING:
+            if probes.gates_readiness(workload) and isinstance(runtime, ReplicaProber):
+                # Ready when its readiness probe says (engine/workload_probes.py), which probes
+                # only a replica with no restart pending.
+                if row.not_before is not None:
+                    changes.save.append(replace(row, not_before=None))
+                return
             if not row.ready:  # (started by another keeper, or a row written before a crash)
                 changes.save.append(replace(row, ready=True, not_before=None))
             return

@@ -1,16 +1,19 @@
 """What a workload's replicas run, as a value with a revision (issue 22, item 4): a change of
 image, command, args, env or ports is a new revision, rolled out in batches; the previous
-revision is kept (store/workload_rollouts.py) so a failed rollout can start it again. Env is
-part of the revision's digest but not of the value: the value is persisted, and env may name
-secrets. (model/rollouts.py is the other rolling update: deployments' software.)"""
+revision is kept (store/workload_rollouts.py) so a failed rollout can start it again. All env
+is part of the revision's digest; only the env given as values (no secret, output or members
+source) is part of the value, which is persisted. (model/rollouts.py is the other rolling
+update: deployments' software.)"""
 
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+import json
+from dataclasses import dataclass, field
 from enum import StrEnum
 
-from shoal.model.workloads import Workload
+from shoal.model.software import LiteralInput
+from shoal.model.workloads import Container, Workload
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,6 +24,13 @@ class ContainerRun:
     image: str
     command: tuple[str, ...] = ()
     args: tuple[str, ...] = ()
+    env: tuple[tuple[str, str], ...] = field(default=(), compare=False, repr=False)
+    """The env variables given as values in the document (literals and parameters, never a
+    secret: those are `{secret: NAME}` sources, not in here), which a real runtime sets; kept
+    with the template so a restart or a rollback starts the same env."""
+    cpu_milli: int = field(default=0, compare=False)
+    """Limits a real runtime sets where it can (0: none)."""
+    memory_mb: int = field(default=0, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,5 +70,27 @@ def replica_template(w: Workload) -> ReplicaTemplate:
             h.update(b"\0")
     return ReplicaTemplate(
         h.hexdigest()[:16],
-        tuple(ContainerRun(c.name, c.image, c.command, c.args) for c in w.containers),
+        tuple(
+            ContainerRun(
+                c.name,
+                c.image,
+                c.command,
+                c.args,
+                env=_literal_env(c),
+                cpu_milli=c.cpu_milli,
+                memory_mb=c.memory_mb,
+            )
+            for c in w.containers
+        ),
     )
+
+
+def _literal_env(c: Container) -> tuple[tuple[str, str], ...]:
+    """The env values known from the document alone (literals and parameters); secrets,
+    outputs and members are resolved elsewhere (not by a runtime's template)."""
+    found: list[tuple[str, str]] = []
+    for name, source in sorted(c.env.items()):
+        if isinstance(source, LiteralInput):
+            v = source.value
+            found.append((name, v if isinstance(v, str) else json.dumps(v)))
+    return tuple(found)

@@ -7,6 +7,10 @@ It is started from a `ReplicaTemplate`: what its containers run (image, command,
 template's revision, so a rolling update (engine/workload_rollouts.py) can start the new
 revision or the previous one again. A runtime that refuses a template (an image it cannot
 pull) raises `PermanentError`.
+
+A runtime that can also probe a replica (`ReplicaProber`: http GET, tcp connect or exec in a
+container) gets the workload's liveness and readiness probes run by the keeper on the engine's
+clock (engine/workload_probes.py); without it, a running replica reads ready.
 """
 
 from __future__ import annotations
@@ -15,8 +19,9 @@ from enum import StrEnum
 from typing import Protocol, runtime_checkable
 
 from shoal.model.workload_rollouts import ReplicaTemplate
+from shoal.model.workloads import Probe
 
-__all__ = ["ReplicaRuntime", "ReplicaState", "ReplicaTemplate"]
+__all__ = ["ReplicaProber", "ReplicaRuntime", "ReplicaState", "ReplicaTemplate"]
 
 
 class ReplicaState(StrEnum):
@@ -39,3 +44,10 @@ class ReplicaRuntime(Protocol):
 
     async def stop_replica(self, key: str) -> None:
         """Stop and forget it (already gone is fine)."""
+
+
+@runtime_checkable
+class ReplicaProber(Protocol):
+    async def probe(self, key: str, server_id: str, container: str, probe: Probe) -> bool:
+        """Run one probe of the replica's container once (at most `probe.timeout_s`): whether
+        it passed. Never raises for a failing replica: a failure is False."""

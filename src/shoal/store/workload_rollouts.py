@@ -41,7 +41,15 @@ def template_json(t: ReplicaTemplate) -> str:
         {
             "revision": t.revision,
             "containers": [
-                {"name": c.name, "image": c.image, "command": c.command, "args": c.args}
+                {
+                    "name": c.name,
+                    "image": c.image,
+                    "command": c.command,
+                    "args": c.args,
+                    "env": c.env,
+                    "cpu_milli": c.cpu_milli,
+                    "memory_mb": c.memory_mb,
+                }
                 for c in t.containers
             ],
         }
@@ -58,6 +66,10 @@ def template_of(text: str) -> ReplicaTemplate:
                 str(c["image"]),
                 tuple(str(x) for x in c["command"]),
                 tuple(str(x) for x in c["args"]),
+                # (rows written before env and limits were kept have none)
+                env=tuple((str(k), str(v)) for k, v in c.get("env", ())),
+                cpu_milli=int(c.get("cpu_milli", 0)),
+                memory_mb=int(c.get("memory_mb", 0)),
             )
             for c in d["containers"]
         ),

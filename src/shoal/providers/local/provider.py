@@ -66,6 +66,7 @@ from shoal.providers.local.hosts import FailedHosts
 from shoal.providers.local.networking import LocalNetworking
 from shoal.providers.local.nodeserver import PID_FILE as _PID_FILE
 from shoal.providers.local.records import Record, RecordStore, ServerRecord, VolumeRecord
+from shoal.providers.local.replicas import LocalReplicas
 from shoal.providers.local.sandbox import NO_BINDS, Binds, Sandbox, SandboxMode
 from shoal.providers.local.sandbox import env_for_node as sandbox_env
 from shoal.providers.local.slots import NoFreeSlotError, SlotTable
@@ -124,6 +125,8 @@ class LocalProvider:
         self.networking = LocalNetworking(self.home)
         """Security groups (nftables) and load balancers (HAProxy) of clusters that declare
         them (networking.py); the engine drives it (engine/networks.py)."""
+        self.replicas = LocalReplicas(self)
+        """Workloads' replicas as podman containers on these servers (replicas.py)."""
         self._busy: dict[str, str] = {}
         """Server id -> what is being done to it right now ("building", "rebooting",
         "rebuilding"); such a server reads BUILDING."""
@@ -577,6 +580,35 @@ class LocalProvider:
 
     def _node_store(self, record: ServerRecord) -> podman.Store:
         return podman.node_store(self.home, Path(record.workdir))
+
+    # -- what workloads' replicas need (replicas.py `Servers`) --------------------------------
+
+    def podman_runtime(self) -> podman.Podman | None:
+        return self._runtime()
+
+    def server_records(self) -> list[ServerRecord]:
+        return [r for r in self._records.all() if isinstance(r, ServerRecord)]
+
+    def server_record(self, server_id: str) -> ServerRecord | None:
+        found = self._records.by_id(server_id)
+        return found if isinstance(found, ServerRecord) else None
+
+    def server_live(self, record: ServerRecord) -> bool:
+        return (
+            record.host not in self._failed
+            and record.id not in self._busy
+            and processes.is_running(record.pid, record.key)
+            and Path(record.workdir).is_dir()
+        )
+
+    def node_store(self, record: ServerRecord) -> podman.Store:
+        return self._node_store(record)
+
+    def server_lock(self, record: ServerRecord) -> asyncio.Lock:
+        return self._key_locks[(NodeKind.SERVER, record.key)]
+
+    def image_store(self) -> podman.Store:
+        return podman.home_store(self.home)
 
     async def _start_runtime(self, record: ServerRecord) -> dict[str, str]:
         """Start the server's `podman system service` (again) and the containers that restart

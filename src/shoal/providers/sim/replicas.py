@@ -4,13 +4,15 @@ A container belongs to the server it was started on: it reads LOST once that ser
 longer ACTIVE (its host failed, it crashed, it was deleted), and EXITED after `kill` (the test
 hook for `kill -9` of a container). Starting is instant, so scale and failure runs measure the
 engine, not a runtime. `refuse(image)` makes starts of that image fail as a pull of a missing
-image does (`PermanentError`): the injected failure a rolling update must roll back from."""
+image does (`PermanentError`): the injected failure a rolling update must roll back from.
+Probes pass while a container runs; `fail_probes` injects failing ones."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from shoal.model.workloads import Probe, ProbeKind
 from shoal.providers.errors import PermanentError, ResourceGone
 from shoal.providers.replicas import ReplicaState, ReplicaTemplate
 
@@ -30,7 +32,9 @@ class SimReplicas:
         self._view = view
         self._containers: dict[str, _Container] = {}
         self._refused: set[str] = set()
+        self._failing: set[tuple[str, ProbeKind | None]] = set()
         self.starts = 0
+        self.probes = 0
 
     def refuse(self, image: str) -> None:
         """Starts of `image` fail from now on (an image the registry does not have)."""
@@ -71,6 +75,21 @@ class SimReplicas:
 
     async def stop_replica(self, key: str) -> None:
         self._containers.pop(key, None)
+
+    def fail_probes(self, key: str, failing: bool = True, kind: ProbeKind | None = None) -> None:
+        """The replica's probes (of `kind`, or all) fail from now on (or pass again)."""
+        if failing:
+            self._failing.add((key, kind))
+        else:
+            self._failing.discard((key, kind))
+
+    async def probe(self, key: str, server_id: str, container: str, probe: Probe) -> bool:
+        """Simulated: passes while the container runs, unless failures were injected."""
+        self.probes += 1
+        c = self._containers.get(key)
+        if c is None or c.exited or not self._view()(server_id):
+            return False
+        return (key, None) not in self._failing and (key, probe.kind) not in self._failing
 
     def kill(self, key: str) -> None:
         """The container dies (`kill -9`); its server stays up."""

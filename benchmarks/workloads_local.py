@@ -1,0 +1,142 @@
+"""Workloads on `local` with real podman containers (issue 22): seed 003's `-e ha.yaml`, whose
+API service is a 3-replica host-anti-affine workload on three controllers, behind a balancer
+rendering the controllers' addresses. Driven through the CLI and the API of a background Shoal
+of its own temporary home (benchmarks/containers.py's `Home`), the image imported once.
+
+- `local-container-kill`: `kill -9` of a replica's container process -> the replica ready again
+  (the keeper saw it exit, waited its restart back-off, started it again, its readiness probe
+  passed) and answering HTTP. Each run kills a replica not restarted before (the back-off
+  doubles per restart of the same replica, as Kubernetes' does); when none is left, the cluster
+  is made again (not timed).
+- `local-host-fail`: the host of the controller carrying a replica fails -> that replica ready
+  on a live controller (the replacement: every other controller already carries one, and the
+  rule is one per host), answering HTTP on its new address, and the balancer's page listing
+  every replica's address; the host is recovered between runs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from containers import EXAMPLE, PORT, Home, _get, _image, _ip, _nodes, _podman, _until
+
+REPLICAS = 3
+
+
+def _rows(client: httpx.Client) -> dict[str, dict[str, Any]]:
+    found = client.get("/v1/clusters/template/workloads").json()["replicas"]
+    return {r["replica"]: r for r in found}
+
+
+def _serving(client: httpx.Client) -> dict[str, dict[str, Any]] | None:
+    """Every replica ready and answering on its node's address; the balancer listing them."""
+    nodes = _nodes(client, "template")
+    rows = _rows(client)
+    if len(rows) != REPLICAS or not all(r["ready"] for r in rows.values()):
+        return None
+    addresses = []
+    for r in rows.values():
+        node = nodes.get(r["node"])
+        if node is None or node["status"] != "ACTIVE" or not node["address"]:
+            return None
+        page = _get(f"http://{_ip(node)}:{PORT}/")
+        if page is None or f"({_ip(node)})" not in page:
+            return None
+        addresses.append(_ip(node))
+    lb = nodes.get("Balancer")
+    page = _get(f"http://{lb['address']}/www/index.html") if lb and lb["address"] else None
+    if page is None or any(f"{a}:{PORT}" not in page for a in addresses):
+        return None
+    return rows
+
+
+def _up(home: Home) -> None:
+    home.shoal(
+        "up", str(EXAMPLE / "template.yaml"), "-e", str(EXAMPLE / "ha.yaml"), "--timeout", "300"
+    )
+    with home.client() as client:
+        _until(lambda: _serving(client))
+
+
+def _replica_pid(home: Home, replica: str) -> int | None:
+    for store in (home.path / "local" / "nodes").glob("*/podman"):
+        if not (store / "storage.conf").exists():
+            continue
+        out = _podman(store, "ps", "--filter", "label=shoal.replica", "--format", "json")
+        for row in json.loads(out or "[]"):
+            if str(row.get("Labels", {}).get("shoal.replica", "")).endswith(f"/{replica}"):
+                pid = int(row.get("Pid") or 0)
+                return pid if pid > 0 else None
+    return None
+
+
+def container_kill(runs: int) -> list[float]:
+    home = Home()
+    try:
+        _image(home)
+        times: list[float] = []
+        fresh: list[str] = []
+        while len(times) < runs:
+            if not fresh:
+                if times:
+                    home.shoal("delete", "template", "--wait")
+                _up(home)
+                fresh = [f"Api-{i}" for i in range(1, REPLICAS + 1)]
+            replica = fresh.pop(0)
+            with home.client() as client:
+                before = _rows(client)[replica]["restarts"]
+                pid = _until(lambda r=replica: _replica_pid(home, r))
+                os.kill(pid, signal.SIGKILL)
+                start = time.monotonic()
+                _until(
+                    lambda r=replica, b=before: (
+                        (s := _serving(client)) and s[r]["restarts"] > b and s
+                    )
+                )
+                times.append(time.monotonic() - start)
+        return times
+    finally:
+        home.close()
+
+
+def host_fail(runs: int) -> list[float]:
+    home = Home()
+    try:
+        _image(home)
+        _up(home)
+        times: list[float] = []
+        with home.client() as client:
+            for i in range(runs):
+                replica = f"Api-{1 + i % REPLICAS}"
+                rows = _rows(client)
+                victim = _nodes(client, "template")[rows[replica]["node"]]
+                host = victim["host"]
+                start = time.monotonic()
+                client.post(f"/v1/hosts/{host}/fail").raise_for_status()
+
+                def moved(r: str = replica, old: str = host) -> Any:
+                    now = _serving(client)
+                    if now is None:
+                        return None
+                    node = _nodes(client, "template").get(now[r]["node"])
+                    return now if node is not None and node["host"] != old else None
+
+                _until(moved)
+                times.append(time.monotonic() - start)
+                client.post(f"/v1/hosts/{host}/recover").raise_for_status()
+        return times
+    finally:
+        home.close()
+
+
+def available() -> bool:
+    """podman, runc and busybox-static are here (else the scenarios are skipped, said so)."""
+    return bool(shutil.which("podman")) and Path("/usr/bin/busybox").exists()
