@@ -6,6 +6,11 @@ or every `full_s` anyway (a table or a balancer removed behind Shoal's back come
 provider's `NetworkDriver` is asked to make it so. Pools and rules name node groups, so a
 scale-out, a scale-in, a replaced server or a failed host changes the members here, not in the
 document. Clusters no longer in the store have their networking removed.
+
+A server's own ports and floating IPs are made with the server, not here: `ServerPorts` tells a
+server's create what of the document is its own (`ServerNetworking`, read from the cluster's
+document as of the create), and a provider that makes ports (`openstack`) makes them before the
+boot and deletes them after the server.
 """
 
 from __future__ import annotations
@@ -13,8 +18,12 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
+from shoal.documents import cluster_from_tree
+from shoal.engine.context import EngineContext
 from shoal.model.cluster import ClusterSpec
-from shoal.model.enums import NodeKind, NodeStatus
+from shoal.model.enums import ActionKind, NodeKind, NodeStatus
+from shoal.model.inventory import Inventory
+from shoal.model.problems import InvalidDocument
 from shoal.providers.base import Provider
 from shoal.providers.networking import (
     BalancerState,
@@ -22,8 +31,12 @@ from shoal.providers.networking import (
     NetworkDriver,
     NetworkToolsMissingError,
     ServerAddress,
+    ServerNetworking,
+    server_networking,
 )
-from shoal.store.records import ClusterRecord, NodeRecord
+from shoal.store import clusters as cluster_repo
+from shoal.store import nodes as node_repo
+from shoal.store.records import ActionRecord, ClusterRecord, NodeRecord
 
 log = logging.getLogger("shoal.engine.networks")
 
@@ -123,3 +136,61 @@ class NetworkSync:
         if self.driver is None or not spec.networking.load_balancers:
             return ()
         return await self.driver.balancers(cluster_networks(cluster, spec, nodes))
+
+
+def makes_ports(provider: Provider) -> bool:
+    """Whether the provider boots servers on ports it makes itself (openstack), so a server's
+    create needs its `ServerNetworking`; `local` and `sim` do not (logical networks)."""
+    return bool(getattr(provider, "makes_server_ports", False))
+
+
+class ServerPorts:
+    """What of its cluster's networking a server's create makes first (its ports, its floating
+    IPs): read from the cluster's document, parsed once per generation."""
+
+    def __init__(self, ctx: EngineContext) -> None:
+        self.ctx = ctx
+        self.enabled = makes_ports(ctx.provider)
+        self._specs: dict[str, tuple[int, ClusterSpec | None]] = {}
+
+    async def of(self, action: ActionRecord, inventory: Inventory) -> ServerNetworking | None:
+        """The networking of the server `action` creates; None for anything else."""
+        if (
+            not self.enabled
+            or action.kind is not ActionKind.NODE_CREATE
+            or action.cluster_id is None
+            or action.node_id is None
+        ):
+            return None
+        profile = action.inputs.get("profile")
+        if isinstance(profile, dict) and profile.get("type") == "volume":
+            return None
+        cluster_id, node_id = action.cluster_id, action.node_id
+
+        def read() -> tuple[ClusterRecord | None, NodeRecord | None]:
+            with self.ctx.db.reading() as conn:
+                cluster = cluster_repo.get_cluster(conn, cluster_id)
+                node = node_repo.get_nodes(conn, [node_id]).get(node_id)
+            return cluster, node
+
+        cluster, node = await self.ctx.run_in_thread(read)
+        if cluster is None or node is None:
+            return None
+        spec = self._spec(cluster, inventory)
+        if spec is None or not spec.networking.ports:
+            return None
+        whole = ClusterNetworks(cluster.id, cluster.name, spec.networking, ())
+        return server_networking(whole, node.name, node.group_name, node.part)
+
+    def _spec(self, cluster: ClusterRecord, inventory: Inventory) -> ClusterSpec | None:
+        cached = self._specs.get(cluster.id)
+        if cached is not None and cached[0] == cluster.generation:
+            return cached[1]
+        try:
+            spec: ClusterSpec | None = cluster_from_tree(cluster.document, inventory)
+        except InvalidDocument:
+            spec = None
+        if len(self._specs) > 10_000:
+            self._specs.clear()
+        self._specs[cluster.id] = (cluster.generation, spec)
+        return spec
