@@ -338,6 +338,10 @@ class OpenStackProvider:
         }
         if request.networking is not None:
             server["metadata"][PORTS_MARK] = "1"
+        elif p.security_groups:
+            # Nova puts the ports it makes on the profile's networks in these groups (ports
+            # Shoal made carry the document's own groups instead).
+            server["security_groups"] = [{"name": g} for g in p.security_groups]
         if request.metadata_url is not None:
             # An image with Heat's agents finds Shoal from this alone (userdata.py).
             settings = CollectorSettings(request.metadata_url, polling_interval=self.agent_poll_s)
