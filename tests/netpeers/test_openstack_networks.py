@@ -22,10 +22,16 @@ import pytest
 from shoal.documents import load_cluster
 from shoal.model.catalogs import default_inventory
 from shoal.model.enums import NodeKind
+from shoal.model.outputs import NetAttr, NetworkFact
 from shoal.model.profile import ServerProfile
 from shoal.providers.base import ServerRequest
 from shoal.providers.errors import PermanentError
-from shoal.providers.networking import ClusterNetworks, NetworkDriver, server_networking
+from shoal.providers.networking import (
+    ClusterNetworks,
+    NetworkDriver,
+    ServerAddress,
+    server_networking,
+)
 from shoal.providers.openstack.netspec import (
     LbProtocol,
     ListenerSpec,
@@ -343,7 +349,7 @@ networks:
 security_groups:
   - {name: web, rules: [{protocol: tcp, ports: 80}]}
 ports:
-  - {server: web, network: app, security_groups: [web]}
+  - {name: web-app, server: web, network: app, security_groups: [web]}
 floating_ips:
   - {name: web-1-public, server: web-1, external: public, network: app}
 """
@@ -407,6 +413,20 @@ async def _ports_before_boot(p: OpenStackProvider, nova: StubNova, netcloud: Net
     assert fip["port_id"] == by_node[nodes["web-1"]]["id"]
     books = held(c, netcloud)
     assert (books.duplicates, books.unkeyed) == (0, 0), books
+    # What Neutron assigned, as the engine records it for outputs.
+    serving = ClusterNetworks(
+        c,
+        "os-ports",
+        doc.networking,
+        tuple(
+            ServerAddress(name, "web", None, by_node[nodes[name]]["fixed_ips"][0]["ip_address"])
+            for name in nodes
+        ),
+    )
+    assert await p.networking.addresses(serving) == {
+        NetworkFact(NetAttr.PORT_ADDRESS, "web-app"): serving.servers[0].address,
+        NetworkFact(NetAttr.FLOATING_IP_ADDRESS, "web-1-public"): fip["floating_ip_address"],
+    }
 
     # Deleting web-1 deletes its port and floating IP after the server; web-2's stay.
     await p.delete(NodeKind.SERVER, made["web-1"].id)

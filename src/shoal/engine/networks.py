@@ -15,6 +15,7 @@ boot and deletes them after the server.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable
 
@@ -23,9 +24,11 @@ from shoal.engine.context import EngineContext
 from shoal.model.cluster import ClusterSpec
 from shoal.model.enums import ActionKind, NodeKind, NodeStatus
 from shoal.model.inventory import Inventory
+from shoal.model.outputs import NetworkFact
 from shoal.model.problems import InvalidDocument
 from shoal.providers.base import Provider
 from shoal.providers.networking import (
+    AddressSource,
     BalancerState,
     ClusterNetworks,
     NetworkDriver,
@@ -35,7 +38,9 @@ from shoal.providers.networking import (
     server_networking,
 )
 from shoal.store import clusters as cluster_repo
+from shoal.store import network_addresses as address_repo
 from shoal.store import nodes as node_repo
+from shoal.store.database import Database
 from shoal.store.records import ActionRecord, ClusterRecord, NodeRecord
 
 log = logging.getLogger("shoal.engine.networks")
@@ -66,12 +71,19 @@ def cluster_networks(
 
 
 class NetworkSync:
-    """What was last applied per cluster, so an unchanged cluster costs nothing."""
+    """What was last applied per cluster, so an unchanged cluster costs nothing.
 
-    def __init__(self, provider: Provider, full_s: float = 30.0) -> None:
+    With a database, the addresses the cloud assigned (an `AddressSource` driver's) are
+    recorded after each apply that changed them, for outputs (store/network_addresses.py)."""
+
+    def __init__(
+        self, provider: Provider, full_s: float = 30.0, db: Database | None = None
+    ) -> None:
         self.driver = driver_of(provider)
         self.full_s = full_s
+        self.db = db
         self._applied: dict[str, tuple[ClusterNetworks, float]] = {}
+        self._addresses: dict[str, dict[NetworkFact, str]] = {}
         self._reported: dict[str, str] = {}
         self._listed_at = -1e18
 
@@ -96,7 +108,29 @@ class NetworkSync:
             return self._once(cluster.id, f"networking failed: {e}")
         self._reported.pop(cluster.id, None)
         self._applied[cluster.id] = (wanted, now)
+        await self._record(wanted, now)
         return None
+
+    async def _record(self, cluster: ClusterNetworks, now: float) -> None:
+        """The cloud-assigned addresses into the store when they changed (a failure to read
+        them is logged; the next apply tries again)."""
+        if self.db is None or not isinstance(self.driver, AddressSource):
+            return
+        try:
+            found = await self.driver.addresses(cluster)
+        except Exception:
+            log.exception("reading the addresses of cluster %s failed", cluster.cluster_name)
+            return
+        if self._addresses.get(cluster.cluster_id) == found:
+            return
+        db, cid = self.db, cluster.cluster_id
+
+        def write() -> None:
+            with db.transaction() as conn:
+                address_repo.replace_for(conn, cid, found, now)
+
+        await asyncio.to_thread(write)
+        self._addresses[cid] = found
 
     def _once(self, cluster_id: str, reason: str) -> str | None:
         if self._reported.get(cluster_id) == reason:
@@ -114,6 +148,7 @@ class NetworkSync:
             return
         for cid in [c for c in self._applied if c not in stored]:
             del self._applied[cid]
+            self._addresses.pop(cid, None)
         if now - self._listed_at < self.full_s:
             return
         self._listed_at = now

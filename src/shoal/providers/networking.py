@@ -18,6 +18,7 @@ from enum import StrEnum
 from typing import Protocol, runtime_checkable
 
 from shoal.model.networks import FloatingIp, NetworkSpec, PortSpec
+from shoal.model.outputs import NetworkFact
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,3 +124,13 @@ class NetworkDriver(Protocol):
 
     async def balancers(self, cluster: ClusterNetworks) -> tuple[BalancerState, ...]:
         """The cluster's load balancers as they serve now."""
+
+
+@runtime_checkable
+class AddressSource(Protocol):
+    """A driver whose cloud assigns addresses the document may leave open (openstack: a port's
+    fixed IP, a floating IP's address, a balancer's VIP)."""
+
+    async def addresses(self, cluster: ClusterNetworks) -> dict[NetworkFact, str]:
+        """The addresses assigned now to the cluster's named ports, floating IPs and balancers
+        whose document gives none (those not made yet are left out)."""

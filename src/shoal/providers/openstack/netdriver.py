@@ -31,6 +31,7 @@ from shoal.model.networks import (
 from shoal.model.networks import LoadBalancer as LbSpec
 from shoal.model.networks import NetworkSpec as ModelNetworks
 from shoal.model.networks import Pool as ModelPool
+from shoal.model.outputs import NetAttr, NetworkFact
 from shoal.providers.networking import (
     BalancerState,
     ClusterNetworks,
@@ -43,6 +44,7 @@ from shoal.providers.openstack.netspec import (
     ListenerSpec,
     LoadBalancerRequest,
     Member,
+    NetKind,
     NetworkSpec,
     NetworksRequest,
     PoolSpec,
@@ -65,6 +67,12 @@ _HEALTH = {
 
 def lb_key(name: str) -> str:
     return f"lb:{name}"
+
+
+def port_name(node: str, label: str) -> str:
+    """A server's port in Neutron: `<node>-<port name or network>` (`web-2-app`), unique in
+    its cluster, so the cloud-assigned address of a named port is found again by name."""
+    return f"{node}-{label}"
 
 
 def _rules(rule: SecurityRule, cluster: ClusterNetworks) -> list[RuleSpec]:
@@ -233,3 +241,49 @@ class OpenStackNetworks:
                 )
             )
         return tuple(out)
+
+    async def addresses(self, cluster: ClusterNetworks) -> dict[NetworkFact, str]:
+        spec = cluster.spec
+        out: dict[NetworkFact, str] = {}
+        named = [p for p in spec.ports if p.name and p.fixed_ip is None]
+        fips = [f for f in spec.floating_ips if f.address is None]
+        if named or fips:
+            cid = cluster.cluster_id
+            ports = {str(p.get("name")): p for p in await self.neutron.owned(NetKind.PORT, cid)}
+            for p in named:
+                assert p.name is not None
+                for s in cluster.members(p.member.target, p.member.part):
+                    ips = (ports.get(port_name(s.name, p.name)) or {}).get("fixed_ips") or []
+                    if ips:
+                        out[NetworkFact(NetAttr.PORT_ADDRESS, p.name)] = str(ips[0]["ip_address"])
+                        break
+            if fips:
+                held = await self.neutron.owned(NetKind.FLOATING_IP, cid)
+                by_port = {str(f.get("port_id")): str(f["floating_ip_address"]) for f in held}
+                servers = {s.name: s for s in cluster.servers}
+                for f in fips:
+                    server = servers.get(f.server)
+                    if server is None:
+                        continue
+                    on = [
+                        p
+                        for p in spec.ports
+                        if p.member.target == server.group
+                        and p.member.part in (None, server.part)
+                        and f.network in (None, p.network)
+                    ]
+                    if not on:
+                        continue
+                    port = ports.get(port_name(server.name, on[0].name or on[0].network))
+                    if port is not None and str(port["id"]) in by_port:
+                        out[NetworkFact(NetAttr.FLOATING_IP_ADDRESS, f.name)] = by_port[
+                            str(port["id"])
+                        ]
+        if self.octavia is not None:
+            for lb in spec.load_balancers:
+                if lb.vip_address is not None:
+                    continue
+                state = await self.octavia.state(cluster.cluster_id, lb_key(lb.name))
+                if state is not None and state.vip_address:
+                    out[NetworkFact(NetAttr.VIP_ADDRESS, lb.name)] = state.vip_address
+        return out

@@ -53,7 +53,7 @@ from shoal.providers.base import (
 from shoal.providers.errors import PermanentError, ProviderError, ResourceGone, TemporaryError
 from shoal.providers.networking import ServerNetworking
 from shoal.providers.openstack import inventory as discovery
-from shoal.providers.openstack.netdriver import OpenStackNetworks
+from shoal.providers.openstack.netdriver import OpenStackNetworks, port_name
 from shoal.providers.openstack.netspec import (
     FloatingIp,
     FloatingIpRequest,
@@ -430,7 +430,6 @@ class OpenStackProvider:
     async def _server_ports(self, request: ServerRequest, net: ServerNetworking) -> tuple[str, ...]:
         """The server's ports and floating IPs, made before it boots (found when made before)."""
         await self.networking.prepare(net.cluster)
-        name = request.profile.name or request.name
         ports: list[Port] = []
         for spec in net.ports:
             label = spec.name or spec.network
@@ -439,7 +438,7 @@ class OpenStackProvider:
                     PortRequest(
                         key=f"port:{request.key}:{label}",
                         cluster=request.cluster,
-                        name=f"{name}-{label}",
+                        name=port_name(net.node, label),
                         network=spec.network,
                         fixed_ip=str(spec.fixed_ip) if spec.fixed_ip is not None else None,
                         security_groups=spec.security_groups,
