@@ -434,6 +434,10 @@ async def _ports_before_boot(p: OpenStackProvider, nova: StubNova, netcloud: Net
     assert [port["id"] for port in left] == [by_node[nodes["web-2"]]["id"]]
     assert not neutron_get(netcloud, f"/floatingips?tags=shoal-cluster:{c}")["floatingips"]
 
+    # What the engine does after any server's delete (a create that died before its server
+    # existed leaves ports no server points to): the node's ports and floating IPs go.
+    await p.release_ports(nodes["web-2"])
+    assert not neutron_get(netcloud, f"/ports?tags=shoal-cluster:{c}")["ports"]
     await p.delete(NodeKind.SERVER, made["web-2"].id)
     await p.networking.remove(c)
     assert held(c, netcloud).resources == 0

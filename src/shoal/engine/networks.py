@@ -35,6 +35,7 @@ from shoal.providers.networking import (
     NetworkToolsMissingError,
     ServerAddress,
     ServerNetworking,
+    ServerPortMaker,
     server_networking,
 )
 from shoal.store import clusters as cluster_repo
@@ -176,7 +177,7 @@ class NetworkSync:
 def makes_ports(provider: Provider) -> bool:
     """Whether the provider boots servers on ports it makes itself (openstack), so a server's
     create needs its `ServerNetworking`; `local` and `sim` do not (logical networks)."""
-    return bool(getattr(provider, "makes_server_ports", False))
+    return isinstance(provider, ServerPortMaker)
 
 
 class ServerPorts:
@@ -187,6 +188,31 @@ class ServerPorts:
         self.ctx = ctx
         self.enabled = makes_ports(ctx.provider)
         self._specs: dict[str, tuple[int, ClusterSpec | None]] = {}
+
+    async def release(self, action: ActionRecord, inventory: Inventory) -> None:
+        """After a server's NODE_DELETE: its node's ports, in case its create died before the
+        server existed (then the server's delete had no server to find them by). A failure is
+        logged: the cluster's delete removes whatever is left."""
+        provider = self.ctx.provider
+        if not isinstance(provider, ServerPortMaker) or action.node_id is None:
+            return
+        if action.kind is not ActionKind.NODE_DELETE or action.cluster_id is None:
+            return
+        if str(action.inputs.get("kind", NodeKind.SERVER)) != NodeKind.SERVER:
+            return
+        cluster_id, node_id = action.cluster_id, action.node_id
+
+        def read() -> ClusterRecord | None:
+            with self.ctx.db.reading() as conn:
+                return cluster_repo.get_cluster(conn, cluster_id, include_deleted=True)
+
+        try:
+            cluster = await self.ctx.run_in_thread(read)
+            spec = self._spec(cluster, inventory) if cluster is not None else None
+            if spec is not None and spec.networking.ports:
+                await provider.release_ports(node_id)
+        except Exception:  # the node is deleted all the same; its cluster's delete cleans up
+            log.exception("deleting the ports of node %s failed", node_id)
 
     async def of(self, action: ActionRecord, inventory: Inventory) -> ServerNetworking | None:
         """The networking of the server `action` creates; None for anything else."""

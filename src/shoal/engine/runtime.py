@@ -431,6 +431,8 @@ class Engine:
                 self._provider_ids,
                 await self.server_ports.of(action, inventory),
             )
+            if outcome.status is ActionStatus.SUCCEEDED:
+                await self.server_ports.release(action, inventory)  # issue 26
         except Exception as e:  # a bug must still end the action, not leave it RUNNING forever
             log.exception("node action %s crashed", action.id)
             outcome = NodeOutcome(action, ActionStatus.FAILED, f"internal error: {e!r}")

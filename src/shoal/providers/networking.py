@@ -134,3 +134,13 @@ class AddressSource(Protocol):
     async def addresses(self, cluster: ClusterNetworks) -> dict[NetworkFact, str]:
         """The addresses assigned now to the cluster's named ports, floating IPs and balancers
         whose document gives none (those not made yet are left out)."""
+
+
+@runtime_checkable
+class ServerPortMaker(Protocol):
+    """A provider that boots servers on ports it makes itself (openstack): it deletes a
+    server's ports with the server, and `release_ports` deletes those of a node whose create
+    died before its server existed (nothing else would find them before the cluster's delete)."""
+
+    async def release_ports(self, node: str) -> None:
+        """Delete the ports and floating IPs made for node `node` (a no-op when none)."""

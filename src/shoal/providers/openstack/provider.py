@@ -170,8 +170,6 @@ class OpenStackProvider:
     """Servers in Nova and volumes in Cinder, for one project of one cloud."""
 
     name = "openstack"
-    makes_server_ports = True
-    """A server whose cluster declares ports for it boots on ports made here (issue 26)."""
 
     def __init__(
         self,
@@ -703,6 +701,9 @@ class OpenStackProvider:
         return out
 
     # -- networks (netdriver.py drives these) -----------------------------------------------
+
+    async def release_ports(self, node: str) -> None:
+        await self.neutron.delete_node(node)
 
     async def ensure_networks(self, request: NetworksRequest) -> NetworkResources:
         return await self.neutron.ensure_networks(request)
