@@ -26,6 +26,7 @@ from shoal.providers.openstack.netspec import (
     Member,
     NetworkSpec,
     NetworksRequest,
+    PoolSpec,
     PortRequest,
     RuleProtocol,
     RuleSpec,
@@ -41,8 +42,8 @@ def networks_request(cluster: str) -> NetworksRequest:
     return NetworksRequest(
         cluster,
         networks=(
-            NetworkSpec("front", "10.10.0.0/24", ("192.0.2.53",), external="public"),
-            NetworkSpec("back", "10.20.0.0/24"),
+            NetworkSpec.single("front", "10.10.0.0/24", ("192.0.2.53",), external="public"),
+            NetworkSpec.single("back", "10.20.0.0/24"),
         ),
         security_groups=(
             SecurityGroupSpec(
@@ -64,8 +65,7 @@ def lb_request(cluster: str) -> LoadBalancerRequest:
         name="web",
         network="front",
         listeners=(ListenerSpec(LbProtocol.TCP, 80),),
-        member_port=8080,
-        health_monitor=HealthMonitorSpec(),
+        pools=(PoolSpec(8080, health_monitor=HealthMonitorSpec()),),
     )
 
 

@@ -22,15 +22,13 @@ import argparse
 import json
 import os
 import sys
-import threading
 import time
 import urllib.error
 import urllib.request
 from pathlib import Path
-from socketserver import ThreadingMixIn
-from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 import dbcache
+import wsgiserve
 
 p = argparse.ArgumentParser()
 p.add_argument("--port", type=int, required=True)
@@ -131,18 +129,7 @@ def as_admin(environ, start_response):  # type: ignore[no-untyped-def]
     return application(environ, start_response)
 
 
-class Server(ThreadingMixIn, WSGIServer):
-    daemon_threads = True
-
-
-class Quiet(WSGIRequestHandler):
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
-
-httpd = make_server("127.0.0.1", ARGS.port, as_admin, server_class=Server, handler_class=Quiet)
-threading.Thread(target=httpd.serve_forever, daemon=True).start()
-URL = f"http://127.0.0.1:{ARGS.port}"
+URL = wsgiserve.start(as_admin, ARGS.port)
 
 
 def post(path: str, body: dict[str, object]) -> dict[str, object]:
@@ -182,15 +169,4 @@ post(
         }
     },
 )
-print(
-    f"startup: schema ({schema}) {migrated - started:.1f} s, "
-    f"services {time.monotonic() - migrated:.1f} s",
-    file=sys.stderr,
-    flush=True,
-)
-print(f"READY {URL} {ARGS.project}", flush=True)
-try:
-    while True:
-        time.sleep(3600)
-except KeyboardInterrupt:
-    os._exit(0)
+wsgiserve.ready(URL, ARGS.project, schema, started, migrated)

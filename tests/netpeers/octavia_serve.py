@@ -17,16 +17,13 @@ alembic migrations (`octavia-db-manage upgrade head`). Requests without `X-Proje
 """
 
 import argparse
-import os
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
-from socketserver import ThreadingMixIn
-from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 import dbcache
+import wsgiserve
 
 p = argparse.ArgumentParser()
 p.add_argument("--port", type=int, required=True)
@@ -138,26 +135,5 @@ def with_project(environ, start_response):  # type: ignore[no-untyped-def]
     return application(environ, start_response)
 
 
-class Server(ThreadingMixIn, WSGIServer):
-    daemon_threads = True
-
-
-class Quiet(WSGIRequestHandler):
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
-
-httpd = make_server("127.0.0.1", ARGS.port, with_project, server_class=Server, handler_class=Quiet)
-threading.Thread(target=httpd.serve_forever, daemon=True).start()
-print(
-    f"startup: schema ({schema}) {migrated - started:.1f} s, "
-    f"services {time.monotonic() - migrated:.1f} s",
-    file=sys.stderr,
-    flush=True,
-)
-print(f"READY http://127.0.0.1:{ARGS.port} {ARGS.project}", flush=True)
-try:
-    while True:
-        time.sleep(3600)
-except KeyboardInterrupt:
-    os._exit(0)
+URL = wsgiserve.start(with_project, ARGS.port)
+wsgiserve.ready(URL, ARGS.project, schema, started, migrated)

@@ -10,6 +10,7 @@ here the interruption is deterministic: the attempt dies exactly in the window t
 from __future__ import annotations
 
 import json
+import urllib.parse
 import urllib.request
 import uuid
 from collections.abc import AsyncIterator
@@ -18,8 +19,19 @@ from typing import Any
 
 import pytest
 
+from shoal.documents import load_cluster
+from shoal.model.catalogs import default_inventory
+from shoal.model.enums import NodeKind
+from shoal.model.outputs import NetAttr, NetworkFact
+from shoal.model.profile import ServerProfile
+from shoal.providers.base import ServerRequest
 from shoal.providers.errors import PermanentError
-from shoal.providers.networking import NetworkDriver
+from shoal.providers.networking import (
+    ClusterNetworks,
+    NetworkDriver,
+    ServerAddress,
+    server_networking,
+)
 from shoal.providers.openstack.netspec import (
     LbProtocol,
     ListenerSpec,
@@ -27,6 +39,7 @@ from shoal.providers.openstack.netspec import (
     Member,
     NetworkSpec,
     NetworksRequest,
+    PoolSpec,
 )
 from shoal.providers.openstack.provider import OpenStackProvider
 from shoal.providers.openstack.rest import Json, Rest
@@ -148,7 +161,7 @@ async def test_a_cluster_network_side_survives_interruptions_is_kept_in_step_and
 
     # Octavia refuses a listener on port 0: its reason, and no second balancer left.
     bad = LoadBalancerRequest(
-        "lb:bad", c, "bad", "front", (ListenerSpec(LbProtocol.TCP, 0),), member_port=80
+        "lb:bad", c, "bad", "front", (ListenerSpec(LbProtocol.TCP, 0),), (PoolSpec(80),)
     )
     with pytest.raises(PermanentError) as refused:
         await provider.ensure_load_balancer(bad)
@@ -194,8 +207,8 @@ async def test_a_neutron_refusal_mid_create_is_permanent_with_its_reason_and_lea
     request = NetworksRequest(
         c,
         networks=(
-            NetworkSpec("ok", "10.30.0.0/24"),
-            NetworkSpec("clash", "203.0.113.0/25", external="public"),
+            NetworkSpec.single("ok", "10.30.0.0/24"),
+            NetworkSpec.single("clash", "203.0.113.0/25", external="public"),
         ),
     )
     with pytest.raises(PermanentError) as refused:
@@ -210,20 +223,24 @@ node_groups:
   - {name: web, profile: {type: server, flavor: m1.small, image: cirros}, count: 3}
   - {name: db, profile: {type: server, flavor: m1.small, image: cirros}, count: 1}
 networks:
-  - {name: app, cidr: 10.60.0.0/24}
+  - name: app
+    subnets: [{name: app-a, cidr: 10.60.0.0/24}, {name: app-b, cidr: 10.61.0.0/24}]
+    router: public
 security_groups:
   - name: db
     rules:
       - {protocol: tcp, ports: 5432, from: {member: web}}
+      - {direction: egress, protocol: udp, ports: 53, from: 10.0.0.0/8}
 load_balancers:
   - name: front
     network: app
-    listeners: [{port: 80, protocol: HTTP, pool: web}]
+    listeners: [{port: 80, protocol: HTTP, pool: web}, {port: 5432, pool: db}]
     pools:
       - name: web
         members: web
         port: 8080
         protocol: HTTP
+      - {name: db, members: db, port: 5432}
 """
 
 
@@ -233,29 +250,194 @@ async def test_the_engine_driver_keeps_pool_and_rules_in_step_with_the_node_grou
     spec = networking(DOCUMENT)
     c = cluster_id()
     web = [(f"web-{i}", "web", f"10.60.0.{10 + i}") for i in (1, 2, 3)]
+    db = ("db-1", "db", "10.60.0.20")
     driver = provider.networking
     assert isinstance(driver, NetworkDriver)
 
-    await driver.apply(cluster(spec, [*web, ("db-1", "db", "10.60.0.20")], c))
+    await driver.apply(cluster(spec, [*web, db], c))
     (state,) = await driver.balancers(cluster(spec, web, c))
-    assert {m.server for m in state.members} == {"web-1", "web-2", "web-3"}
-    assert state.listeners == (80,)
+    assert {m.server for m in state.members} == {"web-1", "web-2", "web-3", "db-1"}
+    assert state.listeners == (80, 5432)
+    # Every subnet of the network, each joined to the router.
+    subnets = neutron_get(netcloud, f"/subnets?tags=shoal-cluster:{c}")["subnets"]
+    assert sorted(s["cidr"] for s in subnets) == ["10.60.0.0/24", "10.61.0.0/24"]
+    (router,) = neutron_get(netcloud, f"/routers?tags=shoal-cluster:{c}")["routers"]
+    joined = neutron_get(
+        netcloud, f"/ports?device_id={router['id']}&device_owner=network%3Arouter_interface"
+    )["ports"]
+    assert {ip["subnet_id"] for p in joined for ip in p["fixed_ips"]} == {s["id"] for s in subnets}
 
     # web-2's host failed and web-4 replaced it; the scale-in of web-3 in the same step.
     now = [web[0], ("web-4", "web", "10.60.0.14")]
-    await driver.apply(cluster(spec, now, c))
+    await driver.apply(cluster(spec, [*now, db], c))
     (state,) = await driver.balancers(cluster(spec, now, c))
     assert {(m.server, m.address) for m in state.members} == {
         ("web-1", "10.60.0.11"),
         ("web-4", "10.60.0.14"),
+        ("db-1", "10.60.0.20"),
     }
     group = neutron_get(netcloud, f"/security-groups?tags=shoal-cluster:{c}")["security_groups"]
-    rules = neutron_get(
-        netcloud, f"/security-group-rules?security_group_id={group[0]['id']}&direction=ingress"
-    )["security_group_rules"]
-    assert sorted(r["remote_ip_prefix"] for r in rules) == ["10.60.0.11/32", "10.60.0.14/32"]
+    rules = neutron_get(netcloud, f"/security-group-rules?security_group_id={group[0]['id']}")[
+        "security_group_rules"
+    ]
+    ingress = [r for r in rules if r["direction"] == "ingress"]
+    assert sorted(r["remote_ip_prefix"] for r in ingress) == ["10.60.0.11/32", "10.60.0.14/32"]
+    # Its egress is exactly the declared rule: Neutron's allow-all egress rules are gone.
+    egress = [r for r in rules if r["direction"] == "egress"]
+    assert [(r["protocol"], r["port_range_min"], r["remote_ip_prefix"]) for r in egress] == [
+        ("udp", 53, "10.0.0.0/8")
+    ]
     assert c in await driver.clusters()
 
     await driver.remove(c)
     assert held(c, netcloud).resources == 0
     assert c not in await driver.clusters()
+
+
+class _Answer:
+    def __init__(self, status: int, body: Json | None) -> None:
+        self.status_code = status
+        self.content = json.dumps(body).encode() if body is not None else b""
+        self.headers: dict[str, str] = {}
+
+
+class StubNova:
+    """Nova's compute API as far as the provider's server create and delete use it, recording
+    each boot's body: Nova here is not the point (tests/nova runs the real one, without
+    Neutron behind it); which ports the server boots on is."""
+
+    def __init__(self) -> None:
+        self.servers: dict[str, Json] = {}
+        self.boots: list[Json] = []
+
+    def request(self, path: str, method: str, **kw: Any) -> _Answer:
+        url = urllib.parse.urlsplit(path)
+        query = urllib.parse.parse_qs(url.query)
+        if method == "GET" and url.path in ("/servers", "/servers/detail"):
+            tags = set(",".join(query.get("tags", [])).split(",")) - {""}
+            found = [s for s in self.servers.values() if tags <= set(s["tags"])]
+            return _Answer(200, {"servers": [] if query.get("status") else found})
+        if method == "POST" and url.path == "/servers":
+            boot = kw["json"]["server"]
+            self.boots.append(boot)
+            sid = str(uuid.uuid4())
+            self.servers[sid] = {**boot, "id": sid, "status": "ACTIVE", "addresses": {}}
+            return _Answer(202, {"server": {"id": sid}})
+        sid = url.path.rsplit("/", 1)[-1]
+        if sid not in self.servers:
+            return _Answer(404, {"itemNotFound": {"message": "no such server"}})
+        if method == "DELETE":
+            del self.servers[sid]
+            return _Answer(204, None)
+        return _Answer(200, {"server": self.servers[sid]})
+
+
+class _Cloud:
+    def __init__(self, real: Any, compute: StubNova) -> None:
+        self.network, self.load_balancer, self.compute = real.network, real.load_balancer, compute
+
+    def close(self) -> None:
+        pass
+
+
+PORTS = """
+name: os-ports
+node_groups:
+  - {name: web, profile: {type: server, flavor: m1.small, image: cirros}, count: 2}
+networks:
+  - {name: app, cidr: 10.70.0.0/24, router: public}
+security_groups:
+  - {name: web, rules: [{protocol: tcp, ports: 80}]}
+ports:
+  - {name: web-app, server: web, network: app, security_groups: [web]}
+floating_ips:
+  - {name: web-1-public, server: web-1, external: public, network: app}
+"""
+
+
+async def test_a_server_boots_on_its_ports_made_first_and_they_go_with_it(
+    provider: OpenStackProvider, netcloud: NetCloud
+) -> None:
+    nova = StubNova()
+    real = provider._conn()
+    p = OpenStackProvider(lambda: _Cloud(real, nova), mode="tenant", poll_interval_s=0.01)
+    try:
+        await _ports_before_boot(p, nova, netcloud)
+    finally:
+        await p.close()
+
+
+async def _ports_before_boot(p: OpenStackProvider, nova: StubNova, netcloud: NetCloud) -> None:
+    c = cluster_id()
+    doc = load_cluster(PORTS, default_inventory())
+    profile = doc.node_groups[0].parts[0].profile
+    assert isinstance(profile, ServerProfile)
+    whole = ClusterNetworks(c, "os-ports", doc.networking, ())
+    nodes = {name: uuid.uuid4().hex for name in ("web-1", "web-2")}
+
+    def request(name: str) -> ServerRequest:
+        return ServerRequest(
+            nodes[name],
+            f"os-ports-{name}",
+            c,
+            "",
+            "nova",
+            profile,
+            networking=server_networking(whole, name, "web", None),
+        )
+
+    # The first attempt dies right after Neutron made web-1's port, before it is tagged.
+    neutron_api = p.neutron.api
+    p.neutron.api = DiesAt(neutron_api, tagging("ports"))  # type: ignore[assignment]
+    with pytest.raises(Died):
+        await p.create_server(request("web-1"))
+    assert not nova.boots
+    p.neutron.api = neutron_api
+    made = {name: await p.create_server(request(name)) for name in nodes}
+
+    ports = neutron_get(netcloud, f"/ports?tags=shoal-cluster:{c}")["ports"]
+    assert len(ports) == 2  # the dead attempt's port adopted, not made twice
+    by_node = {
+        t.removeprefix("shoal-node:"): port
+        for port in ports
+        for t in port["tags"]
+        if t.startswith("shoal-node:")
+    }
+    (group,) = neutron_get(netcloud, f"/security-groups?tags=shoal-cluster:{c}")["security_groups"]
+    for boot in nova.boots:
+        port = by_node[boot["metadata"]["shoal_node"]]
+        assert boot["networks"] == [{"port": port["id"]}]
+        assert port["security_groups"] == [group["id"]]
+        assert port["fixed_ips"][0]["ip_address"].startswith("10.70.0.")
+    (fip,) = neutron_get(netcloud, f"/floatingips?tags=shoal-cluster:{c}")["floatingips"]
+    assert fip["port_id"] == by_node[nodes["web-1"]]["id"]
+    books = held(c, netcloud)
+    assert (books.duplicates, books.unkeyed) == (0, 0), books
+    # What Neutron assigned, as the engine records it for outputs.
+    serving = ClusterNetworks(
+        c,
+        "os-ports",
+        doc.networking,
+        tuple(
+            ServerAddress(name, "web", None, by_node[nodes[name]]["fixed_ips"][0]["ip_address"])
+            for name in nodes
+        ),
+    )
+    assert await p.networking.addresses(serving) == {
+        NetworkFact(NetAttr.PORT_ADDRESS, "web-app"): serving.servers[0].address,
+        NetworkFact(NetAttr.FLOATING_IP_ADDRESS, "web-1-public"): fip["floating_ip_address"],
+    }
+
+    # Deleting web-1 deletes its port and floating IP after the server; web-2's stay.
+    await p.delete(NodeKind.SERVER, made["web-1"].id)
+    left = neutron_get(netcloud, f"/ports?tags=shoal-cluster:{c}")["ports"]
+    assert [port["id"] for port in left] == [by_node[nodes["web-2"]]["id"]]
+    assert not neutron_get(netcloud, f"/floatingips?tags=shoal-cluster:{c}")["floatingips"]
+
+    # What the engine does after any server's delete (a create that died before its server
+    # existed leaves ports no server points to): the node's ports and floating IPs go.
+    await p.release_ports(nodes["web-2"])
+    assert not neutron_get(netcloud, f"/ports?tags=shoal-cluster:{c}")["ports"]
+    await p.delete(NodeKind.SERVER, made["web-2"].id)
+    await p.networking.remove(c)
+    assert held(c, netcloud).resources == 0

@@ -37,6 +37,8 @@ def profile_document(p: Profile) -> dict[str, Any]:
             out["metadata"] = dict(p.metadata)
         if p.networks:
             out["networks"] = list(p.networks)
+        if p.security_groups:
+            out["security_groups"] = list(p.security_groups)
     else:
         out = {"type": "volume", "size": p.size_gb}
         if p.volume_type:

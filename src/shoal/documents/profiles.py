@@ -33,9 +33,10 @@ class Keys:
     volume_type: str = "volume_type"
     metadata: str = "metadata"
     networks: str | None = "networks"
+    security_groups: str | None = None
 
 
-NATIVE_KEYS = Keys()
+NATIVE_KEYS = Keys(security_groups="security_groups")
 
 
 def read_server(
@@ -52,6 +53,9 @@ def read_server(
     networks: list[tuple[str, str]] | None = []
     if keys.networks is not None:
         networks = f.names(keys.networks, what="network name")
+    groups: list[tuple[str, str]] | None = []
+    if keys.security_groups is not None:
+        groups = f.names(keys.security_groups, what="security group name")
     if len(f.out) != before or flavor is None or image is None:
         return None
     return ServerProfile(
@@ -61,6 +65,7 @@ def read_server(
         metadata=metadata or {},
         networks=tuple(n for n, _ in networks or []),
         name=name,
+        security_groups=tuple(g for g, _ in groups or []),
     )
 
 

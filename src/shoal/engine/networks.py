@@ -6,24 +6,43 @@ or every `full_s` anyway (a table or a balancer removed behind Shoal's back come
 provider's `NetworkDriver` is asked to make it so. Pools and rules name node groups, so a
 scale-out, a scale-in, a replaced server or a failed host changes the members here, not in the
 document. Clusters no longer in the store have their networking removed.
+
+A server's own ports and floating IPs are made with the server, not here: `ServerPorts` tells a
+server's create what of the document is its own (`ServerNetworking`, read from the cluster's
+document as of the create), and a provider that makes ports (`openstack`) makes them before the
+boot and deletes them after the server.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable
 
+from shoal.documents import cluster_from_tree
+from shoal.engine.context import EngineContext
 from shoal.model.cluster import ClusterSpec
-from shoal.model.enums import NodeKind, NodeStatus
+from shoal.model.enums import ActionKind, NodeKind, NodeStatus
+from shoal.model.inventory import Inventory
+from shoal.model.outputs import NetworkFact
+from shoal.model.problems import InvalidDocument
 from shoal.providers.base import Provider
 from shoal.providers.networking import (
+    AddressSource,
     BalancerState,
     ClusterNetworks,
     NetworkDriver,
     NetworkToolsMissingError,
     ServerAddress,
+    ServerNetworking,
+    ServerPortMaker,
+    server_networking,
 )
-from shoal.store.records import ClusterRecord, NodeRecord
+from shoal.store import clusters as cluster_repo
+from shoal.store import network_addresses as address_repo
+from shoal.store import nodes as node_repo
+from shoal.store.database import Database
+from shoal.store.records import ActionRecord, ClusterRecord, NodeRecord
 
 log = logging.getLogger("shoal.engine.networks")
 
@@ -53,12 +72,19 @@ def cluster_networks(
 
 
 class NetworkSync:
-    """What was last applied per cluster, so an unchanged cluster costs nothing."""
+    """What was last applied per cluster, so an unchanged cluster costs nothing.
 
-    def __init__(self, provider: Provider, full_s: float = 30.0) -> None:
+    With a database, the addresses the cloud assigned (an `AddressSource` driver's) are
+    recorded after each apply that changed them, for outputs (store/network_addresses.py)."""
+
+    def __init__(
+        self, provider: Provider, full_s: float = 30.0, db: Database | None = None
+    ) -> None:
         self.driver = driver_of(provider)
         self.full_s = full_s
+        self.db = db
         self._applied: dict[str, tuple[ClusterNetworks, float]] = {}
+        self._addresses: dict[str, dict[NetworkFact, str]] = {}
         self._reported: dict[str, str] = {}
         self._listed_at = -1e18
 
@@ -83,7 +109,29 @@ class NetworkSync:
             return self._once(cluster.id, f"networking failed: {e}")
         self._reported.pop(cluster.id, None)
         self._applied[cluster.id] = (wanted, now)
+        await self._record(wanted, now)
         return None
+
+    async def _record(self, cluster: ClusterNetworks, now: float) -> None:
+        """The cloud-assigned addresses into the store when they changed (a failure to read
+        them is logged; the next apply tries again)."""
+        if self.db is None or not isinstance(self.driver, AddressSource):
+            return
+        try:
+            found = await self.driver.addresses(cluster)
+        except Exception:
+            log.exception("reading the addresses of cluster %s failed", cluster.cluster_name)
+            return
+        if self._addresses.get(cluster.cluster_id) == found:
+            return
+        db, cid = self.db, cluster.cluster_id
+
+        def write() -> None:
+            with db.transaction() as conn:
+                address_repo.replace_for(conn, cid, found, now)
+
+        await asyncio.to_thread(write)
+        self._addresses[cid] = found
 
     def _once(self, cluster_id: str, reason: str) -> str | None:
         if self._reported.get(cluster_id) == reason:
@@ -101,6 +149,7 @@ class NetworkSync:
             return
         for cid in [c for c in self._applied if c not in stored]:
             del self._applied[cid]
+            self._addresses.pop(cid, None)
         if now - self._listed_at < self.full_s:
             return
         self._listed_at = now
@@ -123,3 +172,86 @@ class NetworkSync:
         if self.driver is None or not spec.networking.load_balancers:
             return ()
         return await self.driver.balancers(cluster_networks(cluster, spec, nodes))
+
+
+def makes_ports(provider: Provider) -> bool:
+    """Whether the provider boots servers on ports it makes itself (openstack), so a server's
+    create needs its `ServerNetworking`; `local` and `sim` do not (logical networks)."""
+    return isinstance(provider, ServerPortMaker)
+
+
+class ServerPorts:
+    """What of its cluster's networking a server's create makes first (its ports, its floating
+    IPs): read from the cluster's document, parsed once per generation."""
+
+    def __init__(self, ctx: EngineContext) -> None:
+        self.ctx = ctx
+        self.enabled = makes_ports(ctx.provider)
+        self._specs: dict[str, tuple[int, ClusterSpec | None]] = {}
+
+    async def release(self, action: ActionRecord, inventory: Inventory) -> None:
+        """After a server's NODE_DELETE: its node's ports, in case its create died before the
+        server existed (then the server's delete had no server to find them by). A failure is
+        logged: the cluster's delete removes whatever is left."""
+        provider = self.ctx.provider
+        if not isinstance(provider, ServerPortMaker) or action.node_id is None:
+            return
+        if action.kind is not ActionKind.NODE_DELETE or action.cluster_id is None:
+            return
+        if str(action.inputs.get("kind", NodeKind.SERVER)) != NodeKind.SERVER:
+            return
+        cluster_id, node_id = action.cluster_id, action.node_id
+
+        def read() -> ClusterRecord | None:
+            with self.ctx.db.reading() as conn:
+                return cluster_repo.get_cluster(conn, cluster_id, include_deleted=True)
+
+        try:
+            cluster = await self.ctx.run_in_thread(read)
+            spec = self._spec(cluster, inventory) if cluster is not None else None
+            if spec is not None and spec.networking.ports:
+                await provider.release_ports(node_id)
+        except Exception:  # the node is deleted all the same; its cluster's delete cleans up
+            log.exception("deleting the ports of node %s failed", node_id)
+
+    async def of(self, action: ActionRecord, inventory: Inventory) -> ServerNetworking | None:
+        """The networking of the server `action` creates; None for anything else."""
+        if (
+            not self.enabled
+            or action.kind is not ActionKind.NODE_CREATE
+            or action.cluster_id is None
+            or action.node_id is None
+        ):
+            return None
+        profile = action.inputs.get("profile")
+        if isinstance(profile, dict) and profile.get("type") == "volume":
+            return None
+        cluster_id, node_id = action.cluster_id, action.node_id
+
+        def read() -> tuple[ClusterRecord | None, NodeRecord | None]:
+            with self.ctx.db.reading() as conn:
+                cluster = cluster_repo.get_cluster(conn, cluster_id)
+                node = node_repo.get_nodes(conn, [node_id]).get(node_id)
+            return cluster, node
+
+        cluster, node = await self.ctx.run_in_thread(read)
+        if cluster is None or node is None:
+            return None
+        spec = self._spec(cluster, inventory)
+        if spec is None or not spec.networking.ports:
+            return None
+        whole = ClusterNetworks(cluster.id, cluster.name, spec.networking, ())
+        return server_networking(whole, node.name, node.group_name, node.part)
+
+    def _spec(self, cluster: ClusterRecord, inventory: Inventory) -> ClusterSpec | None:
+        cached = self._specs.get(cluster.id)
+        if cached is not None and cached[0] == cluster.generation:
+            return cached[1]
+        try:
+            spec: ClusterSpec | None = cluster_from_tree(cluster.document, inventory)
+        except InvalidDocument:
+            spec = None
+        if len(self._specs) > 10_000:
+            self._specs.clear()
+        self._specs[cluster.id] = (cluster.generation, spec)
+        return spec

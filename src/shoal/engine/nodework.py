@@ -28,6 +28,7 @@ from shoal.providers.base import (
     VolumeRequest,
 )
 from shoal.providers.errors import PermanentError, ProviderError, ResourceGone, TemporaryError
+from shoal.providers.networking import ServerNetworking
 from shoal.store.records import ActionRecord
 from shoal.telemetry import metrics
 
@@ -87,11 +88,13 @@ async def run_node_action(
     policy: RetryPolicy,
     clock: Clock,
     provider_ids: Callable[[list[str]], Awaitable[dict[str, str | None]]],
+    networking: ServerNetworking | None = None,
 ) -> NodeOutcome:
-    """Do what `action` asks; provider failures become a FAILED outcome, never an exception."""
+    """Do what `action` asks; provider failures become a FAILED outcome, never an exception.
+    `networking`: a server create's own ports and floating IPs (engine/networks.py)."""
     try:
         if action.kind is ActionKind.NODE_CREATE:
-            return await _create(action, provider, inventory, policy, clock)
+            return await _create(action, provider, inventory, policy, clock, networking)
         if action.kind is ActionKind.NODE_DELETE:
             return await _delete(action, provider, policy, clock)
         if action.kind is ActionKind.NODE_ATTACH:
@@ -115,6 +118,7 @@ async def _create(
     inventory: Inventory,
     policy: RetryPolicy,
     clock: Clock,
+    networking: ServerNetworking | None = None,
 ) -> NodeOutcome:
     i = NodeInputs.from_json(action.inputs)
     assert action.node_id is not None
@@ -134,6 +138,7 @@ async def _create(
             profile,
             i.server_group,
             metadata_url=i.metadata_url,  # issue 11: set by the deployer for agents
+            networking=networking,  # issue 26: its ports, made before it boots
         )
         # Only the first try of an action never claimed before can be sure nothing was made.
         tries = [dataclasses.replace(req, fresh=action.attempts <= 1 and not i.existing)]

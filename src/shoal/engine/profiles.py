@@ -35,4 +35,5 @@ def profile_from_row(doc: dict[str, Any], inventory: Inventory) -> Profile:
         zone=zone,
         metadata=dict(doc.get("metadata") or {}),
         networks=tuple(doc.get("networks") or ()),
+        security_groups=tuple(doc.get("security_groups") or ()),
     )

@@ -27,6 +27,7 @@ from shoal.engine.context import EngineContext
 from shoal.engine.contracts import ClusterOutputs, Finish, StepLabel
 from shoal.engine.events import action_event, child_node_event
 from shoal.engine.manager import Manager
+from shoal.engine.networks import ServerPorts
 from shoal.engine.nodework import NodeOutcome, RetryPolicy, run_node_action
 from shoal.engine.planner import finish_action, plan_action
 from shoal.engine.software.decide import SoftwareOf
@@ -138,6 +139,7 @@ class Engine:
         at the cluster as of T (instead of sleeping and hoping it did)."""
         # Software deployments (issue 11): their own loop, see engine/software/runner.py.
         source = DocumentSoftware(self.inventory_now)
+        self.server_ports = ServerPorts(self.context)  # issue 26: ports before a server boots
         self.deployer = Deployer(
             self.context,
             software_of or source,
@@ -421,8 +423,16 @@ class Engine:
             elif action.kind is ActionKind.NODE_CREATE:
                 action = await self.deployer.with_metadata_url(action)  # issue 11: agents
             outcome = await run_node_action(
-                action, self.provider, inventory, self.retry, self.clock, self._provider_ids
+                action,
+                self.provider,
+                inventory,
+                self.retry,
+                self.clock,
+                self._provider_ids,
+                await self.server_ports.of(action, inventory),
             )
+            if outcome.status is ActionStatus.SUCCEEDED:
+                await self.server_ports.release(action, inventory)  # issue 26
         except Exception as e:  # a bug must still end the action, not leave it RUNNING forever
             log.exception("node action %s crashed", action.id)
             outcome = NodeOutcome(action, ActionStatus.FAILED, f"internal error: {e!r}")

@@ -22,6 +22,9 @@ class ServerProfile:
     metadata: dict[str, str] = field(default_factory=dict, hash=False, compare=True)
     networks: tuple[str, ...] = ()
     name: str | None = None
+    security_groups: tuple[str, ...] = ()
+    """Existing security groups (by name) of the server's ports on `networks` (Senlin's
+    `os.nova.server` property; the openstack provider passes them to Nova)."""
 
     @property
     def kind(self) -> NodeKind:

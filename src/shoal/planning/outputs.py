@@ -10,7 +10,7 @@ node-name order (`web-2` before `web-10`), as deployment inputs do.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from shoal.model.members import MemberRef
 from shoal.model.networks import NetworkSpec
@@ -66,8 +66,11 @@ def evaluate(
     nodes: Sequence[NodeFacts],
     records: Sequence[DeploymentRecord],
     networking: NetworkSpec | None = None,
+    assigned: Mapping[NetworkFact, str] | None = None,
 ) -> list[OutputResult]:
-    ev = _Evaluation(software, nodes, records, networking or NetworkSpec())
+    """`assigned`: the addresses the cloud gave the cluster's ports, floating IPs and
+    balancers whose document gives none, as recorded (store/network_addresses.py)."""
+    ev = _Evaluation(software, nodes, records, networking or NetworkSpec(), assigned or {})
     results = []
     for o in outputs:
         ev.left = MAX_WORK_CHARS
@@ -100,8 +103,10 @@ class _Evaluation:
         nodes: Sequence[NodeFacts],
         records: Sequence[DeploymentRecord],
         networking: NetworkSpec,
+        assigned: Mapping[NetworkFact, str],
     ) -> None:
         self.networking = networking
+        self.assigned = assigned
         self.software = software
         self.nodes = nodes
         self.records = {(r.deployment, r.node): r for r in records}
@@ -154,12 +159,14 @@ class _Evaluation:
                 return {k: self.value(i) for k, i in items.items()}
 
     def _address(self, fact: NetworkFact) -> Json:
-        """The address the document gives the port, floating IP or balancer; one the cloud
-        assigns is not recorded by Shoal yet, so it stays pending (docs/networks.md)."""
+        """The address the document gives the port, floating IP or balancer, else the one the
+        cloud assigned once recorded; pending until then (docs/networks.md)."""
         try:
             given = declared_address(self.networking, fact)
         except UnknownNetworkResource as e:
             raise _Pending(str(e)) from None
+        if given is None:
+            given = self.assigned.get(fact)
         if given is None:
             raise _Pending(assigned_words(fact))
         return given

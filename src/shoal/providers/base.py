@@ -32,6 +32,7 @@ from typing import Protocol, runtime_checkable
 from shoal.model.enums import NodeKind
 from shoal.model.inventory import Inventory
 from shoal.model.profile import ServerProfile, VolumeProfile
+from shoal.providers.networking import ServerNetworking
 
 
 class ResourceState(StrEnum):
@@ -75,6 +76,9 @@ class ServerRequest:
     ports: tuple[str, ...] = ()
     """Ids of ports made beforehand (the openstack provider's `ensure_port`) the server boots
     on, in order; empty: the backend's default network attachment (`profile.networks`)."""
+    networking: ServerNetworking | None = None
+    """The server's own ports and floating IPs of its cluster's document (issue 26): a backend
+    with ports of its own makes them before the boot and boots on them; others ignore it."""
 
 
 @dataclass(frozen=True, slots=True)

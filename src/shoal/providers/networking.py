@@ -4,6 +4,11 @@ The engine (`engine/networks.py`) hands a `NetworkDriver` the cluster's `Network
 servers that exist right now (`ServerAddress`), level-triggered: the same call again changes
 nothing, and a call with a server more or less re-renders the pools and the filters. A
 provider that has no driver leaves networking to whatever the cloud does by itself.
+
+A server's own ports and floating IPs are not the driver's: they belong to the server and are
+made with it. The engine gives a server's create its `ServerNetworking` (what `ports` and
+`floating_ips` of the document name it), and a provider that boots servers on ports of its own
+(`openstack`) makes them first and deletes them after the server.
 """
 
 from __future__ import annotations
@@ -12,7 +17,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Protocol, runtime_checkable
 
-from shoal.model.networks import NetworkSpec
+from shoal.model.networks import FloatingIp, NetworkSpec, PortSpec
+from shoal.model.outputs import NetworkFact
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +46,33 @@ class ClusterNetworks:
         """The servers of a node group or instance (or one part of a unit), in name order."""
         found = [s for s in self.servers if s.group == target and (part is None or s.part == part)]
         return tuple(sorted(found, key=lambda s: s.name))
+
+
+@dataclass(frozen=True, slots=True)
+class ServerNetworking:
+    """One server's share of its cluster's networking: its ports (in the document's order) and
+    the floating IPs named for it; `cluster.servers` is empty (not needed to make them)."""
+
+    cluster: ClusterNetworks
+    node: str
+    """The server's node name (`web-2`)."""
+    ports: tuple[PortSpec, ...]
+    floating_ips: tuple[FloatingIp, ...] = ()
+
+
+def server_networking(
+    cluster: ClusterNetworks, node: str, group: str, part: str | None
+) -> ServerNetworking | None:
+    """What of `cluster`'s networking is node `node`'s (of node group or instance `group`, unit
+    part `part`); None when it has no port of its own."""
+    spec = cluster.spec
+    ports = tuple(
+        p for p in spec.ports if p.member.target == group and p.member.part in (None, part)
+    )
+    if not ports:
+        return None
+    fips = tuple(f for f in spec.floating_ips if f.server in (node, group))
+    return ServerNetworking(cluster, node, ports, fips)
 
 
 class MemberHealth(StrEnum):
@@ -91,3 +124,23 @@ class NetworkDriver(Protocol):
 
     async def balancers(self, cluster: ClusterNetworks) -> tuple[BalancerState, ...]:
         """The cluster's load balancers as they serve now."""
+
+
+@runtime_checkable
+class AddressSource(Protocol):
+    """A driver whose cloud assigns addresses the document may leave open (openstack: a port's
+    fixed IP, a floating IP's address, a balancer's VIP)."""
+
+    async def addresses(self, cluster: ClusterNetworks) -> dict[NetworkFact, str]:
+        """The addresses assigned now to the cluster's named ports, floating IPs and balancers
+        whose document gives none (those not made yet are left out)."""
+
+
+@runtime_checkable
+class ServerPortMaker(Protocol):
+    """A provider that boots servers on ports it makes itself (openstack): it deletes a
+    server's ports with the server, and `release_ports` deletes those of a node whose create
+    died before its server existed (nothing else would find them before the cluster's delete)."""
+
+    async def release_ports(self, node: str) -> None:
+        """Delete the ports and floating IPs made for node `node` (a no-op when none)."""

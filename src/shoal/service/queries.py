@@ -23,6 +23,7 @@ from shoal.store import actions as action_repo
 from shoal.store import clusters as cluster_repo
 from shoal.store import deployments as deployment_repo
 from shoal.store import events as event_repo
+from shoal.store import network_addresses as address_repo
 from shoal.store import nodes as node_repo
 from shoal.store.database import Database
 from shoal.store.records import ClusterRecord, NodeRecord, Principal
@@ -93,7 +94,8 @@ class Queries:
                 }
                 r = row.record()
                 records.append(replace(r, outputs={**heat, **r.outputs}))
-        results = evaluate(spec.outputs, spec.software, nodes, records, spec.networking)
+        assigned = address_repo.for_cluster(conn, c.id) if not spec.networking.empty else {}
+        results = evaluate(spec.outputs, spec.software, nodes, records, spec.networking, assigned)
         if not spec.software.secrets:
             return results
         # a node may echo a secret into an output; shown here, it is scrubbed as logs are

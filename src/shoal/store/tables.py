@@ -417,3 +417,16 @@ workload_rollouts = Table(
     Column("updated_at", Float, nullable=False),
     PrimaryKeyConstraint("cluster_id", "workload"),
 )
+
+# What the cloud assigned to a cluster's ports, floating IPs and balancers (migration 0014,
+# store/network_addresses.py): read by outputs, written by the engine's networking sync.
+network_addresses = Table(
+    "network_addresses",
+    metadata,
+    Column("cluster_id", String(36), nullable=False),
+    Column("attr", String(32), nullable=False),
+    Column("name", String(255), nullable=False),
+    Column("address", String(64), nullable=False),
+    Column("updated_at", Float, nullable=False),
+    PrimaryKeyConstraint("cluster_id", "attr", "name"),
+)

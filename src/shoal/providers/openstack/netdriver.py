@@ -2,12 +2,16 @@
 
 The engine (engine/networks.py) calls `apply` with the cluster's `NetworkSpec` and the servers
 it has now, again whenever either changes; this module turns that into the provider-level
-requests of `netspec.py`: each network (its first subnet, its router to the named external
-network), each security group with its ingress rules, each load balancer with its listeners,
-and the members of its pool, which are the servers of the pool's node group or instance as they
-are now, so a scale-out, a scale-in, a replacement or a host failure changes the pool on the
-next call. A rule whose source is a node group becomes one rule per current member address
-(/32), re-rendered the same way. Balancers no longer declared are deleted.
+requests of `netspec.py`: each network (every subnet, its router to the named external network
+with an interface on each), each security group with its ingress and egress rules, each load
+balancer with its listeners and pools, and the members of each pool, which are the servers of
+the pool's node group or instance as they are now, so a scale-out, a scale-in, a replacement or
+a host failure changes the pool on the next call. A rule whose source is a node group becomes
+one rule per current member address (/32), re-rendered the same way. Balancers no longer
+declared are deleted, and one whose pools changed is made again.
+
+`prepare` is the part a server's boot needs first (provider.py, before it makes the server's
+ports): the networks and the groups, with the rules that do not name servers.
 
 `remove` deletes everything of the cluster (balancers first, then Neutron's resources in
 dependency order), and `clusters` lists which clusters hold anything, so the engine removes
@@ -25,6 +29,9 @@ from shoal.model.networks import (
     SecurityRule,
 )
 from shoal.model.networks import LoadBalancer as LbSpec
+from shoal.model.networks import NetworkSpec as ModelNetworks
+from shoal.model.networks import Pool as ModelPool
+from shoal.model.outputs import NetAttr, NetworkFact
 from shoal.providers.networking import (
     BalancerState,
     ClusterNetworks,
@@ -37,11 +44,15 @@ from shoal.providers.openstack.netspec import (
     ListenerSpec,
     LoadBalancerRequest,
     Member,
+    NetKind,
     NetworkSpec,
     NetworksRequest,
+    PoolSpec,
+    RuleDirection,
     RuleProtocol,
     RuleSpec,
     SecurityGroupSpec,
+    SubnetSpec,
 )
 from shoal.providers.openstack.neutron import Neutron
 from shoal.providers.openstack.octavia import Octavia
@@ -58,19 +69,28 @@ def lb_key(name: str) -> str:
     return f"lb:{name}"
 
 
+def port_name(node: str, label: str) -> str:
+    """A server's port in Neutron: `<node>-<port name or network>` (`web-2-app`), unique in
+    its cluster, so the cloud-assigned address of a named port is found again by name."""
+    return f"{node}-{label}"
+
+
 def _rules(rule: SecurityRule, cluster: ClusterNetworks) -> list[RuleSpec]:
     protocol = RuleProtocol(rule.protocol.value)
     ports = (rule.port_min, rule.port_max) if rule.protocol is not Protocol.ICMP else (None, None)
+    way = RuleDirection.INGRESS if rule.direction is Direction.INGRESS else RuleDirection.EGRESS
     source = rule.source
     if source is None:
-        return [RuleSpec(protocol, *ports, remote_cidr="0.0.0.0/0")]
+        return [RuleSpec(protocol, *ports, remote_cidr="0.0.0.0/0", direction=way)]
     if isinstance(source, CidrSource):
-        return [RuleSpec(protocol, *ports, remote_cidr=str(source.cidr))]
+        return [RuleSpec(protocol, *ports, remote_cidr=str(source.cidr), direction=way)]
     if isinstance(source, GroupSource):
-        return [RuleSpec(protocol, *ports, remote_group=source.group)]
+        return [RuleSpec(protocol, *ports, remote_group=source.group, direction=way)]
     assert isinstance(source, MemberSource)
     members = cluster.members(source.member.target, source.member.part)
-    return [RuleSpec(protocol, *ports, remote_cidr=f"{m.address}/32") for m in members]
+    return [
+        RuleSpec(protocol, *ports, remote_cidr=f"{m.address}/32", direction=way) for m in members
+    ]
 
 
 def networks_request(cluster: ClusterNetworks) -> NetworksRequest:
@@ -78,57 +98,65 @@ def networks_request(cluster: ClusterNetworks) -> NetworksRequest:
     nets = tuple(
         NetworkSpec(
             n.name,
-            str(n.subnets[0].cidr),
-            tuple(str(d) for d in n.subnets[0].dns),
+            tuple(
+                SubnetSpec(
+                    s.name,
+                    str(s.cidr),
+                    tuple(str(d) for d in s.dns),
+                    str(s.gateway) if s.gateway is not None else None,
+                    s.dhcp,
+                )
+                for s in n.subnets
+            ),
             n.router.external_network if n.router is not None else None,
         )
         for n in spec.networks
         if n.subnets
     )
     groups = tuple(
-        SecurityGroupSpec(
-            g.name,
-            tuple(
-                r
-                for rule in g.rules
-                if rule.direction is Direction.INGRESS
-                for r in _rules(rule, cluster)
-            ),
-        )
+        SecurityGroupSpec(g.name, tuple(r for rule in g.rules for r in _rules(rule, cluster)))
         for g in spec.security_groups
     )
     return NetworksRequest(cluster.cluster_id, nets, groups)
 
 
+def _monitor(pool: ModelPool) -> HealthMonitorSpec | None:
+    m = pool.monitor
+    if m is None:
+        return None
+    return HealthMonitorSpec(
+        m.type.value,
+        m.delay_s,
+        m.timeout_s,
+        m.max_retries,
+        m.url_path if m.type.value.startswith("HTTP") else None,
+    )
+
+
 def lb_request(cluster: ClusterNetworks, lb: LbSpec) -> LoadBalancerRequest:
-    pool = lb.pools[0]
-    monitor = None
-    if pool.monitor is not None:
-        m = pool.monitor
-        monitor = HealthMonitorSpec(
-            m.type.value,
-            m.delay_s,
-            m.timeout_s,
-            m.max_retries,
-            m.url_path if m.type.value.startswith("HTTP") else None,
-        )
     return LoadBalancerRequest(
         key=lb_key(lb.name),
         cluster=cluster.cluster_id,
         name=lb.name,
         network=lb.network,
         listeners=tuple(
-            ListenerSpec(LbProtocol(ln.protocol.value), ln.port) for ln in lb.listeners
+            ListenerSpec(LbProtocol(ln.protocol.value), ln.port, ln.pool) for ln in lb.listeners
         ),
-        member_port=pool.member_port,
+        pools=tuple(
+            PoolSpec(
+                p.member_port,
+                p.name,
+                LbProtocol(p.protocol.value),
+                p.algorithm.value,
+                _monitor(p),
+            )
+            for p in lb.pools
+        ),
         vip_address=str(lb.vip_address) if lb.vip_address is not None else None,
-        algorithm=pool.algorithm.value,
-        health_monitor=monitor,
     )
 
 
-def members_of(cluster: ClusterNetworks, lb: LbSpec) -> list[Member]:
-    pool = lb.pools[0]
+def members_of(cluster: ClusterNetworks, pool: ModelPool) -> list[Member]:
     servers = cluster.members(pool.members.target, pool.members.part)
     return [Member(s.name, s.address, pool.member_port) for s in servers]
 
@@ -139,6 +167,17 @@ class OpenStackNetworks:
     def __init__(self, neutron: Neutron, octavia: Octavia | None) -> None:
         self.neutron = neutron
         self.octavia = octavia
+        self._prepared: dict[str, ModelNetworks] = {}
+        """Per cluster, the networking `prepare` last made (so a create of 100 servers makes
+        sure of the networks once, not 100 times)."""
+
+    async def prepare(self, cluster: ClusterNetworks) -> None:
+        """The networks and security groups a server's ports need, made if missing. Rules are
+        added, never removed here: those naming servers are `apply`'s to keep."""
+        if self._prepared.get(cluster.cluster_id) == cluster.spec:
+            return
+        await self.neutron.ensure_networks(networks_request(cluster), prune_rules=False)
+        self._prepared[cluster.cluster_id] = cluster.spec
 
     async def apply(self, cluster: ClusterNetworks) -> None:
         spec = cluster.spec
@@ -154,11 +193,22 @@ class OpenStackNetworks:
                 await self.octavia.delete(held.id, f"load balancer {held.name}")
         for lb in spec.load_balancers:
             request = lb_request(cluster, lb)
+            pools = await self.octavia.pool_names(cluster.cluster_id, request.key)
+            if pools is not None and pools != {p.name for p in request.pools}:
+                # Pools are made with the balancer (one create, crash-safe): a changed set is a
+                # new balancer.
+                for held in await self.octavia.list_resources(cluster.cluster_id):
+                    if held.key == request.key:
+                        await self.octavia.delete(held.id, f"load balancer {lb.name}")
             subnet = await self.neutron.subnet_of(cluster.cluster_id, lb.network)
             await self.octavia.ensure(request, subnet)
-            await self.octavia.set_members(cluster.cluster_id, request.key, members_of(cluster, lb))
+            for pool in lb.pools:
+                await self.octavia.set_members(
+                    cluster.cluster_id, request.key, members_of(cluster, pool), pool.name
+                )
 
     async def remove(self, cluster_id: str) -> None:
+        self._prepared.pop(cluster_id, None)
         if self.octavia is not None:
             await self.octavia.delete_all(cluster_id)
         await self.neutron.delete_all(cluster_id)
@@ -191,3 +241,49 @@ class OpenStackNetworks:
                 )
             )
         return tuple(out)
+
+    async def addresses(self, cluster: ClusterNetworks) -> dict[NetworkFact, str]:
+        spec = cluster.spec
+        out: dict[NetworkFact, str] = {}
+        named = [p for p in spec.ports if p.name and p.fixed_ip is None]
+        fips = [f for f in spec.floating_ips if f.address is None]
+        if named or fips:
+            cid = cluster.cluster_id
+            ports = {str(p.get("name")): p for p in await self.neutron.owned(NetKind.PORT, cid)}
+            for p in named:
+                assert p.name is not None
+                for s in cluster.members(p.member.target, p.member.part):
+                    ips = (ports.get(port_name(s.name, p.name)) or {}).get("fixed_ips") or []
+                    if ips:
+                        out[NetworkFact(NetAttr.PORT_ADDRESS, p.name)] = str(ips[0]["ip_address"])
+                        break
+            if fips:
+                held = await self.neutron.owned(NetKind.FLOATING_IP, cid)
+                by_port = {str(f.get("port_id")): str(f["floating_ip_address"]) for f in held}
+                servers = {s.name: s for s in cluster.servers}
+                for f in fips:
+                    server = servers.get(f.server)
+                    if server is None:
+                        continue
+                    on = [
+                        p
+                        for p in spec.ports
+                        if p.member.target == server.group
+                        and p.member.part in (None, server.part)
+                        and f.network in (None, p.network)
+                    ]
+                    if not on:
+                        continue
+                    port = ports.get(port_name(server.name, on[0].name or on[0].network))
+                    if port is not None and str(port["id"]) in by_port:
+                        out[NetworkFact(NetAttr.FLOATING_IP_ADDRESS, f.name)] = by_port[
+                            str(port["id"])
+                        ]
+        if self.octavia is not None:
+            for lb in spec.load_balancers:
+                if lb.vip_address is not None:
+                    continue
+                state = await self.octavia.state(cluster.cluster_id, lb_key(lb.name))
+                if state is not None and state.vip_address:
+                    out[NetworkFact(NetAttr.VIP_ADDRESS, lb.name)] = state.vip_address
+        return out

@@ -26,19 +26,43 @@ class RuleProtocol(StrEnum):
 
 
 @dataclass(frozen=True, slots=True)
-class NetworkSpec:
-    """A private network with one IPv4 subnet, optionally routed to an external network."""
+class SubnetSpec:
+    """One address range of a network. `gateway` None: Neutron's default (the first host)."""
 
     name: str
     cidr: str
     dns: tuple[str, ...] = ()
+    gateway: str | None = None
+    dhcp: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class NetworkSpec:
+    """A private network with its subnets (at least one), optionally routed to an external
+    network: the router gets an interface on every subnet."""
+
+    name: str
+    subnets: tuple[SubnetSpec, ...]
     external: str | None = None
-    """The name (or id) of the external network a router joins this subnet to; None: none."""
+    """The name (or id) of the external network a router joins the subnets to; None: none."""
+
+    @classmethod
+    def single(
+        cls, name: str, cidr: str, dns: tuple[str, ...] = (), external: str | None = None
+    ) -> NetworkSpec:
+        """A network with one subnet named like it (most clusters' networks)."""
+        return cls(name, (SubnetSpec(name, cidr, dns),), external)
+
+
+class RuleDirection(StrEnum):
+    INGRESS = "ingress"
+    EGRESS = "egress"
 
 
 @dataclass(frozen=True, slots=True)
 class RuleSpec:
-    """One ingress rule: traffic of `protocol` to ports `port_min`..`port_max` from a source."""
+    """One allow rule: traffic of `protocol` to ports `port_min`..`port_max` from a source
+    (ingress) or to a destination (egress)."""
 
     protocol: RuleProtocol = RuleProtocol.TCP
     port_min: int | None = None
@@ -46,12 +70,19 @@ class RuleSpec:
     remote_cidr: str | None = None
     remote_group: str | None = None
     """The name of another security group of the same request (its members are the source)."""
+    direction: RuleDirection = RuleDirection.INGRESS
 
 
 @dataclass(frozen=True, slots=True)
 class SecurityGroupSpec:
     name: str
     rules: tuple[RuleSpec, ...] = ()
+
+    @property
+    def manages_egress(self) -> bool:
+        """A group with egress rules has exactly those out (Neutron's allow-all egress rules
+        are removed); one without keeps Neutron's default (everything allowed out)."""
+        return any(r.direction is RuleDirection.EGRESS for r in self.rules)
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +116,9 @@ class PortRequest:
     fixed_ip: str | None = None
     security_groups: tuple[str, ...] = ()
     """Security group names of the cluster's `NetworksRequest`."""
+    node: str | None = None
+    """The Shoal node the port is for: tagged `shoal-node:<node>`, so deleting the node's server
+    finds and deletes its ports (and their floating IPs) too."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,6 +137,10 @@ class FloatingIpRequest:
     cluster: str
     external_network: str
     port_id: str
+    node: str | None = None
+    """As `PortRequest.node`."""
+    address: str | None = None
+    """The address asked for (Neutron lets an admin choose it); None: Neutron picks."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,10 +158,16 @@ class LbProtocol(StrEnum):
     UDP = "UDP"
 
 
+POOL = "pool"
+"""The pool's name when a balancer has one pool and names none."""
+
+
 @dataclass(frozen=True, slots=True)
 class ListenerSpec:
     protocol: LbProtocol
     port: int
+    pool: str = POOL
+    """The name of the balancer's pool this listener sends to."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,6 +181,18 @@ class HealthMonitorSpec:
 
 
 @dataclass(frozen=True, slots=True)
+class PoolSpec:
+    """One pool of a balancer: its members (set by `set_members`) answer on `member_port`."""
+
+    member_port: int
+    name: str = POOL
+    protocol: LbProtocol | None = None
+    """None: the protocol of the first listener that sends to it (HTTPS pools speak HTTP)."""
+    algorithm: str = "ROUND_ROBIN"
+    health_monitor: HealthMonitorSpec | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class LoadBalancerRequest:
     key: str
     cluster: str
@@ -144,10 +200,17 @@ class LoadBalancerRequest:
     network: str
     """A network name of the cluster's `NetworksRequest`: the VIP's and the members' subnet."""
     listeners: tuple[ListenerSpec, ...]
-    member_port: int
+    pools: tuple[PoolSpec, ...]
     vip_address: str | None = None
-    algorithm: str = "ROUND_ROBIN"
-    health_monitor: HealthMonitorSpec | None = None
+
+    def pool_protocol(self, pool: PoolSpec) -> str:
+        if pool.protocol is not None:
+            protocol = pool.protocol.value
+        else:
+            protocol = next(
+                (ln.protocol.value for ln in self.listeners if ln.pool == pool.name), "TCP"
+            )
+        return "HTTP" if protocol == "HTTPS" else protocol
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,6 +229,7 @@ class MemberState:
     port: int
     health: str
     """The backend's operating status: ONLINE, ERROR, NO_MONITOR, OFFLINE..."""
+    pool: str = POOL
 
 
 @dataclass(frozen=True, slots=True)

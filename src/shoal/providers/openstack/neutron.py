@@ -44,6 +44,7 @@ from shoal.providers.openstack.netspec import (
     RuleProtocol,
     RuleSpec,
     SecurityGroupSpec,
+    SubnetSpec,
 )
 from shoal.providers.openstack.rest import Json, Rest
 
@@ -72,8 +73,13 @@ def key_tag(key: str) -> str:
     return f"shoal-key:{key}"
 
 
-def tags_for(cluster: str, key: str) -> list[str]:
-    return [TAG, cluster_tag(cluster), key_tag(key)]
+def node_tag(node: str) -> str:
+    return f"shoal-node:{node}"
+
+
+def tags_for(cluster: str, key: str, node: str | None = None) -> list[str]:
+    tags = [TAG, cluster_tag(cluster), key_tag(key)]
+    return tags if node is None else [*tags, node_tag(node)]
 
 
 def _tag_value(tags: list[str], prefix: str) -> str:
@@ -84,7 +90,14 @@ def _tag_value(tags: list[str], prefix: str) -> str:
 
 
 def _rule_body(group_id: str, rule: RuleSpec, groups: dict[str, str]) -> Json:
-    body: Json = {"security_group_id": group_id, "direction": "ingress", "ethertype": "IPv4"}
+    ethertype = "IPv4"
+    if rule.remote_cidr is not None:
+        ethertype = f"IPv{ipaddress.ip_network(rule.remote_cidr, strict=False).version}"
+    body: Json = {
+        "security_group_id": group_id,
+        "direction": rule.direction.value,
+        "ethertype": ethertype,
+    }
     if rule.protocol is not RuleProtocol.ANY:
         body["protocol"] = rule.protocol.value
         if rule.protocol is not RuleProtocol.ICMP and rule.port_min is not None:
@@ -136,7 +149,12 @@ class Neutron:
         return [dict(r) for r in found.get(many, [])]
 
     async def _find(
-        self, kind: NetKind, cluster: str, key: str, match: dict[str, str]
+        self,
+        kind: NetKind,
+        cluster: str,
+        key: str,
+        match: dict[str, str],
+        node: str | None = None,
     ) -> Json | None:
         found = await self.list_tagged(kind, [cluster_tag(cluster), key_tag(key)])
         if found:
@@ -152,38 +170,48 @@ class Neutron:
         untagged, _ = await self.api.call("GET", f"{path}?{query}", f"find {many}")
         for r in untagged.get(many, []):
             if not r.get("tags"):
-                await self._tag(kind, str(r["id"]), cluster, key)
+                await self._tag(kind, str(r["id"]), cluster, key, node)
                 return dict(r)
         return None
 
-    async def _tag(self, kind: NetKind, resource_id: str, cluster: str, key: str) -> None:
+    async def _tag(
+        self, kind: NetKind, resource_id: str, cluster: str, key: str, node: str | None = None
+    ) -> None:
         path, _, _ = _COLLECTIONS[kind]
         await self.api.call(
             "PUT",
             f"{path}/{resource_id}/tags",
             f"tag {kind.value} {resource_id}",
-            body={"tags": tags_for(cluster, key)},
+            body={"tags": tags_for(cluster, key, node)},
         )
 
     async def _ensure(
-        self, kind: NetKind, cluster: str, key: str, body: Json, what: str, match: dict[str, str]
+        self,
+        kind: NetKind,
+        cluster: str,
+        key: str,
+        body: Json,
+        what: str,
+        match: dict[str, str],
+        node: str | None = None,
     ) -> Json:
         """Find by key or make: created with the cluster's mark in its description (the one
         field every kind has and Neutron filters on), then tagged (Neutron takes tags in the
         create call itself for ports only, and only with an ML2 extension driver)."""
-        existing = await self._find(kind, cluster, key, match)
+        existing = await self._find(kind, cluster, key, match, node)
         if existing is not None:
             return existing
         path, one, _ = _COLLECTIONS[kind]
         full = {**body, "description": cluster_tag(cluster)}
+        tags = tags_for(cluster, key, node)
         if kind is NetKind.PORT:
-            full["tags"] = tags_for(cluster, key)
+            full["tags"] = tags
         made, _ = await self.api.call("POST", path, f"create {what}", body={one: full})
         resource = dict(made[one])
         # Ports take tags at create only where ML2's tag_ports_during_bulk_creation driver runs;
         # the answer says whether it did.
-        if not set(tags_for(cluster, key)) <= set(resource.get("tags") or []):
-            await self._tag(kind, str(resource["id"]), cluster, key)
+        if not set(tags) <= set(resource.get("tags") or []):
+            await self._tag(kind, str(resource["id"]), cluster, key, node)
         return resource
 
     async def _delete(self, kind: NetKind, resource_id: str, what: str) -> None:
@@ -220,24 +248,12 @@ class Neutron:
             {"name": spec.name},
         )
         out.networks[spec.name] = str(net["id"])
-        subnet_body: Json = {
-            "name": spec.name,
-            "network_id": net["id"],
-            "cidr": spec.cidr,
-            "ip_version": ipaddress.ip_network(spec.cidr, strict=False).version,
-            "enable_dhcp": True,
-        }
-        if spec.dns:
-            subnet_body["dns_nameservers"] = list(spec.dns)
-        subnet = await self._ensure(
-            NetKind.SUBNET,
-            cluster,
-            f"subnet:{spec.name}",
-            subnet_body,
-            f"subnet {spec.name}",
-            {"name": spec.name},
-        )
-        out.subnets[spec.name] = str(subnet["id"])
+        subnets = []
+        for i, sub in enumerate(spec.subnets):
+            subnet = await self._ensure_subnet(cluster, spec.name, i, sub, str(net["id"]))
+            subnets.append(str(subnet["id"]))
+            if i == 0:
+                out.subnets[spec.name] = str(subnet["id"])
         if spec.external is None:
             return
         external = await self.external_network(spec.external)
@@ -255,13 +271,40 @@ class Neutron:
             f"/ports?device_id={router['id']}&network_id={net['id']}",
             f"list interfaces of router {spec.name}",
         )
-        if not joined.get("ports"):
-            await self.api.call(
-                "PUT",
-                f"/routers/{router['id']}/add_router_interface",
-                f"join router {spec.name} to its subnet",
-                body={"subnet_id": subnet["id"]},
-            )
+        on = {str(ip["subnet_id"]) for p in joined.get("ports", []) for ip in p["fixed_ips"]}
+        for subnet_id in subnets:
+            if subnet_id not in on:
+                await self.api.call(
+                    "PUT",
+                    f"/routers/{router['id']}/add_router_interface",
+                    f"join router {spec.name} to its subnet",
+                    body={"subnet_id": subnet_id},
+                )
+
+    async def _ensure_subnet(
+        self, cluster: str, network: str, index: int, spec: SubnetSpec, network_id: str
+    ) -> Json:
+        # The first subnet keeps the key a network's one subnet always had (`subnet_of`).
+        key = f"subnet:{network}" if index == 0 else f"subnet:{network}/{spec.name}"
+        body: Json = {
+            "name": spec.name,
+            "network_id": network_id,
+            "cidr": spec.cidr,
+            "ip_version": ipaddress.ip_network(spec.cidr, strict=False).version,
+            "enable_dhcp": spec.dhcp,
+        }
+        if spec.dns:
+            body["dns_nameservers"] = list(spec.dns)
+        if spec.gateway is not None:
+            body["gateway_ip"] = spec.gateway
+        return await self._ensure(
+            NetKind.SUBNET,
+            cluster,
+            key,
+            body,
+            f"subnet {spec.name} of network {network}",
+            {"name": spec.name, "network_id": network_id},
+        )
 
     async def _ensure_group(
         self, cluster: str, spec: SecurityGroupSpec, groups: dict[str, str]
@@ -276,9 +319,11 @@ class Neutron:
         )
         groups[spec.name] = str(group["id"])
 
-    async def _sync_rules(self, spec: SecurityGroupSpec, groups: dict[str, str]) -> None:
-        """The group's ingress rules become exactly the spec's (egress is left as Neutron made
-        it: everything allowed out)."""
+    async def _sync_rules(
+        self, spec: SecurityGroupSpec, groups: dict[str, str], *, prune: bool = True
+    ) -> None:
+        """The group's ingress rules become exactly the spec's; its egress rules too when the
+        spec has any (else egress is left as Neutron made it: everything allowed out)."""
         group_id = groups[spec.name]
         wanted = [_rule_body(group_id, r, groups) for r in spec.rules]
         have, _ = await self.api.call(
@@ -286,10 +331,11 @@ class Neutron:
             f"/security-group-rules?security_group_id={group_id}",
             f"list rules of security group {spec.name}",
         )
-        existing = [r for r in have.get("security_group_rules", []) if r["direction"] == "ingress"]
+        managed = {"ingress", "egress"} if spec.manages_egress else {"ingress"}
+        existing = [r for r in have.get("security_group_rules", []) if r["direction"] in managed]
         wanted_sigs = {_rule_sig(w) for w in wanted}
         existing_sigs = {_rule_sig(r) for r in existing}
-        for rule in existing:
+        for rule in existing if prune else ():
             if _rule_sig(rule) not in wanted_sigs:
                 await self.api.call(
                     "DELETE",
@@ -308,7 +354,13 @@ class Neutron:
                 body={"security_group_rule": body},
             )
 
-    async def ensure_networks(self, request: NetworksRequest) -> NetworkResources:
+    async def ensure_networks(
+        self, request: NetworksRequest, *, prune_rules: bool = True
+    ) -> NetworkResources:
+        """Everything cluster-wide made (found by key when made before). `prune_rules` False
+        adds the missing rules and removes none (a server about to boot needs its groups with
+        their rules; those naming the cluster's current servers are the `NetworkDriver`'s to
+        keep, and the request made for a boot does not know them)."""
         out = NetworkResources()
         # Only a first make is rolled back on a refusal: a later change refused must not tear
         # down the networks a running cluster is using.
@@ -321,7 +373,7 @@ class Neutron:
             for group in request.security_groups:
                 await self._ensure_group(request.cluster, group, out.security_groups)
             for group in request.security_groups:
-                await self._sync_rules(group, out.security_groups)
+                await self._sync_rules(group, out.security_groups, prune=prune_rules)
         except PermanentError:
             # Retrying cannot help: leave nothing of the cluster's networks behind.
             if fresh:
@@ -350,13 +402,8 @@ class Neutron:
         )
         body: Json = {"name": request.name, "network_id": net["id"], "admin_state_up": True}
         if request.fixed_ip is not None:
-            subnet = await self._id_by_key(
-                NetKind.SUBNET,
-                request.cluster,
-                f"subnet:{request.network}",
-                f"subnet {request.network}",
-            )
-            body["fixed_ips"] = [{"subnet_id": subnet["id"], "ip_address": request.fixed_ip}]
+            # Neutron finds which of the network's subnets holds the address.
+            body["fixed_ips"] = [{"ip_address": request.fixed_ip}]
         groups = []
         for name in request.security_groups:
             group = await self._id_by_key(
@@ -373,8 +420,16 @@ class Neutron:
             body,
             f"port {request.name}",
             {"name": request.name, "network_id": str(net["id"])},
+            request.node,
         )
         return _port(port, request.key)
+
+    async def delete_node(self, node: str) -> None:
+        """The ports (and their floating IPs) made for Shoal node `node`; a no-op when none."""
+        for fip in await self.list_tagged(NetKind.FLOATING_IP, [node_tag(node)]):
+            await self._delete(NetKind.FLOATING_IP, str(fip["id"]), "floating IP")
+        for port in await self.list_tagged(NetKind.PORT, [node_tag(node)]):
+            await self.delete_port(str(port["id"]))
 
     async def delete_port(self, port_id: str) -> None:
         found, _ = await self.api.call(
@@ -387,13 +442,17 @@ class Neutron:
 
     async def ensure_floating_ip(self, request: FloatingIpRequest) -> FloatingIp:
         external = await self.external_network(request.external_network)
+        body: Json = {"floating_network_id": external, "port_id": request.port_id}
+        if request.address is not None:
+            body["floating_ip_address"] = request.address
         fip = await self._ensure(
             NetKind.FLOATING_IP,
             request.cluster,
             request.key,
-            {"floating_network_id": external, "port_id": request.port_id},
+            body,
             f"floating IP for port {request.port_id}",
             {"port_id": request.port_id},
+            request.node,
         )
         if fip.get("port_id") != request.port_id:
             made, _ = await self.api.call(

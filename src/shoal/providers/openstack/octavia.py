@@ -1,13 +1,13 @@
 """A cluster's load balancers in Octavia: one call makes the whole graph, members follow the
 node group in one batch call.
 
-Crash-safety: the balancer is created with its listeners, its one pool, the pool's members and
-its health monitor in a single `POST /lbaas/loadbalancers` (Octavia's fully populated create),
+Crash-safety: the balancer is created with its listeners, its pools (each with its health
+monitor) in a single `POST /lbaas/loadbalancers` (Octavia's fully populated create),
 tagged like Neutron's resources (`shoal`, `shoal-cluster:<cluster>`, `shoal-key:<key>`), so a
 create retried after a crash either finds the balancer, whole, or makes it; there is no half
-graph to repair. Members are set with the pool's batch update (`PUT .../members`), which makes
-the pool exactly the list given: the same call serves scale out, scale in, replacement and a
-host failure, and repeating it changes nothing.
+graph to repair. Members are set per pool with the pool's batch update (`PUT .../members`),
+which makes the pool exactly the list given: the same call serves scale out, scale in,
+replacement and a host failure, and repeating it changes nothing.
 
 Octavia refuses any change while a balancer is PENDING_* (409, "immutable"): every change and
 the delete wait for it to settle and try again until `timeout_s`, so deleting a cluster whose
@@ -23,6 +23,7 @@ from urllib.parse import quote
 
 from shoal.providers.errors import PermanentError, TemporaryError
 from shoal.providers.openstack.netspec import (
+    POOL,
     LoadBalancer,
     LoadBalancerRequest,
     Member,
@@ -34,7 +35,6 @@ from shoal.providers.openstack.neutron import TAG, cluster_tag, key_tag, tags_fo
 from shoal.providers.openstack.rest import Json, Rest
 
 _PENDING = ("PENDING_CREATE", "PENDING_UPDATE", "PENDING_DELETE")
-POOL = "pool"
 
 
 def _tag_value(tags: list[str], prefix: str) -> str:
@@ -44,7 +44,7 @@ def _tag_value(tags: list[str], prefix: str) -> str:
     return ""
 
 
-def _balancer(lb: Json, members: list[Json]) -> LoadBalancer:
+def _balancer(lb: Json, members: list[tuple[str, Json]]) -> LoadBalancer:
     tags = list(lb.get("tags") or [])
     return LoadBalancer(
         id=str(lb["id"]),
@@ -58,8 +58,9 @@ def _balancer(lb: Json, members: list[Json]) -> LoadBalancer:
                 address=str(m["address"]),
                 port=int(m["protocol_port"]),
                 health=str(m.get("operating_status", "")),
+                pool=pool,
             )
-            for m in members
+            for pool, m in members
         ),
     )
 
@@ -118,16 +119,27 @@ class Octavia:
                 )
             await self._sleep(self.poll_interval_s)
 
-    async def _members(self, lb: Json) -> tuple[str | None, list[Json]]:
+    async def _pools(self, lb: Json) -> dict[str, str]:
+        """The balancer's pools: name -> id."""
         pools, _ = await self.api.call(
             "GET", f"/lbaas/pools?loadbalancer_id={lb['id']}", "list pools"
         )
-        found = pools.get("pools", [])
-        if not found:
-            return None, []
-        pool_id = str(found[0]["id"])
+        return {str(p.get("name") or ""): str(p["id"]) for p in pools.get("pools", [])}
+
+    async def _pool_members(self, pool_id: str) -> list[Json]:
         members, _ = await self.api.call("GET", f"/lbaas/pools/{pool_id}/members", "list members")
-        return pool_id, [dict(m) for m in members.get("members", [])]
+        return [dict(m) for m in members.get("members", [])]
+
+    async def _all_members(self, lb: Json) -> list[tuple[str, Json]]:
+        out: list[tuple[str, Json]] = []
+        for name, pool_id in sorted((await self._pools(lb)).items()):
+            out.extend((name, m) for m in await self._pool_members(pool_id))
+        return out
+
+    async def pool_names(self, cluster: str, key: str) -> set[str] | None:
+        """The names of the pools the balancer has now; None when there is no balancer."""
+        found = await self._find(cluster, key)
+        return None if found is None else set(await self._pools(found))
 
     def _member_body(self, cluster: str, m: Member, subnet_id: str) -> Json:
         return {
@@ -146,34 +158,36 @@ class Octavia:
             await self.delete(str(existing["id"]), what)
             existing = None
         if existing is None:
-            protocol = request.listeners[0].protocol.value if request.listeners else "TCP"
-            pool: Json = {
-                "name": POOL,
-                "protocol": "HTTP" if protocol == "HTTPS" else protocol,
-                "lb_algorithm": request.algorithm,
-            }
-            if request.health_monitor is not None:
-                hm = request.health_monitor
-                monitor: Json = {
-                    "type": hm.type,
-                    "delay": hm.delay_s,
-                    "timeout": hm.timeout_s,
-                    "max_retries": hm.max_retries,
+            pools: list[Json] = []
+            for spec in request.pools:
+                pool: Json = {
+                    "name": spec.name,
+                    "protocol": request.pool_protocol(spec),
+                    "lb_algorithm": spec.algorithm,
                 }
-                if hm.url_path:
-                    monitor["url_path"] = hm.url_path
-                pool["healthmonitor"] = monitor
+                if spec.health_monitor is not None:
+                    hm = spec.health_monitor
+                    monitor: Json = {
+                        "type": hm.type,
+                        "delay": hm.delay_s,
+                        "timeout": hm.timeout_s,
+                        "max_retries": hm.max_retries,
+                    }
+                    if hm.url_path:
+                        monitor["url_path"] = hm.url_path
+                    pool["healthmonitor"] = monitor
+                pools.append(pool)
             body: Json = {
                 "name": request.name,
                 "vip_subnet_id": subnet_id,
                 "tags": tags_for(request.cluster, request.key),
-                "pools": [pool],
+                "pools": pools,
                 "listeners": [
                     {
                         "name": f"{request.name}-{ln.protocol.value.lower()}-{ln.port}",
                         "protocol": ln.protocol.value,
                         "protocol_port": ln.port,
-                        "default_pool": {"name": POOL},
+                        "default_pool": {"name": ln.pool},
                     }
                     for ln in request.listeners
                 ],
@@ -189,10 +203,12 @@ class Octavia:
             raise TemporaryError(f"{what} disappeared while being made")
         if lb.get("provisioning_status") == "ERROR":
             raise TemporaryError(f"{what} went to ERROR in Octavia")
-        _, got = await self._members(lb)
-        return _balancer(lb, got)
+        return _balancer(lb, await self._all_members(lb))
 
-    async def set_members(self, cluster: str, key: str, members: list[Member]) -> LoadBalancer:
+    async def set_members(
+        self, cluster: str, key: str, members: list[Member], pool: str = POOL
+    ) -> LoadBalancer:
+        """Pool `pool` of the balancer becomes exactly `members` (one batch call)."""
         found = await self._find(cluster, key)
         if found is None:
             raise PermanentError(f"load balancer {key} of cluster {cluster} does not exist")
@@ -203,15 +219,16 @@ class Octavia:
             lb = await self._settle(str(found["id"]), what)
             if lb is None:
                 raise PermanentError(f"{what} is gone")
-            pool_id, current = await self._members(lb)
+            pool_id = (await self._pools(lb)).get(pool)
             if pool_id is None:
-                raise PermanentError(f"{what} has no pool")
+                raise PermanentError(f"{what} has no pool {pool}")
+            current = await self._pool_members(pool_id)
             want = {(m.key, m.address, m.port) for m in members}
             have = {
                 (str(m.get("name")), str(m["address"]), int(m["protocol_port"])) for m in current
             }
             if want == have:
-                return _balancer(lb, current)
+                return _balancer(lb, await self._all_members(lb))
             subnet_id = str(lb["vip_subnet_id"])
             try:
                 await self.api.call(
@@ -231,8 +248,7 @@ class Octavia:
         found = await self._find(cluster, key)
         if found is None:
             return None
-        _, members = await self._members(found)
-        return _balancer(found, members)
+        return _balancer(found, await self._all_members(found))
 
     async def delete(self, lb_id: str, what: str) -> None:
         loop = asyncio.get_running_loop()

@@ -19,12 +19,20 @@ Nova's answers become Shoal's states and errors: BUILD and other transitions rea
 SHUTOFF and kin STOPPED, a server on a compute whose service is down MISSING; "No valid host"
 is a `PermanentError` (the host Shoal chose is full or gone), quota a `PermanentError`, a
 timeout or a 5xx a `TemporaryError`, always with Nova's fault message kept.
+
+A server whose cluster declares ports for it (`ServerRequest.networking`, issue 26) boots on
+them: the cluster's networks and groups are made if missing (`OpenStackNetworks.prepare`), then
+the server's ports (keyed `port:<node>:<network>`, tagged `shoal-node:<node>`) and its floating
+IPs (`fip:<name>:<node>`), all found again by a retried create, then the server with
+`networks: [{port: id}]`. The server is marked (`shoal_ports` metadata) so its delete removes
+them after it, and a create that fails for good removes them too.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import re
 from collections.abc import Callable
@@ -43,8 +51,9 @@ from shoal.providers.base import (
     VolumeRequest,
 )
 from shoal.providers.errors import PermanentError, ProviderError, ResourceGone, TemporaryError
+from shoal.providers.networking import ServerNetworking
 from shoal.providers.openstack import inventory as discovery
-from shoal.providers.openstack.netdriver import OpenStackNetworks
+from shoal.providers.openstack.netdriver import OpenStackNetworks, port_name
 from shoal.providers.openstack.netspec import (
     FloatingIp,
     FloatingIpRequest,
@@ -91,6 +100,8 @@ _VOLUME_STATES = {
     "error_extending": ResourceState.ERROR,
     "deleted": ResourceState.MISSING,
 }
+PORTS_MARK = "shoal_ports"
+"""Server metadata: the server boots on ports Shoal made for its node (deleted after it)."""
 _UUID = re.compile(r"^[0-9a-fA-F]{8}-?([0-9a-fA-F]{4}-?){3}[0-9a-fA-F]{12}$")
 
 
@@ -323,6 +334,12 @@ class OpenStackProvider:
             },
             "tags": [TAG, node_tag(request.key), cluster_tag(request.cluster)],
         }
+        if request.networking is not None:
+            server["metadata"][PORTS_MARK] = "1"
+        elif p.security_groups:
+            # Nova puts the ports it makes on the profile's networks in these groups (ports
+            # Shoal made carry the document's own groups instead).
+            server["security_groups"] = [{"name": g} for g in p.security_groups]
         if request.metadata_url is not None:
             # An image with Heat's agents finds Shoal from this alone (userdata.py).
             settings = CollectorSettings(request.metadata_url, polling_interval=self.agent_poll_s)
@@ -391,13 +408,62 @@ class OpenStackProvider:
                 return await self.reboot(server_id)
             else:
                 return await self._settle(server_id, what)
-        server_id = await self._boot(request)
+        try:
+            if request.networking is not None:
+                request = dataclasses.replace(
+                    request, ports=await self._server_ports(request, request.networking)
+                )
+            server_id = await self._boot(request)
+        except PermanentError:
+            if request.networking is not None:
+                await self.neutron.delete_node(request.key)
+            raise
         try:
             return await self._settle(server_id, what)
         except PermanentError:
             # A server Nova could not place is of no use; leave nothing behind.
             await self._delete_server(server_id, what)
             raise
+
+    async def _server_ports(self, request: ServerRequest, net: ServerNetworking) -> tuple[str, ...]:
+        """The server's ports and floating IPs, made before it boots (found when made before)."""
+        await self.networking.prepare(net.cluster)
+        ports: list[Port] = []
+        for spec in net.ports:
+            label = spec.name or spec.network
+            ports.append(
+                await self.neutron.ensure_port(
+                    PortRequest(
+                        key=f"port:{request.key}:{label}",
+                        cluster=request.cluster,
+                        name=port_name(net.node, label),
+                        network=spec.network,
+                        fixed_ip=str(spec.fixed_ip) if spec.fixed_ip is not None else None,
+                        security_groups=spec.security_groups,
+                        node=request.key,
+                    )
+                )
+            )
+        for fip in net.floating_ips:
+            on = next(
+                (
+                    p
+                    for p, spec in zip(ports, net.ports, strict=True)
+                    if fip.network in (None, spec.network)
+                ),
+                ports[0],
+            )
+            await self.neutron.ensure_floating_ip(
+                FloatingIpRequest(
+                    key=f"fip:{fip.name}:{request.key}",
+                    cluster=request.cluster,
+                    external_network=fip.external_network,
+                    port_id=on.id,
+                    node=request.key,
+                    address=str(fip.address) if fip.address is not None else None,
+                )
+            )
+        return tuple(p.id for p in ports)
 
     async def _get_server(self, server_id: str) -> Json | None:
         return await self._watch.get(server_id, f"server {server_id}")
@@ -454,6 +520,10 @@ class OpenStackProvider:
             "DELETE", f"/servers/{server_id}", f"delete {what}", missing_ok=True
         )
         await self._watch.wait(server_id, what, lambda s: s is None, self.boot_timeout_s)
+        node = (server.get("metadata") or {}).get("shoal_node")
+        if (server.get("metadata") or {}).get(PORTS_MARK) and node:
+            # Its ports go after it (Neutron refuses to delete a port still bound to a server).
+            await self.neutron.delete_node(str(node))
         if group:
             cluster = str((server.get("metadata") or {}).get("shoal_cluster", ""))
             async with self._groups.lock(cluster):
@@ -631,6 +701,9 @@ class OpenStackProvider:
         return out
 
     # -- networks (netdriver.py drives these) -----------------------------------------------
+
+    async def release_ports(self, node: str) -> None:
+        await self.neutron.delete_node(node)
 
     async def ensure_networks(self, request: NetworksRequest) -> NetworkResources:
         return await self.neutron.ensure_networks(request)

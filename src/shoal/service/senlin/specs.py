@@ -48,7 +48,7 @@ _NOVA_SCHEMA: dict[str, Any] = {
     "availability_zone": _p("String", "Zone to place the servers in"),
     "networks": _p("List", "Networks to attach: [{network: name}]", updatable=True),
     "key_name": _p("String", "Name of a key pair; " + _KEPT),
-    "security_groups": _p("List", "Security groups; " + _KEPT),
+    "security_groups": _p("List", "Security groups (by name) of the servers' ports (openstack)"),
     "user_data": _p("String", "User data; " + _KEPT),
     "admin_pass": _p("String", "Administrator password; " + _KEPT),
     "auto_disk_config": _p("Boolean", "Disk partitioning; " + _KEPT),
@@ -237,6 +237,9 @@ def to_native(type_name: str, props: dict[str, Any]) -> dict[str, Any]:
                 out["networks"] = [n for n in names if n]
         elif networks is not None:
             out["networks"] = networks
+        groups = props.get("security_groups")
+        if isinstance(groups, list) and groups:
+            out["security_groups"] = groups  # issue 26: the openstack provider boots with them
         return out
     kind = "volume" if type_name == SHOAL_VOLUME else "server"
     return {"type": kind, **props}
