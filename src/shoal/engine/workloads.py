@@ -77,6 +77,9 @@ class WorkloadKeeper:
         self._specs: dict[str, tuple[int, ClusterSpec | None]] = {}
         self._refused: dict[str, tuple[str, ...]] = {}
         """Per cluster, the reasons last reported (told once, not every tick)."""
+        self._no_surge: set[tuple[str, str, str]] = set()
+        """(cluster id, workload, target revision) of rollouts whose surge replicas found no
+        room: they roll in place (asked again only for a new revision, or after a restart)."""
         self._ticks = 0
 
     @property
@@ -147,7 +150,6 @@ class WorkloadKeeper:
             and n.host in hosts
         }
         workloads = {w.name: w for w in spec.workloads}
-        wanted = {r: w for w in spec.workloads for r in replica_names(w)}
         out = rollouts.StepOut()
         for name in rolls:
             if name not in workloads:
@@ -159,21 +161,53 @@ class WorkloadKeeper:
                 changes.rollouts.append(roll)
         changes.events.extend(out.events)
         goals = {name: rollouts.goal_of(r) for name, r in rolls.items() if name in workloads}
-        for replica in rows:
+        placing = self._with_surge(cluster, spec, rolls)
+        wanted = {r: w for w in placing for r in replica_names(w)}
+        for replica, row in rows.items():
             if replica not in wanted:  # scaled in, or the workload left the document
                 await runtime.stop_replica(replica_key(cluster.id, replica))
                 changes.drop.append((cluster.id, replica))
+                declared = workloads.get(row.workload)
+                if declared is not None and rollouts.is_surge(declared, replica):
+                    changes.events.append(
+                        cluster_event(
+                            cluster,
+                            "WORKLOAD",
+                            f"workload {row.workload}: surge replica {replica} stopped",
+                        )
+                    )
         keys = [replica_key(cluster.id, r) for r in rows if r in wanted]
         states = await runtime.replica_states(keys) if keys else {}
         # Where a replica must be placed (again): no row, or its server is no longer live. A
         # container lost while its server is live (the server was replaced under the same name,
         # or the runtime forgot it) is started again where it was, in `_restart`.
         homeless = {r for r in wanted if r not in rows or rows[r].node not in live}
-        placed_now: set[str] = set()
+        placed_now: set[str] | None = set()
         if homeless:
             placed_now = await self._place(
-                runtime, cluster, spec, live, rows, wanted, homeless, goals, now, changes
+                runtime, cluster, placing, spec, live, rows, wanted, homeless, goals, now, changes
             )
+            if placed_now is None:  # no room for the surge replicas: roll in place instead
+                self._refuse_surge(cluster, spec, rolls, changes)
+                placing = list(spec.workloads)
+                wanted = {r: w for w in placing for r in replica_names(w)}
+                homeless = {r for r in wanted if r not in rows or rows[r].node not in live}
+                placed_now = set()
+                if homeless:
+                    placed_now = await self._place(
+                        runtime,
+                        cluster,
+                        placing,
+                        spec,
+                        live,
+                        rows,
+                        wanted,
+                        homeless,
+                        goals,
+                        now,
+                        changes,
+                    )
+        placed_now = placed_now or set()
         for replica, w in wanted.items():
             kept = rows.get(replica)
             if kept is None or replica in placed_now or replica in homeless:
@@ -183,12 +217,55 @@ class WorkloadKeeper:
             await self._restart(
                 runtime, cluster, workloads[w.name], kept, state, live, template, now, changes
             )
-        await self._roll(runtime, cluster, spec, rows, rolls, states, live, now, changes)
+        await self._roll(runtime, cluster, placing, spec, rows, rolls, states, live, now, changes)
+
+    # -- surge replicas of a rolling update (engine/workload_rollouts.py) -----------------------
+
+    def _with_surge(
+        self, cluster: ClusterRecord, spec: ClusterSpec, rolls: dict[str, RolloutRow]
+    ) -> list[Workload]:
+        """The workloads as the solver places them this tick: each rolling forward with its
+        `max_surge` extra replicas, unless the solver found no room for them in this rollout."""
+        found: list[Workload] = []
+        for w in spec.workloads:
+            roll = rolls.get(w.name)
+            surge = rollouts.surge_of(w, roll)
+            if roll is not None and (cluster.id, w.name, roll.target.revision) in self._no_surge:
+                surge = 0
+            found.append(rollouts.surged(w, surge))
+        return found
+
+    def _refuse_surge(
+        self,
+        cluster: ClusterRecord,
+        spec: ClusterSpec,
+        rolls: dict[str, RolloutRow],
+        changes: _Changes,
+    ) -> None:
+        """Surge replicas found no room: this rollout goes on in place (told once)."""
+        for w in spec.workloads:
+            roll = rolls.get(w.name)
+            if roll is None or rollouts.surge_of(w, roll) == 0:
+                continue
+            key = (cluster.id, w.name, roll.target.revision)
+            if key in self._no_surge:
+                continue
+            self._no_surge.add(key)
+            changes.events.append(
+                cluster_event(
+                    cluster,
+                    "WORKLOAD",
+                    f"workload {w.name}: no room for {w.update.max_surge} surge replica(s) "
+                    "under its rules; rolling in place",
+                    level="WARNING",
+                )
+            )
 
     async def _roll(
         self,
         runtime: ReplicaRuntime,
         cluster: ClusterRecord,
+        placing: list[Workload],
         spec: ClusterSpec,
         rows: dict[str, ReplicaRow],
         rolls: dict[str, RolloutRow],
@@ -203,11 +280,13 @@ class WorkloadKeeper:
             return  # (the steady state: no copy of 10,000 rows per tick)
         current = dict(rows)
         current.update({r.replica: r for r in changes.save if r.cluster_id == cluster.id})
-        for w in spec.workloads:
+        declared = {w.name: w for w in spec.workloads}
+        for placed in placing:
+            w = declared[placed.name]
             roll = rolls[w.name]
             if roll.phase not in (WorkloadPhase.ROLLING, WorkloadPhase.ROLLING_BACK):
                 continue
-            names = replica_names(w)
+            names = replica_names(placed)  # with its surge replicas
             mine = {x: current[x] for x in names if x in current}
             if len(mine) < len(names):  # not all placed yet (or unplaceable): wait
                 continue
@@ -226,6 +305,7 @@ class WorkloadKeeper:
         self,
         runtime: ReplicaRuntime,
         cluster: ClusterRecord,
+        placing: list[Workload],
         spec: ClusterSpec,
         live: dict[str, NodeRecord],
         rows: dict[str, ReplicaRow],
@@ -234,7 +314,9 @@ class WorkloadKeeper:
         goals: dict[str, ReplicaTemplate],
         now: float,
         changes: _Changes,
-    ) -> set[str]:
+    ) -> set[str] | None:
+        """Place the homeless replicas and start them; the replicas started, or None when
+        `placing` asked for surge replicas and the solver refused (the caller tries without)."""
         labels = {g.name: g.labels for g in spec.node_groups}
         slots = [
             NodeSlot(
@@ -249,10 +331,10 @@ class WorkloadKeeper:
             for n in live.values()
         ]
         existing = {r: row.node for r, row in rows.items() if r in wanted and r not in homeless}
-        answer = place_workloads(
-            spec.workloads, slots, existing, exact_time_limit_s=EXACT_TIME_LIMIT_S
-        )
+        answer = place_workloads(placing, slots, existing, exact_time_limit_s=EXACT_TIME_LIMIT_S)
         if isinstance(answer, WorkloadRefusal):
+            if any(p.replicas != w.replicas for p, w in zip(placing, spec.workloads, strict=True)):
+                return None
             if self._refused.get(cluster.id) != answer.reasons:
                 self._refused[cluster.id] = answer.reasons
                 changes.events.extend(
@@ -263,6 +345,7 @@ class WorkloadKeeper:
                 )
             return set()
         self._refused.pop(cluster.id, None)
+        spec_of = {w.name: w for w in spec.workloads}
         started: set[str] = set()
         for replica, node in answer.node_of.items():
             row = rows.get(replica)
@@ -301,6 +384,16 @@ class WorkloadKeeper:
                     revision=goal.revision,
                 )
             )
+            surge = rollouts.is_surge(spec_of[wanted[replica].name], replica)
+            if surge and row is None:
+                changes.events.append(
+                    cluster_event(
+                        cluster,
+                        "WORKLOAD",
+                        f"workload {wanted[replica].name}: surge replica {replica} started on "
+                        f"{node} (revision {goal.revision})",
+                    )
+                )
             if row is not None and row.node != node:
                 changes.events.append(
                     cluster_event(
