@@ -99,7 +99,8 @@ def cluster_from_tree(
         check_dependencies(draft, out)
         check_groupings(draft, out)
         if software is not None:
-            check_software(software, draft, out)
+            named = {w.name for w in workloads.workloads}
+            check_software(software, draft, out, workloads=named)
             check_containers(software.configs, software.config_paths, out.add)
         check_outputs(outputs, draft, software, out, networking)
         if workloads.workloads:

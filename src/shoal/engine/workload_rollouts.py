@@ -24,6 +24,7 @@ the rollout goes on in place with batches of `max_unavailable` (or `max_surge` w
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from dataclasses import dataclass, field, replace
 
@@ -102,12 +103,30 @@ def template_for(r: RolloutRow, revision: str | None) -> ReplicaTemplate:
     return goal_of(r)
 
 
-def begin(
-    cluster: ClusterRecord, w: Workload, rollout: RolloutRow | None, now: float, out: StepOut
-) -> tuple[RolloutRow, bool]:
-    """The workload's rollout after reading the document: a new one when its template changed.
-    Returns the row and whether it changed."""
+def rendered(w: Workload, salt: str) -> ReplicaTemplate:
+    """The workload's template with what its env read from members (`salt`, a digest of those
+    values; engine/workload_members.py) folded into its revision: when the members it names
+    come and go, its revision moves and it rolls, as a node group's deployments re-run."""
     tmpl = replica_template(w)
+    if not salt:
+        return tmpl
+    digest = hashlib.sha256(f"{tmpl.revision}\0{salt}".encode()).hexdigest()[:16]
+    return ReplicaTemplate(digest, tmpl.containers)
+
+
+def begin(
+    cluster: ClusterRecord,
+    w: Workload,
+    rollout: RolloutRow | None,
+    now: float,
+    out: StepOut,
+    *,
+    salt: str = "",
+    members: tuple[str, ...] = (),
+) -> tuple[RolloutRow, bool]:
+    """The workload's rollout after reading the document (and, with `salt`, the members its env
+    reads): a new one when its template changed. Returns the row and whether it changed."""
+    tmpl = rendered(w, salt)
     if rollout is None:  # the first replicas run the document's template: nothing to roll
         return RolloutRow(cluster.id, w.name, WorkloadPhase.COMPLETE, tmpl, None, now), True
     if rollout.target.revision == tmpl.revision:
@@ -118,12 +137,16 @@ def begin(
         if rollout.phase is WorkloadPhase.COMPLETE
         else (rollout.previous or rollout.target)
     )
+    why = ""
+    if members and tmpl.containers == rollout.target.containers:
+        why = f" (the ready members of {', '.join(members)} changed)"
+    surge = f", {w.update.max_surge} surge" if w.update.max_surge else ""
     out.events.append(
         cluster_event(
             cluster,
             "WORKLOAD",
             f"workload {w.name}: rolling update from revision {stable.revision} to "
-            f"{tmpl.revision}, {batch_size(w)} replica(s) at a time",
+            f"{tmpl.revision}{why}, {batch_size(w)} replica(s) at a time{surge}",
         )
     )
     return RolloutRow(cluster.id, w.name, WorkloadPhase.ROLLING, tmpl, stable, now), True

@@ -22,17 +22,21 @@ import logging
 from dataclasses import dataclass, field, replace
 
 from shoal.documents import cluster_from_tree
+from shoal.engine import workload_members as members
 from shoal.engine import workload_rollouts as rollouts
 from shoal.engine.context import EngineContext
 from shoal.engine.events import cluster_event
+from shoal.engine.software.decide import facts_of
 from shoal.model.cluster import ClusterSpec
 from shoal.model.enums import NodeKind, NodeStatus
 from shoal.model.inventory import Inventory
+from shoal.model.members import MemberRef
 from shoal.model.problems import InvalidDocument
 from shoal.model.workload_rollouts import ReplicaTemplate, WorkloadPhase
 from shoal.model.workloads import RestartPolicy, Workload
 from shoal.placement.workloads import NodeSlot, WorkloadRefusal, place_workloads
 from shoal.placement.workloads.problem import replica_names
+from shoal.planning.software import targets as targets_of
 from shoal.providers.errors import ProviderError
 from shoal.providers.replicas import ReplicaRuntime, ReplicaState
 from shoal.store import workload_rollouts as rollout_repo
@@ -67,6 +71,30 @@ class _Changes:
     events: list[NewEvent] = field(default_factory=list)
     rollouts: list[RolloutRow] = field(default_factory=list)
     drop_rollouts: list[tuple[str, str]] = field(default_factory=list)
+
+
+def member_salts(
+    spec: ClusterSpec,
+    nodes: list[NodeRecord],
+    rows: dict[str, ReplicaRow],
+    live: dict[str, NodeRecord],
+) -> dict[str, tuple[str, tuple[str, ...]]]:
+    """For each workload whose env reads `{members: X}`: a digest of those values now (ready
+    replicas of a workload X, active servers of a node group X) and the members it read. The
+    keeper folds the digest into the workload's revision, so a change of those members rolls
+    it (engine/workload_members.py)."""
+    readers = [w for w in spec.workloads if members.env_members(w)]
+    if not readers:
+        return {}
+    targets: set[str] = set()
+    for w in readers:
+        targets |= members.named_targets(s for _, s in members.env_members(w))
+    read = [w for w in spec.workloads if w.name in targets]
+    servers = [n for n in nodes if n.kind is NodeKind.SERVER]
+    found = members.replica_facts(read, rows.values(), {n.name: n for n in servers}, live=set(live))
+    found += [facts_of(n) for n in servers if n.group_name in targets]
+    by_target = {t: targets_of(MemberRef(t), found) for t in targets}
+    return {w.name: members.rendered_salt(w, by_target) for w in readers}
 
 
 class WorkloadKeeper:
@@ -154,8 +182,12 @@ class WorkloadKeeper:
         for name in rolls:
             if name not in workloads:
                 changes.drop_rollouts.append((cluster.id, name))
+        salts = member_salts(spec, nodes, rows, live)
         for w in spec.workloads:
-            roll, changed = rollouts.begin(cluster, w, rolls.get(w.name), now, out)
+            salt, read = salts.get(w.name, ("", ()))
+            roll, changed = rollouts.begin(
+                cluster, w, rolls.get(w.name), now, out, salt=salt, members=read
+            )
             rolls[w.name] = roll
             if changed:
                 changes.rollouts.append(roll)
