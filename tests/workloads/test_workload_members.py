@@ -1,9 +1,10 @@
 """`{members: WORKLOAD}` gated by readiness (issue 22, item 1), on `sim` with a ManualClock on
-SQLite and PostgreSQL: a deployment's input and another workload's env list the ready replicas
-of `db` as `ADDRESS:PORT` (its named port); when a replica's container exits (not ready during
-its back-off) the deployment runs again on its server with one address, and the workload whose
-env reads them rolls to a new revision; when it is ready again, both follow once more (web
-back on its first revision: the same values render the same revision)."""
+SQLite and PostgreSQL: a deployment's input, a cluster output and another workload's env list
+the ready replicas of `db` as `ADDRESS:PORT` (its named port); when a replica's container
+exits (not ready during its back-off) the deployment runs again on its server with one
+address, the output lists one, and the workload whose env reads them rolls to a new revision;
+when it is ready again, all follow once more (web back on its first revision: the same values
+render the same revision)."""
 
 from __future__ import annotations
 
@@ -14,12 +15,13 @@ from shoal.engine.workloads import replica_key
 from shoal.model.catalogs import synthetic_inventory
 from shoal.model.software import DeployAction, DeploymentStatus
 from shoal.providers.sim.provider import SimProvider
+from shoal.service.queries import Queries
 from shoal.store import deployments as deployment_repo
 from shoal.store import nodes as node_repo
 from shoal.store import workload_rollouts as rollout_repo
 from shoal.store.database import Database
 from shoal.store.deployments import DeploymentRow
-from tests.engine.support import ADMIN
+from tests.engine.support import ADMIN, Rig
 from tests.workloads.support import events, rig_for, rows, settled, until
 
 DOC = """
@@ -55,6 +57,8 @@ workloads:
         image: img
         env: {DB: {members: db}}
         resources: {cpu: 0.25}
+outputs:
+  databases: {value: {members: db}}
 """
 
 
@@ -69,6 +73,12 @@ def _backends(db: Database, cid: str) -> set[tuple[str, ...]] | None:
     if len(found) != 3 or any(r.status is not DeploymentStatus.COMPLETE for r in found):
         return None
     return {tuple(str(x) for x in r.inputs["backends"]) for r in found}  # type: ignore[union-attr]
+
+
+def _output(rig: Rig, cluster: str) -> object:
+    """The cluster output `databases` as `GET /v1/clusters/{ref}` serves it."""
+    view = Queries(rig.db, lambda: rig.inventory).cluster(ADMIN, cluster)
+    return next(o["value"] for o in view["outputs"] if o["name"] == "databases")
 
 
 def _web_revision(db: Database, cid: str) -> str:
@@ -91,6 +101,7 @@ async def test_members_of_a_workload_follow_its_ready_replicas(db: Database) -> 
             address = {n.name: n.address for n in node_repo.list_nodes(conn, cid)}
         both = tuple(sorted(f"{address[rows(db, cid)[x].node]}:5432" for x in ("db-1", "db-2")))
         await until(clock, lambda: _backends(db, cid) == {both})
+        assert _output(rig, "svc") == list(both)
         first = _web_revision(db, cid)
 
         # db-1's container exits: not ready for its 10 s back-off.
@@ -98,6 +109,7 @@ async def test_members_of_a_workload_follow_its_ready_replicas(db: Database) -> 
         one = (f"{address[rows(db, cid)['db-2'].node]}:5432",)
         await until(clock, lambda: not rows(db, cid)["db-1"].ready, step=0.2)
         await until(clock, lambda: _backends(db, cid) == {one}, step=0.05)
+        assert _output(rig, "svc") == list(one)
         assert all(r.action is DeployAction.UPDATE for r in _balancer(db, cid))
         await until(clock, lambda: _web_revision(db, cid) != first, step=0.05)
         assert any("ready members of db changed" in t for t in events(db, cid))

@@ -1,7 +1,8 @@
 """`{members: WORKLOAD}` (issue 22, item 1): what a workload's members are to those who read
 them — the replicas that read READY, each as its server's address and the workload's port.
 
-Its own module because two loops read it: the software deployer (`engine/software/decide.py`
+Its own module because three readers need it: cluster outputs (`service/queries.py` lists the
+ready replicas beside the servers), the software deployer (`engine/software/decide.py`
 hands these facts to the resolver beside the servers', so a deployment whose inputs name a
 workload's members gets a new digest, and is run again on its servers, when the ready set
 changes, exactly as a node group's members moving does), and the workload keeper
@@ -22,6 +23,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Protocol
 
 from shoal.model.members import MemberRef
+from shoal.model.outputs import JoinedText, ListValue, MapValue, OutputValue, TextTemplate
 from shoal.model.software import (
     Deployment,
     InputSource,
@@ -106,6 +108,24 @@ def workloads_read(deployments: Sequence[Deployment], workloads: Iterable[Worklo
     for d in deployments:
         wanted |= named_targets(d.inputs.values()) & names
     return sorted(wanted)
+
+
+def output_targets(values: Iterable[OutputValue]) -> set[str]:
+    """The members cluster outputs read as lists (`{members: X}`), however deep."""
+    found: set[str] = set()
+    todo = list(values)
+    while todo:
+        v = todo.pop()
+        match v:
+            case MemberFactsInput(member, _):
+                found.add(member.target)
+            case TextTemplate(_, params) | MapValue(params):
+                todo.extend(params.values())
+            case JoinedText(_, items) | ListValue(items):
+                todo.extend(items)
+            case _:
+                pass
+    return found
 
 
 def env_members(w: Workload) -> list[tuple[str, MemberFactsInput]]:
