@@ -63,7 +63,7 @@ def surge_of(w: Workload, r: RolloutRow | None) -> int:
     """How many surge replicas the workload runs now beside its count: `max_surge` while it
     rolls forward, none otherwise (a rollback replaces in place: the surge replicas run the
     revision that failed)."""
-    if r is None or r.phase is not WorkloadPhase.ROLLING:
+    if r is None or r.phase is not WorkloadPhase.ROLLING or w.replicas == 0:
         return 0
     return w.update.max_surge
 
@@ -216,12 +216,27 @@ async def step(
         return replace(r, phase=done, batch=(), batch_started_at=None)
     # Replicas already down cost no availability; the others fit the batch's budget, widened
     # by each ready surge replica (it stands in for one replica being replaced).
-    surge_up = sum(
-        1
-        for x, row in rows.items()
-        if is_surge(w, x) and row.ready and row.revision == goal.revision
-    )
-    size = w.update.max_unavailable + surge_up if surge_up else batch_size(w)
+    surges = {x: row for x, row in rows.items() if is_surge(w, x)}
+    surge_up = sum(1 for row in surges.values() if row.ready and row.revision == goal.revision)
+    if surges:
+        # Surge replicas stand in for the replicas a batch takes down: with max_unavailable 0,
+        # nothing goes down until one reads ready. One that never started (the runtime refused
+        # the new template) or stays unready past the deadline fails the rollout.
+        size = w.update.max_unavailable + surge_up
+        if size == 0 and r.phase is WorkloadPhase.ROLLING:
+            never = sorted(x for x, row in surges.items() if row.started_at is None)
+            since = r.batch_started_at if r.batch_started_at is not None else r.started_at
+            if never:
+                return _fail(cluster, r, f"surge replica {never[0]} could not start", out)
+            if now - since >= PROGRESS_DEADLINE_S:
+                return _fail(
+                    cluster,
+                    r,
+                    f"no surge replica ready {PROGRESS_DEADLINE_S:.0f} s into the rollout",
+                    out,
+                )
+    else:  # in place (no room for surge replicas): `max_surge` may stand for the batch
+        size = batch_size(w)
     down_fresh = sum(
         1 for x, row in rows.items() if not row.ready and x not in stale and not is_surge(w, x)
     )
