@@ -86,16 +86,16 @@ def decide(
     software: SoftwareSpec,
     policies: Mapping[str, UpdatePolicy] | None = None,
     now: float = 0.0,
-    workloads: Sequence[Workload] = (),
+    workloads_of: WorkloadsOf | None = None,
 ) -> Decision:
     """The NODE_DEPLOY actions due now on one cluster (read-only; the caller records them)."""
     nodes = deployment_repo.current_servers(conn, cluster.id)
     by_name = {n.name: n for n in nodes}
     ids = {n.id for n in nodes}
     records = [r for node_id, r in deployment_repo.records_for(conn, cluster.id) if node_id in ids]
-    facts = [facts_of(n) for n in nodes] + _workload_facts(
-        conn, cluster, software, nodes, workloads
-    )
+    facts = [facts_of(n) for n in nodes]
+    if workloads_of is not None:
+        facts += _workload_facts(conn, cluster, software, nodes, workloads_of)
     plan = resolver.plan(software, facts, records)
     runs = live_runs(conn, cluster.id)
     busy = {node_id for node_id, _ in runs}
@@ -169,11 +169,18 @@ def _workload_facts(
     cluster: ClusterRecord,
     software: SoftwareSpec,
     nodes: Sequence[Server],
-    workloads: Sequence[Workload],
+    workloads_of: WorkloadsOf,
 ) -> list[NodeFacts]:
     """The replicas of the workloads whose members some input reads, as member facts (active
     when ready): their ready set moving changes those inputs' digests, so the deployment runs
-    again on its servers (engine/workload_members.py). Nothing read when no input names one."""
+    again on its servers (engine/workload_members.py). Nothing is read (not even the
+    workloads) unless an input names members that are no node group or instance."""
+    named: set[str] = set()
+    for d in software.deployments:
+        named |= workload_members.named_targets(d.inputs.values())
+    if not named - {n.group_name for n in nodes}:
+        return []
+    workloads = workloads_of(cluster)
     read = set(workload_members.workloads_read(software.deployments, workloads))
     if not read:
         return []

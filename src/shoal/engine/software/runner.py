@@ -262,7 +262,7 @@ class Deployer:
                 software,
                 self.policies_of(current),
                 now,
-                workloads=self.workloads_of(current),
+                workloads_of=self.workloads_of,
             )
             if decision.rollouts:
                 self._pace.dirty = True  # a rollout moved on: its next step may be due at once
