@@ -12,7 +12,10 @@ provider's replica runtime reports, and acts on the difference:
 A placement that fails leaves the running replicas untouched and raises one event per reason.
 A change of a workload's template rolls its replicas a batch per tick (engine/workload_rollouts.py);
 every start uses the template the workload's rollout says (the new one, or the previous one
-while and after a rollback).
+while and after a rollback). While a workload rolls forward, its `max_surge` extra replicas are
+placed with it (`_with_surge`; none when there is no room: `_refuse_surge`). A workload whose
+env reads `{members: X}` has those values folded into its revision (`member_salts`), so it
+rolls when X's ready replicas (or a group's active servers) change.
 Rows are written only when they change, so 10,000 steady replicas cost one read per tick.
 """
 
