@@ -1,8 +1,8 @@
 """Receivers that scale a workload (issue 22, item 3), on the store (SQLite and PostgreSQL) with
-no engine: `workload: W` with scale_out / scale_in, the receiver's params as the scaling policy,
-bounded by the workload's min/max (clamped, or refused with a pointer when strict), its own
-cooldown, the change recorded as the same typed edit as `shoal scale --workload`; bad receivers
-refused with every problem at once."""
+no engine: `workload: W` with scale_out / scale_in, the workload's `scaling` policy under the
+receiver's params, bounded by the workload's min/max (clamped, or refused with a pointer when
+strict), its own cooldown, the change recorded as the same typed edit as
+`shoal scale --workload`; bad receivers refused with every problem at once."""
 
 from __future__ import annotations
 
@@ -28,7 +28,8 @@ workloads:
   api:
     replicas: 2
     min: 1
-    max: 3
+    max: 4
+    scaling: {number: 2, cooldown_s: 30}
     containers: [{name: api, image: img, resources: {cpu: 0.25}}]
 """
 
@@ -98,21 +99,21 @@ def test_a_workload_receiver_scales_its_replicas_within_bounds(db: Database) -> 
         return sub.action.kind
 
     assert fire(grow) is ActionKind.CLUSTER_SCALE_OUT
-    assert _replicas(db, cid) == 3
+    assert _replicas(db, cid) == 4  # the workload's scaling policy: 2 at a time
     with db.reading() as conn:
         cluster = cluster_repo.get_cluster(conn, cid)
     assert cluster is not None and cluster.scaled_at == {WORKLOAD_SCALED + "api": clock.now()}
     _unlock(db, cid, clock.now())
 
-    # Its own cooldown (60 s without a policy), then its max.
-    clock.advance(30)
+    # Its own cooldown (its policy's 30 s), then its max.
+    clock.advance(20)
     with pytest.raises(Cooldown, match="workload api"):
         fire(grow)
-    clock.advance(31)
-    with pytest.raises(Conflict, match="already at its max of 3"):
+    clock.advance(11)
+    with pytest.raises(Conflict, match="already at its max of 4"):
         fire(grow)
     # A strict step below the min is refused with its pointer; nothing changes.
     with pytest.raises(OutOfBounds) as below:
         fire(shrink)
     assert [p.path for p in below.value.problems] == ["/params/number"]
-    assert _replicas(db, cid) == 3
+    assert _replicas(db, cid) == 4

@@ -306,8 +306,8 @@ def spec_workload(spec: ClusterSpec, name: str) -> Workload:
 
 @dataclass(frozen=True, slots=True)
 class ScaleWorkloadByPolicy:
-    """A receiver's trigger on a workload: its replicas one step out or in by the receiver's
-    params (the scaling policy's fields; without them one replica at a time, 60 s cooldown),
+    """A receiver's trigger on a workload: its replicas one step out or in by its `scaling`
+    policy with the receiver's params over it (neither: one replica at a time, 60 s cooldown),
     within its `min` and `max` (clamped, or refused with `/params/number` when `strict`),
     refused within the cooldown; then exactly as `ScaleWorkload` (`shoal scale --workload`),
     with the workload's scale time and the receiver's fire time written with it."""
@@ -323,7 +323,7 @@ class ScaleWorkloadByPolicy:
             raise Invalid("the cluster's stored document no longer reads as a cluster")
         w = spec_workload(spec, self.workload)
         params = dict(self.params)
-        policy = effective_policy(None, params)
+        policy = effective_policy(w.scaling, params)
         key = WORKLOAD_SCALED + w.name
         last = scene.cluster.scaled_at.get(key)
         check_cooldown(w.name, last, policy, scene.now, what="workload")

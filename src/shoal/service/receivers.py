@@ -245,7 +245,7 @@ class ReceiverService:
             w = spec_workload(spec, req.workload)
             try:
                 replicas = scaled(
-                    Scalable.of_workload(w), effective_policy(None, req.params), out=True
+                    Scalable.of_workload(w), effective_policy(w.scaling, req.params), out=True
                 )
             except Conflict:
                 return  # at its max today; not a problem of the params
