@@ -98,3 +98,16 @@ async def _roll_once(replicas: int, unavailable: int, surge: int, ready_surge: i
         return
     assert roll.phase is WorkloadPhase.COMPLETE, case
     assert all(r.revision == t2.revision for x, r in rows.items() if not rollouts.is_surge(new, x))
+
+
+def test_a_members_change_does_not_retry_a_rolled_back_template() -> None:
+    w = _workload("img:bad", 2, 1, 0)
+    failed = rollouts.rendered(w, "salt-1")
+    back = RolloutRow("c1", "api", WorkloadPhase.ROLLED_BACK, failed, None, 0.0)
+    out = rollouts.StepOut()
+    same, changed = rollouts.begin(CLUSTER, w, back, 1.0, out, salt="salt-2", members=("db",))
+    assert same == back and not changed and not out.events
+    # The document changing again starts a new rollout (members or not).
+    fixed = _workload("img:good", 2, 1, 0)
+    again, changed = rollouts.begin(CLUSTER, fixed, back, 1.0, out, salt="salt-2", members=("db",))
+    assert changed and again.phase is WorkloadPhase.ROLLING

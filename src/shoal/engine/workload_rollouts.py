@@ -131,6 +131,14 @@ def begin(
         return RolloutRow(cluster.id, w.name, WorkloadPhase.COMPLETE, tmpl, None, now), True
     if rollout.target.revision == tmpl.revision:
         return rollout, False
+    if (
+        rollout.phase is WorkloadPhase.ROLLED_BACK
+        and members
+        and tmpl.containers == rollout.target.containers
+    ):
+        # Only the members its env reads moved: the template that failed is not tried again
+        # for that (the document must change); the replicas stay on the previous one.
+        return rollout, False
     # Roll from what last ran whole (a rollout replaced mid-way rolls from its own start).
     stable = (
         rollout.target
