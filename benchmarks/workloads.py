@@ -18,7 +18,8 @@ a live server again; `ready_cpu_s` is this process's CPU over the same span.
 - `sim-rollout` (benchmarks/workloads_rollout.py): a rolling update of 100 replicas on a real
   engine on `sim`: `seconds` and `batches` of an image change, then an image the runtime
   starts refusing half-way: `rolled_back`, `rollback_s`, `rollback_batches`,
-  `failed_after_batches`.
+  `failed_after_batches`; then a third image with `max_surge: 10`: `surge_seconds`,
+  `surge_batches`, `surge_started`, `surge_peak_replicas`, `surge_min_ready`.
 
 - `local-container-kill`, `local-host-fail` (benchmarks/workloads_local.py): seed 003's
   `-e ha.yaml` on `local`, real podman containers: `kill -9` of a replica's container -> ready
@@ -214,10 +215,18 @@ def main() -> None:
                 "rollback_batches": roll.rollback_batches,
                 "failed_after_batches": roll.failed_after_batches,
                 "rollback_reason": roll.reason,
+                "max_surge": 10,
+                "surge_seconds": round(roll.surge_seconds, 2),
+                "surge_cpu_s": round(roll.surge_cpu_s, 2),
+                "surge_batches": roll.surge_batches,
+                "surge_started": roll.surge_started,
+                "surge_peak_replicas": roll.surge_peak_replicas,
+                "surge_min_ready": roll.surge_min_ready,
                 "measured": "seconds: image change -> every replica on the new revision, a "
                 "real engine on sim (0.2 s manager tick, one batch per tick at most); "
                 "rollback_s: the new image refused half-way -> every replica back on the "
-                "previous one",
+                "previous one; surge_*: a third image with max_surge 10 (room for one "
+                "more replica per server): the surge replicas' rollout",
             }
         ),
         flush=True,

@@ -7,7 +7,14 @@ image change, and once half of its batches are done the sim runtime starts refus
 (a registry losing it): the next batch fails and every replica rolls back to the previous
 template in batches: `rollback_s` is the refusal -> rolled back, `failed_after_batches` the
 batches that had passed, `rollback_batches` the rollback's, `rolled_back` whether every replica
-runs the previous revision again. CPU is this process's (the engine runs in it)."""
+runs the previous revision again. CPU is this process's (the engine runs in it).
+
+Then `max_surge` (issue 22, item 2): a third image with `max_surge: 10` and room for one more
+replica per server (`max_per_node: 5`): ten surge replicas are placed by the second-level solver
+beside the hundred, and each batch replaces `max_unavailable` + the ready surge replicas:
+`surge_seconds`, `surge_batches`, `surge_started` (surge replicas the events name),
+`surge_peak_replicas` (the most rows seen at once, at most 110) and `surge_min_ready` (the
+fewest ready replicas seen while it rolled, polled every 50 ms: at least 90)."""
 
 from __future__ import annotations
 
@@ -46,10 +53,17 @@ workloads:
   api:
     replicas: {REPLICAS}
     max: {REPLICAS}
-    max_per_node: 4
+    max_per_node: PER_NODE
     containers: [{{name: api, image: IMAGE, resources: {{cpu: 0.1, memory_mb: 64}}}}]
-    update: {{max_unavailable: {MAX_UNAVAILABLE}, max_surge: 0}}
+    update: {{max_unavailable: {MAX_UNAVAILABLE}, max_surge: SURGE}}
 """
+MAX_SURGE = 10
+
+
+def _doc(image: str, surge: int = 0) -> str:
+    per_node = 4 if surge == 0 else 5
+    text = DOC.replace("IMAGE", image).replace("SURGE", str(surge))
+    return text.replace("PER_NODE", str(per_node))
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +78,12 @@ class RolloutRun:
     failed_after_batches: int
     rolled_back: bool
     reason: str | None
+    surge_seconds: float = 0.0
+    surge_cpu_s: float = 0.0
+    surge_batches: int = 0
+    surge_started: int = 0
+    surge_peak_replicas: int = 0
+    surge_min_ready: int = 0
 
 
 def _rollout(db: Database, cid: str) -> RolloutRow | None:
@@ -119,19 +139,19 @@ async def run() -> RolloutRun:
         service = ClusterService(db, lambda: inventory, engine.clock, engine.wake)
         await engine.start()
         try:
-            sub = await asyncio.to_thread(service.create, ADMIN, DOC.replace("IMAGE", "app:1"))
+            sub = await asyncio.to_thread(service.create, ADMIN, _doc("app:1"))
             cid = sub.cluster.id
             await _until(_up, db, cid)
 
             cpu, wall = time.process_time(), time.perf_counter()
-            await asyncio.to_thread(service.update, ADMIN, "roll", DOC.replace("IMAGE", "app:2"))
+            await asyncio.to_thread(service.update, ADMIN, "roll", _doc("app:2"))
             await _until(_in, db, cid, WorkloadPhase.COMPLETE, "app:2")
             seconds, cpu_s = time.perf_counter() - wall, time.process_time() - cpu
             done = _rollout(db, cid)
             assert done is not None
             await _until(_up, db, cid)
 
-            await asyncio.to_thread(service.update, ADMIN, "roll", DOC.replace("IMAGE", "app:3"))
+            await asyncio.to_thread(service.update, ADMIN, "roll", _doc("app:3"))
             await _until(_halfway, db, cid)
             provider.replicas.refuse("app:3")
             cpu, wall = time.process_time(), time.perf_counter()
@@ -146,6 +166,8 @@ async def run() -> RolloutRun:
             rolled_back = len(rows) == REPLICAS and all(
                 r.revision == good and r.ready for r in rows.values()
             )
+            await _until(_up, db, cid)
+            surge = await _surge(db, service, cid)
         finally:
             await engine.stop()
             db.dispose()
@@ -160,4 +182,38 @@ async def run() -> RolloutRun:
         failed_after,
         rolled_back,
         back.reason,
+        *surge,
     )
+
+
+async def _surge(
+    db: Database, service: ClusterService, cid: str
+) -> tuple[float, float, int, int, int, int]:
+    """The `max_surge` rollout: seconds, CPU, batches, surge replicas started, the most rows
+    and the fewest ready replicas seen while it rolled."""
+    cpu, wall = time.process_time(), time.perf_counter()
+    await asyncio.to_thread(service.update, ADMIN, "roll", _doc("app:4", MAX_SURGE))
+    peak, low = 0, REPLICAS
+    deadline = wall + DEADLINE_S
+    while not (_in(db, cid, WorkloadPhase.COMPLETE, "app:4") and _count(db, cid)[0] == REPLICAS):
+        if time.perf_counter() > deadline:
+            raise TimeoutError("the surge rollout never completed")
+        rows, ready = _count(db, cid)
+        peak, low = max(peak, rows), min(low, ready)
+        await asyncio.sleep(0.05)
+    seconds, cpu_s = time.perf_counter() - wall, time.process_time() - cpu
+    done = _rollout(db, cid)
+    assert done is not None
+    with db.reading() as conn:
+        texts = [
+            e.message for e in event_repo.list_events(conn, None, cluster_id=cid, limit=100_000)
+        ]
+    started = sum(1 for t in texts if "surge replica" in t and "started on" in t)
+    return seconds, cpu_s, done.batches, started, peak, low
+
+
+def _count(db: Database, cid: str) -> tuple[int, int]:
+    """Replica rows (surge ones included) and how many read ready."""
+    with db.reading() as conn:
+        rows = replica_repo.load(conn, [cid])[cid]
+    return len(rows), sum(1 for r in rows.values() if r.ready)

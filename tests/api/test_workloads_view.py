@@ -1,7 +1,8 @@
 """`GET /v1/clusters/{ref}/workloads` (issue 22) on SQLite and PostgreSQL: replicas with node and
 ready, ordered by name and paged by `limit`/`after` (`next` until the last page); a limit out
 of bounds is a 422 with a pointer before any work; an unknown cluster is a 404. Each
-workload's rolling update is on every page (`rollouts`)."""
+workload's rolling update is on every page (`rollouts`), with the surge replicas running
+beside it."""
 
 from __future__ import annotations
 
@@ -36,8 +37,9 @@ async def test_replicas_are_listed_a_page_at_a_time(api: Api) -> None:
     roll = RolloutRow(
         cluster["id"], "api", WorkloadPhase.ROLLING, new, old, 5.0, 1, ("api-1",), 6.0
     )
+    surge = ReplicaRow(cluster["id"], "api-6", "api", "ctl-1", True, revision="r2")
     with api.runtime.db.transaction() as conn:
-        replica_repo.save(conn, rows, 1.0)
+        replica_repo.save(conn, [*rows, surge], 1.0)
         rollout_repo.save(conn, [roll], 6.0)
     r = await api.call("GET", "/v1/clusters/svc/workloads", params={"limit": 2})
     assert r.status_code == 200, r.text
@@ -61,8 +63,13 @@ async def test_replicas_are_listed_a_page_at_a_time(api: Api) -> None:
             "previous_revision": "r1",
             "batches": 1,
             "batch": ["api-1"],
+            "batch_started_at": 6.0,
+            "surge": ["api-6"],
+            "max_unavailable": 1,
+            "max_surge": 1,
             "reason": None,
             "started_at": 5.0,
+            "summary": "rolling to r2, batch 1 (api-1), 1 surge",
         }
     ]
     seen = list(first["replicas"])
@@ -71,8 +78,8 @@ async def test_replicas_are_listed_a_page_at_a_time(api: Api) -> None:
         r = await api.call("GET", "/v1/clusters/svc/workloads", params={"limit": 2, "after": after})
         seen.extend(r.json()["replicas"])
         after = r.json()["next"]
-    assert [x["replica"] for x in seen] == [f"api-{i}" for i in range(1, 6)]
-    assert [x["ready"] for x in seen] == [True, True, False, True, True]
+    assert [x["replica"] for x in seen] == [f"api-{i}" for i in range(1, 7)]
+    assert [x["ready"] for x in seen] == [True, True, False, True, True, True]
 
     for bad in (0, 10_001, 10**30):
         r = await api.call("GET", "/v1/clusters/svc/workloads", params={"limit": bad})

@@ -8,7 +8,9 @@ on time.
 
 from __future__ import annotations
 
-from typing import Any
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import httpx
 from selenium.webdriver.common.action_chains import ActionChains
@@ -30,6 +32,7 @@ from tests.ui.conftest import UiServer
 from tests.ui.docs import BROKEN, DEMO, TOO_SPREAD, one_group, text, yaml_text
 
 EXAMPLES = REPO / "examples"
+T = TypeVar("T")
 
 
 def api_nodes(client: httpx.Client, cluster: str) -> list[dict[str, Any]]:
@@ -47,6 +50,21 @@ def chips(driver: WebDriver, status: str | None = None) -> list[dict[str, str]]:
         " host: n.closest('li.host')?.dataset.host ?? ''}));"
     )
     return [c for c in found if status is None or c["status"] == status]
+
+
+def _all_ready(replicas: list[dict[str, Any]], count: int) -> list[dict[str, Any]] | None:
+    return replicas if len(replicas) == count and all(r["ready"] for r in replicas) else None
+
+
+def poll(what: Callable[[], T | None], label: str, timeout_s: float = 180.0) -> T:
+    """`what()` once it is not None, asked every 0.2 s (bounded: a bug fails, not hangs)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        found = what()
+        if found is not None:
+            return found
+        assert time.monotonic() < deadline, f"never saw {label}"
+        time.sleep(0.2)
 
 
 def plan(driver: WebDriver, document: str) -> None:
@@ -277,8 +295,11 @@ def test_crowded_hosts_are_drawn_as_counts_until_opened(
     server = ui_server(
         provider="sim", provider_options={"state_path": "memory", "hosts": 2, "zones": 1}
     )
+    crowd = one_group("crowd", 40)
+    # Two replicas of a workload ride along: the cluster page lists them (issue 22).
+    crowd["workloads"] = {"api": {"replicas": 2, "containers": [{"name": "api", "image": "i"}]}}
     with server.client() as c:
-        wait_ok(c, c.post("/v1/clusters", content=text(one_group("crowd", 40))))
+        wait_ok(c, c.post("/v1/clusters", content=text(crowd)))
     sign_in(browser, server.url, server.token)
     until(browser, lambda: len(find(browser, "details.agg")) == 2, "two aggregated hosts")
     summaries = [s.text for s in find(browser, "details.agg summary")]
@@ -299,6 +320,20 @@ def test_crowded_hosts_are_drawn_as_counts_until_opened(
     ] == [opened], "a redraw keeps an opened host open"
     assert len(find(browser, "details.agg[open] li.node")) == 20
     screenshot(browser, "topology-crowded")
+
+    # The cluster page shows the workload's replicas: node and readiness as the API has them.
+    with server.client() as c:
+        url = "/v1/clusters/crowd/workloads"
+        replicas = poll(lambda: _all_ready(c.get(url).json()["replicas"], 2), "ready replicas")
+    go(browser, "#/cluster/crowd")
+    visible(browser, "#replicas-table")
+    shown = {
+        r.get_attribute("data-replica"): r.text
+        for r in find(browser, "#replicas-table tr[data-replica]")
+    }
+    assert sorted(shown) == ["api-1", "api-2"]
+    for r in replicas:
+        assert r["node"] in shown[r["replica"]] and "ready" in shown[r["replica"]]
 
 
 def test_live_shows_a_rolling_updates_batch_and_cancels_it(

@@ -38,7 +38,7 @@ def receivers_of(request: Request) -> ReceiverService:
     response_model=schemas.OneReceiver,
     openapi_extra=schemas.raw_body(
         "`name`, `cluster`, `action` (scale_out, scale_in, resize, recover), "
-        "optional `nodegroup` and `params`."
+        "optional `nodegroup` (or `workload`: scale a workload's replicas) and `params`."
     ),
 )
 async def create_receiver(request: Request, who: Caller) -> dict[str, Any]:

@@ -30,8 +30,15 @@ async def deployments(
     answer = await s.client.get(f"/v1/clusters/{seg(cluster)}/deployments")
     found: list[dict[str, Any]] = answer["deployments"]
     rollouts: list[dict[str, Any]] = answer.get("rollouts") or []
+    # Workloads roll beside deployments (issue 22): their rollouts come on every page of the
+    # replicas, so one replica is enough to read them.
+    replicas = await s.client.get(f"/v1/clusters/{seg(cluster)}/workloads", limit=1)
+    workload_rollouts: list[dict[str, Any]] = replicas.get("rollouts") or []
     if not s.table:
-        emit_data({"deployments": found, "rollouts": rollouts}, s.output)
+        emit_data(
+            {"deployments": found, "rollouts": rollouts, "workload_rollouts": workload_rollouts},
+            s.output,
+        )
     else:
         t = table(
             f"deployments of {cluster}",
@@ -58,6 +65,17 @@ async def deployments(
                     when(ro.get("updated_at")),
                 )
             console().print(r)
+        moving = [ro for ro in workload_rollouts if ro.get("phase") != "COMPLETE"]
+        if moving:
+            w = table(f"workload rollouts of {cluster}", ["WORKLOAD", "PHASE", "STATE", "SURGE"])
+            for ro in moving:
+                w.add_row(
+                    text(ro.get("workload")),
+                    text(ro.get("phase")),
+                    text(ro.get("summary")),
+                    text(len(ro.get("surge") or [])),
+                )
+            console().print(w)
     return EXIT_FAILED if any(d.get("status") == "FAILED" for d in found) else EXIT_OK
 
 

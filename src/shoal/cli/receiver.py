@@ -40,6 +40,10 @@ async def create(
         str | None,
         typer.Option("--nodegroup", "-g", help="Node group; optional if the cluster has one."),
     ] = None,
+    workload: Annotated[
+        str | None,
+        typer.Option("--workload", "-w", help="Scale this workload's replicas instead."),
+    ] = None,
     count: Annotated[
         int | None, typer.Option("--count", "-n", min=1, help="Nodes per trigger (overrides).")
     ] = None,
@@ -63,6 +67,8 @@ async def create(
     body: dict[str, Any] = {"name": name, "cluster": cluster, "action": action}
     if nodegroup is not None:
         body["nodegroup"] = nodegroup
+    if workload is not None:
+        body["workload"] = workload
     if params:
         body["params"] = params
     found = await s.client.call("POST", "/v1/receivers", json=body)
@@ -73,11 +79,18 @@ async def create(
         return EXIT_OK
     screen.err().print(
         f"receiver {text(r['name'])} created: {text(r['action'])} "
-        f"{text(r.get('nodegroup') or '')} of cluster {text(cluster)}; its webhook URL "
+        f"{_target(r)} of cluster {text(cluster)}; its webhook URL "
         "(shown once; `shoal webhook trigger URL` calls it):"
     )
     print(hook, flush=True)
     return EXIT_OK
+
+
+def _target(r: dict[str, Any]) -> str:
+    """What a receiver scales: its node group, or `workload W`."""
+    if r.get("workload"):
+        return f"workload {r['workload']}"
+    return str(r.get("nodegroup") or "")
 
 
 @app.command("list")
@@ -88,12 +101,12 @@ async def list_receivers(s: Session) -> int:
     if not s.table:
         emit_data({"receivers": found}, s.output)
         return EXIT_OK
-    t = table(None, ("name", "action", "nodegroup", "params", "triggered", "cluster", "id"))
+    t = table(None, ("name", "action", "target", "params", "triggered", "cluster", "id"))
     for r in found:
         t.add_row(
             text(r.get("name")),
             text(r.get("action")),
-            text(r.get("nodegroup")),
+            text(_target(r)),
             text(r.get("params")),
             when(r.get("triggered_at")),
             text(r.get("cluster_id")),

@@ -68,6 +68,10 @@ async def workloads(
             f"rollout {ro.get('workload')}: {ro.get('phase')} to {str(ro.get('revision'))[:8]} "
             f"from {str(ro.get('previous_revision'))[:8]}, {ro.get('batches')} batches"
         )
+        if ro.get("batch"):
+            line += f", batch in flight: {', '.join(str(x) for x in ro['batch'])}"
+        if ro.get("surge"):
+            line += f", surge: {', '.join(str(x) for x in ro['surge'])}"
         if ro.get("reason"):
             line += f" ({ro.get('reason')})"
         console().print(line, markup=False)

@@ -98,10 +98,11 @@ def cluster_from_tree(
         check_names(draft, out)
         check_dependencies(draft, out)
         check_groupings(draft, out)
+        named = {w.name for w in workloads.workloads}
         if software is not None:
-            check_software(software, draft, out)
+            check_software(software, draft, out, workloads=named)
             check_containers(software.configs, software.config_paths, out.add)
-        check_outputs(outputs, draft, software, out, networking)
+        check_outputs(outputs, draft, software, out, networking, workloads=named)
         if workloads.workloads:
             deployments = {d.name for d in software.deployments} if software else set()
             check_workloads(workloads, _member_labels(draft), deployments, out)

@@ -324,8 +324,10 @@ def check_outputs(
     software: SoftwareDraft | None,
     out: ProblemList,
     networking: NetworkSpec | None = None,
+    workloads: frozenset[str] | set[str] = frozenset(),
 ) -> None:
-    """Every member, deployment output and networking resource an output names exists."""
+    """Every member, deployment output and networking resource an output names exists.
+    `{members: W}` may name a workload (its ready replicas' addresses, docs/workloads.md)."""
     net = networking or NetworkSpec()
     own: dict[str, set[str]] = {
         "port": {p.name for p in net.ports if p.name is not None},
@@ -339,6 +341,8 @@ def check_outputs(
     for i in cluster.instances:
         if i.name is not None:
             members[i.name] = {None}
+    for w in workloads:
+        members.setdefault(w, {None})
     deployments = {d.name: d for d in software.deployments} if software is not None else {}
     counts = member_counts(cluster)
     for d in drafts:

@@ -47,8 +47,19 @@ def _members(cluster: ClusterDraft) -> dict[str, set[str | None]]:
     return members
 
 
-def check_software(sw: SoftwareDraft, cluster: ClusterDraft, out: ProblemList) -> None:
+def check_software(
+    sw: SoftwareDraft,
+    cluster: ClusterDraft,
+    out: ProblemList,
+    *,
+    workloads: frozenset[str] | set[str] = frozenset(),
+) -> None:
+    """`workloads`: the document's workload names, whose `{members: W}` inputs may read (the
+    ready replicas' addresses; a deployment still targets node groups and instances only)."""
     members = _members(cluster)
+    readable = dict(members)
+    for w in workloads:
+        readable.setdefault(w, {None})
     by_name = {d.name: d for d in sw.deployments}
     for d in sw.deployments:
         config = sw.configs.get(d.config) if d.config is not None else None
@@ -62,7 +73,7 @@ def check_software(sw: SoftwareDraft, cluster: ClusterDraft, out: ProblemList) -
             elif dep not in by_name:
                 out.add(where, unknown("deployment", dep, by_name))
         for name, source in d.inputs.items():
-            _input(d, name, source, config, sw, by_name, members, out)
+            _input(d, name, source, config, sw, by_name, readable, out)
     _cycles(sw, by_name, out)
 
 

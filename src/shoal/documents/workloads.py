@@ -32,11 +32,13 @@ from shoal.documents.collect import ProblemList, child
 from shoal.documents.fields import Fields, mapping
 from shoal.documents.names import NAME_RULE, is_name
 from shoal.documents.params import ParameterTable
+from shoal.documents.policies import read_scaling
 from shoal.documents.software_sources import Source, read_source
 from shoal.documents.tree import describe, is_mapping, quote
 from shoal.documents.workloads_fields import argv, cpu_milli, memory_mb, native_probe, port
 from shoal.documents.workloads_k8s import Template, read_manifest
 from shoal.model.graph import find_cycle
+from shoal.model.policies import ScalingPolicy
 from shoal.model.software import InputSource, MemberFactsInput, OutputInput, SecretInput
 from shoal.model.workloads import (
     Container,
@@ -80,6 +82,7 @@ class WorkloadDraft:
     selector_path: str = ""
     depends_on: list[tuple[str, str]] = field(default_factory=list)
     update: RollingSettings = field(default_factory=RollingSettings)
+    scaling: ScalingPolicy | None = None
     kind: TemplateKind = TemplateKind.NATIVE
     broken: bool = False
 
@@ -157,6 +160,7 @@ def _workload(
     draft.selector, draft.selector_path = _selector(f, template, out)
     draft.depends_on = f.names("depends_on", what="deployment or workload name") or []
     draft.update = _update(f, template)
+    draft.scaling = read_scaling(f)  # receivers' triggers, as a node group's
     f.finish()
     draft.broken = len(out) > before
     return draft
@@ -441,6 +445,7 @@ def build_workloads(draft: WorkloadsDraft) -> tuple[Workload, ...]:
             selector=w.selector,
             depends_on=tuple(n for n, _ in w.depends_on),
             update=w.update,
+            scaling=w.scaling,
             kind=w.kind,
         )
         for w in draft.workloads

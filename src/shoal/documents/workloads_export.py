@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from shoal.documents.software_export import source_document
+from shoal.model.policies import AdjustmentType, ScalingPolicy
 from shoal.model.workloads import (
     Container,
     Probe,
@@ -48,6 +49,22 @@ def workload_document(w: Workload) -> dict[str, Any]:
             "max_unavailable": w.update.max_unavailable,
             "max_surge": w.update.max_surge,
         }
+    if w.scaling is not None:
+        out["scaling"] = _scaling(w.scaling)
+    return out
+
+
+def _scaling(p: ScalingPolicy) -> dict[str, Any]:
+    """A workload's scaling policy, every field written (documents/export.py writes a node
+    group's; importing it here would make a loop: it imports this module)."""
+    out: dict[str, Any] = {
+        "adjustment_type": str(p.adjustment_type),
+        "number": int(p.number) if float(p.number).is_integer() else p.number,
+        "cooldown_s": int(p.cooldown_s) if float(p.cooldown_s).is_integer() else p.cooldown_s,
+        "strict": p.strict,
+    }
+    if p.adjustment_type is AdjustmentType.CHANGE_IN_PERCENTAGE:
+        out["min_step"] = p.min_step
     return out
 
 

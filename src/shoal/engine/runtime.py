@@ -145,6 +145,7 @@ class Engine:
             software_of or source,
             policies_of=source.update_policies,
             health_of=source.health_policies,
+            workloads_of=source.workloads,
             lease_s=self.lease_s,
         )
 

@@ -12,7 +12,10 @@ provider's replica runtime reports, and acts on the difference:
 A placement that fails leaves the running replicas untouched and raises one event per reason.
 A change of a workload's template rolls its replicas a batch per tick (engine/workload_rollouts.py);
 every start uses the template the workload's rollout says (the new one, or the previous one
-while and after a rollback).
+while and after a rollback). While a workload rolls forward, its `max_surge` extra replicas are
+placed with it (`_with_surge`; none when there is no room: `_refuse_surge`). A workload whose
+env reads `{members: X}` has those values folded into its revision (`member_salts`), so it
+rolls when X's ready replicas (or a group's active servers) change.
 Liveness and readiness probes run after those steps (engine/workload_probes.py): readiness
 sets a replica's `ready`, a failing liveness probe restarts it.
 Rows are written only when they change, so 10,000 steady replicas cost one read per tick.
@@ -24,18 +27,22 @@ import logging
 from dataclasses import dataclass, field, replace
 
 from shoal.documents import cluster_from_tree
+from shoal.engine import workload_members as members
 from shoal.engine import workload_probes as probes
 from shoal.engine import workload_rollouts as rollouts
 from shoal.engine.context import EngineContext
 from shoal.engine.events import cluster_event
+from shoal.engine.software.decide import facts_of
 from shoal.model.cluster import ClusterSpec
 from shoal.model.enums import NodeKind, NodeStatus
 from shoal.model.inventory import Inventory
+from shoal.model.members import MemberRef
 from shoal.model.problems import InvalidDocument
 from shoal.model.workload_rollouts import ReplicaTemplate, WorkloadPhase
 from shoal.model.workloads import RestartPolicy, Workload
 from shoal.placement.workloads import NodeSlot, WorkloadRefusal, place_workloads
 from shoal.placement.workloads.problem import replica_names
+from shoal.planning.software import targets as targets_of
 from shoal.providers.errors import ProviderError
 from shoal.providers.replicas import ReplicaProber, ReplicaRuntime, ReplicaState
 from shoal.store import workload_rollouts as rollout_repo
@@ -72,6 +79,30 @@ class _Changes:
     drop_rollouts: list[tuple[str, str]] = field(default_factory=list)
 
 
+def member_salts(
+    spec: ClusterSpec,
+    nodes: list[NodeRecord],
+    rows: dict[str, ReplicaRow],
+    live: dict[str, NodeRecord],
+) -> dict[str, tuple[str, tuple[str, ...]]]:
+    """For each workload whose env reads `{members: X}`: a digest of those values now (ready
+    replicas of a workload X, active servers of a node group X) and the members it read. The
+    keeper folds the digest into the workload's revision, so a change of those members rolls
+    it (engine/workload_members.py)."""
+    readers = [w for w in spec.workloads if members.env_members(w)]
+    if not readers:
+        return {}
+    targets: set[str] = set()
+    for w in readers:
+        targets |= members.named_targets(s for _, s in members.env_members(w))
+    read = [w for w in spec.workloads if w.name in targets]
+    servers = [n for n in nodes if n.kind is NodeKind.SERVER]
+    found = members.replica_facts(read, rows.values(), {n.name: n for n in servers}, live=set(live))
+    found += [facts_of(n) for n in servers if n.group_name in targets]
+    by_target = {t: targets_of(MemberRef(t), found) for t in targets}
+    return {w.name: members.rendered_salt(w, by_target) for w in readers}
+
+
 class WorkloadKeeper:
     """Runs and keeps the replicas of every settled cluster (called by the manager's tick)."""
 
@@ -80,6 +111,9 @@ class WorkloadKeeper:
         self._specs: dict[str, tuple[int, ClusterSpec | None]] = {}
         self._refused: dict[str, tuple[str, ...]] = {}
         """Per cluster, the reasons last reported (told once, not every tick)."""
+        self._no_surge: set[tuple[str, str, str]] = set()
+        """(cluster id, workload, target revision) of rollouts whose surge replicas found no
+        room: they roll in place (asked again only for a new revision, or after a restart)."""
         self._ticks = 0
         self._probes = probes.Probes()
 
@@ -151,33 +185,68 @@ class WorkloadKeeper:
             and n.host in hosts
         }
         workloads = {w.name: w for w in spec.workloads}
-        wanted = {r: w for w in spec.workloads for r in replica_names(w)}
         out = rollouts.StepOut()
         for name in rolls:
             if name not in workloads:
                 changes.drop_rollouts.append((cluster.id, name))
+        salts = member_salts(spec, nodes, rows, live)
         for w in spec.workloads:
-            roll, changed = rollouts.begin(cluster, w, rolls.get(w.name), now, out)
+            salt, read = salts.get(w.name, ("", ()))
+            roll, changed = rollouts.begin(
+                cluster, w, rolls.get(w.name), now, out, salt=salt, members=read
+            )
             rolls[w.name] = roll
             if changed:
                 changes.rollouts.append(roll)
         changes.events.extend(out.events)
         goals = {name: rollouts.goal_of(r) for name, r in rolls.items() if name in workloads}
-        for replica in rows:
+        placing = self._with_surge(cluster, spec, rolls)
+        wanted = {r: w for w in placing for r in replica_names(w)}
+        for replica, row in rows.items():
             if replica not in wanted:  # scaled in, or the workload left the document
                 await runtime.stop_replica(replica_key(cluster.id, replica))
                 changes.drop.append((cluster.id, replica))
+                declared = workloads.get(row.workload)
+                if declared is not None and rollouts.is_surge(declared, replica):
+                    changes.events.append(
+                        cluster_event(
+                            cluster,
+                            "WORKLOAD",
+                            f"workload {row.workload}: surge replica {replica} stopped",
+                        )
+                    )
         keys = [replica_key(cluster.id, r) for r in rows if r in wanted]
         states = await runtime.replica_states(keys) if keys else {}
         # Where a replica must be placed (again): no row, or its server is no longer live. A
         # container lost while its server is live (the server was replaced under the same name,
         # or the runtime forgot it) is started again where it was, in `_restart`.
         homeless = {r for r in wanted if r not in rows or rows[r].node not in live}
-        placed_now: set[str] = set()
+        placed_now: set[str] | None = set()
         if homeless:
             placed_now = await self._place(
-                runtime, cluster, spec, live, rows, wanted, homeless, goals, now, changes
+                runtime, cluster, placing, spec, live, rows, wanted, homeless, goals, now, changes
             )
+            if placed_now is None:  # no room for the surge replicas: roll in place instead
+                self._refuse_surge(cluster, spec, rolls, changes)
+                placing = list(spec.workloads)
+                wanted = {r: w for w in placing for r in replica_names(w)}
+                homeless = {r for r in wanted if r not in rows or rows[r].node not in live}
+                placed_now = set()
+                if homeless:
+                    placed_now = await self._place(
+                        runtime,
+                        cluster,
+                        placing,
+                        spec,
+                        live,
+                        rows,
+                        wanted,
+                        homeless,
+                        goals,
+                        now,
+                        changes,
+                    )
+        placed_now = placed_now or set()
         for replica, w in wanted.items():
             kept = rows.get(replica)
             if kept is None or replica in placed_now or replica in homeless:
@@ -187,7 +256,7 @@ class WorkloadKeeper:
             await self._restart(
                 runtime, cluster, workloads[w.name], kept, state, live, template, now, changes
             )
-        await self._roll(runtime, cluster, spec, rows, rolls, states, live, now, changes)
+        await self._roll(runtime, cluster, placing, spec, rows, rolls, states, live, now, changes)
         await self._probe(
             runtime, cluster, workloads, wanted, rows, rolls, states, live, now, changes
         )
@@ -225,10 +294,53 @@ class WorkloadKeeper:
         changes.save.extend(out.save)
         changes.events.extend(out.events)
 
+    # -- surge replicas of a rolling update (engine/workload_rollouts.py) -----------------------
+
+    def _with_surge(
+        self, cluster: ClusterRecord, spec: ClusterSpec, rolls: dict[str, RolloutRow]
+    ) -> list[Workload]:
+        """The workloads as the solver places them this tick: each rolling forward with its
+        `max_surge` extra replicas, unless the solver found no room for them in this rollout."""
+        found: list[Workload] = []
+        for w in spec.workloads:
+            roll = rolls.get(w.name)
+            surge = rollouts.surge_of(w, roll)
+            if roll is not None and (cluster.id, w.name, roll.target.revision) in self._no_surge:
+                surge = 0
+            found.append(rollouts.surged(w, surge))
+        return found
+
+    def _refuse_surge(
+        self,
+        cluster: ClusterRecord,
+        spec: ClusterSpec,
+        rolls: dict[str, RolloutRow],
+        changes: _Changes,
+    ) -> None:
+        """Surge replicas found no room: this rollout goes on in place (told once)."""
+        for w in spec.workloads:
+            roll = rolls.get(w.name)
+            if roll is None or rollouts.surge_of(w, roll) == 0:
+                continue
+            key = (cluster.id, w.name, roll.target.revision)
+            if key in self._no_surge:
+                continue
+            self._no_surge.add(key)
+            changes.events.append(
+                cluster_event(
+                    cluster,
+                    "WORKLOAD",
+                    f"workload {w.name}: no room for {w.update.max_surge} surge replica(s) "
+                    "under its rules; rolling in place",
+                    level="WARNING",
+                )
+            )
+
     async def _roll(
         self,
         runtime: ReplicaRuntime,
         cluster: ClusterRecord,
+        placing: list[Workload],
         spec: ClusterSpec,
         rows: dict[str, ReplicaRow],
         rolls: dict[str, RolloutRow],
@@ -243,11 +355,13 @@ class WorkloadKeeper:
             return  # (the steady state: no copy of 10,000 rows per tick)
         current = dict(rows)
         current.update({r.replica: r for r in changes.save if r.cluster_id == cluster.id})
-        for w in spec.workloads:
+        declared = {w.name: w for w in spec.workloads}
+        for placed in placing:
+            w = declared[placed.name]
             roll = rolls[w.name]
             if roll.phase not in (WorkloadPhase.ROLLING, WorkloadPhase.ROLLING_BACK):
                 continue
-            names = replica_names(w)
+            names = replica_names(placed)  # with its surge replicas
             mine = {x: current[x] for x in names if x in current}
             if len(mine) < len(names):  # not all placed yet (or unplaceable): wait
                 continue
@@ -266,6 +380,7 @@ class WorkloadKeeper:
         self,
         runtime: ReplicaRuntime,
         cluster: ClusterRecord,
+        placing: list[Workload],
         spec: ClusterSpec,
         live: dict[str, NodeRecord],
         rows: dict[str, ReplicaRow],
@@ -274,7 +389,9 @@ class WorkloadKeeper:
         goals: dict[str, ReplicaTemplate],
         now: float,
         changes: _Changes,
-    ) -> set[str]:
+    ) -> set[str] | None:
+        """Place the homeless replicas and start them; the replicas started, or None when
+        `placing` asked for surge replicas and the solver refused (the caller tries without)."""
         labels = {g.name: g.labels for g in spec.node_groups}
         slots = [
             NodeSlot(
@@ -289,10 +406,10 @@ class WorkloadKeeper:
             for n in live.values()
         ]
         existing = {r: row.node for r, row in rows.items() if r in wanted and r not in homeless}
-        answer = place_workloads(
-            spec.workloads, slots, existing, exact_time_limit_s=EXACT_TIME_LIMIT_S
-        )
+        answer = place_workloads(placing, slots, existing, exact_time_limit_s=EXACT_TIME_LIMIT_S)
         if isinstance(answer, WorkloadRefusal):
+            if any(p.replicas != w.replicas for p, w in zip(placing, spec.workloads, strict=True)):
+                return None
             if self._refused.get(cluster.id) != answer.reasons:
                 self._refused[cluster.id] = answer.reasons
                 changes.events.extend(
@@ -303,6 +420,7 @@ class WorkloadKeeper:
                 )
             return set()
         self._refused.pop(cluster.id, None)
+        spec_of = {w.name: w for w in spec.workloads}
         started: set[str] = set()
         for replica, node in answer.node_of.items():
             row = rows.get(replica)
@@ -341,6 +459,16 @@ class WorkloadKeeper:
                     revision=goal.revision,
                 )
             )
+            surge = rollouts.is_surge(spec_of[wanted[replica].name], replica)
+            if surge and row is None:
+                changes.events.append(
+                    cluster_event(
+                        cluster,
+                        "WORKLOAD",
+                        f"workload {wanted[replica].name}: surge replica {replica} started on "
+                        f"{node} (revision {goal.revision})",
+                    )
+                )
             if row is not None and row.node != node:
                 changes.events.append(
                     cluster_event(

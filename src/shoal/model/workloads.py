@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from shoal.model.policies import ScalingPolicy
 from shoal.model.software import InputSource
 
 
@@ -142,6 +143,9 @@ class Workload:
     selector: NodeSelector = field(default_factory=NodeSelector)
     depends_on: tuple[str, ...] = ()
     update: RollingSettings = field(default_factory=RollingSettings)
+    scaling: ScalingPolicy | None = None
+    """How a receiver's trigger moves `replicas` (as a node group's `scaling`; None: one
+    replica at a time, 60 s cooldown); a receiver's `params` override it."""
     kind: TemplateKind = field(default=TemplateKind.NATIVE, compare=False)
     """How it was written; the stored document is always Shoal's own fields."""
 

@@ -2,13 +2,13 @@
 
 Each change is a frozen value (`Resize`, `AddInstances`, `RemoveNodes`, `AddGroup`,
 `UpdateGroup`, `DeleteGroup`, `ReplaceDocument`, `AdoptNodes`, `ReleaseNodes`, `Converge`,
-`ScaleByPolicy`, `ScaleWorkload`) with one `apply(document, scene)`: given a copy of the
-stored document (the native tree) and what the store says of the cluster now (`Scene`), it
-returns the edited document, the nodes it removes by name and the store writes it needs
-(`service/effects.py`), or refuses with every problem found, as a `Problem` per request
-field. Nothing here reads or writes the store: `ClusterService` runs the edits of a request
-in its one submit path (lock, validate, place, record, perform the effects), and tests run
-them on plain documents.
+`ScaleByPolicy`, `ScaleWorkload`, `ScaleWorkloadByPolicy`) with one `apply(document, scene)`:
+given a copy of the stored document (the native tree) and what the store says of the cluster
+now (`Scene`), it returns the edited document, the nodes it removes by name and the store
+writes it needs (`service/effects.py`), or refuses with every problem found, as a `Problem`
+per request field. Nothing here reads or writes the store: `ClusterService` runs the edits of
+a request in its one submit path (lock, validate, place, record, perform the effects), and
+tests run them on plain documents.
 
 A node group's `count` is followed by reading calls: `ClusterService.scale` -> `Resize` ->
 `Resize.apply` -> `set_count` -> the document `_submit` stores.
@@ -24,10 +24,18 @@ from typing import Any, Protocol
 from shoal.model.cluster import ClusterSpec, NodeGroup
 from shoal.model.problems import Problem
 from shoal.model.software import GENERATED_MARK
+from shoal.model.workloads import Workload
 from shoal.service.effects import Effect, JoinNodes, LeaveNodes, ScaledAt, Triggered
 from shoal.service.errors import Conflict, Invalid, NotFound, NotReleasable
 from shoal.service.resize import Adjustment, new_count
-from shoal.service.triggers import bounded, check_cooldown, effective_policy, scaled_count
+from shoal.service.triggers import (
+    Scalable,
+    bounded,
+    check_cooldown,
+    effective_policy,
+    scaled,
+    scaled_count,
+)
 from shoal.store.records import ClusterRecord, NodeRecord
 
 Document = dict[str, Any]
@@ -277,6 +285,57 @@ class ScaleWorkload:
             )
         w["replicas"] = self.replicas
         return Applied(doc, decided={"workload": self.workload, "replicas": self.replicas})
+
+
+WORKLOAD_SCALED = "workload/"
+"""The prefix of a workload's key in a cluster's `scaled_at` (node groups use their bare name;
+`/` is in no name, so the two never meet)."""
+
+
+def spec_workload(spec: ClusterSpec, name: str) -> Workload:
+    """The workload a receiver names, in a read cluster, or a 404 naming the ones it has."""
+    found = next((w for w in spec.workloads if w.name == name), None)
+    if found is None:
+        names = ", ".join(w.name for w in spec.workloads) or "none"
+        raise NotFound(
+            f"cluster {spec.name!r} has no workload {name!r} (it has {names})",
+            [Problem("/workload", f"no workload {name!r} in cluster {spec.name!r}")],
+        )
+    return found
+
+
+@dataclass(frozen=True, slots=True)
+class ScaleWorkloadByPolicy:
+    """A receiver's trigger on a workload: its replicas one step out or in by its `scaling`
+    policy with the receiver's params over it (neither: one replica at a time, 60 s cooldown),
+    within its `min` and `max` (clamped, or refused with `/params/number` when `strict`),
+    refused within the cooldown; then exactly as `ScaleWorkload` (`shoal scale --workload`),
+    with the workload's scale time and the receiver's fire time written with it."""
+
+    receiver_id: str
+    workload: str
+    params: Mapping[str, Any]
+    out: bool
+
+    def apply(self, doc: Document, scene: Scene) -> Applied:
+        spec = scene.current
+        if spec is None or scene.cluster is None:
+            raise Invalid("the cluster's stored document no longer reads as a cluster")
+        w = spec_workload(spec, self.workload)
+        params = dict(self.params)
+        policy = effective_policy(w.scaling, params)
+        key = WORKLOAD_SCALED + w.name
+        last = scene.cluster.scaled_at.get(key)
+        check_cooldown(w.name, last, policy, scene.now, what="workload")
+        count = scaled(Scalable.of_workload(w), policy, out=self.out)
+        applied = ScaleWorkload(w.name, count).apply(doc, scene)
+        decided = {
+            **applied.decided,
+            "adjustment_type": str(policy.adjustment_type),
+            "number": policy.number,
+        }
+        effects = (ScaledAt(key), Triggered(self.receiver_id))
+        return Applied(applied.document, effects=effects, decided=decided)
 
 
 def set_count(group: dict[str, Any], count: int) -> None:

@@ -7,14 +7,16 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
-from shoal.engine.software.decide import facts_of
+from shoal.engine import workload_members
+from shoal.engine.software.decide import RUNNABLE_NODE, facts_of
 from shoal.engine.software.source import DocumentSoftware
+from shoal.model.cluster import ClusterSpec
 from shoal.model.enums import ActionStatus
 from shoal.model.heat_agent import STATUS_CODE, STDERR, STDOUT
 from shoal.model.inventory import Inventory
 from shoal.model.outputs import OutputResult
 from shoal.model.problems import Problem
-from shoal.model.software import DeploymentRecord, Json
+from shoal.model.software import DeploymentRecord, Json, NodeFacts
 from shoal.planning.outputs import evaluate
 from shoal.service.deployments import scrub
 from shoal.service.errors import NotFound, ServiceError
@@ -25,7 +27,9 @@ from shoal.store import deployments as deployment_repo
 from shoal.store import events as event_repo
 from shoal.store import network_addresses as address_repo
 from shoal.store import nodes as node_repo
+from shoal.store import workloads as replica_repo
 from shoal.store.database import Database
+from shoal.store.deployments import Server
 from shoal.store.records import ClusterRecord, NodeRecord, Principal
 
 
@@ -78,12 +82,34 @@ class Queries:
             view["outputs"] = [output_view(o) for o in self._outputs(conn, c)]
             return view
 
+    @staticmethod
+    def _replicas(
+        conn: Any, c: ClusterRecord, spec: ClusterSpec, servers: list[Server]
+    ) -> list[NodeFacts]:
+        """The READY replicas of the workloads an output lists with `{members: W}` (issue 22),
+        as member facts: `ADDRESS:PORT` (engine/workload_members.py)."""
+        named = workload_members.output_targets(o.value for o in spec.outputs)
+        read = [w for w in spec.workloads if w.name in named]
+        if not read:
+            return []
+        names = {w.name for w in read}
+        rows = replica_repo.load(conn, [c.id])[c.id]
+        live = {s.name for s in servers if s.status in RUNNABLE_NODE and s.provider_id}
+        found = workload_members.replica_facts(
+            read,
+            (r for r in rows.values() if r.workload in names),
+            {s.name: s for s in servers},
+            live=live,
+        )
+        return [f for f in found if f.active]
+
     def _outputs(self, conn: Any, c: ClusterRecord) -> list[OutputResult]:
         """The cluster's outputs over its current servers and deployment records."""
         spec = self._specs.spec(c) if self._specs is not None else None
         if spec is None or not spec.outputs:
             return []
-        nodes = [facts_of(s) for s in deployment_repo.current_servers(conn, c.id)]
+        servers = deployment_repo.current_servers(conn, c.id)
+        nodes = [facts_of(s) for s in servers] + self._replicas(conn, c, spec, servers)
         records: list[DeploymentRecord] = []
         if spec.software.deployments:
             for row in deployment_repo.for_cluster(conn, c.id):

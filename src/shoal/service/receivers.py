@@ -1,4 +1,5 @@
-"""Receivers: webhook URLs that scale a node group out or in, or recover a cluster.
+"""Receivers: webhook URLs that scale a node group or a workload out or in, or recover a
+cluster.
 
 A receiver belongs to its cluster's project. Its secret (`token` in the webhook URL) is shown
 once, at creation, and stored hashed; whoever holds the URL may trigger it without a bearer
@@ -6,7 +7,13 @@ token, and a wrong token or unknown receiver is indistinguishable (404). A scali
 edit (`ScaleByPolicy`) on the cluster service's one path for changes: in its transaction, it
 checks the group's cooldown, works out the new count from the scaling policy
 (`service/triggers.py`), and names the times to record (the group scaled, the receiver fired)
-as store effects — all or nothing.
+as store effects — all or nothing. A receiver with `workload: W` scales that workload's
+replicas the same way (`ScaleWorkloadByPolicy`: the receiver's params as its scaling policy,
+bounded by the workload's `min`/`max`, its own cooldown).
+
+A workload receiver is stored without a new column: its action as `workload_scale_out` /
+`workload_scale_in` and the workload's name where a node group's would be
+(`StoredAction`); the views show `action` and `workload` as the request gave them.
 """
 
 from __future__ import annotations
@@ -23,9 +30,15 @@ from shoal.documents.names import NAME_RULE, is_name
 from shoal.model.enums import ActionKind
 from shoal.model.problems import Problem
 from shoal.service.clusters import Asked, ClusterService, Submitted
-from shoal.service.edits import RECEIVER, ScaleByPolicy, spec_group
+from shoal.service.edits import (
+    RECEIVER,
+    ScaleByPolicy,
+    ScaleWorkloadByPolicy,
+    spec_group,
+    spec_workload,
+)
 from shoal.service.errors import Conflict, Invalid, NotFound, ServiceError
-from shoal.service.triggers import check_params, effective_policy, scaled_count
+from shoal.service.triggers import Scalable, check_params, effective_policy, scaled, scaled_count
 from shoal.service.views import iso
 from shoal.store import receivers as repo
 from shoal.store.database import Connection
@@ -43,6 +56,36 @@ class ReceiverAction(StrEnum):
     RECOVER = "recover"
 
 
+class StoredAction(StrEnum):
+    """The `action` column of a workload receiver (a node group's is its `ReceiverAction`)."""
+
+    WORKLOAD_SCALE_OUT = "workload_scale_out"
+    WORKLOAD_SCALE_IN = "workload_scale_in"
+
+
+_WORKLOAD_ACTIONS = {
+    ReceiverAction.SCALE_OUT: StoredAction.WORKLOAD_SCALE_OUT,
+    ReceiverAction.SCALE_IN: StoredAction.WORKLOAD_SCALE_IN,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """What a stored receiver acts on, read back from its row: its action and the node group
+    (or None: the only one, or the whole cluster) or the workload."""
+
+    action: ReceiverAction
+    nodegroup: str | None
+    workload: str | None
+
+    @classmethod
+    def of(cls, r: ReceiverRecord) -> Target:
+        for action, stored in _WORKLOAD_ACTIONS.items():
+            if r.action == stored:
+                return cls(action, None, r.nodegroup)
+        return cls(ReceiverAction(r.action), r.nodegroup, None)
+
+
 @dataclass(frozen=True, slots=True)
 class NewReceiver:
     name: str
@@ -50,6 +93,7 @@ class NewReceiver:
     action: ReceiverAction
     nodegroup: str | None
     params: dict[str, Any]
+    workload: str | None = None
 
 
 def webhook_path(receiver_id: str, secret: str) -> str:
@@ -57,15 +101,18 @@ def webhook_path(receiver_id: str, secret: str) -> str:
 
 
 def receiver_view(r: ReceiverRecord, secret: str | None = None) -> dict[str, Any]:
+    target = Target.of(r)
     out: dict[str, Any] = {
         "id": r.id,
         "name": r.name,
         "project": r.project_id,
         "cluster_id": r.cluster_id,
-        "action": r.action,
-        "nodegroup": r.nodegroup,
+        "action": str(target.action),
+        "nodegroup": target.nodegroup,
         "params": r.params,
     }
+    if target.workload is not None:
+        out["workload"] = target.workload
     if secret is not None:
         out["webhook_url"] = webhook_path(r.id, secret)
     out["created_at"] = iso(r.created_at)
@@ -92,7 +139,16 @@ def parse_receiver(body: dict[str, Any]) -> NewReceiver:
         problems.append(Problem("/nodegroup", "a node group name"))
     if action == ReceiverAction.RECOVER and group is not None:
         problems.append(Problem("/nodegroup", "recover acts on the whole cluster"))
-    unknown = sorted(set(body) - {"name", "cluster", "action", "nodegroup", "params"})
+    workload = body.get("workload")
+    if workload is not None:
+        if not isinstance(workload, str) or not is_name(workload):
+            problems.append(Problem("/workload", "a workload name"))
+        if group is not None:
+            problems.append(Problem("/workload", "give a nodegroup or a workload, not both"))
+        if action == ReceiverAction.RECOVER:
+            problems.append(Problem("/workload", "recover acts on the whole cluster"))
+    fields = {"name", "cluster", "action", "nodegroup", "params", "workload"}
+    unknown = sorted(set(body) - fields)
     problems += [Problem(f"/{k}", "unknown field") for k in unknown]
     try:
         params = check_params(body.get("params"))
@@ -103,7 +159,14 @@ def parse_receiver(body: dict[str, Any]) -> NewReceiver:
         problems.append(Problem("/params", "recover takes no params"))
     if problems:
         raise Invalid(f"the receiver has {len(problems)} problem(s)", problems)
-    return NewReceiver(str(name), str(cluster), ReceiverAction(str(action)), group, params)
+    return NewReceiver(
+        str(name),
+        str(cluster),
+        ReceiverAction(str(action)),
+        group,
+        params,
+        None if workload is None else str(workload),
+    )
 
 
 class ReceiverService:
@@ -131,7 +194,11 @@ class ReceiverService:
             cluster = self.clusters.get(conn, who, req.cluster)
             self._check_count(conn, cluster)
             group = req.nodegroup
-            if req.action is not ReceiverAction.RECOVER:
+            action = str(req.action)
+            if req.workload is not None:
+                group = spec_workload(self.clusters.spec_of(cluster.document), req.workload).name
+                action = str(_WORKLOAD_ACTIONS[req.action])
+            elif req.action is not ReceiverAction.RECOVER:
                 group = spec_group(self.clusters.spec_of(cluster.document), group, RECEIVER).name
             try:
                 found = repo.insert_receiver(
@@ -140,7 +207,7 @@ class ReceiverService:
                     project_id=cluster.project_id,
                     cluster_id=cluster.id,
                     name=req.name,
-                    action=str(req.action),
+                    action=action,
                     nodegroup=group,
                     params=req.params,
                     secret=secret,
@@ -172,17 +239,27 @@ class ReceiverService:
         """Refuse params whose first trigger could never be admitted (too large for the
         cluster size limit, the inventory or the quotas); each trigger checks again."""
         spec = self.clusters.spec_of(cluster.document)
-        group = spec_group(spec, req.nodegroup, RECEIVER)
-        policy = effective_policy(group.scaling, req.params)
         pointer = next((f"/params/{k}" for k in ("count", "number") if k in req.params), "")
-        try:
-            target = scaled_count(group, policy, out=True)
-        except Conflict:
-            return  # at its bound today; not a problem of the params
         doc = copy.deepcopy(cluster.document)
-        for g in doc.get("node_groups", []):
-            if g["name"] == group.name:
-                g["count"] = target
+        if req.workload is not None:
+            w = spec_workload(spec, req.workload)
+            try:
+                replicas = scaled(
+                    Scalable.of_workload(w), effective_policy(w.scaling, req.params), out=True
+                )
+            except Conflict:
+                return  # at its max today; not a problem of the params
+            doc["workloads"][w.name]["replicas"] = replicas
+        else:
+            group = spec_group(spec, req.nodegroup, RECEIVER)
+            policy = effective_policy(group.scaling, req.params)
+            try:
+                target = scaled_count(group, policy, out=True)
+            except Conflict:
+                return  # at its bound today; not a problem of the params
+            for g in doc.get("node_groups", []):
+                if g["name"] == group.name:
+                    g["count"] = target
         try:
             self.clusters.admissible(who, cluster, doc)
         except ServiceError as refused:
@@ -232,9 +309,10 @@ class ReceiverService:
         if r is None or not secret or not repo.secret_matches(r.secret_hash, secret):
             raise NotFound("no such receiver, or the token is not its token")
         owner = Principal(r.project_id, is_admin=False)
-        if r.action == ReceiverAction.RECOVER:
+        target = Target.of(r)
+        if target.action is ReceiverAction.RECOVER:
             return self._recover(owner, r)
-        return self._scale(owner, r, out=r.action == ReceiverAction.SCALE_OUT)
+        return self._scale(owner, r, target, out=target.action is ReceiverAction.SCALE_OUT)
 
     def _recover(self, owner: Principal, r: ReceiverRecord) -> Submitted:
         sub = self.clusters.recover(owner, r.cluster_id, nodes=None)
@@ -242,9 +320,15 @@ class ReceiverService:
             repo.mark_triggered(conn, r.id, self.clock.now())
         return sub
 
-    def _scale(self, owner: Principal, r: ReceiverRecord, *, out: bool) -> Submitted:
-        change = ScaleByPolicy(r.id, r.nodegroup, r.params, out)
+    def _scale(
+        self, owner: Principal, r: ReceiverRecord, target: Target, *, out: bool
+    ) -> Submitted:
         kind = ActionKind.CLUSTER_SCALE_OUT if out else ActionKind.CLUSTER_SCALE_IN
+        if target.workload is not None:
+            scale = ScaleWorkloadByPolicy(r.id, target.workload, r.params, out)
+            said = {"receiver": r.name, "workload": target.workload}
+            return self.clusters.submit(owner, r.cluster_id, [scale], Asked(kind, said))
+        change = ScaleByPolicy(r.id, target.nodegroup, r.params, out)
         return self.clusters.submit(
             owner, r.cluster_id, [change], Asked(kind, {"receiver": r.name})
         )

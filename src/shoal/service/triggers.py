@@ -12,12 +12,14 @@ learns the group is already at its bound.
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass
 from typing import Any
 
 from shoal.documents.native import MAX_REPLICAS
 from shoal.model.cluster import NodeGroup
 from shoal.model.policies import AdjustmentType, ScalingPolicy
 from shoal.model.problems import Problem
+from shoal.model.workloads import Workload
 from shoal.service.errors import Conflict, Invalid
 from shoal.service.resize import Adjustment, is_finite, new_count
 from shoal.service.views import iso
@@ -113,50 +115,80 @@ def effective_policy(policy: ScalingPolicy | None, params: dict[str, Any]) -> Sc
     return dataclasses.replace(policy or ScalingPolicy(), **changes)
 
 
-def check_cooldown(group: str, last: float | None, policy: ScalingPolicy, now: float) -> None:
-    """Refuse a trigger within `cooldown_s` of the last one that scaled `group`."""
+def check_cooldown(
+    group: str, last: float | None, policy: ScalingPolicy, now: float, *, what: str = "node group"
+) -> None:
+    """Refuse a trigger within `cooldown_s` of the last one that scaled `group` (a node group,
+    or with `what="workload"` a workload)."""
     if last is None:
         return
     ends_at = last + policy.cooldown_s
     if now < ends_at:
         raise Cooldown(
-            f"node group {group} was scaled {now - last:.0f}s ago; its cooldown of "
+            f"{what} {group} was scaled {now - last:.0f}s ago; its cooldown of "
             f"{policy.cooldown_s:g}s ends at {iso(ends_at)} (in {ends_at - now:.0f}s)",
             ends_at,
         )
 
 
+@dataclass(frozen=True, slots=True)
+class Scalable:
+    """What a trigger scales, in its own words: a node group's count or a workload's replicas
+    (`what` names the kind in messages), with the bounds it must stay within."""
+
+    what: str
+    name: str
+    count: int
+    min_size: int
+    max_size: int | None
+
+    @classmethod
+    def of_group(cls, group: NodeGroup) -> Scalable:
+        return cls("node group", group.name, group.count, group.min_size, group.max_size)
+
+    @classmethod
+    def of_workload(cls, w: Workload) -> Scalable:
+        return cls("workload", w.name, w.replicas, w.min_replicas, w.max_replicas)
+
+
 def scaled_count(group: NodeGroup, policy: ScalingPolicy, *, out: bool) -> int:
     """The group's count after one trigger, or a 409 when the policy leaves nothing to do."""
+    return scaled(Scalable.of_group(group), policy, out=out)
+
+
+def scaled(target_of: Scalable, policy: ScalingPolicy, *, out: bool) -> int:
+    """The count after one trigger (bounded by min/max: clamped, or refused with the pointer
+    `/params/number` when `strict`), or a 409 when the policy leaves nothing to do."""
+    it = target_of
     adjustment = Adjustment(str(policy.adjustment_type))
     number = policy.number
     if adjustment is not Adjustment.EXACT_CAPACITY:
         number = abs(number) if out else -abs(number)
     target = new_count(
-        group.count,
+        it.count,
         adjustment,
         number,
-        min_size=group.min_size,
-        max_size=group.max_size,
+        min_size=it.min_size,
+        max_size=it.max_size,
         min_step=policy.min_step,
         strict=policy.strict,
         pointer="/params/number",
     )
-    if (target > group.count) if out else (target < group.count):
+    if (target > it.count) if out else (target < it.count):
         return target
     direction = "out" if out else "in"
-    at_bound = group.count == (group.max_size if out else group.min_size)
+    at_bound = it.count == (it.max_size if out else it.min_size)
     if adjustment is Adjustment.EXACT_CAPACITY:
         message = (
-            f"an exact capacity of {target} would not scale node group {group.name} "
-            f"{direction} (it has {group.count})"
+            f"an exact capacity of {target} would not scale {it.what} {it.name} "
+            f"{direction} (it has {it.count})"
         )
     elif at_bound:
-        bound = f"its max of {group.max_size}" if out else f"its min of {group.min_size}"
-        message = f"node group {group.name} is already at {bound}; nothing to scale {direction}"
+        bound = f"its max of {it.max_size}" if out else f"its min of {it.min_size}"
+        message = f"{it.what} {it.name} is already at {bound}; nothing to scale {direction}"
     else:
         message = (
-            f"the scaling policy leaves node group {group.name} at {group.count}; "
+            f"the scaling policy leaves {it.what} {it.name} at {it.count}; "
             f"nothing to scale {direction}"
         )
     raise Conflict(message, [Problem("", message)])

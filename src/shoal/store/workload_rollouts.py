@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from sqlalchemy import Connection, delete, insert, select
 
 from shoal.model.workload_rollouts import ContainerRun, ReplicaTemplate, WorkloadPhase
-from shoal.store.tables import workload_rollouts
+from shoal.store.tables import workload_replicas, workload_rollouts
 
 _t = workload_rollouts.c
 
@@ -157,3 +157,18 @@ def forget(conn: Connection, keys: Sequence[tuple[str, str]]) -> None:
         conn.execute(
             delete(workload_rollouts).where(_t.cluster_id == cluster_id, _t.workload == workload)
         )
+
+
+def present(conn: Connection, cluster_id: str, replicas: Sequence[str]) -> set[str]:
+    """Which of these replica names have a row (the views ask for a rollout's surge replicas:
+    at most `max_surge` names per workload, so the IN list stays small)."""
+    if not replicas:
+        return set()
+    r = workload_replicas.c
+    found: set[str] = set()
+    for i in range(0, len(replicas), 500):
+        q = select(r.replica).where(
+            r.cluster_id == cluster_id, r.replica.in_(list(replicas[i : i + 500]))
+        )
+        found |= {str(x) for x in conn.execute(q).scalars()}
+    return found

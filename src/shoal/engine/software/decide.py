@@ -13,9 +13,10 @@ which also add the runs that give nodes their previous revision back.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from shoal.engine import workload_members
 from shoal.engine.events import cluster_event, node_event
 from shoal.engine.software.inputs import DeployInputs
 from shoal.engine.software.rolling import roll
@@ -24,10 +25,12 @@ from shoal.model.enums import ActionKind, ClusterStatus, NodeStatus
 from shoal.model.policies import HealthPolicy, UpdatePolicy
 from shoal.model.rollouts import Revision, RolloutPhase, SoftwareRollout
 from shoal.model.software import NodeFacts, SoftwareSpec
+from shoal.model.workloads import Workload
 from shoal.planning import software as resolver
 from shoal.store import actions as action_repo
 from shoal.store import deployments as deployment_repo
 from shoal.store import rollouts as rollout_repo
+from shoal.store import workloads as replica_repo
 from shoal.store.actions import NewAction
 from shoal.store.database import Connection
 from shoal.store.deployments import Server
@@ -43,6 +46,8 @@ PoliciesOf = Callable[[ClusterRecord], Mapping[str, UpdatePolicy]]
 """Update policies by node-group name (only groups that declare one)."""
 HealthOf = Callable[[ClusterRecord], Mapping[str, HealthPolicy]]
 """Health policies by node-group name (only groups that have one): a rollout's gate."""
+WorkloadsOf = Callable[[ClusterRecord], Sequence[Workload]]
+"""The cluster's workloads, whose ready replicas `{members: WORKLOAD}` inputs read."""
 
 
 def facts_of(n: NodeRecord | Server, *, active: bool | None = None) -> NodeFacts:
@@ -81,13 +86,17 @@ def decide(
     software: SoftwareSpec,
     policies: Mapping[str, UpdatePolicy] | None = None,
     now: float = 0.0,
+    workloads_of: WorkloadsOf | None = None,
 ) -> Decision:
     """The NODE_DEPLOY actions due now on one cluster (read-only; the caller records them)."""
     nodes = deployment_repo.current_servers(conn, cluster.id)
     by_name = {n.name: n for n in nodes}
     ids = {n.id for n in nodes}
     records = [r for node_id, r in deployment_repo.records_for(conn, cluster.id) if node_id in ids]
-    plan = resolver.plan(software, [facts_of(n) for n in nodes], records)
+    facts = [facts_of(n) for n in nodes]
+    if workloads_of is not None:
+        facts += _workload_facts(conn, cluster, software, nodes, workloads_of)
+    plan = resolver.plan(software, facts, records)
     runs = live_runs(conn, cluster.id)
     busy = {node_id for node_id, _ in runs}
     rollouts = rollout_repo.for_cluster(conn, cluster.id)
@@ -153,6 +162,36 @@ def decide(
             )
         )
     return Decision(new, events, rolled.changed, cluster.id)
+
+
+def _workload_facts(
+    conn: Connection,
+    cluster: ClusterRecord,
+    software: SoftwareSpec,
+    nodes: Sequence[Server],
+    workloads_of: WorkloadsOf,
+) -> list[NodeFacts]:
+    """The replicas of the workloads whose members some input reads, as member facts (active
+    when ready): their ready set moving changes those inputs' digests, so the deployment runs
+    again on its servers (engine/workload_members.py). Nothing is read (not even the
+    workloads) unless an input names members that are no node group or instance."""
+    named: set[str] = set()
+    for d in software.deployments:
+        named |= workload_members.named_targets(d.inputs.values())
+    if not named - {n.group_name for n in nodes}:
+        return []
+    workloads = workloads_of(cluster)
+    read = set(workload_members.workloads_read(software.deployments, workloads))
+    if not read:
+        return []
+    rows = replica_repo.load(conn, [cluster.id])[cluster.id]
+    live = {n.name for n in nodes if n.status in RUNNABLE_NODE and n.provider_id is not None}
+    return workload_members.replica_facts(
+        [w for w in workloads if w.name in read],
+        (r for r in rows.values() if r.workload in read),
+        {n.name: n for n in nodes},
+        live=live,
+    )
 
 
 def record(conn: Connection, decision: Decision, now: float) -> None:

@@ -39,6 +39,7 @@ from shoal.engine.software.decide import (
     HealthOf,
     PoliciesOf,
     SoftwareOf,
+    WorkloadsOf,
     decide,
     record,
 )
@@ -126,6 +127,7 @@ class Deployer:
         lease_s: float = 30.0,
         policies_of: PoliciesOf | None = None,
         health_of: HealthOf | None = None,
+        workloads_of: WorkloadsOf | None = None,
         tick_s: float = 2.0,
         concurrency: int = 2000,
     ) -> None:
@@ -134,6 +136,7 @@ class Deployer:
         self.software_of = software_of
         self.policies_of: PoliciesOf = policies_of or (lambda _c: {})
         self.health_of: HealthOf = health_of or (lambda _c: {})
+        self.workloads_of: WorkloadsOf = workloads_of or (lambda _c: ())
         self._leading = False
         """Whether this engine held the deployer lease at its last decision (rollout gates are
         checked by that engine only)."""
@@ -253,7 +256,14 @@ class Deployer:
             current = cluster_repo.get_cluster(conn, cluster.id)
             if current is None or current.lock_action_id is not None:
                 return 0
-            decision = decide(conn, current, software, self.policies_of(current), now)
+            decision = decide(
+                conn,
+                current,
+                software,
+                self.policies_of(current),
+                now,
+                workloads_of=self.workloads_of,
+            )
             if decision.rollouts:
                 self._pace.dirty = True  # a rollout moved on: its next step may be due at once
             record(conn, decision, now)

@@ -4,7 +4,7 @@ policies, which roll config changes through in batches."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 
 from shoal.documents import cluster_from_tree
 from shoal.model.cluster import ClusterSpec
@@ -12,6 +12,7 @@ from shoal.model.inventory import Inventory
 from shoal.model.policies import HealthPolicy, UpdatePolicy
 from shoal.model.problems import InvalidDocument
 from shoal.model.software import SoftwareSpec
+from shoal.model.workloads import Workload
 from shoal.store.records import ClusterRecord
 
 
@@ -41,6 +42,11 @@ class DocumentSoftware:
     def __call__(self, cluster: ClusterRecord) -> SoftwareSpec | None:
         spec = self._spec(cluster)
         return None if spec is None else spec.software
+
+    def workloads(self, cluster: ClusterRecord) -> Sequence[Workload]:
+        """`WorkloadsOf`: the workloads whose members deployments' inputs may read."""
+        spec = self._spec(cluster)
+        return () if spec is None else spec.workloads
 
     def update_policies(self, cluster: ClusterRecord) -> Mapping[str, UpdatePolicy]:
         """`PoliciesOf`: the node groups that declare an update policy."""

@@ -44,6 +44,25 @@
       ${plan.soft_violations.length ? html`<p>Soft rules not held: ${plan.soft_violations.map((v) => v.message).join("; ")}</p>` : ""}</div>`;
   }
 
+  const WORKLOAD_ROWS = 500;
+
+  // Workloads (issue 22): each replica's node, readiness, restarts and revision, and a line
+  // per rollout (phase, batch in flight, surge replicas); the first WORKLOAD_ROWS replicas.
+  function workloadsSection(page) {
+    const replicas = page.replicas || [];
+    const rollouts = page.rollouts || [];
+    if (!replicas.length && !rollouts.length) return "";
+    const rows = replicas.map((r) => html`<tr data-replica="${r.replica}">
+      <th scope="row">${r.replica}</th><td>${r.workload}</td><td>${r.node}</td>
+      <td>${r.ready ? "✔ ready" : "✖ not ready"}</td><td>${r.restarts}</td><td><code>${(r.revision || "").slice(0, 8)}</code></td></tr>`);
+    const rolls = rollouts.map((ro) => html`<li data-rollout="${ro.workload}"><strong>${ro.workload}</strong>: ${S.badge(ro.phase)} ${ro.summary || ""}</li>`);
+    const more = page.next ? html`<p class="muted">First ${replicas.length} replicas; <code>shoal workloads</code> lists them all.</p>` : "";
+    return html`<section aria-labelledby="h-work"><h2 id="h-work">Workloads</h2>
+      <ul class="rollouts">${rolls}</ul>
+      <table class="list" id="replicas-table"><thead><tr><th scope="col">Replica</th><th scope="col">Workload</th><th scope="col">Node</th>
+      <th scope="col">Ready</th><th scope="col">Restarts</th><th scope="col">Revision</th></tr></thead><tbody>${rows}</tbody></table>${more}</section>`;
+  }
+
   S.pages.cluster = {
     title: "Cluster",
     async show(view, params, ref) {
@@ -51,13 +70,14 @@
       const box = view.querySelector("#cluster-box");
       let cluster = null;
       const load = async () => {
-        const [c, nodes, receivers, actions, topo, nets] = await Promise.all([
+        const [c, nodes, receivers, actions, topo, nets, work] = await Promise.all([
           S.api("GET", `/v1/clusters/${encodeURIComponent(ref)}`),
           S.api("GET", `/v1/nodes?cluster=${encodeURIComponent(ref)}`),
           S.api("GET", "/v1/receivers"),
           S.api("GET", `/v1/actions?cluster=${encodeURIComponent(ref)}`),
           S.api("GET", `/ui/api/topology?cluster=${encodeURIComponent(ref)}`),
           S.api("GET", `/v1/clusters/${encodeURIComponent(ref)}/networks`),
+          S.api("GET", `/v1/clusters/${encodeURIComponent(ref)}/workloads?limit=${WORKLOAD_ROWS}`),
         ]);
         cluster = c.data.cluster;
         view.querySelector("h1").textContent = `Cluster ${cluster.name}`;
@@ -76,7 +96,7 @@
           <th scope="row">${n.name}</th><td>${n.group}</td><td>${n.kind}</td><td>${S.badge(n.status)}</td>
           <td>${n.address || "—"}</td><td>${n.host || "—"}</td><td>${n.zone || "—"}</td><td>${n.status_reason || ""}</td></tr>`);
         const recs = receivers.data.receivers.filter((r) => r.cluster_id === cluster.id).map((r) => html`<tr>
-          <th scope="row">${r.name}</th><td>${r.action}</td><td>${r.nodegroup || "—"}</td><td><code>${JSON.stringify(r.params || {})}</code></td><td>${S.shortTime(r.triggered_at) || "never"}</td></tr>`);
+          <th scope="row">${r.name}</th><td>${r.action}</td><td>${r.nodegroup || (r.workload ? `workload ${r.workload}` : "—")}</td><td><code>${JSON.stringify(r.params || {})}</code></td><td>${S.shortTime(r.triggered_at) || "never"}</td></tr>`);
         const acts = actions.data.actions.slice().sort((a, b) => (b.created_at || "").localeCompare(a.created_at || "")).slice(0, 10)
           .map((a) => html`<li>${S.badge(a.status)} ${a.action} <span class="muted">${S.shortTime(a.created_at)}</span> ${a.status_reason || ""}</li>`);
         box.innerHTML = html`<p>${S.badge(cluster.status)} ${cluster.status_reason || ""} · ${cluster.desired_capacity} desired node(s) ·
@@ -88,6 +108,7 @@
           <section aria-labelledby="h-nodes"><h2 id="h-nodes">Nodes</h2>
             <table class="list" id="nodes-table"><thead><tr><th scope="col">Node</th><th scope="col">Group</th><th scope="col">Kind</th><th scope="col">Status</th>
             <th scope="col">Address</th><th scope="col">Host</th><th scope="col">Zone</th><th scope="col">Health / reason</th></tr></thead><tbody>${nodeRows}</tbody></table></section>
+          ${workloadsSection(work.data)}
           <section aria-labelledby="h-nets"><h2 id="h-nets">Networks</h2>${S.networks.render(nets.data.networking)}</section>
           <section aria-labelledby="h-recv"><h2 id="h-recv">Receivers</h2>${recs.length ? html`<table class="list"><thead><tr><th scope="col">Name</th>
             <th scope="col">Action</th><th scope="col">Node group</th><th scope="col">Params</th><th scope="col">Last triggered</th></tr></thead><tbody>${recs}</tbody></table>` : html`<p>No receivers.</p>`}</section>
