@@ -178,15 +178,24 @@ def _fail_planning(
     now: float,
 ) -> None:
     reason = "cannot place: " + "; ".join(reasons)
+    removed = (
+        action.kind is ActionKind.CLUSTER_CREATE
+        and ClusterInputs.from_json(action.inputs).place_in_engine
+    )
+    if removed:
+        # A create the request did not place (issue 23) ends as a refused one would: the
+        # cluster is removed (its name free again), the action says why, no node was written.
+        reason = f"cluster {cluster.name} cannot be placed: " + "; ".join(reasons)
     action_repo.set_status(conn, action.id, ActionStatus.FAILED, now, reason=reason)
     reservation_repo.release(conn, action.id)
-    new_status = (
-        ClusterStatus.ERROR
-        if action.kind is ActionKind.CLUSTER_CREATE
-        else settled_status(
+    if removed:
+        new_status = ClusterStatus.DELETED
+    elif action.kind is ActionKind.CLUSTER_CREATE:
+        new_status = ClusterStatus.ERROR
+    else:
+        new_status = settled_status(
             node_repo.list_nodes(conn, cluster.id), declared_nodes(cluster.document)
         )[0]
-    )
     cluster_repo.set_status(conn, cluster.id, new_status, reason, now)
     cluster_repo.unlock(conn, cluster.id, action.id, now)
     add_events(
