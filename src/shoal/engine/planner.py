@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import os
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from shoal.engine.contracts import (
     AttachInputs,
@@ -34,6 +37,8 @@ from shoal.engine.settle import declared_nodes, settled_status
 from shoal.engine.stale import start_rolling
 from shoal.model.enums import ActionKind, ActionStatus, ClusterStatus, NodeKind, NodeStatus
 from shoal.model.inventory import Inventory
+from shoal.model.nodes import Demand, demand_of
+from shoal.model.profile import Profile
 from shoal.planning import StepKind
 from shoal.planning.servergroups import ServerGroups
 from shoal.store import actions as action_repo
@@ -220,11 +225,24 @@ def _record_plan(
     node_ids: dict[str, str] = {name: n.id for name, n in by_name.items()}
     new_nodes: list[NewNode] = []
     attach_of = {s.node: s.server for s in plan.of(StepKind.ATTACH) if s.id.startswith("attach:")}
-    for step in plan.of(StepKind.CREATE):
+    creates = plan.of(StepKind.CREATE)
+    fresh = _new_ids(len(creates) + len(plan.steps))
+    # A group's nodes share one profile: its row and demand are made once, not per node
+    # (a 100,000-node plan; the rows are only read).
+    rows: dict[int, tuple[Profile, dict[str, Any], Demand]] = {}
+
+    def row_of(profile: Profile) -> tuple[dict[str, Any], Demand]:
+        hit = rows.get(id(profile))
+        if hit is None or hit[0] is not profile:
+            hit = rows[id(profile)] = (profile, profile_row(profile), demand_of(profile))
+        return hit[1], hit[2]
+
+    for step in creates:
         spec = step.spec
         assert spec is not None
-        nid = str(uuid.uuid4())
+        nid = next(fresh)
         node_ids[spec.name] = nid
+        profile, demand = row_of(spec.profile)
         new_nodes.append(
             NewNode(
                 id=nid,
@@ -234,8 +252,8 @@ def _record_plan(
                 status=NodeStatus.INIT,
                 host=step.host,
                 zone=step.zone,
-                profile=profile_row(spec.profile),
-                demand=spec.demand,
+                profile=profile,
+                demand=demand,
                 created_at=now,
                 updated_at=now,
                 cluster_id=cluster.id,
@@ -255,7 +273,7 @@ def _record_plan(
             for name in decision.recovering
         ],
     )
-    action_ids = {s.id: str(uuid.uuid4()) for s in plan.steps}
+    action_ids = {s.id: next(fresh) for s in plan.steps}
     groups = ServerGroups(decision.spec) if decision.spec is not None else None
     children: list[NewAction] = []
     for s in plan.steps:
@@ -274,7 +292,7 @@ def _record_plan(
                 kind=s.spec.kind,
                 host=s.host,
                 zone=s.zone,
-                profile=profile_row(s.spec.profile),
+                profile=row_of(s.spec.profile)[0],
                 server_group=hint,
             )
         elif s.kind is StepKind.DELETE:
@@ -313,6 +331,14 @@ def _record_plan(
         )
     action_repo.insert_actions(conn, children, now)
     return children
+
+
+def _new_ids(count: int) -> Iterator[str]:
+    """`count` random (version 4) UUIDs, from one read of the system's random source rather
+    than one per id."""
+    pool = os.urandom(16 * count)
+    for i in range(count):
+        yield str(uuid.UUID(bytes=pool[16 * i : 16 * i + 16], version=4))
 
 
 def finish_action(db: Database, action_id: str, owner: str, now: float) -> Finish:

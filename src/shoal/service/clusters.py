@@ -36,7 +36,7 @@ from shoal.engine.submit import submit_recover
 from shoal.model.cluster import ClusterSpec
 from shoal.model.enums import ActionKind, ActionStatus, ClusterStatus, Health, NodeStatus
 from shoal.model.inventory import Inventory
-from shoal.model.nodes import Demand, expand
+from shoal.model.nodes import Demand, demand_of
 from shoal.model.problems import InvalidDocument, Problem
 from shoal.placement import PlacementResult, solve
 from shoal.planning import ObservedNode, StepKind, choose_replicas, make_plan
@@ -580,13 +580,18 @@ def _reserve(
     conn: Connection, action: ActionRecord, desired: ClusterSpec, result: PlacementResult
 ) -> None:
     """Record what the action's new nodes will take, host by host, until it is planned."""
-    demands = {n.name: n.demand for n in expand(desired)}
+    # A node's demand is its group part's (an instance's: its own): looked up per (group,
+    # part), not by expanding the cluster into its nodes once more.
+    demands = {(i.name, None): demand_of(i.profile) for i in desired.instances}
+    for g in desired.node_groups:
+        demands.update({(g.name, p.part): demand_of(p.profile) for p in g.parts})
     held: dict[str, tuple[int, Demand]] = {}
     for a in result.assignments:
-        if a.existing or a.node not in demands:
+        demand = demands.get((a.group, a.part))
+        if a.existing or demand is None:
             continue
         count, total = held.get(a.host, (0, Demand()))
-        held[a.host] = (count + 1, total + demands[a.node])
+        held[a.host] = (count + 1, total + demand)
     assert action.cluster_id is not None
     reservation_repo.reserve(
         conn,
