@@ -50,6 +50,7 @@ from shoal.store.database import Connection, Database
 from shoal.store.events import add_events
 from shoal.store.placement import lock_placement
 from shoal.store.records import ActionRecord, ClusterRecord, NewNode, NodeChange, NodeRecord
+from shoal.store.reservations import Reserved
 
 log = logging.getLogger("shoal.engine")
 
@@ -97,6 +98,22 @@ def plan_action(
     With `stage`, plan one more batch of an action already running (a rolling update) and
     store its `rolling` state with it.
     """
+    inputs = ClusterInputs.from_json(action.inputs)
+    # 1. Decide on a snapshot, without the placement lock: the solve, O(nodes), holds nobody
+    # up (issue 23; optimistic, as Nova's placement claims are).
+    with db.reading() as conn:
+        seen = _snapshot(conn, action, owner, stage)
+        guess: Decision | None = None
+        if seen is not None:
+            try:
+                guess = decide(
+                    conn, action.kind, inputs, seen[0], seen[1], inventory, stage, retire_first
+                )
+            except Unplaceable:
+                guess = None  # decided again under the lock, which alone may refuse
+    # 2. Claim under the lock: the guess stands if the cluster is as it was read and its new
+    # nodes still fit beside what every other cluster holds now (a compare-and-set on
+    # capacity, O(hosts)); otherwise decide again here, as the lock's holder.
     with db.transaction() as conn:
         lock_placement(conn, db, owner, now)
         current = action_repo.get_action(conn, action.id)
@@ -113,17 +130,37 @@ def plan_action(
             )
             return PlanOutcome(planned=False, empty=False, reasons=("cluster is gone",))
         nodes = node_repo.list_nodes(conn, cluster.id)
-        try:
-            inputs = ClusterInputs.from_json(action.inputs)
-            decision = decide(
-                conn, action.kind, inputs, cluster, nodes, inventory, stage, retire_first
-            )
-        except Unplaceable as e:
-            if stage is not None:
+        decision = guess
+        if (
+            decision is None
+            or seen is None
+            or not _unchanged(seen, cluster, nodes)
+            or not _fits(conn, cluster, nodes, decision, inventory)
+        ):
+            try:
+                decision = decide(
+                    conn, action.kind, inputs, cluster, nodes, inventory, stage, retire_first
+                )
+            except Unplaceable as e:
+                if stage is not None:
+                    return PlanOutcome(planned=False, empty=False, reasons=e.reasons)
+                _fail_planning(conn, action, cluster, e.reasons, now)
                 return PlanOutcome(planned=False, empty=False, reasons=e.reasons)
-            _fail_planning(conn, action, cluster, e.reasons, now)
-            return PlanOutcome(planned=False, empty=False, reasons=e.reasons)
-        # From here the node rows hold the claims admission reserved.
+        held = _held_by_host(decision)
+        if held:
+            # The claims, per host, replace whatever admission reserved; the lock is let go
+            # here, before the node rows (100,000 of them take seconds to write).
+            reservation_repo.release(conn, action.id)
+            reservation_repo.reserve(conn, action.id, cluster.id, cluster.project_id, held)
+    # 3. Record the plan: node rows (they take over the claims), children, status.
+    with db.transaction() as conn:
+        current = action_repo.get_action(conn, action.id)
+        if current is None or current.owner != owner:
+            return PlanOutcome(planned=False, empty=False)  # the next owner plans again
+        recorded = ClusterOutputs.from_json(current.outputs)
+        if stage is None and recorded.planned:
+            return PlanOutcome(planned=False, empty=False)
+        # From here the node rows hold the claims reserved above (or by admission).
         reservation_repo.release(conn, action.id)
         by_name = _apply_renames(conn, nodes, decision.renames, now)
         children = _record_plan(conn, action, cluster, decision, by_name, now)
@@ -154,6 +191,85 @@ def plan_action(
             now,
         )
         return PlanOutcome(planned=True, empty=decision.plan.empty)
+
+
+_Seen = tuple[ClusterRecord, list[NodeRecord]]
+
+
+def _snapshot(
+    conn: Connection, action: ActionRecord, owner: str, stage: tuple[Repair, ...] | None
+) -> _Seen | None:
+    """The cluster and its nodes as the guess reads them; None when there is nothing to
+    guess (not ours, planned already, no cluster: the locked phase says so)."""
+    current = action_repo.get_action(conn, action.id)
+    if current is None or current.owner != owner or action.cluster_id is None:
+        return None
+    if stage is None and ClusterOutputs.from_json(current.outputs).planned:
+        return None
+    cluster = cluster_repo.get_cluster(conn, action.cluster_id, include_deleted=True)
+    if cluster is None:
+        return None
+    return cluster, node_repo.list_nodes(conn, cluster.id)
+
+
+def _unchanged(seen: _Seen, cluster: ClusterRecord, nodes: list[NodeRecord]) -> bool:
+    """The cluster as the guess read it: its document and every node's name, host, status."""
+    before, was = seen
+    if before.generation != cluster.generation or before.document != cluster.document:
+        return False
+    if len(was) != len(nodes):
+        return False
+    return all(
+        (a.id, a.name, a.host, a.status) == (b.id, b.name, b.host, b.status)
+        for a, b in zip(was, nodes, strict=True)
+    )
+
+
+def _held_by_host(decision: Decision) -> list[Reserved]:
+    """What the plan's new nodes take, host by host."""
+    held: dict[str, tuple[int, Demand]] = {}
+    demands: dict[int, tuple[Profile, Demand]] = {}
+    for step in decision.plan.of(StepKind.CREATE):
+        if step.spec is None or step.host is None:
+            continue
+        hit = demands.get(id(step.spec.profile))
+        if hit is None or hit[0] is not step.spec.profile:
+            hit = demands[id(step.spec.profile)] = (step.spec.profile, step.spec.demand)
+        count, total = held.get(step.host, (0, Demand()))
+        held[step.host] = (count + 1, total + hit[1])
+    return [Reserved(host, n, d) for host, (n, d) in sorted(held.items())]
+
+
+def _fits(
+    conn: Connection,
+    cluster: ClusterRecord,
+    nodes: list[NodeRecord],
+    decision: Decision,
+    inventory: Inventory,
+) -> bool:
+    """Whether the plan's new nodes fit now: on every host they go to, what other clusters
+    hold and reserve, this cluster's nodes (leaving or staying) and the new ones, within the
+    host's capacity."""
+    wanted = _held_by_host(decision)
+    if not wanted:
+        return True
+    used = node_repo.used_capacity(conn, exclude_cluster=cluster.id)
+    for n in nodes:
+        if n.host:
+            used[n.host] = used.get(n.host, Demand()) + Demand(
+                n.vcpus, n.ram_mb, n.disk_gb, n.volume_gb
+            )
+    hosts = {h.name: h for h in inventory.hosts}
+    for r in wanted:
+        h = hosts.get(r.host)
+        if h is None:
+            return False
+        u = used.get(r.host, Demand()) + r.demand
+        if u.vcpus > h.vcpus or u.ram_mb > h.ram_mb or u.disk_gb > h.disk_gb:
+            return False
+        if u.volume_gb > h.volume_gb:
+            return False
+    return True
 
 
 def _apply_renames(

@@ -582,7 +582,9 @@ def _reserve(
     """Record what the action's new nodes will take, host by host, until it is planned."""
     # A node's demand is its group part's (an instance's: its own): looked up per (group,
     # part), not by expanding the cluster into its nodes once more.
-    demands = {(i.name, None): demand_of(i.profile) for i in desired.instances}
+    demands: dict[tuple[str, str | None], Demand] = {
+        (i.name, None): demand_of(i.profile) for i in desired.instances
+    }
     for g in desired.node_groups:
         demands.update({(g.name, p.part): demand_of(p.profile) for p in g.parts})
     held: dict[str, tuple[int, Demand]] = {}
