@@ -7,8 +7,15 @@ the reasons, writes no node, and removes the cluster (its name free again).
 
 from __future__ import annotations
 
+from typing import Any
+
+import pytest
+from sqlalchemy import Connection
+
 from shoal.clock import ManualClock
+from shoal.engine import planner
 from shoal.engine.contracts import ClusterInputs
+from shoal.engine.decide import Decision
 from shoal.engine.planner import plan_action
 from shoal.model.catalogs import default_inventory
 from shoal.model.enums import ActionKind, ActionStatus, ClusterStatus
@@ -21,7 +28,7 @@ from shoal.store import clusters as cluster_repo
 from shoal.store import nodes as node_repo
 from shoal.store import quotas as quota_repo
 from shoal.store.database import Database
-from shoal.store.records import ActionRecord
+from shoal.store.records import ActionRecord, ClusterRecord
 from tests.engine.support import ADMIN
 
 DOC = """
@@ -120,3 +127,58 @@ def test_a_large_create_is_placed_by_its_action_and_admission_counts_it(db: Data
         assert len({n.host for n in placed}) == 3
         # From here the node rows hold the claims; the reservation is gone.
         assert quota_repo.usage(conn, ADMIN.project_id).nodes == 4
+
+
+def test_a_guess_another_planner_overtook_is_decided_again_under_the_lock(
+    db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The planner solves without the placement lock, then claims under it only if its new
+    nodes still fit. Here another cluster's plan commits between the two, onto the very host
+    the guess chose: the claim check catches it and the plan is made again, elsewhere."""
+    service = _service(db, sync_max=0)
+    doc = (
+        "name: {name}\nnode_groups:\n  - {{name: w, count: 1, "
+        "profile: {{type: server, flavor: m1.large, image: cirros}}}}\n"
+    )
+    first = service.create(ADMIN, doc.format(name="a"))
+    second = service.create(ADMIN, doc.format(name="b"))
+    now = service.clock.now()
+    with db.transaction() as conn:
+        claimed = {
+            a.id: a
+            for a in action_repo.claim(
+                conn,
+                owner="e1",
+                now=now,
+                lease_s=30,
+                limit=2,
+                node_level=False,
+                skip_locked=False,
+                kinds=[str(ActionKind.CLUSTER_CREATE)],
+            )
+        }
+    real = planner.decide
+    calls: list[str] = []
+
+    def overtaken(
+        conn: Connection,
+        kind: ActionKind,
+        inputs: ClusterInputs,
+        cluster: ClusterRecord,
+        *rest: Any,
+    ) -> Decision:
+        decision = real(conn, kind, inputs, cluster, *rest)
+        calls.append(cluster.name)
+        if calls == ["b"]:
+            # `a` is planned (claims committed) after `b` read the capacity it solved with.
+            plan_action(db, claimed[first.action.id], service.inventory(), "e1", now)
+        return decision
+
+    monkeypatch.setattr(planner, "decide", overtaken)
+    plan_action(db, claimed[second.action.id], service.inventory(), "e1", now)
+    # b guessed, a guessed and claimed, b's claim failed the check and was decided again.
+    assert calls == ["b", "a", "b"]
+    with db.reading() as conn:
+        (a,) = node_repo.list_nodes(conn, first.cluster.id)
+        (b,) = node_repo.list_nodes(conn, second.cluster.id)
+    assert a.host != b.host  # an m1.large fills a host: never two on one

@@ -1,9 +1,11 @@
-"""The planning phase of a cluster action, in one transaction under the placement lock.
+"""The planning phase of a cluster action: decide, claim under the placement lock, record.
 
-It reads what exists, decides replicas, places the whole request (all or nothing), diffs, and
+It reads what exists, decides replicas, places the whole request (all or nothing) and diffs,
+on a snapshot without the lock; then under the lock checks the cluster did not change and the
+new nodes still fit (deciding again there if not) and reserves their capacity per host; then
 records the result — node rows holding their host claims, and child actions with their
-dependencies — before any provider call. Either all of that commits or none of it does, so an
-engine dying here leaves the action to be planned again by whoever claims it next.
+dependencies — before any provider call. Each step commits whole; an engine dying between them
+leaves the action (and what it reserved) to be planned again by whoever claims it next.
 """
 
 from __future__ import annotations
