@@ -8,6 +8,8 @@ Scenarios (each in its own process, so peak RSS is its own):
   Shoal places, proves infeasible, leaves undecided, and refuses although the CP-SAT oracle
   places them (must be 0).
 - `1k-on-500`: 1,000 nodes on 500 hosts.
+- `growth` (issue 23): placement's CPU per node at 100,000 nodes over 1,000 (`growth`, target
+  <= 1.5), on `benchmarks/scale.py`'s cluster shape and host count.
 - `10k-on-5000`: 10,000 nodes (server+volume units in host affinity, 200 host anti-affinity
   groups of 5, zone spread over 10 zones, mixed flavors) on 5,000 hosts. Target: >= 50,000
   nodes/s on one core, < 500 MB.
@@ -288,6 +290,44 @@ def scenario_pack(seed: int) -> dict[str, Any]:
     return out
 
 
+def scale_shape(nodes: int) -> ClusterSpec:
+    """`benchmarks/scale.py`'s cluster: groups of 500 m1.tiny servers, the first spread over
+    zones (issue 23's growth figures are measured on it)."""
+    groups = max(1, nodes // 500)
+    per = nodes // groups
+    tiny = _server("m1.tiny")
+    node_groups = tuple(
+        NodeGroup(
+            f"g{g + 1}",
+            (UnitPart(None, tiny),),
+            count=per if g < groups - 1 else nodes - per * (groups - 1),
+        )
+        for g in range(groups)
+    )
+    spread = Grouping("spread", (MemberRef("g1"),), Rule.SPREAD, Scope.ZONE)
+    return ClusterSpec("scale", node_groups=node_groups, groupings=(spread,))
+
+
+def scenario_growth(small: int, large: int) -> dict[str, Any]:
+    """Placement's CPU per node at `large` nodes over `small` (issue 23: within 1.5x), on
+    `scale.py`'s shape and sim inventory (a host per 8 nodes, 3 zones); best of 3 each."""
+    per_node: dict[int, float] = {}
+    for n in (small, large):
+        spec, inv = scale_shape(n), synthetic_inventory(max(10, n // 8), 3, seed=7)
+        solve(scale_shape(100), inv, seed=1)  # imports and caches outside the timing
+        best = min(_timed(lambda s=spec, i=inv: solve(s, i, seed=1))[2] for _ in range(3))
+        per_node[n] = best / n
+    return {
+        "scenario": "growth",
+        "nodes_small": small,
+        "nodes_large": large,
+        "cpu_us_per_node_small": round(per_node[small] * 1e6, 2),
+        "cpu_us_per_node_large": round(per_node[large] * 1e6, 2),
+        "growth": round(per_node[large] / per_node[small], 3),
+        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+    }
+
+
 def _child(fn_name: str, args: tuple[Any, ...], q: Any) -> None:
     q.put(globals()[fn_name](*args))
 
@@ -309,6 +349,7 @@ def main() -> None:
             print(json.dumps(in_process("scenario_pack", seed)), flush=True)
         print(json.dumps(in_process("scenario_pack_gap", 10, 500, 10, "pack-gap-1k")), flush=True)
         print(json.dumps(in_process("scenario_tight", 500)), flush=True)
+    print(json.dumps(in_process("scenario_growth", 1_000, 100_000)), flush=True)
     print(json.dumps(in_process("scenario_big", 10, 500, 10, "1k-on-500")), flush=True)
     print(json.dumps(in_process("scenario_big", 1, 5000, 10, "10k-on-5000")), flush=True)
 

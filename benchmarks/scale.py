@@ -8,7 +8,9 @@ each (`scenario` plus the fields below; the names are relied upon by outside che
   `cpu_percent_per_engine` (a list, each engine's CPU over the window, in % of one core);
 - `create-pg`: `POST /v1/clusters` of `--nodes` nodes until its action ended: `nodes`,
   `engines`, `seconds` (request -> action ended), `post_s` (the POST's own answer time),
-  `cpu_ms_per_node` (all engines' CPU during the create, over the nodes), `engine_share` (each
+  `cpu_ms_per_node` (all engines' CPU during the create, over the nodes; `cpu_ms_per_node_net`
+  the same less what they burn idle, at the `idle` scenario's rate, over the create's wall
+  time, which load stretches), `engine_share` (each
   engine's fraction of the cluster's node actions, by the `owner` recorded on each action),
   with `status`, `active` and `cpu_s_per_engine` alongside;
 - `get-cluster`: one `GET /v1/clusters/NAME` of that cluster: `nodes`, `seconds`, `bytes`;
@@ -160,7 +162,12 @@ def idle(servers: list[Server], window_s: float) -> dict[str, Any]:
 
 
 def create(
-    servers: list[Server], token: str, db_url: str, nodes: int, limit_s: float
+    servers: list[Server],
+    token: str,
+    db_url: str,
+    nodes: int,
+    limit_s: float,
+    idle_percent: list[float] | None = None,
 ) -> tuple[dict[str, Any], str]:
     name = "scale"
     headers = {"Authorization": f"Bearer {token}"}
@@ -191,6 +198,9 @@ def create(
             (name,),
         ).fetchone()
     active = int(row[0]) if row else 0
+    # What the engines burn idle (the `idle` scenario's rate) grows with the wall time, which a
+    # loaded machine stretches: the net figure leaves it out, so sizes compare under any load.
+    idle_s = sum(idle_percent or []) / 100 * seconds
     return {
         "scenario": "create-pg",
         "nodes": nodes,
@@ -200,6 +210,7 @@ def create(
         "seconds": round(seconds, 3),
         "post_s": round(post_s, 3),
         "cpu_ms_per_node": round(sum(cpu) * 1000 / nodes, 4),
+        "cpu_ms_per_node_net": round(max(0.0, sum(cpu) - idle_s) * 1000 / nodes, 4),
         "cpu_s_per_engine": [round(c, 2) for c in cpu],
         "engine_share": shares,
         "node_actions": actions,
@@ -290,8 +301,11 @@ def main() -> None:
             s.wait_ready()
         token = (servers[0].home / "admin-token").read_text().strip()
         time.sleep(3)  # start-up work done
-        print(json.dumps(idle(servers, args.idle_window)), flush=True)
-        line, name = create(servers, token, db_url, args.nodes, args.limit)
+        quiet = idle(servers, args.idle_window)
+        print(json.dumps(quiet), flush=True)
+        line, name = create(
+            servers, token, db_url, args.nodes, args.limit, quiet["cpu_percent_per_engine"]
+        )
         print(json.dumps(line), flush=True)
         print(json.dumps(get_cluster(servers[-1], token, name, args.nodes)), flush=True)
     finally:

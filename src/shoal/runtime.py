@@ -145,6 +145,7 @@ def limits_of(settings: Settings) -> Limits:
         max_cluster_nodes=settings.max_cluster_nodes,
         quotas={r: int(getattr(settings, f"quota_{r}")) for r in QUOTA_RESOURCES},
         receivers_per_cluster=settings.receivers_per_cluster,
+        sync_place_max_nodes=settings.sync_place_max_nodes,
     )
 
 

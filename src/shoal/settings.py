@@ -101,6 +101,10 @@ class Settings(BaseSettings):
     # -- limits and quotas (issue 9) --
     max_cluster_nodes: int = Field(default=10_000, ge=1)
     """The most nodes one cluster may declare; checked before any per-node work."""
+    sync_place_max_nodes: int = Field(default=1_000, ge=0)
+    """A new cluster declaring at most this many nodes is placed in the request (unplaceable:
+    409 at once); a larger one is placed by its create action, which fails (and removes the
+    cluster) with the reasons if it cannot be placed. Keeps a 100,000-node POST fast."""
     quota_clusters: int = Field(default=100, ge=-1)
     """Default per-project quotas (-1: unlimited); an admin overrides them per project. Finite
     by default, so one tenant cannot fill the server; the admin's own project is not held to

@@ -208,6 +208,33 @@ def test_unplaceable_document_exits_1_like_plan(shoal: Shoal, tmp_path: Path) ->
     assert "/node_groups" in invalid.stderr
 
 
+def test_unplaceable_document_placed_by_its_action_exits_1(home: Path, tmp_path: Path) -> None:
+    """Above `sync_place_max_nodes` the create's action places it (issue 23): the request is
+    accepted, the action fails with the reasons, `up` still exits 1, and no cluster is left."""
+    shoal = Shoal(
+        home,
+        provider="sim",
+        provider_options={"state_path": "sim.db"},
+        extra={"SHOAL_SYNC_PLACE_MAX_NODES": "0"},
+    )
+    doc = tmp_path / "apart.yaml"
+    doc.write_text(
+        "name: apart\n"
+        "node_groups:\n"
+        "  - name: db\n"
+        "    profile: {type: server, flavor: m1.small, image: cirros}\n"
+        "    count: 7\n"
+        "groupings:\n"
+        "  - {name: db-apart, members: [db], rule: anti-affinity, scope: host}\n"
+    )
+    done = shoal("up", str(doc))
+    assert done.returncode == 1, explain(done)
+    assert "cannot be placed" in done.stderr, explain(done)
+    assert "Traceback" not in done.stderr
+    assert shoal.json("get", "clusters")["clusters"] == []
+    assert shoal.json("get", "nodes")["nodes"] == []
+
+
 def test_a_missing_file_and_a_taken_name_exit_2(shoal: Shoal, tmp_path: Path) -> None:
     missing = shoal("up", str(tmp_path / "nowhere.yaml"))
     assert missing.returncode == 2

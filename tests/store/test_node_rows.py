@@ -57,3 +57,51 @@ def test_a_change_names_only_the_columns_it_sets() -> None:
         "updated_at": 2.0,
         "cluster_id": None,
     }
+
+
+def test_a_plan_sized_batch_reads_back_as_written(db: Database) -> None:
+    """Issue 23: many rows at once go by COPY on PostgreSQL (executemany on SQLite); either
+    way each reads back as the NewNode said, the JSON shared between rows and the text in it
+    that COPY escapes (tabs, newlines, backslashes, quotes) included."""
+    shared = {"type": "server", "flavor": "m1.tiny", "note": 'a\tb\nc\\d "e"'}
+    rows = [
+        NewNode(
+            id=f"n{i}",
+            project_id="proj",
+            name=f"web-{i}",
+            kind=NodeKind.VOLUME if i % 2 else NodeKind.SERVER,
+            status=NodeStatus.INIT,
+            host=None if i % 3 else f"h{i}",
+            zone="az1",
+            profile=shared if i % 5 else {},
+            demand=Demand(vcpus=i, ram_mb=2 * i),
+            created_at=1.0 + i / 3,
+            updated_at=2.5,
+            cluster_id=None,
+            group_name="web",
+            part="data" if i % 2 else None,
+            replica=i,
+        )
+        for i in range(250)
+    ]
+    assert set(rows[0].columns()) >= {f for f in NewNode.__slots__ if f != "demand"}
+    with db.transaction() as conn:
+        repo.insert_nodes(conn, rows)
+    with db.reading() as conn:
+        found = repo.get_nodes(conn, [r.id for r in rows])
+    for r in rows:
+        got = found[r.id]
+        assert (got.kind, got.status, got.host, got.part, got.replica) == (
+            r.kind,
+            r.status,
+            r.host,
+            r.part,
+            r.replica,
+        )
+        assert (got.profile, got.vcpus, got.ram_mb, got.created_at) == (
+            r.profile,
+            r.demand.vcpus,
+            r.demand.ram_mb,
+            r.created_at,
+        )
+        assert (got.health, got.deleted_at, got.provider_id) == ("UNKNOWN", None, None)

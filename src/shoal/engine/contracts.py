@@ -100,6 +100,9 @@ class ClusterInputs:
     """For a recovery the engine started: why."""
     previous_document: JSON | None = None
     """For an update: the document to restore when its rolling update fails."""
+    place_in_engine: bool = False
+    """For a create larger than `sync_place_max_nodes`: admitted without a placement, so the
+    planner places it first (workloads included) and, if it cannot, removes the cluster."""
     request: JSON = field(default_factory=dict)
 
     def to_json(self) -> JSON:
@@ -112,11 +115,13 @@ class ClusterInputs:
             out["reason"] = self.reason
         if self.previous_document is not None:
             out["previous_document"] = self.previous_document
+        if self.place_in_engine:
+            out["place_in_engine"] = True
         return out
 
     @classmethod
     def from_json(cls, row: Mapping[str, Any]) -> ClusterInputs:
-        known = {"victims", "repairs", "reason", "previous_document"}
+        known = {"victims", "repairs", "reason", "previous_document", "place_in_engine"}
         prev = row.get("previous_document")
         victims = row.get("victims")
         repairs = row.get("repairs")
@@ -125,6 +130,7 @@ class ClusterInputs:
             repairs=None if repairs is None else tuple(Repair.from_json(r) for r in repairs),
             reason=str(row.get("reason") or ""),
             previous_document=dict(prev) if isinstance(prev, Mapping) else None,
+            place_in_engine=row.get("place_in_engine") is True,
             request={k: v for k, v in row.items() if k not in known},
         )
 

@@ -87,6 +87,7 @@ def place(
     everything: list[NodeRecord],
     inventory: Inventory,
     victims: list[str],
+    workloads: bool = False,
 ) -> tuple[ClusterSpec, dict[str, str], dict[str, str]]:
     """The desired cluster with explicit replicas, and where each of its nodes goes."""
     desired = choose_replicas(declared, observed_of(kept), victims=victims)
@@ -104,7 +105,9 @@ def place(
         inventory,
         existing={k: n.host for k, n in pinned.items() if n.host},
         used=used,
-        workloads=False,  # replicas were admitted by the service; repairs never wait on them
+        # Replicas were admitted by the service (unless it left the placement to the action);
+        # repairs never wait on them.
+        workloads=workloads,
     )
     if not result.feasible:
         raise Unplaceable(result.reasons)
@@ -141,7 +144,9 @@ def decide(
             conn, inputs.repairs or (), cluster, declared, nodes, inventory, attached, deps
         )
     victims = list(inputs.victims or ())
-    desired, hosts, zones = place(conn, cluster, declared, nodes, nodes, inventory, victims)
+    desired, hosts, zones = place(
+        conn, cluster, declared, nodes, nodes, inventory, victims, inputs.place_in_engine
+    )
     plan = make_plan(desired, hosts, zones, observed_of(nodes), attached, deps)
     return Decision(plan, hosts, zones, spec=declared)
 

@@ -1,17 +1,22 @@
-"""The planning phase of a cluster action, in one transaction under the placement lock.
+"""The planning phase of a cluster action: decide, claim under the placement lock, record.
 
-It reads what exists, decides replicas, places the whole request (all or nothing), diffs, and
+It reads what exists, decides replicas, places the whole request (all or nothing) and diffs,
+on a snapshot without the lock; then under the lock checks the cluster did not change and the
+new nodes still fit (deciding again there if not) and reserves their capacity per host; then
 records the result — node rows holding their host claims, and child actions with their
-dependencies — before any provider call. Either all of that commits or none of it does, so an
-engine dying here leaves the action to be planned again by whoever claims it next.
+dependencies — before any provider call. Each step commits whole; an engine dying between them
+leaves the action (and what it reserved) to be planned again by whoever claims it next.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import logging
+import os
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from shoal.engine.contracts import (
     AttachInputs,
@@ -34,6 +39,8 @@ from shoal.engine.settle import declared_nodes, settled_status
 from shoal.engine.stale import start_rolling
 from shoal.model.enums import ActionKind, ActionStatus, ClusterStatus, NodeKind, NodeStatus
 from shoal.model.inventory import Inventory
+from shoal.model.nodes import Demand, demand_of
+from shoal.model.profile import Profile
 from shoal.planning import StepKind
 from shoal.planning.servergroups import ServerGroups
 from shoal.store import actions as action_repo
@@ -45,6 +52,7 @@ from shoal.store.database import Connection, Database
 from shoal.store.events import add_events
 from shoal.store.placement import lock_placement
 from shoal.store.records import ActionRecord, ClusterRecord, NewNode, NodeChange, NodeRecord
+from shoal.store.reservations import Reserved
 
 log = logging.getLogger("shoal.engine")
 
@@ -92,6 +100,22 @@ def plan_action(
     With `stage`, plan one more batch of an action already running (a rolling update) and
     store its `rolling` state with it.
     """
+    inputs = ClusterInputs.from_json(action.inputs)
+    # 1. Decide on a snapshot, without the placement lock: the solve, O(nodes), holds nobody
+    # up (issue 23; optimistic, as Nova's placement claims are).
+    with db.reading() as conn:
+        seen = _snapshot(conn, action, owner, stage)
+        guess: Decision | None = None
+        if seen is not None:
+            try:
+                guess = decide(
+                    conn, action.kind, inputs, seen[0], seen[1], inventory, stage, retire_first
+                )
+            except Unplaceable:
+                guess = None  # decided again under the lock, which alone may refuse
+    # 2. Claim under the lock: the guess stands if the cluster is as it was read and its new
+    # nodes still fit beside what every other cluster holds now (a compare-and-set on
+    # capacity, O(hosts)); otherwise decide again here, as the lock's holder.
     with db.transaction() as conn:
         lock_placement(conn, db, owner, now)
         current = action_repo.get_action(conn, action.id)
@@ -108,17 +132,37 @@ def plan_action(
             )
             return PlanOutcome(planned=False, empty=False, reasons=("cluster is gone",))
         nodes = node_repo.list_nodes(conn, cluster.id)
-        try:
-            inputs = ClusterInputs.from_json(action.inputs)
-            decision = decide(
-                conn, action.kind, inputs, cluster, nodes, inventory, stage, retire_first
-            )
-        except Unplaceable as e:
-            if stage is not None:
+        decision = guess
+        if (
+            decision is None
+            or seen is None
+            or not _unchanged(seen, cluster, nodes)
+            or not _fits(conn, cluster, nodes, decision, inventory)
+        ):
+            try:
+                decision = decide(
+                    conn, action.kind, inputs, cluster, nodes, inventory, stage, retire_first
+                )
+            except Unplaceable as e:
+                if stage is not None:
+                    return PlanOutcome(planned=False, empty=False, reasons=e.reasons)
+                _fail_planning(conn, action, cluster, e.reasons, now)
                 return PlanOutcome(planned=False, empty=False, reasons=e.reasons)
-            _fail_planning(conn, action, cluster, e.reasons, now)
-            return PlanOutcome(planned=False, empty=False, reasons=e.reasons)
-        # From here the node rows hold the claims admission reserved.
+        held = _held_by_host(decision)
+        if held:
+            # The claims, per host, replace whatever admission reserved; the lock is let go
+            # here, before the node rows (100,000 of them take seconds to write).
+            reservation_repo.release(conn, action.id)
+            reservation_repo.reserve(conn, action.id, cluster.id, cluster.project_id, held)
+    # 3. Record the plan: node rows (they take over the claims), children, status.
+    with db.transaction() as conn:
+        current = action_repo.get_action(conn, action.id)
+        if current is None or current.owner != owner:
+            return PlanOutcome(planned=False, empty=False)  # the next owner plans again
+        recorded = ClusterOutputs.from_json(current.outputs)
+        if stage is None and recorded.planned:
+            return PlanOutcome(planned=False, empty=False)
+        # From here the node rows hold the claims reserved above (or by admission).
         reservation_repo.release(conn, action.id)
         by_name = _apply_renames(conn, nodes, decision.renames, now)
         children = _record_plan(conn, action, cluster, decision, by_name, now)
@@ -151,6 +195,85 @@ def plan_action(
         return PlanOutcome(planned=True, empty=decision.plan.empty)
 
 
+_Seen = tuple[ClusterRecord, list[NodeRecord]]
+
+
+def _snapshot(
+    conn: Connection, action: ActionRecord, owner: str, stage: tuple[Repair, ...] | None
+) -> _Seen | None:
+    """The cluster and its nodes as the guess reads them; None when there is nothing to
+    guess (not ours, planned already, no cluster: the locked phase says so)."""
+    current = action_repo.get_action(conn, action.id)
+    if current is None or current.owner != owner or action.cluster_id is None:
+        return None
+    if stage is None and ClusterOutputs.from_json(current.outputs).planned:
+        return None
+    cluster = cluster_repo.get_cluster(conn, action.cluster_id, include_deleted=True)
+    if cluster is None:
+        return None
+    return cluster, node_repo.list_nodes(conn, cluster.id)
+
+
+def _unchanged(seen: _Seen, cluster: ClusterRecord, nodes: list[NodeRecord]) -> bool:
+    """The cluster as the guess read it: its document and every node's name, host, status."""
+    before, was = seen
+    if before.generation != cluster.generation or before.document != cluster.document:
+        return False
+    if len(was) != len(nodes):
+        return False
+    return all(
+        (a.id, a.name, a.host, a.status) == (b.id, b.name, b.host, b.status)
+        for a, b in zip(was, nodes, strict=True)
+    )
+
+
+def _held_by_host(decision: Decision) -> list[Reserved]:
+    """What the plan's new nodes take, host by host."""
+    held: dict[str, tuple[int, Demand]] = {}
+    demands: dict[int, tuple[Profile, Demand]] = {}
+    for step in decision.plan.of(StepKind.CREATE):
+        if step.spec is None or step.host is None:
+            continue
+        hit = demands.get(id(step.spec.profile))
+        if hit is None or hit[0] is not step.spec.profile:
+            hit = demands[id(step.spec.profile)] = (step.spec.profile, step.spec.demand)
+        count, total = held.get(step.host, (0, Demand()))
+        held[step.host] = (count + 1, total + hit[1])
+    return [Reserved(host, n, d) for host, (n, d) in sorted(held.items())]
+
+
+def _fits(
+    conn: Connection,
+    cluster: ClusterRecord,
+    nodes: list[NodeRecord],
+    decision: Decision,
+    inventory: Inventory,
+) -> bool:
+    """Whether the plan's new nodes fit now: on every host they go to, what other clusters
+    hold and reserve, this cluster's nodes (leaving or staying) and the new ones, within the
+    host's capacity."""
+    wanted = _held_by_host(decision)
+    if not wanted:
+        return True
+    used = node_repo.used_capacity(conn, exclude_cluster=cluster.id)
+    for n in nodes:
+        if n.host:
+            used[n.host] = used.get(n.host, Demand()) + Demand(
+                n.vcpus, n.ram_mb, n.disk_gb, n.volume_gb
+            )
+    hosts = {h.name: h for h in inventory.hosts}
+    for r in wanted:
+        h = hosts.get(r.host)
+        if h is None:
+            return False
+        u = used.get(r.host, Demand()) + r.demand
+        if u.vcpus > h.vcpus or u.ram_mb > h.ram_mb or u.disk_gb > h.disk_gb:
+            return False
+        if u.volume_gb > h.volume_gb:
+            return False
+    return True
+
+
 def _apply_renames(
     conn: Connection, nodes: list[NodeRecord], renames: dict[str, str], now: float
 ) -> dict[str, NodeRecord]:
@@ -178,15 +301,24 @@ def _fail_planning(
     now: float,
 ) -> None:
     reason = "cannot place: " + "; ".join(reasons)
+    removed = (
+        action.kind is ActionKind.CLUSTER_CREATE
+        and ClusterInputs.from_json(action.inputs).place_in_engine
+    )
+    if removed:
+        # A create the request did not place (issue 23) ends as a refused one would: the
+        # cluster is removed (its name free again), the action says why, no node was written.
+        reason = f"cluster {cluster.name} cannot be placed: " + "; ".join(reasons)
     action_repo.set_status(conn, action.id, ActionStatus.FAILED, now, reason=reason)
     reservation_repo.release(conn, action.id)
-    new_status = (
-        ClusterStatus.ERROR
-        if action.kind is ActionKind.CLUSTER_CREATE
-        else settled_status(
+    if removed:
+        new_status = ClusterStatus.DELETED
+    elif action.kind is ActionKind.CLUSTER_CREATE:
+        new_status = ClusterStatus.ERROR
+    else:
+        new_status = settled_status(
             node_repo.list_nodes(conn, cluster.id), declared_nodes(cluster.document)
         )[0]
-    )
     cluster_repo.set_status(conn, cluster.id, new_status, reason, now)
     cluster_repo.unlock(conn, cluster.id, action.id, now)
     add_events(
@@ -211,11 +343,24 @@ def _record_plan(
     node_ids: dict[str, str] = {name: n.id for name, n in by_name.items()}
     new_nodes: list[NewNode] = []
     attach_of = {s.node: s.server for s in plan.of(StepKind.ATTACH) if s.id.startswith("attach:")}
-    for step in plan.of(StepKind.CREATE):
+    creates = plan.of(StepKind.CREATE)
+    fresh = _new_ids(len(creates) + len(plan.steps))
+    # A group's nodes share one profile: its row and demand are made once, not per node
+    # (a 100,000-node plan; the rows are only read).
+    rows: dict[int, tuple[Profile, dict[str, Any], Demand]] = {}
+
+    def row_of(profile: Profile) -> tuple[dict[str, Any], Demand]:
+        hit = rows.get(id(profile))
+        if hit is None or hit[0] is not profile:
+            hit = rows[id(profile)] = (profile, profile_row(profile), demand_of(profile))
+        return hit[1], hit[2]
+
+    for step in creates:
         spec = step.spec
         assert spec is not None
-        nid = str(uuid.uuid4())
+        nid = next(fresh)
         node_ids[spec.name] = nid
+        profile, demand = row_of(spec.profile)
         new_nodes.append(
             NewNode(
                 id=nid,
@@ -225,8 +370,8 @@ def _record_plan(
                 status=NodeStatus.INIT,
                 host=step.host,
                 zone=step.zone,
-                profile=profile_row(spec.profile),
-                demand=spec.demand,
+                profile=profile,
+                demand=demand,
                 created_at=now,
                 updated_at=now,
                 cluster_id=cluster.id,
@@ -246,7 +391,7 @@ def _record_plan(
             for name in decision.recovering
         ],
     )
-    action_ids = {s.id: str(uuid.uuid4()) for s in plan.steps}
+    action_ids = {s.id: next(fresh) for s in plan.steps}
     groups = ServerGroups(decision.spec) if decision.spec is not None else None
     children: list[NewAction] = []
     for s in plan.steps:
@@ -265,7 +410,7 @@ def _record_plan(
                 kind=s.spec.kind,
                 host=s.host,
                 zone=s.zone,
-                profile=profile_row(s.spec.profile),
+                profile=row_of(s.spec.profile)[0],
                 server_group=hint,
             )
         elif s.kind is StepKind.DELETE:
@@ -304,6 +449,14 @@ def _record_plan(
         )
     action_repo.insert_actions(conn, children, now)
     return children
+
+
+def _new_ids(count: int) -> Iterator[str]:
+    """`count` random (version 4) UUIDs, from one read of the system's random source rather
+    than one per id."""
+    pool = os.urandom(16 * count)
+    for i in range(count):
+        yield str(uuid.UUID(bytes=pool[16 * i : 16 * i + 16], version=4))
 
 
 def finish_action(db: Database, action_id: str, owner: str, now: float) -> Finish:

@@ -7,10 +7,12 @@ transaction `_submit` reads the cluster and refuses if another action holds it (
 applies the edits to a copy of its document (for a new cluster, `ReplaceDocument` on an empty
 one), performs the store writes the edits named (`service/effects.py`), validates the result
 (Invalid, with every problem), checks sizes and quotas, places it as a dry run (`_place`,
-Unplaceable with reasons), stores it, records the action and takes the lock. The engine does
-the rest. A recovery changes no document, so it is recorded the way the engine records its
-own (`engine.submit.submit_recover`). `preview` places a change the way `_submit` does, and
-records nothing.
+Unplaceable with reasons), stores it, records the action and takes the lock. A create above
+`sync_place_max_nodes` skips the dry run (issue 23): admitted on its size, quotas and the free
+capacity in total, its action places it (all or nothing, the cluster removed if it cannot).
+The engine does the rest. A recovery changes no document, so it is recorded the way the
+engine records its own (`engine.submit.submit_recover`). `preview` places a change the way
+`_submit` does, and records nothing.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from shoal.engine.submit import submit_recover
 from shoal.model.cluster import ClusterSpec
 from shoal.model.enums import ActionKind, ActionStatus, ClusterStatus, Health, NodeStatus
 from shoal.model.inventory import Inventory
-from shoal.model.nodes import Demand, expand
+from shoal.model.nodes import Demand, demand_of
 from shoal.model.problems import InvalidDocument, Problem
 from shoal.placement import PlacementResult, solve
 from shoal.planning import ObservedNode, StepKind, choose_replicas, make_plan
@@ -47,6 +49,7 @@ from shoal.service.limits import (
     QUOTA_RESOURCES,
     Footprint,
     Limits,
+    check_free,
     check_quota,
     check_size,
     footprint,
@@ -64,7 +67,7 @@ from shoal.store.events import NewEvent, add_events
 from shoal.store.placement import lock_placement
 from shoal.store.quotas import Usage
 from shoal.store.records import ActionRecord, ClusterRecord, NodeRecord, Principal
-from shoal.store.reservations import Reserved
+from shoal.store.reservations import UNPLACED, Reserved
 
 RECOVERY_METHODS = tuple(
     str(h) for h in (RepairHow.RECREATE, RepairHow.REBOOT, RepairHow.REBUILD, RepairHow.REPLACE)
@@ -372,6 +375,7 @@ class ClusterService:
                     effect.perform(conn, cluster, now)
                 nodes = node_repo.list_nodes(conn, cluster.id)
             placed: tuple[ClusterSpec, PlacementResult] | None = None
+            deferred: Footprint | None = None
             victims = applied.victims
             if changes:
                 spec = self._validated(applied.document)
@@ -383,15 +387,27 @@ class ClusterService:
                 else:
                     declared = footprint(current).usage() if current is not None else Usage()
                     self._check_quota(conn, cluster.project_id, cluster.id, fp, declared)
-                chosen, placed = self._dry_run(conn, cluster, spec, nodes, list(victims), inv)
-                victims = victims or tuple(chosen)
+                if cluster is None:
+                    # Issue 23: a large create is admitted on its size, quotas and the free
+                    # capacity in total (O(hosts)); its action places it, all or nothing. What
+                    # such creates were promised counts against every create until placed.
+                    pending = reservation_repo.reserved_unplaced(conn)
+                    if fp.nodes > self.limits.sync_place_max_nodes:
+                        deferred = fp
+                    if deferred is not None or pending != Demand():
+                        check_free(spec, fp, inv, node_repo.used_capacity(conn), pending)
+                if deferred is None:
+                    chosen, placed = self._dry_run(conn, cluster, spec, nodes, list(victims), inv)
+                    victims = victims or tuple(chosen)
                 if cluster is None:
                     cluster = self._insert(conn, who, spec, asked.source_format, now)
                 else:
                     cluster_repo.set_document(conn, cluster.id, to_document(spec), now)
             assert cluster is not None
             if ref is None:
-                action_inputs = ClusterInputs(request=dict(asked.said))
+                action_inputs = ClusterInputs(
+                    request=dict(asked.said), place_in_engine=deferred is not None
+                )
                 action_id = str(cluster.lock_action_id)
             else:
                 action_inputs = ClusterInputs(
@@ -407,6 +423,14 @@ class ClusterService:
                 raise ClusterBusy(cluster.name, held.lock_action_id if held else None)
             if placed is not None:
                 _reserve(conn, action, *placed)
+            elif deferred is not None:
+                reservation_repo.reserve(
+                    conn,
+                    action.id,
+                    cluster.id,
+                    cluster.project_id,
+                    [Reserved(UNPLACED, deferred.nodes, deferred.demand)],
+                )
         self.wake()
         return Submitted(cluster, action)
 
@@ -556,13 +580,20 @@ def _reserve(
     conn: Connection, action: ActionRecord, desired: ClusterSpec, result: PlacementResult
 ) -> None:
     """Record what the action's new nodes will take, host by host, until it is planned."""
-    demands = {n.name: n.demand for n in expand(desired)}
+    # A node's demand is its group part's (an instance's: its own): looked up per (group,
+    # part), not by expanding the cluster into its nodes once more.
+    demands: dict[tuple[str, str | None], Demand] = {
+        (i.name, None): demand_of(i.profile) for i in desired.instances
+    }
+    for g in desired.node_groups:
+        demands.update({(g.name, p.part): demand_of(p.profile) for p in g.parts})
     held: dict[str, tuple[int, Demand]] = {}
     for a in result.assignments:
-        if a.existing or a.node not in demands:
+        demand = demands.get((a.group, a.part))
+        if a.existing or demand is None:
             continue
         count, total = held.get(a.host, (0, Demand()))
-        held[a.host] = (count + 1, total + demands[a.node])
+        held[a.host] = (count + 1, total + demand)
     assert action.cluster_id is not None
     reservation_repo.reserve(
         conn,

@@ -42,6 +42,10 @@ class Limits:
     """Default limit per resource for projects without an override; -1 is unlimited."""
     receivers_per_cluster: int = 100
     """Receivers (webhooks) one cluster may have."""
+    sync_place_max_nodes: int = 1_000
+    """A new cluster of at most this many nodes is placed in the request (an unplaceable one is
+    a synchronous 409); a larger one is admitted on its size, quotas and the free capacity
+    in total, and placed by its create action (issue 23: the request stays O(groups))."""
 
     def quota_of(self, resource: str, overrides: dict[str, int], project_id: str = "") -> int:
         """The project's limit: its override, else the default. The defaults are finite (a
@@ -127,6 +131,46 @@ def check_size(spec: ClusterSpec, inventory: Inventory, limits: Limits) -> Footp
             [Problem(_pointer(fp), m) for m in over],
         )
     return fp
+
+
+def check_free(
+    spec: ClusterSpec,
+    fp: Footprint,
+    inventory: Inventory,
+    used: dict[str, Demand],
+    pending: Demand,
+) -> None:
+    """Refuse a cluster larger than the free capacity of every host added up (`used`: what
+    each host holds; `pending`: what accepted creates reserved on no host yet). The admission of a
+    create placed by its action (`sync_place_max_nodes`): O(hosts), where a placement is
+    O(nodes); what it lets through and still cannot be placed fails in the action."""
+    free = [0, 0, 0, 0]
+    for h in inventory.hosts:
+        u = used.get(h.name, Demand())
+        for i, (cap, held) in enumerate(
+            (
+                (h.vcpus, u.vcpus),
+                (h.ram_mb, u.ram_mb),
+                (h.disk_gb, u.disk_gb),
+                (h.volume_gb, u.volume_gb),
+            )
+        ):
+            free[i] += max(0, cap - held)
+    over = [
+        f"{what}: needs {need}, free in the whole inventory {have}"
+        for what, need, have in (
+            ("vcpus", fp.demand.vcpus, free[0] - pending.vcpus),
+            ("ram_mb", fp.demand.ram_mb, free[1] - pending.ram_mb),
+            ("disk_gb", fp.demand.disk_gb, free[2] - pending.disk_gb),
+            ("volume_gb", fp.demand.volume_gb, free[3] - pending.volume_gb),
+        )
+        if need > have
+    ]
+    if over:
+        raise Unplaceable(
+            f"cluster {spec.name} cannot be placed: " + "; ".join(over),
+            [Problem(_pointer(fp), m) for m in over],
+        )
 
 
 def check_quota(

@@ -13,9 +13,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import Connection, and_, bindparam, func, insert, or_, select, update
+from sqlalchemy import Connection, and_, bindparam, func, or_, select, update
 
 from shoal.model.enums import ActionKind, ActionStatus
+from shoal.store.bulk import bulk_insert
 from shoal.store.pages import page_rows
 from shoal.store.records import ActionRecord
 from shoal.store.tables import action_deps, actions
@@ -49,6 +50,7 @@ def insert_actions(conn: Connection, new: list[NewAction], now: float) -> None:
         return
     rows: list[dict[str, Any]] = []
     deps: list[dict[str, str]] = []
+    request_id = requestid.get()
     for a in new:
         status = a.status or (ActionStatus.INIT if a.depends_on else ActionStatus.READY)
         rows.append(
@@ -71,14 +73,13 @@ def insert_actions(conn: Connection, new: list[NewAction], now: float) -> None:
                 "created_at": now,
                 "started_at": None,
                 "ended_at": None,
-                "request_id": a.request_id or requestid.get(),
+                "request_id": a.request_id or request_id,
             }
         )
-        deps.extend({"action_id": a.id, "depends_on": d} for d in set(a.depends_on))
-    for start in range(0, len(rows), 2000):
-        conn.execute(insert(actions), rows[start : start + 2000])
-    for start in range(0, len(deps), 5000):
-        conn.execute(insert(action_deps), deps[start : start + 5000])
+        if a.depends_on:
+            deps.extend({"action_id": a.id, "depends_on": d} for d in set(a.depends_on))
+    bulk_insert(conn, actions, rows)
+    bulk_insert(conn, action_deps, deps)
     if any(r["status"] == ActionStatus.READY for r in rows):
         notify_work(conn)
 

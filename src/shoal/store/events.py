@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy import Connection, func, insert, select
+from sqlalchemy import Connection, func, select
 
+from shoal.store.bulk import bulk_insert
 from shoal.store.records import EventRecord
 from shoal.store.tables import events
 from shoal.telemetry import requestid
@@ -30,8 +31,10 @@ def add_events(conn: Connection, new: list[NewEvent], now: float) -> None:
     if not new:
         return
     serving = requestid.get()
-    conn.execute(
-        insert(events),
+    # A flush of node work writes one event per node: plan-sized batches go by COPY.
+    bulk_insert(
+        conn,
+        events,
         [
             {
                 "ts": now,

@@ -5,18 +5,18 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 
-from sqlalchemy import Connection, bindparam, func, insert, or_, select, tuple_, update
+from sqlalchemy import Connection, bindparam, func, or_, select, tuple_, update
 
 from shoal.model.enums import NodeStatus
 from shoal.model.nodes import Demand
+from shoal.store.bulk import bulk_insert
 from shoal.store.records import NewNode, NodeChange, NodeRecord
 from shoal.store.reservations import reserved_by_host
 from shoal.store.tables import nodes
 
 
 def insert_nodes(conn: Connection, rows: Sequence[NewNode]) -> None:
-    if rows:
-        conn.execute(insert(nodes), [r.columns() for r in rows])
+    bulk_insert(conn, nodes, [r.columns() for r in rows])
 
 
 def list_nodes(

@@ -111,14 +111,34 @@ class NewNode:
     attach_to: str | None = None
 
     def columns(self) -> dict[str, object]:
-        """The row's columns, by name."""
-        out: dict[str, object] = {
-            f.name: getattr(self, f.name) for f in fields(self) if f.name != "demand"
-        }
+        """The row's columns, by name (spelled out: a plan builds 100,000 of these, and
+        `dataclasses.fields` costs more than the row)."""
         d = self.demand
-        out.update(vcpus=d.vcpus, ram_mb=d.ram_mb, disk_gb=d.disk_gb, volume_gb=d.volume_gb)
-        out["deleted_at"] = None
-        return out
+        return {
+            "id": self.id,
+            "project_id": self.project_id,
+            "name": self.name,
+            "kind": self.kind,
+            "status": self.status,
+            "host": self.host,
+            "zone": self.zone,
+            "profile": self.profile,
+            "created_at": self.created_at,
+            "updated_at": self.updated_at,
+            "cluster_id": self.cluster_id,
+            "group_name": self.group_name,
+            "part": self.part,
+            "replica": self.replica,
+            "status_reason": self.status_reason,
+            "address": self.address,
+            "provider_id": self.provider_id,
+            "attach_to": self.attach_to,
+            "vcpus": d.vcpus,
+            "ram_mb": d.ram_mb,
+            "disk_gb": d.disk_gb,
+            "volume_gb": d.volume_gb,
+            "deleted_at": None,
+        }
 
 
 class Unset(Enum):

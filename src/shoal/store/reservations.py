@@ -5,6 +5,10 @@ placement lock; `used_capacity` counts them next to node claims while their acti
 ended. The planner drops an action's reservations in the transaction that records its node
 claims, so capacity is never counted twice; an action that ends unplanned stops counting at
 once (the join on its status), whether or not its rows were removed yet.
+
+A create too large to place in the request (issue 23) reserves on no host: one row on
+`UNPLACED`, which counts in the project's quota usage and in the total free capacity later
+admissions see, never on a host, until the planner places it.
 """
 
 from __future__ import annotations
@@ -18,6 +22,10 @@ from shoal.model.nodes import Demand
 from shoal.store.tables import actions, reservations
 
 _LIVE = [ActionStatus.INIT, ActionStatus.READY, ActionStatus.RUNNING]
+
+UNPLACED = ""
+"""The host of a reservation not placed yet (no host is named ""): the key is part of the
+table's primary key, so it cannot be NULL."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,7 +73,7 @@ def reserved_by_host(conn: Connection, exclude_cluster: str | None = None) -> di
             func.sum(reservations.c.volume_gb),
         )
         .select_from(reservations.join(actions, actions.c.id == reservations.c.action_id))
-        .where(actions.c.status.in_(_LIVE))
+        .where(actions.c.status.in_(_LIVE), reservations.c.host != UNPLACED)
         .group_by(reservations.c.host)
     )
     if exclude_cluster is not None:
@@ -97,3 +105,19 @@ def reserved_by_project(
     return int(row[0] or 0), Demand(
         int(row[1] or 0), int(row[2] or 0), int(row[3] or 0), int(row[4] or 0)
     )
+
+
+def reserved_unplaced(conn: Connection) -> Demand:
+    """Capacity live actions reserved on no host yet (creates their planner will place)."""
+    q = (
+        select(
+            func.sum(reservations.c.vcpus),
+            func.sum(reservations.c.ram_mb),
+            func.sum(reservations.c.disk_gb),
+            func.sum(reservations.c.volume_gb),
+        )
+        .select_from(reservations.join(actions, actions.c.id == reservations.c.action_id))
+        .where(actions.c.status.in_(_LIVE), reservations.c.host == UNPLACED)
+    )
+    row = conn.execute(q).one()
+    return Demand(int(row[0] or 0), int(row[1] or 0), int(row[2] or 0), int(row[3] or 0))
