@@ -100,6 +100,7 @@ async def _scenario(name: str, nodes: int, deploy_s: float) -> dict[str, Any]:
         },
         engine_concurrency=nodes,
         poll_s=0.02,
+        max_cluster_nodes=max(10_000, nodes),
     )
     rt = await Runtime.open(settings)
     rt.engine.deployer.software_of = lambda _c: software
