@@ -4,9 +4,9 @@ A batch whose nodes all completed the new revision is gated: each of them must b
 (ACTIVE, or WARNING for another reason than this deployment) and pass its group's health check
 when the group has one (the same probes health management and node rolling updates use), by
 `gate_timeout_s` on the engine's clock. Checked every `GATE_EVERY_S` by the engine holding the
-cluster's deployer partition (issue 23); the outcome moves the stored rollout on (PAUSE, or ROLLBACK once the time is
-out with `failure_threshold` nodes still unhealthy). The rollout is written only if it is still
-the one that was checked, so a document change meanwhile wins.
+cluster's deployer partition (issue 23); the outcome moves the stored rollout on (PAUSE, or
+ROLLBACK once the time is out with `failure_threshold` nodes still unhealthy). The rollout is
+written only if it is still the one that was checked, so a document change meanwhile wins.
 """
 
 from __future__ import annotations

@@ -392,7 +392,7 @@ class Deployer:
                         )
                     )
                 out.append(_Claimed(a, run, node, settled))
-            deployment_repo.publish(conn, publish, now)
+            deployment_repo.publish(conn, publish, now, rows)
             add_events(conn, events, now)
             return out
 
