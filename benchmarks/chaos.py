@@ -30,12 +30,8 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import os
 import random
-import signal
-import socket
 import sqlite3
-import subprocess
 import sys
 import tempfile
 import threading
@@ -49,8 +45,9 @@ import httpx
 import psycopg
 from sqlalchemy import create_engine, text
 
-PG_ADMIN = "postgresql://postgres@127.0.0.1:5432/test"
-SHOAL = Path(sys.executable).parent / "shoal"
+sys.path.insert(0, str(Path(__file__).parent))
+from _servers import PG_ADMIN, Server, server_env
+
 HOSTS, ZONES = 4, 2
 LEASE_S = 3.0
 LIVE = ("INIT", "READY", "RUNNING")
@@ -83,73 +80,6 @@ def doc(name: str, rng: random.Random) -> dict[str, Any]:
         "node_groups": groups,
         "groupings": [{"name": "apart", "members": ["app"], "rule": "anti-affinity"}],
     }
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
-class Server:
-    """One `shoal server` process in its own process group."""
-
-    def __init__(self, home: Path, env: dict[str, str]) -> None:
-        self.home = home
-        self.env = env
-        self.port = int(env["SHOAL_PORT"])
-        self.proc: subprocess.Popen[bytes] | None = None
-        self.ready = False
-        """Answering (started and not killed since): only a ready server is killed."""
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def start(self) -> None:
-        self.home.mkdir(parents=True, exist_ok=True)
-        with open(self.home / "server.log", "ab") as log:
-            self.proc = subprocess.Popen(
-                [str(SHOAL), "server", "--log-level", "warning"],
-                env=self.env,
-                cwd=self.home,
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-        deadline = time.monotonic() + 90
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"server exited: see {self.home / 'server.log'}")
-            with contextlib.suppress(httpx.TransportError):
-                if httpx.get(f"{self.url}/healthz", timeout=1.0).status_code == 200:
-                    self.ready = True
-                    return
-            time.sleep(0.1)
-        raise RuntimeError(f"server did not start: see {self.home / 'server.log'}")
-
-    @property
-    def alive(self) -> bool:
-        return self.proc is not None and self.proc.poll() is None
-
-    def kill(self) -> None:
-        self.ready = False
-        if self.proc is not None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            self.proc.wait(timeout=30)
-
-    def stop(self) -> None:
-        if self.proc is None or self.proc.poll() is not None:
-            return
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(self.proc.pid, signal.SIGTERM)
-        try:
-            self.proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            self.kill()
 
 
 class Chaos:
@@ -465,14 +395,8 @@ def main() -> None:
     started = time.monotonic()
     try:
         for i in range(args.servers):
-            env = {
-                k: v
-                for k, v in os.environ.items()
-                if not k.startswith("SHOAL_") and k not in ("HTTP_PROXY", "HTTPS_PROXY")
-            }
-            env.update(
-                SHOAL_HOME=str(work / f"s{i}"),
-                SHOAL_PORT=str(free_port()),
+            env = server_env(
+                work / f"s{i}",
                 SHOAL_DATABASE_URL=db_url,
                 SHOAL_PROVIDER="sim",
                 SHOAL_PROVIDER_OPTIONS=json.dumps(options),
@@ -483,7 +407,7 @@ def main() -> None:
                 SHOAL_ACTION_RETRIES="3",
             )
             s = Server(work / f"s{i}", env)
-            s.start()  # one at a time: the first migrates and makes the admin token
+            s.start(90)  # one at a time: the first migrates and makes the admin token
             servers.append(s)
         token = (servers[0].home / "admin-token").read_text().strip()
         chaos = Chaos(servers, token, args.seed, db_url)
@@ -541,7 +465,7 @@ def main() -> None:
             print(json.dumps({"benchmark": "chaos", "samples": detail}), file=sys.stderr)
     finally:
         for s in servers:
-            s.stop()
+            s.stop(15)
         with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{dbname}" WITH (FORCE)')
         if not args.keep:

@@ -29,13 +29,8 @@ Run: `python benchmarks/scale.py --nodes 10000 --engines 3 [--latency 1] [--depl
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
-import os
 import shutil
-import signal
-import socket
-import subprocess
 import sys
 import tempfile
 import time
@@ -46,8 +41,9 @@ from typing import Any
 import httpx
 import psycopg
 
-PG_ADMIN = "postgresql://postgres@127.0.0.1:5432/test"
-SHOAL = Path(sys.executable).parent / "shoal"
+sys.path.insert(0, str(Path(__file__).parent))
+from _servers import PG_ADMIN, Server, cpu_seconds, server_env
+
 NODE_KINDS = ("NODE_CREATE", "NODE_DELETE", "NODE_ATTACH", "NODE_REBOOT", "NODE_REBUILD")
 
 
@@ -65,72 +61,6 @@ def document(name: str, nodes: int) -> str:
         ]
     lines += ["groupings:", "  - {name: spread, members: [g1], rule: spread, scope: zone}"]
     return "\n".join(lines) + "\n"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
-def cpu_seconds(pid: int) -> float:
-    """The process's CPU time, with its waited-for children's."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    ticks = sum(int(f) for f in fields[11:15])
-    return ticks / os.sysconf("SC_CLK_TCK")
-
-
-class Server:
-    """One `shoal server` process in its own process group."""
-
-    def __init__(self, home: Path, env: dict[str, str]) -> None:
-        self.home = home
-        self.env = env
-        self.url = f"http://127.0.0.1:{env['SHOAL_PORT']}"
-        self.proc: subprocess.Popen[bytes] | None = None
-
-    def start(self) -> None:
-        self.home.mkdir(parents=True, exist_ok=True)
-        with open(self.home / "server.log", "ab") as log:
-            self.proc = subprocess.Popen(
-                [str(SHOAL), "server", "--log-level", "warning"],
-                env=self.env,
-                cwd=self.home,
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-
-    def wait_ready(self) -> None:
-        assert self.proc is not None
-        deadline = time.monotonic() + 180
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"server exited: see {self.home / 'server.log'}")
-            with contextlib.suppress(httpx.TransportError):
-                if httpx.get(f"{self.url}/healthz", timeout=2.0).status_code == 200:
-                    return
-            time.sleep(0.2)
-        raise RuntimeError(f"server did not start: see {self.home / 'server.log'}")
-
-    @property
-    def pid(self) -> int:
-        assert self.proc is not None
-        return self.proc.pid
-
-    def stop(self) -> None:
-        if self.proc is None or self.proc.poll() is not None:
-            return
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(self.proc.pid, signal.SIGTERM)
-        try:
-            self.proc.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            self.proc.wait(timeout=30)
 
 
 def engine_shares(db_url: str, action_id: str, engines: int) -> tuple[list[float], int]:
@@ -239,7 +169,6 @@ def get_cluster(server: Server, token: str, name: str, nodes: int) -> dict[str, 
 
 
 def deploy_overhead(nodes: int) -> dict[str, Any]:
-    sys.path.insert(0, str(Path(__file__).parent))
     import deployments  # benchmarks/deployments.py
 
     out = deployments.run("deploy-overhead", nodes, 0.0)
@@ -278,14 +207,8 @@ def main() -> None:
     servers: list[Server] = []
     try:
         for i in range(args.engines):
-            env = {
-                k: v
-                for k, v in os.environ.items()
-                if not k.startswith("SHOAL_") and k not in ("HTTP_PROXY", "HTTPS_PROXY")
-            }
-            env.update(
-                SHOAL_HOME=str(work / f"s{i}"),
-                SHOAL_PORT=str(free_port()),
+            env = server_env(
+                work / f"s{i}",
                 SHOAL_DATABASE_URL=f"postgresql+psycopg://postgres@127.0.0.1:5432/{dbname}",
                 SHOAL_PROVIDER="sim",
                 SHOAL_PROVIDER_OPTIONS=json.dumps(options),
@@ -294,9 +217,8 @@ def main() -> None:
             )
             servers.append(Server(work / f"s{i}", env))
         servers[0].start()  # alone first: it migrates and makes the admin token
-        servers[0].wait_ready()
         for s in servers[1:]:
-            s.start()
+            s.launch()
         for s in servers[1:]:
             s.wait_ready()
         token = (servers[0].home / "admin-token").read_text().strip()

@@ -191,3 +191,37 @@ async def test_users_see_only_their_clusters(api: Api) -> None:
     assert r.json()["error"]["code"] == "not_found"
     r = await api.http.get("/v1/clusters/ctl/deployments")
     assert r.status_code == 401
+
+
+async def test_deployments_page_in_sql_with_counts_and_a_maximum(api: Api) -> None:
+    """Issue 23: a page of at most `limit` rows after `marker`, counts of all by status, a
+    status filter, and a page size over the maximum is a 400 naming it."""
+    api.runtime.engine.deployer.software_of = lambda _c: SOFTWARE  # simulated runs
+    api.runtime.deployments.software_of = lambda _c: SOFTWARE
+    await api.up(DOC)
+    path = "/v1/clusters/ctl/deployments"
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + 60.0
+    while True:
+        r = await api.call("GET", path, params={"limit": 1})
+        assert r.status_code == 200, r.text
+        first = r.json()
+        if first["counts"] == {"COMPLETE": 2}:
+            break
+        assert loop.time() < deadline, first
+        await asyncio.sleep(0.05)
+    assert len(first["deployments"]) == 1 and first["next_marker"]
+    r = await api.call("GET", path, params={"limit": 1, "marker": first["next_marker"]})
+    second = r.json()
+    assert len(second["deployments"]) == 1 and "next_marker" not in second
+    names = {d["deployment"] for d in first["deployments"] + second["deployments"]}
+    assert names == {"db-setup", "app-setup"}
+    r = await api.call("GET", path, params={"status": "FAILED"})
+    assert r.status_code == 200 and r.json()["deployments"] == []
+    r = await api.call("GET", path, params={"limit": 1001})
+    assert r.status_code == 400
+    [problem] = r.json()["error"]["details"]
+    assert problem["path"] == "query:limit" and "1000" in problem["message"]
+    r = await api.call("GET", path, params={"marker": "no-such-row"})
+    assert r.status_code == 400
+    assert r.json()["error"]["details"][0]["path"] == "query:marker"

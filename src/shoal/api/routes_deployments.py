@@ -10,15 +10,17 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Query, Request
 from starlette.concurrency import run_in_threadpool
 
 from shoal.api import schemas
 from shoal.api.auth import Caller, runtime_of
+from shoal.api.pages import MAX_PAGE, page_size
 from shoal.engine.software.urls import SIGNAL_PATH, Urls
 from shoal.model.heat_agent import MAX_SIGNAL_BYTES
+from shoal.model.software import DeploymentStatus
 from shoal.service.deployments import DeploymentService
 from shoal.service.errors import ErrorKind, ServiceError
 
@@ -50,13 +52,29 @@ def _urls(request: Request) -> Urls:
 
 
 @router.get("/clusters/{ref}/deployments", response_model=schemas.DeploymentList)
-async def list_deployments(ref: str, request: Request, who: Caller) -> dict[str, Any]:
+async def list_deployments(
+    ref: str,
+    request: Request,
+    who: Caller,
+    limit: Annotated[int | None, Query(ge=1, json_schema_extra={"maximum": MAX_PAGE})] = None,
+    marker: Annotated[str | None, Query(max_length=64)] = None,
+    status: DeploymentStatus | None = None,
+) -> dict[str, Any]:
     """Per deployment and node: status, action, exit code, attempts, when; and where each
-    deployment's rolling update stands (batch k of n, rolled back and why)."""
+    deployment's rolling update stands (batch k of n, rolled back and why). A page of at most
+    `limit` rows (default and maximum: MAX_PAGE) after the row `marker`, of one `status` when
+    given, paged in SQL (issue 23); `next_marker` names the next page while more follow, and
+    `counts` counts all the cluster's rows by status."""
+    size = page_size(limit)
     service = deployments_of(request)
-    rows = await run_in_threadpool(service.list, who, ref)
+    page = await run_in_threadpool(service.page, who, ref, size, marker, status)
     rollouts = await run_in_threadpool(service.rollouts, who, ref)
-    return {"deployments": rows, "rollouts": rollouts}
+    return {
+        "deployments": page.deployments,
+        "rollouts": rollouts,
+        "counts": page.counts,
+        **({"next_marker": page.next_marker} if page.next_marker else {}),
+    }
 
 
 @router.get("/nodes/{node_id}/deployments/{name}", response_model=schemas.OneDeploymentLog)

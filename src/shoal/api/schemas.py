@@ -521,6 +521,13 @@ class DeploymentList(_Out):
         default_factory=list,
         description="Rolling updates of config changes, one per deployment (the latest).",
     )
+    counts: dict[str, int] = Field(
+        default_factory=dict,
+        description="All the cluster's deployments (every page) counted by status.",
+    )
+    next_marker: str | None = Field(
+        None, description="The `marker` of the next page; absent on the last page."
+    )
 
 
 class DeploymentLog(DeploymentView):

@@ -25,11 +25,19 @@ async def deployments(
 ) -> int:
     """Show the cluster's software deployments on each node (exit 1 if any FAILED)."""
     from shoal.cli.output import console, emit_data
+    from shoal.cli.pages import PAGE
     from shoal.cli.tables import status, table, text, when
 
-    answer = await s.client.get(f"/v1/clusters/{seg(cluster)}/deployments")
-    found: list[dict[str, Any]] = answer["deployments"]
+    path = f"/v1/clusters/{seg(cluster)}/deployments"
+    answer = await s.client.get(path, limit=PAGE)
+    found: list[dict[str, Any]] = list(answer["deployments"])
     rollouts: list[dict[str, Any]] = answer.get("rollouts") or []
+    marker = answer.get("next_marker")
+    while marker:  # the API answers a page at a time (issue 23)
+        more = await s.client.get(path, limit=PAGE, marker=marker)
+        found += more["deployments"]
+        marker = more.get("next_marker")
+    found.sort(key=lambda d: (str(d.get("deployment")), str(d.get("node"))))
     # Workloads roll beside deployments (issue 22): their rollouts come on every page of the
     # replicas, so one replica is enough to read them.
     replicas = await s.client.get(f"/v1/clusters/{seg(cluster)}/workloads", limit=1)

@@ -388,11 +388,13 @@ class Engine:
         running, over the live engines, less what it runs (issue 23: one engine took a whole
         1,000-node create while two others idled). Work that waits is never left unclaimed:
         when the others are full or gone, their share comes back as runnable work."""
-        with self.db.reading() as conn:
-            pending, running = action_repo.node_work(conn, now)
         engines = engine_repo.live_engines(self.db, now)
-        if engines <= 1:
-            return pending
+        with self.db.reading() as conn:
+            if engines <= 1:
+                # Alone: no share to count (issue 23: counting every tick read all the running
+                # deployment runs too, a cost per tick that grew with the cluster).
+                return 2000 if action_repo.claimable(conn, action_repo.NODE_KINDS, now) else 0
+            pending, running = action_repo.node_work(conn, now)
         share = -(-(pending + running) // engines)
         # At least a small batch when anything waits, so a lopsided start still drains.
         return min(pending, max(share - self._inflight, 16 if pending else 0))

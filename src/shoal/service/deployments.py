@@ -11,6 +11,7 @@ values are scrubbed from stdout/stderr before they are stored.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from shoal.clock import Clock
@@ -23,7 +24,7 @@ from shoal.engine.software.urls import Urls
 from shoal.model import heat_agent
 from shoal.model.enums import NodeStatus
 from shoal.model.inventory import Inventory
-from shoal.model.problems import InvalidDocument
+from shoal.model.problems import InvalidDocument, Problem
 from shoal.model.rollouts import SoftwareRollout
 from shoal.model.software import (
     DeployAction,
@@ -33,7 +34,7 @@ from shoal.model.software import (
     SecretInput,
     SoftwareSpec,
 )
-from shoal.service.errors import Invalid, NotFound
+from shoal.service.errors import Invalid, NotFound, ServiceError
 from shoal.service.views import iso
 from shoal.store import clusters as cluster_repo
 from shoal.store import deployments as repo
@@ -43,6 +44,16 @@ from shoal.store.database import Database
 from shoal.store.deployments import DeploymentRow, Finish
 from shoal.store.events import add_events
 from shoal.store.records import NodeRecord, Principal
+
+
+@dataclass(frozen=True, slots=True)
+class DeploymentPage:
+    """A page of a cluster's deployments, the next page's marker, and counts by status of all
+    of them (so a caller watching a rollout need not read every page)."""
+
+    deployments: list[dict[str, Any]]
+    next_marker: str | None
+    counts: dict[str, int]
 
 
 def deployment_view(r: DeploymentRow) -> dict[str, Any]:
@@ -137,12 +148,42 @@ class DeploymentService:
             return [rollout_view(r) for r in rollout_repo.for_cluster(conn, c.id).values()]
 
     def list(self, who: Principal, cluster_ref: str) -> list[dict[str, Any]]:
+        """Every row of the cluster's live nodes (callers that need them all: small clusters,
+        tests); the API pages with `page`."""
         with self.db.reading() as conn:
             c = cluster_repo.get_cluster(conn, cluster_ref, self._scope(who))
             if c is None:
                 raise NotFound(f"no cluster {cluster_ref!r}")
             live = {n.id for n in node_repo.list_nodes(conn, c.id)}
             return [deployment_view(r) for r in repo.for_cluster(conn, c.id) if r.node_id in live]
+
+    def page(
+        self,
+        who: Principal,
+        cluster_ref: str,
+        limit: int,
+        marker: str | None,
+        status: DeploymentStatus | None = None,
+    ) -> DeploymentPage:
+        """One page of the cluster's deployments (issue 23), paged and counted in SQL, and the
+        marker of the next page (None: the last). `limit` is checked by the caller."""
+        with self.db.reading() as conn:
+            c = cluster_repo.get_cluster(conn, cluster_ref, self._scope(who))
+            if c is None:
+                raise NotFound(f"no cluster {cluster_ref!r}")
+            got = repo.page_for_cluster(conn, c.id, limit=limit, marker=marker, status=status)
+            if got is None:
+                raise ServiceError(
+                    f"no deployment {marker!r} in this list to page from",
+                    [Problem("query:marker", "names no deployment of this list")],
+                )
+            counts = repo.counts_for_cluster(conn, c.id)
+        rows, more = got
+        return DeploymentPage(
+            [deployment_view(r) for r in rows],
+            rows[-1].id if more and rows else None,
+            {str(k): v for k, v in sorted(counts.items())},
+        )
 
     def log(self, who: Principal, node_id: str, deployment: str) -> dict[str, Any]:
         with self.db.reading() as conn:

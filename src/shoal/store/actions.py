@@ -208,8 +208,9 @@ NODE_WORK_COUNT_LIMIT = 200_000
 """Counting stops here: a share of more than this is the same decision."""
 
 
-def node_work(conn: Connection, now: float) -> tuple[int, int]:
-    """(runnable, running) node-level actions, each counted up to NODE_WORK_COUNT_LIMIT."""
+def node_work(conn: Connection, now: float, kinds: list[str] | None = None) -> tuple[int, int]:
+    """(runnable, running) node-level actions (of `kinds`, default every node-level kind the
+    node loop claims), each counted up to NODE_WORK_COUNT_LIMIT."""
     runnable = or_(
         actions.c.status == ActionStatus.READY,
         and_(actions.c.status == ActionStatus.RUNNING, actions.c.lease_expires_at < now),
@@ -219,7 +220,7 @@ def node_work(conn: Connection, now: float) -> tuple[int, int]:
     for cond in (runnable, running):
         sub = (
             select(actions.c.id)
-            .where(actions.c.kind.in_(NODE_KINDS), cond)
+            .where(actions.c.kind.in_(NODE_KINDS if kinds is None else kinds), cond)
             .limit(NODE_WORK_COUNT_LIMIT)
             .subquery()
         )

@@ -11,8 +11,9 @@ from __future__ import annotations
 import secrets as pysecrets
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from sqlalchemy import Connection, bindparam, insert, select, update
+from sqlalchemy import Connection, Select, bindparam, func, insert, select, update
 from sqlalchemy.engine import RowMapping
 from sqlalchemy.exc import IntegrityError
 
@@ -25,6 +26,7 @@ from shoal.model.software import (
     Json,
     SoftwareConfig,
 )
+from shoal.store.pages import page_rows
 from shoal.store.tables import deployments, nodes, software_keys
 
 TAIL_CHARS = 16_384
@@ -160,11 +162,19 @@ def rows_for(
     return out
 
 
-def publish(conn: Connection, runs: Sequence[Publish], now: float) -> None:
-    """Mark each run IN_PROGRESS on its (node, deployment) row, making the row if needed."""
+def publish(
+    conn: Connection,
+    runs: Sequence[Publish],
+    now: float,
+    existing: Mapping[tuple[str, str], DeploymentRow] | None = None,
+) -> None:
+    """Mark each run IN_PROGRESS on its (node, deployment) row, making the row if needed.
+    `existing`: the rows of these runs' pairs when the caller read them in this transaction
+    (the deployer's claim does), so they are not read twice."""
     if not runs:
         return
-    existing = rows_for(conn, [(p.node_id, p.name) for p in runs])
+    if existing is None:
+        existing = rows_for(conn, [(p.node_id, p.name) for p in runs])
     fresh: list[dict[str, object]] = []
     changed: list[dict[str, object]] = []
     for p in runs:
@@ -232,25 +242,23 @@ def finish(conn: Connection, done: Sequence[Finish], now: float) -> list[str]:
     """Record how runs ended; only rows still on that run change. Returns those action ids."""
     if not done:
         return []
-    current = {
-        a: r
-        for a, r in by_actions(conn, [d.action_id for d in done]).items()
-        if r.status is DeploymentStatus.IN_PROGRESS
-    }
+    current = _in_progress(conn, [d.action_id for d in done if d.outputs is None])
+    current |= _in_progress(conn, [d.action_id for d in done if d.outputs is not None], False)
     rows: list[dict[str, object]] = []
     for d in done:
-        row = current.get(d.action_id)
-        if row is None:
+        found = current.get(d.action_id)
+        if found is None:
             continue
+        row_id, outputs = found
         rows.append(
             {
-                "r_id": row.id,
+                "r_id": row_id,
                 "r_action": d.action_id,
                 "v_status": d.status.value,
                 "v_status_code": d.status_code,
                 "v_stdout": tail(d.stdout),
                 "v_stderr": tail(d.stderr),
-                "v_outputs": dict(d.outputs) if d.outputs is not None else dict(row.outputs),
+                "v_outputs": dict(d.outputs) if d.outputs is not None else outputs,
                 "v_ended_at": now,
             }
         )
@@ -279,6 +287,25 @@ def finish(conn: Connection, done: Sequence[Finish], now: float) -> list[str]:
         return [str(rows[0]["r_action"])] if conn.execute(stmt, rows[0]).rowcount else []
     conn.execute(stmt, rows)
     return [str(r["r_action"]) for r in rows]
+
+
+def _in_progress(
+    conn: Connection, action_ids: Sequence[str], with_outputs: bool = True
+) -> dict[str, tuple[str, dict[str, Json]]]:
+    """Action id -> (row id, outputs) of the rows still IN_PROGRESS on these runs: only the
+    columns finishing needs (issue 23: reading whole rows, inputs and config bodies, for every
+    finished run was a large share of a deployment's cost)."""
+    c = deployments.c
+    columns = [c.id, c.action_id] + ([c.outputs] if with_outputs else [])
+    out: dict[str, tuple[str, dict[str, Json]]] = {}
+    for start in range(0, len(action_ids), 500):
+        q = select(*columns).where(
+            c.action_id.in_(action_ids[start : start + 500]),
+            c.status == DeploymentStatus.IN_PROGRESS.value,
+        )
+        for r in conn.execute(q):
+            out[str(r[1])] = (str(r[0]), dict(r[2] or {}) if with_outputs else {})
+    return out
 
 
 def by_action(conn: Connection, action_id: str) -> DeploymentRow | None:
@@ -322,6 +349,47 @@ def for_cluster(
         .order_by(deployments.c.name, deployments.c.node_name)
     )
     return [DeploymentRow.from_row(r) for r in conn.execute(q).mappings()]
+
+
+def _live_rows(cluster_id: str) -> Select[Any]:
+    """The cluster's rows on its live nodes (a deleted node's rows stay for its history)."""
+    live = select(nodes.c.id).where(nodes.c.cluster_id == cluster_id, nodes.c.deleted_at.is_(None))
+    return select(*[c for c in deployments.c if c.name not in _REVISION_COLUMNS]).where(
+        deployments.c.cluster_id == cluster_id, deployments.c.node_id.in_(live)
+    )
+
+
+def page_for_cluster(
+    conn: Connection,
+    cluster_id: str,
+    *,
+    limit: int,
+    marker: str | None,
+    status: DeploymentStatus | None = None,
+) -> tuple[list[DeploymentRow], bool] | None:
+    """Up to `limit` rows of the cluster's live nodes after the row `marker` (by id), in
+    (created_at, id) order, of one status when given; and whether more follow. None when the
+    marker names no row of that list. Keyset paging in SQL (issue 23): a page costs the same
+    at any depth, and no list reads every row of a 100,000-node cluster."""
+    q = _live_rows(cluster_id)
+    if status is not None:
+        q = q.where(deployments.c.status == status.value)
+    got = page_rows(conn, deployments, q, limit, marker)
+    if got is None:
+        return None
+    rows, more = got
+    return [DeploymentRow.from_row(r) for r in rows], more
+
+
+def counts_for_cluster(conn: Connection, cluster_id: str) -> dict[DeploymentStatus, int]:
+    """The cluster's rows on its live nodes counted by status, in SQL."""
+    live = select(nodes.c.id).where(nodes.c.cluster_id == cluster_id, nodes.c.deleted_at.is_(None))
+    q = (
+        select(deployments.c.status, func.count())
+        .where(deployments.c.cluster_id == cluster_id, deployments.c.node_id.in_(live))
+        .group_by(deployments.c.status)
+    )
+    return {DeploymentStatus(r[0]): int(r[1]) for r in conn.execute(q)}
 
 
 def for_node(conn: Connection, node_id: str) -> list[DeploymentRow]:

@@ -25,6 +25,11 @@ ENGINE_PREFIX = "engine/"
 MANAGING_PREFIX = "managing/"
 """Engines that manage (an engine may run with `manage = false`): shares are counted over these."""
 PARTITION_PREFIX = "manager/"
+DEPLOYING_PREFIX = "deploying/"
+"""Engines that run software deployments: the deployer's shares are counted over these."""
+DEPLOYER_PREFIX = "deploy/"
+"""The deployer's partitions (issue 23): the same hash ranges as management, leased apart, so
+an engine that does not manage still decides deployments and the two move independently."""
 
 
 def partition_of(cluster_id: str, partitions: int = PARTITIONS) -> int:
@@ -58,7 +63,15 @@ def unregister(db: Database, engine_id: str) -> None:
     with db.transaction() as conn:
         conn.execute(
             update(leases)
-            .where(leases.c.name.in_([ENGINE_PREFIX + engine_id, MANAGING_PREFIX + engine_id]))
+            .where(
+                leases.c.name.in_(
+                    [
+                        ENGINE_PREFIX + engine_id,
+                        MANAGING_PREFIX + engine_id,
+                        DEPLOYING_PREFIX + engine_id,
+                    ]
+                )
+            )
             .values(holder=None, expires_at=0.0)
         )
 
@@ -87,21 +100,24 @@ def balance(
     ttl_s: float,
     *,
     partitions: int = PARTITIONS,
+    partition_prefix: str = PARTITION_PREFIX,
+    member_prefix: str = MANAGING_PREFIX,
 ) -> frozenset[int]:
     """Renew the partitions `holder` has, take free ones up to its fair share, give back
     those beyond it; returns the partitions it holds now.
 
     Partitions are taken in a rotated order (starting at a point derived from the holder) so
-    engines starting together do not all contend for partition 0 first."""
-    register(db, holder, now, ttl_s, prefix=MANAGING_PREFIX)
-    share = fair_share(partitions, live_engines(db, now, prefix=MANAGING_PREFIX))
-    names = [f"{PARTITION_PREFIX}{k}" for k in range(partitions)]
+    engines starting together do not all contend for partition 0 first. Management uses the
+    defaults; the deployer its own prefixes (`DEPLOYER_PREFIX`, `DEPLOYING_PREFIX`)."""
+    register(db, holder, now, ttl_s, prefix=member_prefix)
+    share = fair_share(partitions, live_engines(db, now, prefix=member_prefix))
+    names = [f"{partition_prefix}{k}" for k in range(partitions)]
     with db.transaction() as conn:
         rows = {
             r[0]: (r[1], float(r[2]))
             for r in conn.execute(
                 select(leases.c.name, leases.c.holder, leases.c.expires_at).where(
-                    leases.c.name.startswith(PARTITION_PREFIX)
+                    leases.c.name.startswith(partition_prefix)
                 )
             )
         }
@@ -159,19 +175,25 @@ def balance(
                 )
                 if res.rowcount == 1:
                     held.add(name)
-    return frozenset(int(n[len(PARTITION_PREFIX) :]) for n in held)
+    return frozenset(int(n[len(partition_prefix) :]) for n in held)
 
 
-def release_partitions(db: Database, holder: str) -> None:
+def release_partitions(
+    db: Database,
+    holder: str,
+    *,
+    partition_prefix: str = PARTITION_PREFIX,
+    member_prefix: str = MANAGING_PREFIX,
+) -> None:
     """Hand back every partition at once (an engine stopping), and stop counting as one
-    that manages."""
+    that manages (or deploys, with the deployer's prefixes)."""
     with db.transaction() as conn:
         conn.execute(
             update(leases)
             .where(
                 or_(
-                    and_(leases.c.name.startswith(PARTITION_PREFIX), leases.c.holder == holder),
-                    leases.c.name == MANAGING_PREFIX + holder,
+                    and_(leases.c.name.startswith(partition_prefix), leases.c.holder == holder),
+                    leases.c.name == member_prefix + holder,
                 )
             )
             .values(holder=None, expires_at=0.0)

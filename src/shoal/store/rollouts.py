@@ -1,9 +1,10 @@
 """Where each deployment's rolling UPDATE stands, per cluster (`model/rollouts.py`).
 
 One row per (cluster, deployment), overwritten as the rollout moves on; the engine holding the
-deployer lease is the only writer, and any engine that takes the lease over reads it back and
-goes on from there. The typed state is JSON here only; `phase` is a column so the health gate
-can find the rollouts it has to look at without reading every row.
+cluster's deployer partition (issue 23) is the only writer, and any engine that takes the
+partition over reads it back and goes on from there. The typed state is JSON here only;
+`phase` is a column so the health gate can find the rollouts it has to look at without
+reading every row.
 """
 
 from __future__ import annotations

@@ -4,9 +4,9 @@ A batch whose nodes all completed the new revision is gated: each of them must b
 (ACTIVE, or WARNING for another reason than this deployment) and pass its group's health check
 when the group has one (the same probes health management and node rolling updates use), by
 `gate_timeout_s` on the engine's clock. Checked every `GATE_EVERY_S` by the engine holding the
-deployer lease; the outcome moves the stored rollout on (PAUSE, or ROLLBACK once the time is
-out with `failure_threshold` nodes still unhealthy). The rollout is written only if it is still
-the one that was checked, so a document change meanwhile wins.
+cluster's deployer partition (issue 23); the outcome moves the stored rollout on (PAUSE, or
+ROLLBACK once the time is out with `failure_threshold` nodes still unhealthy). The rollout is
+written only if it is still the one that was checked, so a document change meanwhile wins.
 """
 
 from __future__ import annotations
@@ -45,6 +45,8 @@ class Gated(Protocol):
     policies_of: PoliciesOf
     health_of: HealthOf
 
+    def mine(self, cluster_id: str) -> bool: ...
+
 
 @dataclass(frozen=True, slots=True)
 class _Batch:
@@ -73,7 +75,7 @@ def _gated(d: Gated, now: float) -> list[_Batch]:
     out: list[_Batch] = []
     with d.engine.db.reading() as conn:
         for cluster_id, r in rollout_repo.in_phase(conn, RolloutPhase.GATE):
-            if now < r.gate_next:
+            if now < r.gate_next or not d.mine(cluster_id):
                 continue
             cluster = cluster_repo.get_cluster(conn, cluster_id)
             if cluster is None:

@@ -1,9 +1,13 @@
 """The deployer: one engine task that decides, claims, runs and finishes NODE_DEPLOY actions.
 
 Each pass:
-1. *decide* (in the engine holding the `deployer` lease, at most every `tick_s`, or at once
-   after a run finished): the NODE_DEPLOY actions now due (`decide.py`);
-2. *claim* READY NODE_DEPLOY actions (and RUNNING ones whose engine died) and, in the same
+1. *decide* (at most every `tick_s`, or after a run finished, but never more than half the
+   time: see `_Pacing.decide_gap`): the NODE_DEPLOY actions now due (`decide.py`) on the
+   clusters of this engine's deployer partitions (issue 23: the 64 hash ranges of cluster ids,
+   each a lease `deploy/<k>`, shared over the live engines like management's, so an engine's
+   death moves only its share); rollout gates and agents are looked after there too;
+2. *claim* READY NODE_DEPLOY actions (and RUNNING ones whose engine died), any engine's, up to
+   this engine's fair share of the deployment work over the live engines, and, in the same
    transaction, *publish* each run: its row goes IN_PROGRESS with the run's digest and signal
    hash, which is what the node's metadata then serves. A run whose row already COMPLETEd with
    the same digest, or whose own run already ended, is not run again (resuming after an engine
@@ -24,6 +28,7 @@ import asyncio
 import contextlib
 import dataclasses
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -60,6 +65,7 @@ from shoal.providers.software import (
 from shoal.store import actions as action_repo
 from shoal.store import clusters as cluster_repo
 from shoal.store import deployments as deployment_repo
+from shoal.store import engines as engine_repo
 from shoal.store import leases
 from shoal.store import nodes as node_repo
 from shoal.store.actions import Completion
@@ -71,6 +77,8 @@ from shoal.telemetry.notify import Notifier, Silent
 log = logging.getLogger("shoal.deployer")
 
 LEASE = "deployer"
+"""The single lease of deployments before issue 23: released at close by engines that may
+still hold it from an older version; no longer taken."""
 REASON_PREFIX = "deployment "
 """Node status reasons written here start so, so a later success clears only its own."""
 _KINDS = [ActionKind.NODE_DEPLOY.value]
@@ -116,6 +124,15 @@ class _Pacing:
     """This process took a signal: look at the waiting runs' rows on the next pass."""
     decided_through: float = -1e18
     """When the last finished decision pass (its gates checked) began."""
+    decide_gap: float = 0.0
+    decided_end: float = -1e18
+    """How long the last decision pass took and when it ended, in real time (the process's
+    own cost, whatever the engine's clock says): the next one waits at least as long after it
+    (issue 23). A pass reads the whole cluster, so deciding again after every finished batch
+    made the passes as many as the batches, and the cost per deployment grew with the nodes;
+    this way the deployer decides at most half the time and each pass finds more to do."""
+    balanced_at: float = -1e18
+    """When the deployer partitions were last renewed and balanced."""
 
 
 class Deployer:
@@ -137,9 +154,10 @@ class Deployer:
         self.policies_of: PoliciesOf = policies_of or (lambda _c: {})
         self.health_of: HealthOf = health_of or (lambda _c: {})
         self.workloads_of: WorkloadsOf = workloads_of or (lambda _c: ())
-        self._leading = False
-        """Whether this engine held the deployer lease at its last decision (rollout gates are
-        checked by that engine only)."""
+        self.partitions: frozenset[int] = frozenset()
+        """The deployer partitions this engine holds (as of its last balance): it decides, gates
+        and starts agents for the clusters in them."""
+        self._partition: dict[str, int] = {}
         self._pace = _Pacing()
         self.tick_s = tick_s
         self.concurrency = concurrency
@@ -181,20 +199,46 @@ class Deployer:
                 await t
         e = self.engine
         await asyncio.to_thread(leases.release, e.db, LEASE, e.owner)
+        await asyncio.to_thread(
+            engine_repo.release_partitions,
+            e.db,
+            e.owner,
+            partition_prefix=engine_repo.DEPLOYER_PREFIX,
+            member_prefix=engine_repo.DEPLOYING_PREFIX,
+        )
+        self.partitions = frozenset()
+
+    def mine(self, cluster_id: str) -> bool:
+        """Whether `cluster_id` is in this engine's deployer partitions."""
+        k = self._partition.get(cluster_id)
+        if k is None:
+            if len(self._partition) > 100_000:
+                self._partition.clear()
+            k = self._partition[cluster_id] = engine_repo.partition_of(cluster_id)
+        return k in self.partitions
+
+    def _due(self, mono: float) -> bool:
+        pace = self._pace
+        if time.perf_counter() - pace.decided_end < pace.decide_gap:
+            return False
+        return pace.dirty or mono - pace.decided_at >= self.tick_s
 
     async def once(self) -> bool:
         e = self.engine
         busy = False
         mono = e.clock.now()  # the engine's clock: tests drive the pacing as they drive time
-        if self._pace.dirty or mono - self._pace.decided_at >= self.tick_s:
+        if self._due(mono):
             self._pace.dirty = False
             self._pace.decided_at = mono
+            started = time.perf_counter()
             busy |= await asyncio.to_thread(self._decide) > 0
-            if self._leading and await check_gates(self):
+            self._pace.decided_end = time.perf_counter()
+            self._pace.decide_gap = min(self._pace.decided_end - started, self.tick_s)
+            if self.partitions and await check_gates(self):
                 self._pace.dirty = True
                 busy = True
             self._pace.decided_through = mono
-            if self._leading and mono - self._pace.agents_at >= AGENTS_EVERY_S:
+            if self.partitions and mono - self._pace.agents_at >= AGENTS_EVERY_S:
                 self._pace.agents_at = mono
                 await self._ensure_agents()
         free = self.concurrency - len(self._inflight)
@@ -228,17 +272,34 @@ class Deployer:
 
     # -- deciding ------------------------------------------------------------------------------
 
+    def _balance(self, now: float) -> None:
+        """Renew this engine's deployer partitions and move toward its fair share (every
+        ttl / 6: renewing is a write)."""
+        ttl = max(self.lease_s, 3.0)
+        if now - self._pace.balanced_at < ttl / 6:
+            return
+        self._pace.balanced_at = now
+        e = self.engine
+        self.partitions = engine_repo.balance(
+            e.db,
+            e.owner,
+            now,
+            ttl,
+            partition_prefix=engine_repo.DEPLOYER_PREFIX,
+            member_prefix=engine_repo.DEPLOYING_PREFIX,
+        )
+
     def _decide(self) -> int:
         e = self.engine
         now = e.clock.now()
-        self._leading = leases.acquire(e.db, LEASE, e.owner, now, max(self.lease_s, 3.0))
-        if not self._leading:
+        self._balance(now)
+        if not self.partitions:
             return 0
         with e.db.reading() as conn:
             clusters = [
                 c
                 for c in cluster_repo.list_clusters_cached(conn, self._clusters)
-                if c.status in SETTLED and c.lock_action_id is None
+                if c.status in SETTLED and c.lock_action_id is None and self.mine(c.id)
             ]
         made = 0
         for c in clusters:
@@ -271,12 +332,25 @@ class Deployer:
 
     # -- claiming and publishing ---------------------------------------------------------------
 
+    def _fair_share(self, now: float) -> int:
+        """How many deployment runs this engine may claim now: with other deploying engines
+        alive, its share of those runnable or running, less what it runs (at least a small
+        batch while any wait, so a lopsided start still drains); alone, all of them."""
+        e = self.engine
+        engines = engine_repo.live_engines(e.db, now, prefix=engine_repo.DEPLOYING_PREFIX)
+        with e.db.reading() as conn:
+            if engines <= 1:
+                return 2000 if action_repo.claimable(conn, _KINDS, now) else 0
+            pending, running = action_repo.node_work(conn, now, _KINDS)
+        share = -(-(pending + running) // engines)
+        return min(pending, max(share - len(self._inflight), 16 if pending else 0))
+
     def _claim(self, limit: int) -> list[_Claimed]:
         e = self.engine
         now = e.clock.now()
-        with e.db.reading() as conn:
-            if not action_repo.claimable(conn, _KINDS, now):
-                return []
+        limit = min(limit, self._fair_share(now))
+        if limit <= 0:
+            return []
         with e.db.transaction() as conn:
             claimed = action_repo.claim(
                 conn,
@@ -328,7 +402,7 @@ class Deployer:
                         )
                     )
                 out.append(_Claimed(a, run, node, settled))
-            deployment_repo.publish(conn, publish, now)
+            deployment_repo.publish(conn, publish, now, rows)
             add_events(conn, events, now)
             return out
 
@@ -415,7 +489,7 @@ class Deployer:
         out: list[tuple[str, str]] = []
         with self.engine.db.reading() as conn:
             for c in cluster_repo.list_clusters_cached(conn, self._clusters):
-                if c.status not in SETTLED:
+                if c.status not in SETTLED or not self.mine(c.id):
                     continue
                 try:
                     software = self.software_of(c)

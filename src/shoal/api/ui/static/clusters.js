@@ -4,6 +4,7 @@
 (function (S) {
   const { html } = S;
   const POLICY_KEYS = ["health", "update", "deletion", "scaling"];
+  const NODE_PAGE = 100; // issue 23: the node table shows a page, never every node
 
   S.pages.clusters = {
     title: "Clusters",
@@ -69,10 +70,40 @@
       view.innerHTML = html`<h1 tabindex="-1">Cluster</h1><div id="cluster-box"><p>Loading…</p></div>`.s;
       const box = view.querySelector("#cluster-box");
       let cluster = null;
+      // Issue 23: the node table is a page at a time (paged in SQL by the API), with the
+      // markers of the pages before it to go back.
+      const nodePage = { marker: null, before: [], next: null };
+      const nodesPath = () => `/v1/nodes?cluster=${encodeURIComponent(ref)}&limit=${NODE_PAGE}`
+        + (nodePage.marker ? `&marker=${encodeURIComponent(nodePage.marker)}` : "");
+      const nodeRowsOf = (data) => data.nodes.map((n) => html`<tr data-node="${n.name}">
+          <th scope="row">${n.name}</th><td>${n.group}</td><td>${n.kind}</td><td>${S.badge(n.status)}</td>
+          <td>${n.address || "—"}</td><td>${n.host || "—"}</td><td>${n.zone || "—"}</td><td>${n.status_reason || ""}</td></tr>`);
+      const nodePager = () => html`<nav class="pager" aria-label="Node pages">
+          <button type="button" name="nodes-prev" ${nodePage.before.length ? "" : "disabled"}>Previous nodes</button>
+          <span>page ${nodePage.before.length + 1}</span>
+          <button type="button" name="nodes-next" ${nodePage.next ? "" : "disabled"}>Next nodes</button></nav>`;
+      const showNodes = async () => {
+        const { data } = await S.api("GET", nodesPath());
+        nodePage.next = data.next_marker || null;
+        box.querySelector("#nodes-table tbody").innerHTML = html`${nodeRowsOf(data)}`.s;
+        box.querySelector("nav.pager").outerHTML = nodePager().s;
+        wirePager();
+      };
+      const wirePager = () => {
+        box.querySelector("button[name=nodes-next]").addEventListener("click", () => {
+          nodePage.before.push(nodePage.marker);
+          nodePage.marker = nodePage.next;
+          showNodes();
+        });
+        box.querySelector("button[name=nodes-prev]").addEventListener("click", () => {
+          nodePage.marker = nodePage.before.pop() ?? null;
+          showNodes();
+        });
+      };
       const load = async () => {
         const [c, nodes, receivers, actions, topo, nets, work] = await Promise.all([
           S.api("GET", `/v1/clusters/${encodeURIComponent(ref)}`),
-          S.api("GET", `/v1/nodes?cluster=${encodeURIComponent(ref)}`),
+          S.api("GET", nodesPath()),
           S.api("GET", "/v1/receivers"),
           S.api("GET", `/v1/actions?cluster=${encodeURIComponent(ref)}`),
           S.api("GET", `/ui/api/topology?cluster=${encodeURIComponent(ref)}`),
@@ -92,9 +123,8 @@
             <button type="submit" name="preview">Preview</button>
             <button type="button" name="apply" disabled>Apply</button>
             <div class="scale-out"></div></form></td></tr>`);
-        const nodeRows = nodes.data.nodes.map((n) => html`<tr data-node="${n.name}">
-          <th scope="row">${n.name}</th><td>${n.group}</td><td>${n.kind}</td><td>${S.badge(n.status)}</td>
-          <td>${n.address || "—"}</td><td>${n.host || "—"}</td><td>${n.zone || "—"}</td><td>${n.status_reason || ""}</td></tr>`);
+        nodePage.next = nodes.data.next_marker || null;
+        const nodeRows = nodeRowsOf(nodes.data);
         const recs = receivers.data.receivers.filter((r) => r.cluster_id === cluster.id).map((r) => html`<tr>
           <th scope="row">${r.name}</th><td>${r.action}</td><td>${r.nodegroup || (r.workload ? `workload ${r.workload}` : "—")}</td><td><code>${JSON.stringify(r.params || {})}</code></td><td>${S.shortTime(r.triggered_at) || "never"}</td></tr>`);
         const acts = actions.data.actions.slice().sort((a, b) => (b.created_at || "").localeCompare(a.created_at || "")).slice(0, 10)
@@ -107,7 +137,7 @@
           <section aria-labelledby="h-topo"><h2 id="h-topo">Placement</h2><div id="cluster-topo"></div></section>
           <section aria-labelledby="h-nodes"><h2 id="h-nodes">Nodes</h2>
             <table class="list" id="nodes-table"><thead><tr><th scope="col">Node</th><th scope="col">Group</th><th scope="col">Kind</th><th scope="col">Status</th>
-            <th scope="col">Address</th><th scope="col">Host</th><th scope="col">Zone</th><th scope="col">Health / reason</th></tr></thead><tbody>${nodeRows}</tbody></table></section>
+            <th scope="col">Address</th><th scope="col">Host</th><th scope="col">Zone</th><th scope="col">Health / reason</th></tr></thead><tbody>${nodeRows}</tbody></table>${nodePager()}</section>
           ${workloadsSection(work.data)}
           <section aria-labelledby="h-nets"><h2 id="h-nets">Networks</h2>${S.networks.render(nets.data.networking)}</section>
           <section aria-labelledby="h-recv"><h2 id="h-recv">Receivers</h2>${recs.length ? html`<table class="list"><thead><tr><th scope="col">Name</th>
@@ -115,6 +145,7 @@
           <section aria-labelledby="h-acts"><h2 id="h-acts">Recent actions</h2><ul class="actions">${acts}</ul></section>`.s;
         S.topology.render(box.querySelector("#cluster-topo"), topo.data, { groupings: S.topology.groupingsOf(cluster) });
         box.querySelectorAll("form.scale").forEach(wireScale);
+        wirePager();
       };
 
       function wireScale(form) {
