@@ -7,7 +7,8 @@ Time is the test's: leases run out when the test moves its clock, never by waiti
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 
@@ -19,6 +20,7 @@ from shoal.store import deployments as deployment_repo
 from shoal.store import engines
 from shoal.store.database import Database
 from shoal.store.records import ClusterRecord
+from tests.databases import database_url
 from tests.engine.support import ADMIN, Rig, make_rig
 
 SPEC = SoftwareSpec(
@@ -72,12 +74,23 @@ def test_deployer_partitions_divide_and_a_death_moves_only_its_share(db: Databas
     assert not a.partitions & b.partitions
 
 
+@pytest.fixture
+def pg_db(tmp_path: Path) -> Iterator[Database]:
+    """Two engines sharing one database: the PostgreSQL case is the point (no SQLite run)."""
+    with database_url("postgresql", tmp_path) as url:
+        database = Database(url)
+        database.migrate()
+        try:
+            yield database
+        finally:
+            database.dispose()
+
+
 @pytest.mark.parametrize("clusters", [6])
 async def test_each_cluster_is_decided_by_its_partitions_engine(
-    db: Database, clusters: int
+    pg_db: Database, clusters: int
 ) -> None:
-    if db.is_sqlite:
-        pytest.skip("two engines sharing one database: the PostgreSQL case is the point")
+    db = pg_db
     clock = ManualClock(1_000.0)
     rigs = [_rig(db, clock, n) for n in ("a", "b")]
     _split(rigs, clock)
