@@ -35,7 +35,7 @@ class SenlinImportBody(BaseModel):
 
 
 class SenlinImportReport(BaseModel):
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="forbid")
 
     dry_run: bool
     summary: dict[str, int]

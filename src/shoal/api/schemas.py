@@ -1,9 +1,10 @@
 """The native API's answers as pydantic models, so /openapi.json describes what is really sent.
 
-The service shapes answers as plain JSON views (`service/views.py`); routes declare these models
-as their response models, so FastAPI checks every answer against the same schema a client
-generator or a fuzzer reads. Models allow extra keys: a field added to a view reaches clients
-(and should be declared here) rather than being dropped.
+The views of clusters, nodes, actions and events are the service's own models
+(`service/views.py`), re-exported here: the service builds them, routes declare them as their
+response models, so a view and its schema are one declaration. Every model forbids extra keys
+(`additionalProperties: false`): a key added to an answer but not declared here fails the
+answer (and tests/api/test_view_models), instead of reaching clients undocumented.
 """
 
 from __future__ import annotations
@@ -11,16 +12,38 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi.routing import APIRoute
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-from shoal.model.enums import ActionKind, ActionStatus, ClusterStatus, NodeKind, NodeStatus
-from shoal.model.outputs import OutputStatus
+from shoal.model.enums import ClusterStatus, NodeKind, NodeStatus
+from shoal.service.views import (
+    ActionView,
+    ClusterView,
+    EventView,
+    JsonObject,
+    NodeCounts,
+    NodeGroupView,
+    NodeSummary,
+    NodeView,
+    OneAction,
+    OutputView,
+    View,
+)
 
-JsonObject = dict[str, Any]
+__all__ = [
+    "ActionView",
+    "ClusterView",
+    "EventView",
+    "JsonObject",
+    "NodeCounts",
+    "NodeGroupView",
+    "NodeSummary",
+    "NodeView",
+    "OneAction",
+    "OutputView",
+]
 
-
-class _Out(BaseModel):
-    model_config = ConfigDict(extra="allow")
+_Out = View
+"""Every model's base: extra keys forbidden."""
 
 
 class ExactRoute(APIRoute):
@@ -49,7 +72,7 @@ class ErrorInfo(_Out):
     )
 
 
-class ErrorBody(BaseModel):
+class ErrorBody(_Out):
     """Every error the native API answers."""
 
     error: ErrorInfo
@@ -83,131 +106,6 @@ JSON_ERRORS: dict[int | str, dict[str, Any]] = {
 
 
 # -- clusters, node groups, nodes ---------------------------------------------------------------
-
-
-class NodeSummary(_Out):
-    id: str
-    name: str
-    kind: NodeKind
-    group: str | None
-    status: NodeStatus
-    zone: str | None
-    host: str | None
-    address: str | None
-
-
-class NodeCounts(_Out):
-    total: int
-    by_status: dict[str, int]
-
-
-class NodeGroupView(_Out):
-    name: str
-    count: int
-    min: int
-    max: int | None
-    zones: list[str]
-    role: str | None
-    labels: dict[str, Any]
-    depends_on: list[str]
-    profile: Any = Field(description="The profile: a stored profile's name or an inline one.")
-    nodes: int = Field(description="How many replicas exist.")
-
-
-class OutputView(_Out):
-    name: str
-    description: str
-    status: OutputStatus = Field(description="pending: not known yet; the value is null.")
-    value: Any = Field(description="Evaluated against the cluster as it is now.")
-    reason: str | None = Field(description="Why it is pending.")
-
-
-class ClusterView(_Out):
-    id: str
-    name: str
-    project: str
-    status: ClusterStatus
-    status_reason: str | None
-    desired_capacity: int
-    min_size: int
-    max_size: int = Field(description="-1: unbounded.")
-    metadata: JsonObject
-    source_format: str
-    action: str | None = Field(description="The action holding the cluster's lock, if any.")
-    created_at: str | None
-    updated_at: str | None
-    generation: int
-    node_groups: list[NodeGroupView] | None = Field(None, description="Only for one cluster.")
-    node_counts: NodeCounts | None = Field(None, description="Only for one cluster.")
-    nodes: list[NodeSummary] | None = Field(
-        None, description="Only for one cluster asked with `nodes=N`: its first N nodes."
-    )
-    nodes_next_marker: str | None = Field(
-        None, description="The `marker` of the next page of nodes, when more follow."
-    )
-    document: JsonObject | None = Field(None, description="The stored native document.")
-    outputs: list[OutputView] | None = Field(
-        None, description="Only for one cluster: its outputs, evaluated when asked."
-    )
-
-
-class NodeView(_Out):
-    id: str
-    name: str
-    cluster_id: str
-    project: str
-    kind: NodeKind
-    group: str | None
-    part: str | None
-    index: int
-    status: NodeStatus
-    status_reason: str | None
-    host: str | None
-    zone: str | None
-    address: str | None
-    physical_id: str | None
-    attached_to: str | None
-    profile: Any
-    created_at: str | None
-    updated_at: str | None
-
-
-class ActionView(_Out):
-    id: str
-    name: str
-    action: ActionKind
-    target: str | None
-    cluster_id: str | None
-    node_id: str | None
-    parent: str | None
-    project: str
-    status: ActionStatus
-    status_reason: str | None
-    inputs: JsonObject | None
-    outputs: JsonObject | None
-    owner: str | None
-    attempts: int
-    cancel_requested: bool
-    created_at: str | None
-    start_time: str | None
-    end_time: str | None
-    request_id: str | None = None
-    """The API request that caused it (X-Openstack-Request-Id)."""
-
-
-class EventView(_Out):
-    id: int
-    timestamp: str | None
-    level: str
-    obj_type: str
-    obj_name: str | None
-    obj_id: str | None
-    cluster_id: str | None
-    node_id: str | None
-    action: str | None
-    status: str | None
-    message: str | None
-    request_id: str | None = None
 
 
 class Accepted(_Out):
@@ -258,7 +156,7 @@ class Plan(_Out):
     attach: list[PlannedAttach]
     update_batches: list[UpdateBatch]
     soft_violations: list[JsonObject]
-    replicas: list[JsonObject] = []
+    replicas: list[JsonObject] = Field(default_factory=list)
     """Workloads' replicas -> the cluster's servers (docs/workloads.md)."""
 
 
@@ -280,11 +178,6 @@ class ActionList(_Out):
     actions: list[ActionView]
     next_marker: str | None = None
     """The `marker` of the next page; absent on the last page."""
-
-
-class OneAction(_Out):
-    action: ActionView
-    children: dict[str, int] = Field(description="The child actions, counted by status.")
 
 
 class CancelledAction(_Out):
@@ -534,9 +427,25 @@ class OneDeploymentLog(_Out):
     deployment: DeploymentLog
 
 
+class CollectorRequest(_Out):
+    metadata_url: str
+
+
+class CollectorSettings(_Out):
+    collectors: list[str]
+    polling_interval: float
+    request: CollectorRequest
+
+
 class ServerMetadata(_Out):
     deployments: list[JsonObject] = Field(
         description="Heat's shape: one config per deployment, with `deploy_*` inputs."
+    )
+    os_collect_config: CollectorSettings | None = Field(
+        default=None,
+        alias="os-collect-config",
+        description="Where the agent polls next (Heat's key; os-apply-config rewrites its "
+        "configuration from it).",
     )
 
 
@@ -576,4 +485,4 @@ class ReplicaPage(_Out):
     cluster: str
     replicas: list[ReplicaView]
     next: str | None
-    rollouts: list[WorkloadRolloutView] = []
+    rollouts: list[WorkloadRolloutView] = Field(default_factory=list)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -88,9 +89,20 @@ async def collect(ref: str, path: str, request: Request, who: Caller) -> dict[st
         raise BadRequest("Required path attribute is missing.")
     reads = reads_of(request)
     cluster_id = await run_in_threadpool(reads.cluster_id, who, ref)
-    nodes = await run_in_threadpool(
-        lambda: reads.nodes(who, cluster_id, {}, Paging(everyone=True), details=True)
-    )
+    nodes: list[dict[str, Any]] = []
+    marker: str | None = None
+    while True:  # every node, a page at a time (Senlin answers for all of them)
+        found = await run_in_threadpool(
+            partial(reads.nodes, details=True),
+            who,
+            cluster_id,
+            {},
+            Paging(marker=marker, everyone=True),
+        )
+        nodes += found.nodes
+        marker = found.next_marker
+        if marker is None:
+            break
     out = []
     for node in nodes:
         value: Any = node

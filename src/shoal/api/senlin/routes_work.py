@@ -29,7 +29,7 @@ from shoal.api.senlin.versions import version_of
 from shoal.service.errors import Conflict, Forbidden
 from shoal.service.senlin.bodies import ACTION_UPDATE, NODE_CREATE, NODE_UPDATE, request_body
 from shoal.service.senlin.errors import BadRequest
-from shoal.service.senlin.queries import ACTIONS, EVENTS, NODES
+from shoal.service.senlin.queries import ACTIONS, EVENTS, MAX_LIMIT, NODES
 from shoal.service.senlin.requests import as_bool
 from shoal.store.records import Principal
 from shoal.store.senlin_nodes import NodeExtras
@@ -79,7 +79,13 @@ async def list_nodes(request: Request, who: Caller) -> dict[str, Any]:
             tainted=version_of(request) >= (1, 13),
         )
     )
-    return {"nodes": found}
+    if found.next_marker is None:
+        return {"nodes": found.nodes}
+    # A list asked without `limit` and cut at the page maximum says where it goes on, as
+    # OpenStack lists do (`<resources>_links`, which openstacksdk follows); never otherwise,
+    # so Senlin's answers keep their shape.
+    after = request.url.include_query_params(limit=MAX_LIMIT, marker=found.next_marker)
+    return {"nodes": found.nodes, "nodes_links": [{"rel": "next", "href": str(after)}]}
 
 
 @router.post("/nodes", status_code=202)
