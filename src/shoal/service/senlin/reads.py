@@ -4,7 +4,7 @@ sorting and marker/limit paging, scoped to the caller's project (an admin sees a
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from shoal.service.errors import NotFound
@@ -12,6 +12,7 @@ from shoal.service.senlin import meta
 from shoal.service.senlin.errors import BadRequest
 from shoal.service.senlin.nodes import find_node
 from shoal.service.senlin.profiles import profile_of, senlin_name
+from shoal.service.senlin.queries import MAX_LIMIT
 from shoal.service.senlin.shortid import by_short_id
 from shoal.service.senlin.specs import HEAT_STACK
 from shoal.service.senlin.stacks import stack_details
@@ -75,6 +76,15 @@ def senlin_cluster_name(c: ClusterRecord) -> str:
 
 def matches(item: dict[str, Any], filters: Filters) -> bool:
     return all(str(item.get(k)) in values for k, values in filters.items())
+
+
+@dataclass(frozen=True, slots=True)
+class NodePage:
+    """One page of Senlin's node list, and the marker of the next when the page maximum
+    (`MAX_LIMIT`) cut a list asked without `limit` (None: the list is whole)."""
+
+    nodes: list[dict[str, Any]]
+    next_marker: str | None = None
 
 
 class SenlinReads:
@@ -146,7 +156,12 @@ class SenlinReads:
         *,
         details: bool = False,
         tainted: bool = False,
-    ) -> list[dict[str, Any]]:
+    ) -> NodePage:
+        """A page of nodes, filtered, sorted and paged in SQL. Without `limit` a page is at
+        most `MAX_LIMIT` long: one more row is read to tell whether the list goes on."""
+        capped = paging.limit is None
+        if capped:
+            paging = replace(paging, limit=MAX_LIMIT + 1)
         with self.db.reading() as conn:
             cluster_id = None
             if cluster is not None:
@@ -160,7 +175,11 @@ class SenlinReads:
                 found = senlin_list_repo.list_nodes(conn, query)
             except senlin_list_repo.MarkerNotFound:
                 raise BadRequest(f"The marker '{paging.marker}' could not be found.") from None
-            return self._node_views(conn, found, details=details, tainted=tainted)
+            after = None
+            if capped and len(found) > MAX_LIMIT:
+                found = found[:MAX_LIMIT]
+                after = found[-1].id
+            return NodePage(self._node_views(conn, found, details=details, tainted=tainted), after)
 
     def _node_views(
         self, conn: Conn, found: list[NodeRecord], *, details: bool, tainted: bool
