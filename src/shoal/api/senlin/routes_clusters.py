@@ -26,6 +26,7 @@ from shoal.service.senlin.create_body import parse_create
 from shoal.service.senlin.errors import BadRequest
 from shoal.service.senlin.queries import CLUSTERS
 from shoal.service.senlin.reads import Paging
+from shoal.service.senlin.shapes import NodeView
 
 router = APIRouter(prefix="/v1/clusters")
 
@@ -89,7 +90,7 @@ async def collect(ref: str, path: str, request: Request, who: Caller) -> dict[st
         raise BadRequest("Required path attribute is missing.")
     reads = reads_of(request)
     cluster_id = await run_in_threadpool(reads.cluster_id, who, ref)
-    nodes: list[dict[str, Any]] = []
+    nodes: list[NodeView] = []
     marker: str | None = None
     while True:  # every node, a page at a time (Senlin answers for all of them)
         found = await run_in_threadpool(

@@ -31,6 +31,7 @@ from shoal.service.senlin.bodies import ACTION_UPDATE, NODE_CREATE, NODE_UPDATE,
 from shoal.service.senlin.errors import BadRequest
 from shoal.service.senlin.queries import ACTIONS, EVENTS, MAX_LIMIT, NODES
 from shoal.service.senlin.requests import as_bool
+from shoal.service.senlin.shapes import NodeView
 from shoal.store.records import Principal
 from shoal.store.senlin_nodes import NodeExtras
 
@@ -132,7 +133,7 @@ def _profile_id(request: Request, who: Principal, ref: str) -> str:
     return str(profiles_of(request).get(who, ref)["id"])
 
 
-def _node_view(request: Request, who: Principal, ref: str) -> dict[str, Any]:
+def _node_view(request: Request, who: Principal, ref: str) -> NodeView:
     return reads_of(request).node(
         who, ref, details=flag(request, "show_details"), tainted=version_of(request) >= (1, 13)
     )

@@ -39,7 +39,7 @@ from shoal.service.senlin.create_body import ClusterCreate, cluster_name
 from shoal.service.senlin.edits import SenlinResize, UpdateCluster
 from shoal.service.senlin.errors import BadRequest, ClusterLocked
 from shoal.service.senlin.members import SenlinMembers
-from shoal.service.senlin.policies import effect, scaling_event
+from shoal.service.senlin.policies import ScalingFields, effect, scaling_event
 from shoal.service.senlin.policy_store import SenlinPolicies, checked_of
 from shoal.service.senlin.profiles import SenlinProfiles
 from shoal.service.senlin.requests import as_int, as_map
@@ -187,7 +187,7 @@ class SenlinClusters:
         change = SenlinResize(Adjustment.CHANGE_IN_CAPACITY, count if out else -count, group)
         return self._resize(who, ref, kind, change, {"count": count})
 
-    def _scaling_policy(self, who: Principal, ref: str, kind: ActionKind) -> dict[str, Any] | None:
+    def _scaling_policy(self, who: Principal, ref: str, kind: ActionKind) -> ScalingFields | None:
         with self.db.reading() as conn:
             cluster = self.svc.get(conn, who, ref)
             for b in meta.decode(cluster.document.get("metadata", {})).policies:
@@ -198,8 +198,7 @@ class SenlinClusters:
                 except NotFound:
                     continue
                 if scaling_event(checked) == str(kind):
-                    found: dict[str, Any] = effect(checked, "", b.policy_id).group["scaling"]
-                    return found
+                    return effect(checked, "", b.policy_id).group.get("scaling")
         return None
 
     def resize(self, who: Principal, ref: str, body: ResizeBody) -> Submitted:
