@@ -15,6 +15,9 @@ from fastapi.routing import APIRoute
 from pydantic import Field
 
 from shoal.model.enums import ClusterStatus, NodeKind, NodeStatus
+from shoal.service.deployments import DeploymentLog, DeploymentView, RolloutView
+from shoal.service.profiles import ProfileView
+from shoal.service.quotas import QuotaLine, QuotaView
 from shoal.service.views import (
     ActionView,
     ClusterView,
@@ -32,6 +35,8 @@ from shoal.service.views import (
 __all__ = [
     "ActionView",
     "ClusterView",
+    "DeploymentLog",
+    "DeploymentView",
     "EventView",
     "JsonObject",
     "NodeCounts",
@@ -40,6 +45,10 @@ __all__ = [
     "NodeView",
     "OneAction",
     "OutputView",
+    "ProfileView",
+    "QuotaLine",
+    "QuotaView",
+    "RolloutView",
 ]
 
 _Out = View
@@ -192,15 +201,6 @@ class EventPage(_Out):
 # -- profiles, receivers, hosts, projects, tokens -----------------------------------------------
 
 
-class ProfileView(_Out):
-    id: str
-    name: str
-    type: str
-    spec: JsonObject
-    project: str
-    created_at: str | None
-
-
 class ProfileList(_Out):
     profiles: list[ProfileView]
 
@@ -299,19 +299,6 @@ class OneToken(_Out):
     token_info: TokenView
 
 
-class QuotaLine(_Out):
-    limit: int = Field(description="-1: unlimited.")
-    in_use: int
-    default: bool = Field(description="True: the server's default, not a per-project override.")
-
-
-class QuotaView(_Out):
-    project: str
-    quotas: dict[str, QuotaLine] = Field(
-        description="Per resource: clusters, nodes, vcpus, ram_mb, volume_gb."
-    )
-
-
 class Health(_Out):
     status: str
 
@@ -379,48 +366,12 @@ class VClusterAccepted(_Out):
 # -- software deployments (issue 11) ------------------------------------------------------------
 
 
-class DeploymentView(_Out):
-    deployment: str
-    node: str
-    node_id: str
-    config: str
-    group: str
-    action: str
-    status: str
-    status_code: int | None
-    attempts: int
-    action_id: str | None
-    started_at: str | None
-    ended_at: str | None
-
-
-class RolloutView(_Out):
-    deployment: str
-    group: str
-    phase: str = Field(description="run, gate, pause, rollback; then done, rolled_back or stopped.")
-    batch: int = Field(description="The batch started last (1-based).")
-    batches: int
-    nodes: list[str] = Field(description="The nodes of that batch.")
-    restored: list[str] = Field(description="Nodes given their previous revision again.")
-    reason: str = Field(description="Why it stopped or rolled back.")
-    summary: str
-    started_at: str | None
-    updated_at: str | None
-
-
 class DeploymentList(_Out):
     deployments: list[DeploymentView]
     rollouts: list[RolloutView] = Field(
         default_factory=list,
         description="Rolling updates of config changes, one per deployment (the latest).",
     )
-
-
-class DeploymentLog(DeploymentView):
-    inputs: JsonObject = Field(description="Resolved inputs, secrets shown as ******.")
-    outputs: JsonObject
-    stdout: str = Field(description="The end of the run's stdout (secrets scrubbed).")
-    stderr: str
 
 
 class OneDeploymentLog(_Out):
