@@ -229,8 +229,8 @@ async def test_batches_pause_and_gate_then_done(db: Database, clock: ManualClock
         # Visible to users.
         service = DeploymentService(db, lambda: rig.inventory, clock, lambda: None)
         (view,) = service.rollouts(ADMIN, "web")
-        assert view["phase"] == "done" and view["batches"] == 2
-        assert view["summary"] == "rolled out (2 batches)"
+        assert view.phase == "done" and view.batches == 2
+        assert view.summary == "rolled out (2 batches)"
     finally:
         await rig.engine.stop()
 

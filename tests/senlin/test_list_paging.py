@@ -6,6 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
+from shoal.api.senlin import routes_work as senlin_routes_work
+from shoal.service.senlin import reads as senlin_reads
 from tests.senlin.conftest import Senlin
 from tests.senlin.test_errors import senlin_error
 from tests.senlin.test_policies import policy, spec
@@ -132,3 +136,27 @@ async def test_clusters_page_in_sql_by_their_senlin_names(senlin_db: Senlin) -> 
     named = (await senlin.ok("GET", "/clusters?name=b"))["clusters"]
     assert sorted(c["id"] for c in named) == sorted([made[0], made[2]])
     assert (await senlin.ok("GET", "/clusters?status=ERROR"))["clusters"] == []
+
+
+async def test_a_node_list_without_limit_stops_at_the_page_maximum_and_links_on(
+    senlin_db: Senlin, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every list has a maximum page size (issue 23): a node list asked without `limit` is cut
+    there, and `nodes_links` gives the next page as OpenStack lists do (openstacksdk follows
+    it); a whole list has no links, as Senlin's never had. The maximum is lowered here so a
+    small cluster crosses it."""
+    senlin = senlin_db
+    c = await senlin.cluster(size=3)
+    whole = await senlin.ok("GET", "/nodes?cluster_id=web")
+    assert set(whole) == {"nodes"} and len(whole["nodes"]) == 3
+    monkeypatch.setattr(senlin_reads, "MAX_LIMIT", 2)
+    monkeypatch.setattr(senlin_routes_work, "MAX_LIMIT", 2)
+    first = await senlin.ok("GET", "/nodes?cluster_id=web")
+    assert [n["id"] for n in first["nodes"]] == [n["id"] for n in whole["nodes"][:2]]
+    [link] = first["nodes_links"]
+    assert link["rel"] == "next"
+    query = link["href"].split("?", 1)[1]
+    rest = await senlin.ok("GET", f"/nodes?{query}")
+    assert set(rest) == {"nodes"}
+    assert [n["id"] for n in first["nodes"] + rest["nodes"]] == [n["id"] for n in whole["nodes"]]
+    assert sorted(n["id"] for n in whole["nodes"]) == sorted(c["nodes"])

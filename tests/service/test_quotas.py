@@ -70,7 +70,7 @@ def test_growth_past_a_quota_names_resource_limit_use_and_request(db: Database) 
     quotas.set(ADMIN, "acme", {"nodes": 1})
     rig.service.scale(acme, "a", out=False, count=1, nodegroup=None)
 
-    shown = quotas.show(acme, acme.project_id)["quotas"]
+    shown = quotas.show(acme, acme.project_id).model_dump()["quotas"]
     assert shown["nodes"] == {"limit": 1, "in_use": 3, "default": False}
     assert shown["clusters"]["default"] is True and shown["clusters"]["limit"] == -1
 

@@ -36,11 +36,15 @@ class ImportBody(BaseModel):
 
 
 class ImageOut(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
     name: str
     id: str
 
 
 class ImportedImage(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
     image: ImageOut
 
 

@@ -46,10 +46,10 @@ async def get_node_log(
     node = await run_in_threadpool(rt.queries.node, who, node_id)
     if not isinstance(rt.provider, LocalProvider):
         raise Conflict(f"the {rt.provider.name} provider keeps no node logs Shoal can read")
-    physical = node.get("physical_id")
+    physical = node.physical_id
     text = None
-    if node.get("kind") == "server" and physical:
-        text = await run_in_threadpool(node_log, rt.provider, str(physical), size)
+    if node.kind == "server" and physical:
+        text = await run_in_threadpool(node_log, rt.provider, physical, size)
     if text is None:
-        raise NotFound(f"node {node['name']} has no log (it has no running server here)")
+        raise NotFound(f"node {node.name} has no log (it has no running server here)")
     return PlainTextResponse(text)

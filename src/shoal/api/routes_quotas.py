@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from fastapi import APIRouter, Request
 from starlette.concurrency import run_in_threadpool
 
@@ -27,11 +25,11 @@ def _quotas(request: Request) -> QuotaService:
 
 
 @router.get("/projects/{project}/quotas", response_model=schemas.QuotaView)
-async def show_quotas(project: str, request: Request, who: Caller) -> dict[str, Any]:
+async def show_quotas(project: str, request: Request, who: Caller) -> schemas.QuotaView:
     return await run_in_threadpool(_quotas(request).show, who, project)
 
 
 @router.put("/projects/{project}/quotas", response_model=schemas.QuotaView)
-async def set_quotas(project: str, request: Request, who: Caller) -> dict[str, Any]:
+async def set_quotas(project: str, request: Request, who: Caller) -> schemas.QuotaView:
     body = await json_object(request)
     return await run_in_threadpool(_quotas(request).set, who, project, body)

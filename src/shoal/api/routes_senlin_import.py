@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from shoal.api import schemas
 from shoal.api.auth import Caller, runtime_of
 from shoal.service.errors import Forbidden
-from shoal.service.senlin_import import SenlinImport
+from shoal.service.senlin_import import ReportJson, SenlinImport
 
 router = APIRouter(
     prefix="/v1/imports", tags=["imports"], responses=schemas.ERRORS, route_class=schemas.ExactRoute
@@ -35,7 +35,7 @@ class SenlinImportBody(BaseModel):
 
 
 class SenlinImportReport(BaseModel):
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="forbid")
 
     dry_run: bool
     summary: dict[str, int]
@@ -50,7 +50,7 @@ class SenlinImportReport(BaseModel):
     response_model=SenlinImportReport,
     responses={503: {"model": schemas.ErrorBody, "description": "Senlin's database unreadable"}},
 )
-async def import_senlin(body: SenlinImportBody, request: Request, who: Caller) -> dict[str, Any]:
+async def import_senlin(body: SenlinImportBody, request: Request, who: Caller) -> ReportJson:
     """Import (or with `dry_run`, plan) every Senlin cluster, or one project's."""
     if not who.is_admin:
         raise Forbidden("only an admin imports from Senlin")

@@ -78,7 +78,7 @@ async def list_actions(
 
 
 @router.get("/actions/{action_id}", response_model=schemas.OneAction)
-async def get_action(action_id: str, request: Request, who: Caller) -> dict[str, Any]:
+async def get_action(action_id: str, request: Request, who: Caller) -> schemas.OneAction:
     rt = runtime_of(request)
     return await run_in_threadpool(rt.queries.action, who, action_id)
 
@@ -154,8 +154,9 @@ async def stream_events(
                 mark = newest
                 found = await run_in_threadpool(rt.queries.events, who, cluster, last, 500)
             for e in found:
-                last = e["id"]
-                yield f"id: {e['id']}\nevent: {e['obj_type']}\ndata: {json.dumps(e)}\n\n"
+                last = e.id
+                data = json.dumps(e.model_dump(mode="json"))
+                yield f"id: {e.id}\nevent: {e.obj_type}\ndata: {data}\n\n"
             if found:
                 quiet = 0.0
                 continue
@@ -229,4 +230,4 @@ async def list_events(
     finally:
         if held is not None:
             held.release()
-    return {"events": found, "next": found[-1]["id"] if found else after}
+    return {"events": found, "next": found[-1].id if found else after}

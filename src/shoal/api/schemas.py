@@ -1,9 +1,10 @@
 """The native API's answers as pydantic models, so /openapi.json describes what is really sent.
 
-The service shapes answers as plain JSON views (`service/views.py`); routes declare these models
-as their response models, so FastAPI checks every answer against the same schema a client
-generator or a fuzzer reads. Models allow extra keys: a field added to a view reaches clients
-(and should be declared here) rather than being dropped.
+The views of clusters, nodes, actions and events are the service's own models
+(`service/views.py`), re-exported here: the service builds them, routes declare them as their
+response models, so a view and its schema are one declaration. Every model forbids extra keys
+(`additionalProperties: false`): a key added to an answer but not declared here fails the
+answer (and tests/api/test_view_models), instead of reaching clients undocumented.
 """
 
 from __future__ import annotations
@@ -11,16 +12,47 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi.routing import APIRoute
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-from shoal.model.enums import ActionKind, ActionStatus, ClusterStatus, NodeKind, NodeStatus
-from shoal.model.outputs import OutputStatus
+from shoal.model.enums import ClusterStatus, NodeKind, NodeStatus
+from shoal.service.deployments import DeploymentLog, DeploymentView, RolloutView
+from shoal.service.profiles import ProfileView
+from shoal.service.quotas import QuotaLine, QuotaView
+from shoal.service.views import (
+    ActionView,
+    ClusterView,
+    EventView,
+    JsonObject,
+    NodeCounts,
+    NodeGroupView,
+    NodeSummary,
+    NodeView,
+    OneAction,
+    OutputView,
+    View,
+)
 
-JsonObject = dict[str, Any]
+__all__ = [
+    "ActionView",
+    "ClusterView",
+    "DeploymentLog",
+    "DeploymentView",
+    "EventView",
+    "JsonObject",
+    "NodeCounts",
+    "NodeGroupView",
+    "NodeSummary",
+    "NodeView",
+    "OneAction",
+    "OutputView",
+    "ProfileView",
+    "QuotaLine",
+    "QuotaView",
+    "RolloutView",
+]
 
-
-class _Out(BaseModel):
-    model_config = ConfigDict(extra="allow")
+_Out = View
+"""Every model's base: extra keys forbidden."""
 
 
 class ExactRoute(APIRoute):
@@ -49,7 +81,7 @@ class ErrorInfo(_Out):
     )
 
 
-class ErrorBody(BaseModel):
+class ErrorBody(_Out):
     """Every error the native API answers."""
 
     error: ErrorInfo
@@ -83,131 +115,6 @@ JSON_ERRORS: dict[int | str, dict[str, Any]] = {
 
 
 # -- clusters, node groups, nodes ---------------------------------------------------------------
-
-
-class NodeSummary(_Out):
-    id: str
-    name: str
-    kind: NodeKind
-    group: str | None
-    status: NodeStatus
-    zone: str | None
-    host: str | None
-    address: str | None
-
-
-class NodeCounts(_Out):
-    total: int
-    by_status: dict[str, int]
-
-
-class NodeGroupView(_Out):
-    name: str
-    count: int
-    min: int
-    max: int | None
-    zones: list[str]
-    role: str | None
-    labels: dict[str, Any]
-    depends_on: list[str]
-    profile: Any = Field(description="The profile: a stored profile's name or an inline one.")
-    nodes: int = Field(description="How many replicas exist.")
-
-
-class OutputView(_Out):
-    name: str
-    description: str
-    status: OutputStatus = Field(description="pending: not known yet; the value is null.")
-    value: Any = Field(description="Evaluated against the cluster as it is now.")
-    reason: str | None = Field(description="Why it is pending.")
-
-
-class ClusterView(_Out):
-    id: str
-    name: str
-    project: str
-    status: ClusterStatus
-    status_reason: str | None
-    desired_capacity: int
-    min_size: int
-    max_size: int = Field(description="-1: unbounded.")
-    metadata: JsonObject
-    source_format: str
-    action: str | None = Field(description="The action holding the cluster's lock, if any.")
-    created_at: str | None
-    updated_at: str | None
-    generation: int
-    node_groups: list[NodeGroupView] | None = Field(None, description="Only for one cluster.")
-    node_counts: NodeCounts | None = Field(None, description="Only for one cluster.")
-    nodes: list[NodeSummary] | None = Field(
-        None, description="Only for one cluster asked with `nodes=N`: its first N nodes."
-    )
-    nodes_next_marker: str | None = Field(
-        None, description="The `marker` of the next page of nodes, when more follow."
-    )
-    document: JsonObject | None = Field(None, description="The stored native document.")
-    outputs: list[OutputView] | None = Field(
-        None, description="Only for one cluster: its outputs, evaluated when asked."
-    )
-
-
-class NodeView(_Out):
-    id: str
-    name: str
-    cluster_id: str
-    project: str
-    kind: NodeKind
-    group: str | None
-    part: str | None
-    index: int
-    status: NodeStatus
-    status_reason: str | None
-    host: str | None
-    zone: str | None
-    address: str | None
-    physical_id: str | None
-    attached_to: str | None
-    profile: Any
-    created_at: str | None
-    updated_at: str | None
-
-
-class ActionView(_Out):
-    id: str
-    name: str
-    action: ActionKind
-    target: str | None
-    cluster_id: str | None
-    node_id: str | None
-    parent: str | None
-    project: str
-    status: ActionStatus
-    status_reason: str | None
-    inputs: JsonObject | None
-    outputs: JsonObject | None
-    owner: str | None
-    attempts: int
-    cancel_requested: bool
-    created_at: str | None
-    start_time: str | None
-    end_time: str | None
-    request_id: str | None = None
-    """The API request that caused it (X-Openstack-Request-Id)."""
-
-
-class EventView(_Out):
-    id: int
-    timestamp: str | None
-    level: str
-    obj_type: str
-    obj_name: str | None
-    obj_id: str | None
-    cluster_id: str | None
-    node_id: str | None
-    action: str | None
-    status: str | None
-    message: str | None
-    request_id: str | None = None
 
 
 class Accepted(_Out):
@@ -258,7 +165,7 @@ class Plan(_Out):
     attach: list[PlannedAttach]
     update_batches: list[UpdateBatch]
     soft_violations: list[JsonObject]
-    replicas: list[JsonObject] = []
+    replicas: list[JsonObject] = Field(default_factory=list)
     """Workloads' replicas -> the cluster's servers (docs/workloads.md)."""
 
 
@@ -282,11 +189,6 @@ class ActionList(_Out):
     """The `marker` of the next page; absent on the last page."""
 
 
-class OneAction(_Out):
-    action: ActionView
-    children: dict[str, int] = Field(description="The child actions, counted by status.")
-
-
 class CancelledAction(_Out):
     action: ActionView
 
@@ -297,15 +199,6 @@ class EventPage(_Out):
 
 
 # -- profiles, receivers, hosts, projects, tokens -----------------------------------------------
-
-
-class ProfileView(_Out):
-    id: str
-    name: str
-    type: str
-    spec: JsonObject
-    project: str
-    created_at: str | None
 
 
 class ProfileList(_Out):
@@ -323,6 +216,9 @@ class ReceiverView(_Out):
     cluster_id: str
     action: str
     nodegroup: str | None
+    workload: str | None = Field(
+        None, description="A workload receiver's workload (absent for a node group's)."
+    )
     params: JsonObject
     webhook_url: str | None = Field(
         None, description="Only in the answer that created it: the URL holds the secret."
@@ -406,19 +302,6 @@ class OneToken(_Out):
     token_info: TokenView
 
 
-class QuotaLine(_Out):
-    limit: int = Field(description="-1: unlimited.")
-    in_use: int
-    default: bool = Field(description="True: the server's default, not a per-project override.")
-
-
-class QuotaView(_Out):
-    project: str
-    quotas: dict[str, QuotaLine] = Field(
-        description="Per resource: clusters, nodes, vcpus, ram_mb, volume_gb."
-    )
-
-
 class Health(_Out):
     status: str
 
@@ -486,35 +369,6 @@ class VClusterAccepted(_Out):
 # -- software deployments (issue 11) ------------------------------------------------------------
 
 
-class DeploymentView(_Out):
-    deployment: str
-    node: str
-    node_id: str
-    config: str
-    group: str
-    action: str
-    status: str
-    status_code: int | None
-    attempts: int
-    action_id: str | None
-    started_at: str | None
-    ended_at: str | None
-
-
-class RolloutView(_Out):
-    deployment: str
-    group: str
-    phase: str = Field(description="run, gate, pause, rollback; then done, rolled_back or stopped.")
-    batch: int = Field(description="The batch started last (1-based).")
-    batches: int
-    nodes: list[str] = Field(description="The nodes of that batch.")
-    restored: list[str] = Field(description="Nodes given their previous revision again.")
-    reason: str = Field(description="Why it stopped or rolled back.")
-    summary: str
-    started_at: str | None
-    updated_at: str | None
-
-
 class DeploymentList(_Out):
     deployments: list[DeploymentView]
     rollouts: list[RolloutView] = Field(
@@ -530,20 +384,29 @@ class DeploymentList(_Out):
     )
 
 
-class DeploymentLog(DeploymentView):
-    inputs: JsonObject = Field(description="Resolved inputs, secrets shown as ******.")
-    outputs: JsonObject
-    stdout: str = Field(description="The end of the run's stdout (secrets scrubbed).")
-    stderr: str
-
-
 class OneDeploymentLog(_Out):
     deployment: DeploymentLog
+
+
+class CollectorRequest(_Out):
+    metadata_url: str
+
+
+class CollectorSettings(_Out):
+    collectors: list[str]
+    polling_interval: float
+    request: CollectorRequest
 
 
 class ServerMetadata(_Out):
     deployments: list[JsonObject] = Field(
         description="Heat's shape: one config per deployment, with `deploy_*` inputs."
+    )
+    os_collect_config: CollectorSettings | None = Field(
+        default=None,
+        alias="os-collect-config",
+        description="Where the agent polls next (Heat's key; os-apply-config rewrites its "
+        "configuration from it).",
     )
 
 
@@ -575,12 +438,19 @@ class WorkloadRolloutView(_Out):
     previous_revision: str | None
     batches: int
     batch: list[str]
+    batch_started_at: float | None = None
+    surge: list[str] = Field(
+        default_factory=list, description="Surge replicas running beside the batch."
+    )
+    max_unavailable: int | None = None
+    max_surge: int | None = None
     reason: str | None
     started_at: float
+    summary: str | None = Field(None, description="The rollout in a line.")
 
 
 class ReplicaPage(_Out):
     cluster: str
     replicas: list[ReplicaView]
     next: str | None
-    rollouts: list[WorkloadRolloutView] = []
+    rollouts: list[WorkloadRolloutView] = Field(default_factory=list)

@@ -14,6 +14,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from pydantic import Field
+
 from shoal.clock import Clock
 from shoal.engine.events import node_event
 from shoal.engine.software import secrets
@@ -35,7 +37,7 @@ from shoal.model.software import (
     SoftwareSpec,
 )
 from shoal.service.errors import Invalid, NotFound, ServiceError
-from shoal.service.views import iso
+from shoal.service.views import JsonObject, View, iso
 from shoal.store import clusters as cluster_repo
 from shoal.store import deployments as repo
 from shoal.store import nodes as node_repo
@@ -46,57 +48,97 @@ from shoal.store.events import add_events
 from shoal.store.records import NodeRecord, Principal
 
 
+class DeploymentView(View):
+    """One deployment's last run on one node, as the native API answers it."""
+
+    deployment: str
+    node: str
+    node_id: str
+    config: str
+    group: str
+    action: str
+    status: str
+    status_code: int | None
+    attempts: int
+    action_id: str | None
+    started_at: str | None
+    ended_at: str | None
+
+
 @dataclass(frozen=True, slots=True)
 class DeploymentPage:
     """A page of a cluster's deployments, the next page's marker, and counts by status of all
     of them (so a caller watching a rollout need not read every page)."""
 
-    deployments: list[dict[str, Any]]
+    deployments: list[DeploymentView]
     next_marker: str | None
     counts: dict[str, int]
 
 
-def deployment_view(r: DeploymentRow) -> dict[str, Any]:
-    return {
-        "deployment": r.name,
-        "node": r.node_name,
-        "node_id": r.node_id,
-        "config": r.config,
-        "group": r.hook,
-        "action": r.action.value,
-        "status": r.status.value,
-        "status_code": r.status_code,
-        "attempts": r.attempts,
-        "action_id": r.action_id,
-        "started_at": iso(r.started_at),
-        "ended_at": iso(r.ended_at),
-    }
+class RolloutView(View):
+    """Where a deployment's rolling UPDATE stands."""
+
+    deployment: str
+    group: str
+    phase: str = Field(description="run, gate, pause, rollback; then done, rolled_back or stopped.")
+    batch: int = Field(description="The batch started last (1-based).")
+    batches: int
+    nodes: list[str] = Field(description="The nodes of that batch.")
+    restored: list[str] = Field(description="Nodes given their previous revision again.")
+    reason: str = Field(description="Why it stopped or rolled back.")
+    summary: str
+    started_at: str | None
+    updated_at: str | None
 
 
-def rollout_view(r: SoftwareRollout) -> dict[str, Any]:
-    return {
-        "deployment": r.deployment,
-        "group": r.group,
-        "phase": str(r.phase),
-        "batch": r.started,
-        "batches": len(r.batches),
-        "nodes": list(r.current),
-        "restored": list(r.restored),
-        "reason": r.reason,
-        "summary": r.summary(),
-        "started_at": iso(r.started_at),
-        "updated_at": iso(r.updated_at),
-    }
+class DeploymentLog(DeploymentView):
+    inputs: JsonObject = Field(description="Resolved inputs, secrets shown as ******.")
+    outputs: JsonObject
+    stdout: str = Field(description="The end of the run's stdout (secrets scrubbed).")
+    stderr: str
 
 
-def log_view(r: DeploymentRow) -> dict[str, Any]:
-    return {
-        **deployment_view(r),
-        "inputs": dict(r.inputs),
-        "outputs": dict(r.outputs),
-        "stdout": r.stdout,
-        "stderr": r.stderr,
-    }
+def deployment_view(r: DeploymentRow) -> DeploymentView:
+    return DeploymentView(
+        deployment=r.name,
+        node=r.node_name,
+        node_id=r.node_id,
+        config=r.config,
+        group=r.hook,
+        action=r.action.value,
+        status=r.status.value,
+        status_code=r.status_code,
+        attempts=r.attempts,
+        action_id=r.action_id,
+        started_at=iso(r.started_at),
+        ended_at=iso(r.ended_at),
+    )
+
+
+def rollout_view(r: SoftwareRollout) -> RolloutView:
+    return RolloutView(
+        deployment=r.deployment,
+        group=r.group,
+        phase=str(r.phase),
+        batch=r.started,
+        batches=len(r.batches),
+        nodes=list(r.current),
+        restored=list(r.restored),
+        reason=r.reason,
+        summary=r.summary(),
+        started_at=iso(r.started_at),
+        updated_at=iso(r.updated_at),
+    )
+
+
+def log_view(r: DeploymentRow) -> DeploymentLog:
+    return DeploymentLog(
+        **deployment_view(r).model_dump(),
+        inputs=dict(r.inputs),
+        outputs=dict(r.outputs),
+        stdout=r.stdout,
+        stderr=r.stderr,
+    )
 
 
 def scrub(text: str, values: Mapping[str, str]) -> str:
@@ -139,7 +181,7 @@ class DeploymentService:
 
     # -- users ---------------------------------------------------------------------------------
 
-    def rollouts(self, who: Principal, cluster_ref: str) -> list[dict[str, Any]]:
+    def rollouts(self, who: Principal, cluster_ref: str) -> list[RolloutView]:
         """Where each deployment's rolling UPDATE stands (the last one, if it ended)."""
         with self.db.reading() as conn:
             c = cluster_repo.get_cluster(conn, cluster_ref, self._scope(who))
@@ -147,7 +189,7 @@ class DeploymentService:
                 raise NotFound(f"no cluster {cluster_ref!r}")
             return [rollout_view(r) for r in rollout_repo.for_cluster(conn, c.id).values()]
 
-    def list(self, who: Principal, cluster_ref: str) -> list[dict[str, Any]]:
+    def list(self, who: Principal, cluster_ref: str) -> list[DeploymentView]:
         """Every row of the cluster's live nodes (callers that need them all: small clusters,
         tests); the API pages with `page`."""
         with self.db.reading() as conn:
@@ -185,7 +227,7 @@ class DeploymentService:
             {str(k): v for k, v in sorted(counts.items())},
         )
 
-    def log(self, who: Principal, node_id: str, deployment: str) -> dict[str, Any]:
+    def log(self, who: Principal, node_id: str, deployment: str) -> DeploymentLog:
         with self.db.reading() as conn:
             n = node_repo.get_node(conn, node_id, self._scope(who))
             if n is None:

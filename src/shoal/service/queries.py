@@ -20,7 +20,18 @@ from shoal.model.software import DeploymentRecord, Json, NodeFacts
 from shoal.planning.outputs import evaluate
 from shoal.service.deployments import scrub
 from shoal.service.errors import NotFound, ServiceError
-from shoal.service.views import action_view, cluster_view, event_view, node_view, output_view
+from shoal.service.views import (
+    ActionView,
+    ClusterView,
+    EventView,
+    NodeGroupView,
+    NodeView,
+    OneAction,
+    action_view,
+    cluster_view,
+    event_view,
+    node_view,
+)
 from shoal.store import actions as action_repo
 from shoal.store import clusters as cluster_repo
 from shoal.store import deployments as deployment_repo
@@ -49,14 +60,14 @@ class Queries:
             raise NotFound(f"no cluster {ref!r}")
         return c
 
-    def clusters(self, who: Principal) -> list[dict[str, Any]]:
+    def clusters(self, who: Principal) -> list[ClusterView]:
         """Every cluster (the dashboard's pickers; the API answers `clusters_page`)."""
         with self.db.reading() as conn:
             return [cluster_view(c) for c in cluster_repo.list_clusters(conn, self._scope(who))]
 
     def clusters_page(
         self, who: Principal, limit: int, marker: str | None
-    ) -> tuple[list[dict[str, Any]], str | None]:
+    ) -> tuple[list[ClusterView], str | None]:
         """A page of clusters (`limit` checked by the caller) and the next page's marker."""
         with self.db.reading() as conn:
             got = cluster_repo.page_clusters(conn, self._scope(who), limit, marker)
@@ -65,7 +76,7 @@ class Queries:
         found, more = got
         return [cluster_view(c) for c in found], found[-1].id if more and found else None
 
-    def cluster(self, who: Principal, ref: str, nodes: int = 0) -> dict[str, Any]:
+    def cluster(self, who: Principal, ref: str, nodes: int = 0) -> ClusterView:
         """One cluster with its nodes counted in SQL, and its first `nodes` nodes when asked
         (0: none; at most a page, checked by the caller)."""
         with self.db.reading() as conn:
@@ -78,9 +89,7 @@ class Queries:
                 assert got is not None  # no marker: always a page
                 page, more = got
                 first = (page, page[-1].id if more and page else None)
-            view = cluster_view(c, node_repo.tally_nodes(conn, c.id), first)
-            view["outputs"] = [output_view(o) for o in self._outputs(conn, c)]
-            return view
+            return cluster_view(c, node_repo.tally_nodes(conn, c.id), first, self._outputs(conn, c))
 
     @staticmethod
     def _replicas(
@@ -138,18 +147,18 @@ class Queries:
             raise NotFound(f"no cluster {ref!r}")
         return c
 
-    def nodegroups(self, who: Principal, ref: str) -> list[dict[str, Any]]:
+    def nodegroups(self, who: Principal, ref: str) -> list[NodeGroupView]:
         with self.db.reading() as conn:
             c = self._cluster(conn, who, ref)
-            return list(cluster_view(c, node_repo.tally_nodes(conn, c.id))["node_groups"])
+            return cluster_view(c, node_repo.tally_nodes(conn, c.id)).node_groups or []
 
-    def nodegroup(self, who: Principal, ref: str, name: str) -> dict[str, Any]:
+    def nodegroup(self, who: Principal, ref: str, name: str) -> NodeGroupView:
         for g in self.nodegroups(who, ref):
-            if g["name"] == name:
-                return dict(g)
+            if g.name == name:
+                return g
         raise NotFound(f"no node group {name!r} in cluster {ref!r}")
 
-    def nodes(self, who: Principal, cluster: str | None) -> list[dict[str, Any]]:
+    def nodes(self, who: Principal, cluster: str | None) -> list[NodeView]:
         with self.db.reading() as conn:
             if cluster is not None:
                 c = self._cluster(conn, who, cluster)
@@ -158,7 +167,7 @@ class Queries:
 
     def nodes_page(
         self, who: Principal, cluster: str | None, limit: int, marker: str | None
-    ) -> tuple[list[dict[str, Any]], str | None]:
+    ) -> tuple[list[NodeView], str | None]:
         """One page of nodes (issue 23), paged in SQL, and the marker of the next (None: last).
         `limit` is checked by the caller against MAX_PAGE."""
         with self.db.reading() as conn:
@@ -175,7 +184,7 @@ class Queries:
         found, more = got
         return [node_view(n) for n in found], found[-1].id if more and found else None
 
-    def node(self, who: Principal, node_id: str) -> dict[str, Any]:
+    def node(self, who: Principal, node_id: str) -> NodeView:
         with self.db.reading() as conn:
             n = node_repo.get_node(conn, node_id, self._scope(who))
         if n is None:
@@ -189,7 +198,7 @@ class Queries:
         everything: bool,
         limit: int = 1000,
         marker: str | None = None,
-    ) -> tuple[list[dict[str, Any]], str | None]:
+    ) -> tuple[list[ActionView], str | None]:
         """A page of actions, oldest first (`limit` checked by the caller), and the next
         page's marker (None: the last page)."""
         with self.db.reading() as conn:
@@ -207,13 +216,13 @@ class Queries:
         found, more = got
         return [action_view(a) for a in found], found[-1].id if more and found else None
 
-    def action(self, who: Principal, action_id: str) -> dict[str, Any]:
+    def action(self, who: Principal, action_id: str) -> OneAction:
         with self.db.reading() as conn:
             a = action_repo.get_action(conn, action_id, self._scope(who))
             if a is None:
                 raise NotFound(f"no action {action_id!r}")
             counts: Counter[ActionStatus] = action_repo.child_counts(conn, a.id)
-        return {"action": action_view(a), "children": {str(k): v for k, v in counts.items()}}
+        return OneAction(action=action_view(a), children={str(k): v for k, v in counts.items()})
 
     def newest_event_id(self) -> int:
         """The newest event's id of any project (a watermark, never shown to a caller)."""
@@ -222,7 +231,7 @@ class Queries:
 
     def events(
         self, who: Principal, cluster: str | None, after: int, limit: int
-    ) -> list[dict[str, Any]]:
+    ) -> list[EventView]:
         with self.db.reading() as conn:
             cluster_id = None
             if cluster is not None:

@@ -7,15 +7,31 @@ another's or changes any. Enforcement is in `ClusterService` (see `service/limit
 
 from __future__ import annotations
 
-from typing import Any
+from pydantic import Field
 
 from shoal.clock import Clock
 from shoal.service.errors import Forbidden, NotFound
 from shoal.service.limits import QUOTA_RESOURCES, Limits, check_quota_values
+from shoal.service.views import View
 from shoal.store import auth as auth_repo
 from shoal.store import quotas as quota_repo
 from shoal.store.database import Connection, Database
 from shoal.store.records import Principal
+
+
+class QuotaLine(View):
+    limit: int = Field(description="-1: unlimited.")
+    in_use: int
+    default: bool = Field(description="True: the server's default, not a per-project override.")
+
+
+class QuotaView(View):
+    """A project's quotas as the native API answers them."""
+
+    project: str
+    quotas: dict[str, QuotaLine] = Field(
+        description="Per resource: clusters, nodes, vcpus, ram_mb, volume_gb."
+    )
 
 
 class QuotaService:
@@ -24,12 +40,12 @@ class QuotaService:
         self.clock = clock
         self.limits = limits
 
-    def show(self, who: Principal, project: str) -> dict[str, Any]:
+    def show(self, who: Principal, project: str) -> QuotaView:
         with self.db.reading() as conn:
             project_id = self._project(conn, who, project, write=False)
             return self._view(conn, project_id)
 
-    def set(self, who: Principal, project: str, body: object) -> dict[str, Any]:
+    def set(self, who: Principal, project: str, body: object) -> QuotaView:
         values = check_quota_values(body)
         with self.db.transaction() as conn:
             project_id = self._project(conn, who, project, write=True)
@@ -46,17 +62,17 @@ class QuotaService:
             raise NotFound(f"no project {ref!r}")
         return project_id
 
-    def _view(self, conn: Connection, project_id: str) -> dict[str, Any]:
+    def _view(self, conn: Connection, project_id: str) -> QuotaView:
         overrides = quota_repo.overrides(conn, project_id)
         used = quota_repo.usage(conn, project_id)
-        return {
-            "project": project_id,
-            "quotas": {
-                r: {
-                    "limit": self.limits.quota_of(r, overrides, project_id),
-                    "in_use": used.of(r),
-                    "default": r not in overrides,
-                }
+        return QuotaView(
+            project=project_id,
+            quotas={
+                r: QuotaLine(
+                    limit=self.limits.quota_of(r, overrides, project_id),
+                    in_use=used.of(r),
+                    default=r not in overrides,
+                )
                 for r in QUOTA_RESOURCES
             },
-        }
+        )

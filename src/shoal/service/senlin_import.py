@@ -17,7 +17,7 @@ import dataclasses
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from shoal.clock import Clock
 from shoal.documents.export import profile_document
@@ -28,6 +28,7 @@ from shoal.model.inventory import Inventory
 from shoal.model.nodes import expand
 from shoal.providers.base import Provider, ResourceState
 from shoal.service.clusters import ClusterService
+from shoal.service.edits import Document
 from shoal.service.errors import ErrorKind, Invalid, ServiceError
 from shoal.service.senlin import meta
 from shoal.service.senlin.errors import BadRequest
@@ -35,6 +36,7 @@ from shoal.service.senlin.policies import POLICY_TYPES, effect, parse_policy_spe
 from shoal.service.senlin.profiles import ENVELOPE, SenlinProfiles, profile_of
 from shoal.service.senlin.receivers import ACTIONS as RECEIVER_ACTIONS
 from shoal.service.senlin.receivers import RESIZE, native_params
+from shoal.service.senlin.shapes import JsonObject
 from shoal.service.senlin.specs import HEAT_STACK, NOVA_SERVER
 from shoal.store import nodes as node_repo
 from shoal.store import senlin_adopt as repo
@@ -81,6 +83,69 @@ def checked_url(url: str) -> str:
         raise Invalid("invalid Senlin database URL", problem) from None
 
 
+class ItemJson(TypedDict):
+    id: str
+    name: str
+    type: str
+    mapped: bool
+    why: NotRequired[str]
+
+
+class NodeJson(TypedDict):
+    id: str
+    name: str
+    physical_id: str | None
+    adopted: bool
+    shoal_name: NotRequired[str]
+    host: NotRequired[str | None]
+    zone: NotRequired[str | None]
+    why: NotRequired[str]
+
+
+class ClusterJson(TypedDict):
+    id: str
+    name: str
+    project: str
+    outcome: str
+    reasons: list[str]
+    desired_capacity: int
+    min_size: int
+    max_size: int
+    nodes: list[NodeJson]
+    policies: list[ItemJson]
+    receivers: list[ItemJson]
+    warnings: list[str]
+
+
+class Credentials(TypedDict):
+    found: int
+    copied: int
+    why: str
+
+
+class ReportJson(TypedDict):
+    """The import's report (`POST /v1/imports/senlin`, `shoal import senlin`)."""
+
+    dry_run: bool
+    summary: dict[str, int]
+    clusters: list[ClusterJson]
+    standalone_nodes: list[NodeJson]
+    receivers_without_cluster: list[ItemJson]
+    credentials: Credentials
+
+
+@dataclass(frozen=True, slots=True)
+class ReceiverToWrite:
+    """A Senlin receiver the import writes: its native row and what the façade keeps."""
+
+    id: str
+    name: str
+    action: str
+    params: JsonObject
+    senlin_action: str
+    senlin_params: JsonObject
+
+
 @dataclass(frozen=True, slots=True)
 class Item:
     """A policy or receiver: mapped onto Shoal, or reported with why not."""
@@ -91,10 +156,11 @@ class Item:
     mapped: bool
     why: str = ""
 
-    def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "name": self.name, "type": self.type, "mapped": self.mapped} | (
-            {"why": self.why} if self.why else {}
-        )
+    def to_json(self) -> ItemJson:
+        out: ItemJson = {"id": self.id, "name": self.name, "type": self.type, "mapped": self.mapped}
+        if self.why:
+            out["why"] = self.why
+        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,15 +175,17 @@ class NodeOutcome:
     why: str = ""
     address: str | None = None
 
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
+    def to_json(self) -> NodeJson:
+        out: NodeJson = {
             "id": self.id,
             "name": self.name,
             "physical_id": self.physical_id,
             "adopted": self.adopted,
         }
         if self.adopted:
-            out.update(shoal_name=self.shoal_name, host=self.host, zone=self.zone)
+            out["shoal_name"] = self.shoal_name
+            out["host"] = self.host
+            out["zone"] = self.zone
         if self.why:
             out["why"] = self.why
         return out
@@ -138,12 +206,13 @@ class ClusterPlan:
     policies: list[Item] = field(default_factory=list)
     receivers: list[Item] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
-    document: dict[str, Any] = field(default_factory=dict)
+    document: Document = field(default_factory=dict)
     profile_row: dict[str, Any] = field(default_factory=dict)
+    """The profile's row as `store/senlin_adopt.put_profile` writes it."""
     node_rows: list[NewNode] = field(default_factory=list)
-    receiver_rows: list[dict[str, Any]] = field(default_factory=list)
+    receiver_rows: list[ReceiverToWrite] = field(default_factory=list)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> ClusterJson:
         return {
             "id": self.id,
             "name": self.name,
@@ -180,7 +249,7 @@ class ImportReport:
             "nodes_reported": sum(not n.adopted for p in self.clusters for n in p.nodes),
         }
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> ReportJson:
         return {
             "dry_run": self.dry_run,
             "summary": self.counts,
@@ -295,8 +364,8 @@ class SenlinImport:
                 # Senlin's names repeat, Shoal's are unique per project: the Senlin name is
                 # kept in the document's metadata, where the façade shows it from.
                 name = f"{name[:54]}-{c.id[:8]}"
-        group: dict[str, Any] = {"name": name, "profile": native, "min": c.min_size}
-        doc: dict[str, Any] = {"name": name, "node_groups": [group]}
+        group: Document = {"name": name, "profile": native, "min": c.min_size}
+        doc: Document = {"name": name, "node_groups": [group]}
         bindings = self._policies(plan, c, snap, doc, group)
         await self._nodes(plan, c, profile.type)
         self._known_hosts(plan)
@@ -345,8 +414,8 @@ class SenlinImport:
         plan: ClusterPlan,
         c: SenlinClusterRow,
         snap: SenlinSnapshot,
-        doc: dict[str, Any],
-        group: dict[str, Any],
+        doc: Document,
+        group: Document,
     ) -> tuple[meta.PolicyBinding, ...]:
         bound: list[meta.PolicyBinding] = []
         for b in c.bindings:
@@ -541,17 +610,10 @@ class SenlinImport:
                 continue
             plan.receivers.append(Item(r.id, r.name, r.action, True))
             plan.receiver_rows.append(
-                {
-                    "id": r.id,
-                    "name": r.name,
-                    "action": native_action,
-                    "params": params,
-                    "senlin_action": r.action,
-                    "senlin_params": r.params,
-                }
+                ReceiverToWrite(r.id, r.name, native_action, params, r.action, r.params)
             )
 
-    def _rule_warnings(self, plan: ClusterPlan, doc: dict[str, Any]) -> None:
+    def _rule_warnings(self, plan: ClusterPlan, doc: Document) -> None:
         hosts = [n.host for n in plan.nodes if n.adopted and n.host]
         for g in doc.get("groupings", []):
             rule = str(g.get("rule", ""))
@@ -628,26 +690,23 @@ class SenlinImport:
                 ],
             )
             for r in plan.receiver_rows:
-                if repo.receiver_exists(conn, r["id"]):
+                if repo.receiver_exists(conn, r.id):
                     continue
                 repo.insert_receiver(
                     conn,
-                    id=r["id"],
+                    id=r.id,
                     project_id=c.project,
                     cluster_id=c.id,
-                    name=_receiver_name(conn, c.project, r["name"], r["id"]),
-                    action=r["action"],
-                    params=r["params"],
-                    secret=r["id"],
+                    name=_receiver_name(conn, c.project, r.name, r.id),
+                    action=r.action,
+                    params=r.params,
+                    secret=r.id,
                     now=now,
                 )
                 senlin_receiver_repo.put(
                     conn,
                     SenlinReceiver(
-                        r["id"],
-                        RESIZE if r["senlin_action"] == RESIZE else None,
-                        r["name"],
-                        r["senlin_params"],
+                        r.id, RESIZE if r.senlin_action == RESIZE else None, r.name, r.senlin_params
                     ),
                 )
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -25,6 +26,7 @@ from shoal.service.senlin.create_body import parse_create
 from shoal.service.senlin.errors import BadRequest
 from shoal.service.senlin.queries import CLUSTERS
 from shoal.service.senlin.reads import Paging
+from shoal.service.senlin.shapes import NodeView
 
 router = APIRouter(prefix="/v1/clusters")
 
@@ -88,9 +90,20 @@ async def collect(ref: str, path: str, request: Request, who: Caller) -> dict[st
         raise BadRequest("Required path attribute is missing.")
     reads = reads_of(request)
     cluster_id = await run_in_threadpool(reads.cluster_id, who, ref)
-    nodes = await run_in_threadpool(
-        lambda: reads.nodes(who, cluster_id, {}, Paging(everyone=True), details=True)
-    )
+    nodes: list[NodeView] = []
+    marker: str | None = None
+    while True:  # every node, a page at a time (Senlin answers for all of them)
+        found = await run_in_threadpool(
+            partial(reads.nodes, details=True),
+            who,
+            cluster_id,
+            {},
+            Paging(marker=marker, everyone=True),
+        )
+        nodes += found.nodes
+        marker = found.next_marker
+        if marker is None:
+            break
     out = []
     for node in nodes:
         value: Any = node

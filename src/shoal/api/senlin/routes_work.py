@@ -29,8 +29,9 @@ from shoal.api.senlin.versions import version_of
 from shoal.service.errors import Conflict, Forbidden
 from shoal.service.senlin.bodies import ACTION_UPDATE, NODE_CREATE, NODE_UPDATE, request_body
 from shoal.service.senlin.errors import BadRequest
-from shoal.service.senlin.queries import ACTIONS, EVENTS, NODES
+from shoal.service.senlin.queries import ACTIONS, EVENTS, MAX_LIMIT, NODES
 from shoal.service.senlin.requests import as_bool
+from shoal.service.senlin.shapes import NodeView
 from shoal.store.records import Principal
 from shoal.store.senlin_nodes import NodeExtras
 
@@ -79,7 +80,13 @@ async def list_nodes(request: Request, who: Caller) -> dict[str, Any]:
             tainted=version_of(request) >= (1, 13),
         )
     )
-    return {"nodes": found}
+    if found.next_marker is None:
+        return {"nodes": found.nodes}
+    # A list asked without `limit` and cut at the page maximum says where it goes on, as
+    # OpenStack lists do (`<resources>_links`, which openstacksdk follows); never otherwise,
+    # so Senlin's answers keep their shape.
+    after = request.url.include_query_params(limit=MAX_LIMIT, marker=found.next_marker)
+    return {"nodes": found.nodes, "nodes_links": [{"rel": "next", "href": str(after)}]}
 
 
 @router.post("/nodes", status_code=202)
@@ -126,7 +133,7 @@ def _profile_id(request: Request, who: Principal, ref: str) -> str:
     return str(profiles_of(request).get(who, ref)["id"])
 
 
-def _node_view(request: Request, who: Principal, ref: str) -> dict[str, Any]:
+def _node_view(request: Request, who: Principal, ref: str) -> NodeView:
     return reads_of(request).node(
         who, ref, details=flag(request, "show_details"), tainted=version_of(request) >= (1, 13)
     )

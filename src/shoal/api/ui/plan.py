@@ -57,8 +57,8 @@ class PlanView:
 def _own_cluster(rt: Runtime, who: Principal, name: str) -> str | None:
     """The id of the caller's own cluster called `name`, if there is one."""
     for c in rt.queries.clusters(who):
-        if c["name"] == name and c["project"] == who.project_id:
-            return str(c["id"])
+        if c.name == name and c.project == who.project_id:
+            return c.id
     return None
 
 

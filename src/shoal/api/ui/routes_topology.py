@@ -43,14 +43,15 @@ async def _host_facts(rt: Runtime) -> list[HostFacts]:
 
 
 def _names(rt: Runtime, who: Principal) -> dict[str, str]:
-    return {c["id"]: c["name"] for c in rt.queries.clusters(who)}
+    return {c.id: c.name for c in rt.queries.clusters(who)}
 
 
 @router.get("/topology")
 async def topology(request: Request, who: Caller, cluster: str | None = None) -> JSONResponse:
     """Zones -> hosts -> nodes; with `cluster`, only that cluster's nodes (hosts stay)."""
     rt = runtime_of(request)
-    nodes = await run_in_threadpool(rt.queries.nodes, who, cluster)
+    found = await run_in_threadpool(rt.queries.nodes, who, cluster)
+    nodes = [n.model_dump() for n in found]
     names = await run_in_threadpool(_names, rt, who)
     hosts = await _host_facts(rt) if who.is_admin else []
     view = build(admin=who.is_admin, hosts=hosts, nodes=nodes, cluster_names=names)

@@ -10,7 +10,6 @@ acts on the new policies as on any document (zones, groupings and all).
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
 
 from shoal.model.enums import ActionKind
 from shoal.service.clusters import Asked, ClusterService, Submitted
@@ -21,6 +20,7 @@ from shoal.service.senlin.edits import BindPolicies
 from shoal.service.senlin.errors import BadRequest
 from shoal.service.senlin.meta import PolicyBinding
 from shoal.service.senlin.policy_store import SenlinPolicies, checked_of, policy_view
+from shoal.service.senlin.shapes import PolicyBindingView
 from shoal.service.senlin.views import SENLIN_ACTION
 from shoal.store.records import ClusterRecord, Principal
 from shoal.store.senlin_policies import PolicyRecord
@@ -113,12 +113,12 @@ class SenlinAttach:
         )
         return self.svc.submit(who, cluster.id, [change], asked)
 
-    def bindings(self, who: Principal, ref: str) -> list[dict[str, Any]]:
+    def bindings(self, who: Principal, ref: str) -> list[PolicyBindingView]:
         """Senlin's cluster-policy bindings of a cluster."""
         with self.db.reading() as conn:
             cluster = self.svc.get(conn, who, ref)
             bound = meta.decode(cluster.document.get("metadata", {})).policies
-            out = []
+            out: list[PolicyBindingView] = []
             for b in bound:
                 try:
                     view = policy_view(self.policies.row(conn, who, b.policy_id))

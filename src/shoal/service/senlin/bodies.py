@@ -11,14 +11,14 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from shoal.service.senlin.errors import BadRequest
+from shoal.service.senlin.shapes import JsonObject
 
 BOOL_WORDS = ("0", "1", "f", "false", "n", "no", "off", "on", "t", "true", "y", "yes")
 
 
-def missing_key(body: object, key: str) -> dict[str, Any]:
+def missing_key(body: object, key: str) -> JsonObject:
     """`body[key]` of a create request; Senlin's words when the envelope is missing."""
     if not isinstance(body, dict) or key not in body:
         raise BadRequest(f"Request body missing '{key}' key.")
@@ -28,11 +28,11 @@ def missing_key(body: object, key: str) -> dict[str, Any]:
     return inner
 
 
-def malformed(body: object, key: str) -> dict[str, Any]:
+def malformed(body: object, key: str) -> JsonObject:
     """`body[key]` of an update request; Senlin's words when the envelope is missing."""
     if not isinstance(body, dict) or not isinstance(body.get(key), dict):
         raise BadRequest(f"Malformed request data, missing '{key}' key in request body.")
-    inner: dict[str, Any] = body[key]
+    inner: JsonObject = body[key]
     return inner
 
 
@@ -126,7 +126,7 @@ ACTION_UPDATE = BodySchema("action", ("status",), (), True)
 RECEIVER_UPDATE = BodySchema("receiver", (), ("name", "action", "params"), True)
 
 
-def request_body(body: object, schema: BodySchema) -> dict[str, Any]:
+def request_body(body: object, schema: BodySchema) -> JsonObject:
     """The checked inner body of a request (`{"cluster": {...}}` -> `{...}`)."""
     inner = malformed(body, schema.key) if schema.update else missing_key(body, schema.key)
     check_fields(inner, schema.required, schema.optional)

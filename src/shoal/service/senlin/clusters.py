@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import uuid
 from collections.abc import Callable, Mapping
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from shoal.model.enums import ActionKind, Health, NodeStatus
 from shoal.service.clusters import RECOVERY_METHODS, Asked, ClusterService, Submitted
@@ -39,10 +39,11 @@ from shoal.service.senlin.create_body import ClusterCreate, cluster_name
 from shoal.service.senlin.edits import SenlinResize, UpdateCluster
 from shoal.service.senlin.errors import BadRequest, ClusterLocked
 from shoal.service.senlin.members import SenlinMembers
-from shoal.service.senlin.policies import effect, scaling_event
+from shoal.service.senlin.policies import ScalingFields, effect, scaling_event
 from shoal.service.senlin.policy_store import SenlinPolicies, checked_of
 from shoal.service.senlin.profiles import SenlinProfiles
 from shoal.service.senlin.requests import as_int, as_map
+from shoal.service.senlin.shapes import JsonObject
 from shoal.service.senlin.views import SENLIN_ACTION
 from shoal.store import clusters as cluster_repo
 from shoal.store import nodes as node_repo
@@ -73,7 +74,7 @@ class SenlinClusters:
                 raise BadRequest(
                     f"The specified profile '{profile_ref}' could not be found."
                 ) from None
-        group: dict[str, Any] = {
+        group: JsonObject = {
             "name": name,
             "profile": self.profiles.native(row),
             "count": body.desired,
@@ -98,7 +99,7 @@ class SenlinClusters:
         asked = Asked(ActionKind.CLUSTER_CREATE, source_format="senlin")
         return self.svc.submit(who, None, [first], asked)
 
-    def update(self, who: Principal, ref: str, data: dict[str, Any]) -> Submitted:
+    def update(self, who: Principal, ref: str, data: JsonObject) -> Submitted:
         known = {"name", "metadata", "profile_id", "timeout", "config", "profile_only"}
         unknown = sorted(set(data) - known)
         if unknown:
@@ -123,7 +124,7 @@ class SenlinClusters:
         new_name = (
             cluster_name(data["name"]) if data.get("name") not in (None, cluster.name) else None
         )
-        changes: dict[str, Any] = {}
+        changes: JsonObject = {}
         if data.get("metadata") is not None:
             changes["metadata"] = as_map("metadata", data["metadata"])
         if data.get("timeout") is not None:
@@ -187,7 +188,7 @@ class SenlinClusters:
         change = SenlinResize(Adjustment.CHANGE_IN_CAPACITY, count if out else -count, group)
         return self._resize(who, ref, kind, change, {"count": count})
 
-    def _scaling_policy(self, who: Principal, ref: str, kind: ActionKind) -> dict[str, Any] | None:
+    def _scaling_policy(self, who: Principal, ref: str, kind: ActionKind) -> ScalingFields | None:
         with self.db.reading() as conn:
             cluster = self.svc.get(conn, who, ref)
             for b in meta.decode(cluster.document.get("metadata", {})).policies:
@@ -198,8 +199,7 @@ class SenlinClusters:
                 except NotFound:
                     continue
                 if scaling_event(checked) == str(kind):
-                    found: dict[str, Any] = effect(checked, "", b.policy_id).group["scaling"]
-                    return found
+                    return effect(checked, "", b.policy_id).group.get("scaling")
         return None
 
     def resize(self, who: Principal, ref: str, body: ResizeBody) -> Submitted:

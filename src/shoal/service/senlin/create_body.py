@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from shoal.documents.names import NAME_RULE, is_name
 from shoal.service.senlin import meta
@@ -17,6 +16,7 @@ from shoal.service.senlin.action_bodies import bounded
 from shoal.service.senlin.bodies import integer
 from shoal.service.senlin.errors import BadRequest
 from shoal.service.senlin.requests import as_map
+from shoal.service.senlin.shapes import JsonObject
 from shoal.service.senlin.sizes import check_size_params
 
 
@@ -36,9 +36,9 @@ class ClusterCreate:
     max_size: int
     desired: int
     timeout: int = meta.DEFAULT_TIMEOUT
-    metadata: dict[str, Any] = field(default_factory=dict)
+    metadata: JsonObject = field(default_factory=dict)
     """The user's metadata, any JSON (kept as Senlin was given it)."""
-    config: dict[str, Any] = field(default_factory=dict)
+    config: JsonObject = field(default_factory=dict)
 
 
 def parse_create(data: Mapping[str, object]) -> ClusterCreate:

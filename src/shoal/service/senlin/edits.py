@@ -189,7 +189,7 @@ class BindPolicies:
                 group.pop(key, None)
             gone = {g["name"] for g in e.groupings}
             doc["groupings"] = [g for g in doc.get("groupings", []) if g["name"] not in gone]
-            for key, entries in e.sections.items():
+            for key, entries in e.sections():
                 names = {x["name"] for x in entries}
                 doc[key] = [x for x in doc.get(key, []) if x.get("name") not in names]
         for b in self.after:
@@ -198,7 +198,7 @@ class BindPolicies:
             e = effect(checked_of(self.rows[b.policy_id]), group["name"], b.policy_id)
             group.update(copy.deepcopy(e.group))
             doc.setdefault("groupings", []).extend(copy.deepcopy(e.groupings))
-            for key, entries in e.sections.items():  # a load balancer (issue 26)
+            for key, entries in e.sections():  # a load balancer (issue 26)
                 doc.setdefault(key, []).extend(copy.deepcopy(entries))
         for key in ("groupings", "networks", "load_balancers"):
             if not doc.get(key):

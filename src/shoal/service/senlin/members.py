@@ -9,7 +9,6 @@ service's one path, so a Senlin membership change and a native one can never dis
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from shoal.documents.names import NAME_RULE, is_name
 from shoal.model.enums import ActionKind, NodeStatus
@@ -21,6 +20,7 @@ from shoal.service.senlin.edits import KeepProfiles
 from shoal.service.senlin.errors import BadRequest, FeatureNotSupported
 from shoal.service.senlin.nodes import find_node
 from shoal.service.senlin.profiles import SenlinProfiles
+from shoal.service.senlin.shapes import JsonObject
 from shoal.service.senlin.sizes import bounds_of, check_size_params
 from shoal.service.senlin.views import SENLIN_ACTION
 from shoal.store import nodes as node_repo
@@ -128,7 +128,7 @@ class SenlinMembers:
         asked = Asked(ActionKind.CLUSTER_ADD_NODES, said)
         return self.svc.submit(who, cluster.id, [AdoptNodes(nodes)], asked)
 
-    def create_member(self, who: Principal, data: dict[str, Any]) -> tuple[str, Submitted]:
+    def create_member(self, who: Principal, data: JsonObject) -> tuple[str, Submitted]:
         """`POST /v1/nodes` with a cluster: a new instance of the cluster's document (the
         engine plans and makes it); the cluster's id and the submitted action."""
         name = str(data["name"])
@@ -218,7 +218,7 @@ class SenlinMembers:
             ReleaseNodes(tuple(olds)),
             AdoptNodes(tuple(news)),
         ]
-        said: dict[str, Any] = {SENLIN_ACTION: senlin_action}
+        said: JsonObject = {SENLIN_ACTION: senlin_action}
         if news:
             said["nodes"] = {o.name: n.name for o, n in zip(olds, news, strict=True)}
             kind = ActionKind.CLUSTER_ADD_NODES

@@ -9,8 +9,11 @@ the Senlin views strip.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from shoal.service.senlin.shapes import JsonObject
 
 PREFIX = "senlin."
 PROFILE_ID = "senlin.profile_id"
@@ -55,10 +58,10 @@ class PolicyBinding:
 class SenlinMeta:
     """A cluster's Senlin-only fields."""
 
-    metadata: dict[str, Any] = field(default_factory=dict)
+    metadata: JsonObject = field(default_factory=dict)
     profile_id: str | None = None
     timeout: int = DEFAULT_TIMEOUT
-    config: dict[str, Any] = field(default_factory=dict)
+    config: JsonObject = field(default_factory=dict)
     policies: tuple[PolicyBinding, ...] = ()
     """Attached policies, in attachment order."""
     name: str | None = None
@@ -69,10 +72,9 @@ class SenlinMeta:
 def encode(m: SenlinMeta) -> dict[str, str]:
     """The document metadata holding `m`."""
     user = m.metadata
-    plain = all(isinstance(v, str) for v in user.values()) and not any(
-        str(k).startswith(PREFIX) for k in user
-    )
-    out: dict[str, str] = {str(k): v for k, v in user.items()} if plain else {}
+    text = {k: v for k, v in user.items() if isinstance(v, str)}
+    plain = len(text) == len(user) and not any(k.startswith(PREFIX) for k in user)
+    out: dict[str, str] = text if plain else {}
     if not plain:
         out[METADATA] = json.dumps(user, sort_keys=True)
     if m.profile_id is not None:
@@ -88,23 +90,23 @@ def encode(m: SenlinMeta) -> dict[str, str]:
     return out
 
 
-def decode(doc_metadata: dict[str, Any]) -> SenlinMeta:
+def decode(doc_metadata: Mapping[str, object] | None) -> SenlinMeta:
     """The Senlin fields a document's metadata holds (defaults for a native cluster)."""
     raw = dict(doc_metadata or {})
     if METADATA in raw:
         user = _json(raw[METADATA], {})
     else:
         user = {k: v for k, v in raw.items() if not k.startswith(PREFIX)}
-    timeout = raw.get(TIMEOUT)
+    timeout, profile_id, name = raw.get(TIMEOUT), raw.get(PROFILE_ID), raw.get(NAME)
     return SenlinMeta(
         metadata=user if isinstance(user, dict) else {},
-        profile_id=raw.get(PROFILE_ID),
+        profile_id=profile_id if isinstance(profile_id, str) else None,
         timeout=int(timeout) if isinstance(timeout, str) and timeout.isdigit() else DEFAULT_TIMEOUT,
         config=_json(raw.get(CONFIG), {}),
         policies=tuple(
             b for b in map(PolicyBinding.from_json, _json(raw.get(POLICIES), [])) if b is not None
         ),
-        name=raw.get(NAME) if isinstance(raw.get(NAME), str) else None,
+        name=name if isinstance(name, str) else None,
     )
 
 

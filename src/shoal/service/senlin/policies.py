@@ -22,17 +22,27 @@ subnet for the pool and the VIP; Shoal gives the balancer a cluster network of i
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import NotRequired, TypedDict
 from urllib.parse import urlsplit
+
+from pydantic import JsonValue
 
 from shoal.service.errors import NotFound
 from shoal.service.senlin.errors import InvalidSpec
+from shoal.service.senlin.shapes import JsonObject, PropertySchema, SupportStatus
 
 GROUPING_PREFIX = "senlin-"
 
 
-def _p(kind: str, description: str, default: Any = None, required: bool = False) -> Any:
-    out = {"type": kind, "description": description, "required": required, "updatable": False}
+def _p(
+    kind: str, description: str, default: JsonValue = None, required: bool = False
+) -> PropertySchema:
+    out: PropertySchema = {
+        "type": kind,
+        "description": description,
+        "required": required,
+        "updatable": False,
+    }
     if default is not None:
         out["default"] = default
     return out
@@ -79,14 +89,14 @@ _BATCH = {
 @dataclass(frozen=True, slots=True)
 class PolicyType:
     name: str
-    schema: dict[str, Any]
+    schema: dict[str, PropertySchema]
 
     @property
     def short(self) -> str:
         """`deletion` for `senlin.policy.deletion-1.1`."""
         return self.name.rsplit("-", 1)[0].rsplit(".", 1)[-1]
 
-    def support_status(self) -> dict[str, Any]:
+    def support_status(self) -> dict[str, list[SupportStatus]]:
         version = self.name.rsplit("-", 1)[1]
         return {version: [{"status": "SUPPORTED", "since": "2016.04"}]}
 
@@ -112,16 +122,16 @@ POLICY_TYPES: dict[str, PolicyType] = {
 @dataclass(frozen=True, slots=True)
 class CheckedPolicy:
     type_name: str
-    spec: dict[str, Any]
+    spec: JsonObject
 
     @property
     def short(self) -> str:
         return POLICY_TYPES[self.type_name].short
 
     @property
-    def properties(self) -> dict[str, Any]:
-        props: dict[str, Any] = self.spec.get("properties") or {}
-        return props
+    def properties(self) -> JsonObject:
+        props = self.spec.get("properties")
+        return props if isinstance(props, dict) else {}
 
 
 def parse_policy_spec(spec: object) -> CheckedPolicy:
@@ -150,15 +160,70 @@ def parse_policy_spec(spec: object) -> CheckedPolicy:
     return checked
 
 
+class ScalingFields(TypedDict):
+    """A node group's `scaling` (docs/receivers.md), from a scaling policy."""
+
+    adjustment_type: str
+    number: int | float
+    cooldown_s: int
+    strict: bool
+    min_step: NotRequired[int]
+
+
+class HealthFields(TypedDict):
+    """A node group's `health`, from a health policy."""
+
+    interval_s: int
+    check: NotRequired[str]
+    path: NotRequired[str]
+    port: NotRequired[int]
+    recovery: NotRequired[str]
+
+
+class UpdateFields(TypedDict):
+    max_unavailable: int
+    pause_s: int
+
+
+class GroupFields(TypedDict, total=False):
+    """The node group fields a policy writes (and clears when it is detached)."""
+
+    deletion: dict[str, str]
+    scaling: ScalingFields
+    health: HealthFields
+    zones: list[str]
+    update: UpdateFields
+
+
+class Grouping(TypedDict):
+    """A document grouping (an affinity policy's server group)."""
+
+    name: str
+    members: list[str]
+    rule: str
+    scope: str
+
+
+class Network(TypedDict):
+    name: str
+    cidr: str
+
+
 @dataclass(frozen=True, slots=True)
 class Effect:
-    """What a policy writes: node group fields, and groupings."""
+    """What a policy writes: node group fields, groupings, and entries (each with a `name`)
+    of the document's top-level lists `networks` and `load_balancers` (a load balancer)."""
 
-    group: dict[str, Any]
-    groupings: list[dict[str, Any]]
-    sections: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
-    """Entries (each with a `name`) of the document's top-level lists: `networks`,
-    `load_balancers`."""
+    group: GroupFields
+    groupings: list[Grouping]
+    networks: list[Network] = field(default_factory=list)
+    load_balancers: list[JsonObject] = field(default_factory=list)
+    """A native load balancer entry (`documents/` reads it: listeners, pools, health)."""
+
+    def sections(self) -> tuple[tuple[str, list[Network] | list[JsonObject]], ...]:
+        """The top-level lists written, by document key (only those the policy writes)."""
+        both = (("networks", self.networks), ("load_balancers", self.load_balancers))
+        return tuple((key, entries) for key, entries in both if entries)
 
 
 def effect(p: CheckedPolicy, group: str, policy_id: str) -> Effect:
@@ -180,7 +245,7 @@ def effect(p: CheckedPolicy, group: str, policy_id: str) -> Effect:
         )
         if not names or not all(isinstance(n, str) and n for n in names):
             raise InvalidSpec("'zones' must be a list of {name, weight}.")
-        return Effect({"zones": names}, [])
+        return Effect({"zones": [str(n) for n in names]}, [])
     if kind == "affinity":
         sg = props.get("servergroup") or {}
         rule = sg.get("policies", "anti-affinity") if isinstance(sg, dict) else None
@@ -188,13 +253,13 @@ def effect(p: CheckedPolicy, group: str, policy_id: str) -> Effect:
             rule = rule[0] if rule else "anti-affinity"
         if rule not in ("affinity", "anti-affinity", "soft-affinity", "soft-anti-affinity"):
             raise InvalidSpec(f"Invalid value '{rule}' for 'servergroup.policies'.")
-        grouping = {
+        grouping: Grouping = {
             "name": f"{GROUPING_PREFIX}{policy_id[:8]}",
             "members": [group],
             "rule": rule,
             "scope": "host",
         }
-        fields: dict[str, Any] = {}
+        fields: GroupFields = {}
         if props.get("availability_zone"):
             fields["zones"] = [str(props["availability_zone"])]
         return Effect(fields, [grouping])
@@ -220,7 +285,7 @@ _LB_PROTOCOLS = ("HTTP", "HTTPS", "TCP", "UDP")
 _LB_METHODS = ("ROUND_ROBIN", "LEAST_CONNECTIONS", "SOURCE_IP")
 
 
-def _loadbalance(props: dict[str, Any], group: str, policy_id: str) -> Effect:
+def _loadbalance(props: JsonObject, group: str, policy_id: str) -> Effect:
     if props.get("loadbalancer"):
         raise InvalidSpec("An existing 'loadbalancer' is not supported; Shoal makes its own.")
     pool, vip = props.get("pool") or {}, props.get("vip") or {}
@@ -246,21 +311,20 @@ def _loadbalance(props: dict[str, Any], group: str, policy_id: str) -> Effect:
     else:
         cidr = f"10.253.{int(tag, 16) % 250 + 1 if _hex(tag) else 1}.0/24"
     network = f"{GROUPING_PREFIX}lb-{tag}"
-    entry: dict[str, Any] = {
+    pool_entry: JsonObject = {
+        "name": "members",
+        "members": group,
+        "port": member_port,
+        "protocol": str(pool.get("protocol", "HTTP")),
+        "algorithm": method,
+    }
+    entry: JsonObject = {
         "name": f"{GROUPING_PREFIX}{tag}",
         "network": network,
         "listeners": [
             {"port": listen, "protocol": str(vip.get("protocol", "HTTP")), "pool": "members"}
         ],
-        "pools": [
-            {
-                "name": "members",
-                "members": group,
-                "port": member_port,
-                "protocol": str(pool.get("protocol", "HTTP")),
-                "algorithm": method,
-            }
-        ],
+        "pools": [pool_entry],
     }
     if address:
         entry["vip"] = str(address)
@@ -271,12 +335,8 @@ def _loadbalance(props: dict[str, Any], group: str, policy_id: str) -> Effect:
             for k in ("type", "delay", "timeout", "max_retries", "url_path", "expected_codes")
             if monitor.get(k) is not None
         }
-        entry["pools"][0]["health"] = health
-    return Effect(
-        {},
-        [],
-        {"networks": [{"name": network, "cidr": cidr}], "load_balancers": [entry]},
-    )
+        pool_entry["health"] = health
+    return Effect({}, [], [{"name": network, "cidr": cidr}], [entry])
 
 
 def _hex(text: str) -> bool:
@@ -289,7 +349,7 @@ def _int(value: object, name: str, minimum: int) -> int:
     return value
 
 
-def _scaling(props: dict[str, Any]) -> dict[str, Any]:
+def _scaling(props: JsonObject) -> ScalingFields:
     if props.get("event") not in ("CLUSTER_SCALE_IN", "CLUSTER_SCALE_OUT"):
         raise InvalidSpec(f"Invalid value '{props.get('event')}' for 'event'.")
     adj = props.get("adjustment") or {}
@@ -301,8 +361,8 @@ def _scaling(props: dict[str, Any]) -> dict[str, Any]:
     number = adj.get("number", 1)
     if isinstance(number, bool) or not isinstance(number, int | float) or number <= 0:
         raise InvalidSpec(f"Invalid value '{number}' for 'adjustment.number'.")
-    out: dict[str, Any] = {
-        "adjustment_type": kind,
+    out: ScalingFields = {
+        "adjustment_type": str(kind),
         "number": number,
         "cooldown_s": _int(adj.get("cooldown", 0), "adjustment.cooldown", minimum=0),
         "strict": not bool(adj.get("best_effort", False)),
@@ -315,7 +375,7 @@ def _scaling(props: dict[str, Any]) -> dict[str, Any]:
 _RECOVERY = {"RECREATE": "replace", "REBUILD": "rebuild", "REBOOT": "reboot"}
 
 
-def _health(props: dict[str, Any]) -> dict[str, Any]:
+def _health(props: JsonObject) -> HealthFields:
     detection = props.get("detection") or {}
     if not isinstance(detection, dict):
         raise InvalidSpec("'detection' must be a map.")
@@ -323,9 +383,11 @@ def _health(props: dict[str, Any]) -> dict[str, Any]:
     mode = modes[0] if isinstance(modes, list) and modes else detection
     if not isinstance(mode, dict):
         raise InvalidSpec("'detection' must name a type.")
-    options = mode.get("options") or {}
+    options = mode.get("options")
+    if not isinstance(options, dict):
+        options = {}
     interval = detection.get("interval", options.get("interval", 60))
-    out: dict[str, Any] = {"interval_s": _int(interval, "detection.interval", minimum=1)}
+    out: HealthFields = {"interval_s": _int(interval, "detection.interval", minimum=1)}
     kind = mode.get("type", "NODE_STATUS_POLLING")
     if kind == "NODE_STATUS_POLL_URL":
         url = urlsplit(str(options.get("poll_url", "")))

@@ -4,8 +4,8 @@ shows them among profiles; names may repeat, as in Senlin."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any, TypeVar
+from collections.abc import Sequence
+from typing import TypeVar
 
 from shoal.clock import Clock
 from shoal.service.errors import NotFound
@@ -13,6 +13,7 @@ from shoal.service.senlin import meta
 from shoal.service.senlin.bodies import check_name
 from shoal.service.senlin.errors import BadRequest, InvalidSpec, ResourceInUse
 from shoal.service.senlin.policies import CheckedPolicy, parse_policy_spec
+from shoal.service.senlin.shapes import JsonObject, PolicyView
 from shoal.service.senlin.views import isotime
 from shoal.store import clusters as cluster_repo
 from shoal.store import senlin_lists as list_repo
@@ -34,11 +35,11 @@ def _view(
     pid: str | None,
     name: str,
     type_name: str,
-    spec: Mapping[str, object],
+    spec: JsonObject,
     project: str,
     created_at: float | None,
     updated_at: float | None,
-) -> dict[str, Any]:
+) -> PolicyView:
     return {
         "id": pid,
         "name": name,
@@ -53,7 +54,7 @@ def _view(
     }
 
 
-def policy_view(p: repo.PolicyRecord) -> dict[str, Any]:
+def policy_view(p: repo.PolicyRecord) -> PolicyView:
     """Senlin's view of a stored policy."""
     return _view(p.id, p.name, p.type, p.spec, p.project_id, p.created_at, p.updated_at)
 
@@ -81,7 +82,7 @@ class SenlinPolicies:
     def row(self, conn: Conn, who: Principal, ref: str) -> repo.PolicyRecord:
         return one(repo.find_policies(conn, who.project_id, ref), ref, "policy")
 
-    def page(self, who: Principal, query: ListQuery) -> list[dict[str, Any]]:
+    def page(self, who: Principal, query: ListQuery) -> list[PolicyView]:
         """One page of Senlin's policy list, filtered, sorted and paged in SQL."""
         with self.db.reading() as conn:
             try:
@@ -90,17 +91,17 @@ class SenlinPolicies:
                 raise BadRequest(f"The marker '{query.marker}' could not be found.") from None
             return [policy_view(p) for p in found]
 
-    def get(self, who: Principal, ref: str) -> dict[str, Any]:
+    def get(self, who: Principal, ref: str) -> PolicyView:
         with self.db.reading() as conn:
             return policy_view(self.row(conn, who, ref))
 
-    def validate(self, who: Principal, body: dict[str, Any]) -> dict[str, Any]:
+    def validate(self, who: Principal, body: JsonObject) -> PolicyView:
         checked = parse_policy_spec(body.get("spec"))
         return _view(
             None, "validated_policy", checked.type_name, checked.spec, who.project_id, None, None
         )
 
-    def create(self, who: Principal, body: dict[str, Any]) -> dict[str, Any]:
+    def create(self, who: Principal, body: JsonObject) -> PolicyView:
         name = _name(body.get("name"))
         try:
             checked = parse_policy_spec(body.get("spec"))
@@ -112,7 +113,7 @@ class SenlinPolicies:
             )
         return policy_view(p)
 
-    def update(self, who: Principal, ref: str, body: dict[str, Any]) -> dict[str, Any]:
+    def update(self, who: Principal, ref: str, body: JsonObject) -> PolicyView:
         name = _name(body["name"])
         with self.db.transaction() as conn:
             row = self.row(conn, who, ref)

@@ -12,9 +12,8 @@ from __future__ import annotations
 
 import copy
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from shoal.clock import Clock
 from shoal.model.inventory import Inventory
@@ -22,6 +21,7 @@ from shoal.service.senlin import meta
 from shoal.service.senlin.bodies import check_name
 from shoal.service.senlin.errors import BadRequest, InvalidSpec, ResourceInUse
 from shoal.service.senlin.policy_store import one
+from shoal.service.senlin.shapes import JsonObject, ProfileView
 from shoal.service.senlin.specs import (
     HEAT_STACK,
     NATIVE_VOLUME_KINDS,
@@ -53,25 +53,13 @@ NAMING = list_repo.ProfileNaming(
 """How the store's profile list names what `senlin_parts` and `senlin_name` show."""
 
 
-def is_envelope(row: dict[str, Any]) -> bool:
-    spec = row.get("spec")
-    return row.get("type") in PROFILE_TYPES and isinstance(spec, dict) and ENVELOPE in spec
+StoredRow = Mapping[str, object]
+"""A row of `store/profiles.py`, which answers profiles as plain rows; read once here."""
 
 
-def senlin_parts(row: dict[str, Any]) -> tuple[str, dict[str, Any], dict[str, Any], float | None]:
-    """A stored profile as Senlin sees it: type name, spec, metadata, updated_at."""
-    if is_envelope(row):
-        env = row["spec"][ENVELOPE]
-        return row["type"], env["spec"], dict(env.get("metadata") or {}), env.get("updated_at")
-    type_name, spec = spec_of_native(row["spec"])
-    return type_name, spec, {}, None
-
-
-def senlin_name(row: dict[str, Any]) -> str:
-    """The name Senlin clients know a profile by (stored under another when it repeats)."""
-    if is_envelope(row):
-        return str(row["spec"][ENVELOPE].get("name") or row["name"])
-    return str(row["name"])
+def _object(value: object) -> JsonObject:
+    """A JSON object read out of a stored row ({} for anything else)."""
+    return dict(value) if isinstance(value, dict) else {}
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,12 +71,12 @@ class SenlinProfile:
     id: str
     name: str
     type_name: str
-    spec: dict[str, Any]
-    metadata: dict[str, Any]
+    spec: JsonObject
+    metadata: JsonObject
     updated_at: float | None
     stored_name: str
     stored_type: str
-    stored_spec: dict[str, Any]
+    stored_spec: JsonObject
     project_id: str | None
     created_at: float | None
 
@@ -98,28 +86,48 @@ class SenlinProfile:
         return self.stored_type in PROFILE_TYPES and ENVELOPE in self.stored_spec
 
     @property
-    def properties(self) -> dict[str, Any]:
+    def properties(self) -> JsonObject:
         """A façade-made profile's spec properties ({} for a native profile)."""
-        return dict(self.spec.get("properties") or {}) if self.envelope else {}
+        return _object(self.spec.get("properties")) if self.envelope else {}
 
 
-def profile_of(row: dict[str, Any]) -> SenlinProfile:
-    """The façade's reading of a store row (`store/profiles.py`)."""
-    type_name, spec, metadata, updated_at = senlin_parts(row)
-    created = row.get("created_at")
+def _time(value: object) -> float | None:
+    return float(value) if isinstance(value, int | float) else None
+
+
+def profile_of(row: StoredRow) -> SenlinProfile:
+    """The façade's reading of a store row (`store/profiles.py`): a profile made through the
+    façade keeps Senlin's name, spec, metadata and `updated_at` in its envelope; a native one
+    is shown by its native kind (`spec_of_native`)."""
+    stored_type, stored_spec = str(row["type"]), _object(row.get("spec"))
+    env = stored_spec.get(ENVELOPE)
+    if stored_type in PROFILE_TYPES and isinstance(env, dict):
+        name = str(env.get("name") or row["name"])
+        type_name, spec = stored_type, _object(env.get("spec"))
+        metadata, updated_at = _object(env.get("metadata")), _time(env.get("updated_at"))
+    else:
+        name = str(row["name"])
+        type_name, spec = spec_of_native(stored_spec)
+        metadata, updated_at = {}, None
+    project = row.get("project_id")
     return SenlinProfile(
         id=str(row["id"]),
-        name=senlin_name(row),
+        name=name,
         type_name=type_name,
         spec=spec,
         metadata=metadata,
         updated_at=updated_at,
         stored_name=str(row["name"]),
-        stored_type=str(row["type"]),
-        stored_spec=dict(row["spec"]),
-        project_id=row.get("project_id"),
-        created_at=float(created) if isinstance(created, int | float) else None,
+        stored_type=stored_type,
+        stored_spec=stored_spec,
+        project_id=project if isinstance(project, str) else None,
+        created_at=_time(row.get("created_at")),
     )
+
+
+def senlin_name(row: StoredRow) -> str:
+    """The name Senlin clients know a profile by (stored under another when it repeats)."""
+    return profile_of(row).name
 
 
 def _stored_name(conn: Conn, project_id: str, name: str) -> str:
@@ -129,7 +137,7 @@ def _stored_name(conn: Conn, project_id: str, name: str) -> str:
     return f"{name[:200]}~{uuid.uuid4().hex[:8]}"
 
 
-def native_of(p: SenlinProfile) -> dict[str, Any]:
+def native_of(p: SenlinProfile) -> JsonObject:
     """The native profile a stored profile (either kind, not a heat stack) stands for."""
     if p.envelope:
         return to_native(p.stored_type, p.properties)
@@ -140,7 +148,7 @@ def _name(value: object) -> str:
     return check_name("profile", value)
 
 
-def _metadata(value: object) -> dict[str, Any]:
+def _metadata(value: object) -> JsonObject:
     if value is None:
         return {}
     if not isinstance(value, dict):
@@ -165,7 +173,7 @@ class SenlinProfiles:
             named = [r for r in rows if r.id.startswith(ref)]
         return one(named, ref, "profile")
 
-    def page(self, query: list_repo.ListQuery) -> list[dict[str, Any]]:
+    def page(self, query: list_repo.ListQuery) -> list[ProfileView]:
         """One page of Senlin's profile list, filtered, sorted and paged in SQL."""
         with self.db.reading() as conn:
             try:
@@ -174,7 +182,7 @@ class SenlinProfiles:
                 raise BadRequest(f"The marker '{query.marker}' could not be found.") from None
         return [self.view(profile_of(r)) for r in rows]
 
-    def get(self, who: Principal, ref: str) -> dict[str, Any]:
+    def get(self, who: Principal, ref: str) -> ProfileView:
         with self.db.reading() as conn:
             r = self.row(conn, who, ref)
         return self.view(r)
@@ -184,7 +192,7 @@ class SenlinProfiles:
         stack); Shoal reads it with the HOT reader, against the provider's catalog."""
         checked = parse_spec(spec)
         if checked.type_name == HEAT_STACK:
-            read_stack(dict(checked.spec["properties"]), self.inventory())
+            read_stack(_object(checked.spec["properties"]), self.inventory())
         return checked
 
     def stack(self, row: SenlinProfile) -> StackReading | None:
@@ -193,18 +201,18 @@ class SenlinProfiles:
             return None
         return read_stack(row.properties, self.inventory())
 
-    def native(self, row: SenlinProfile) -> dict[str, Any]:
+    def native(self, row: SenlinProfile) -> JsonObject:
         """The native profile a node group of this stored profile is made from."""
         stack = self.stack(row)
         return stack.native() if stack is not None else native_of(row)
 
-    def validate(self, who: Principal, body: dict[str, Any]) -> dict[str, Any]:
+    def validate(self, who: Principal, body: JsonObject) -> ProfileView:
         checked = self._checked(body.get("spec"))
         return profile_view(
             None, "validated_profile", checked.type_name, checked.spec, {}, who.project_id
         )
 
-    def create(self, who: Principal, body: dict[str, Any]) -> dict[str, Any]:
+    def create(self, who: Principal, body: JsonObject) -> ProfileView:
         name = _name(body.get("name"))
         metadata = _metadata(body.get("metadata"))
         try:
@@ -227,17 +235,17 @@ class SenlinProfiles:
         return self.view(profile_of(row))
 
     @staticmethod
-    def view(p: SenlinProfile) -> dict[str, Any]:
+    def view(p: SenlinProfile) -> ProfileView:
         return profile_view(
             p.id, p.name, p.type_name, p.spec, p.metadata, p.project_id, p.created_at, p.updated_at
         )
 
-    def update(self, who: Principal, ref: str, body: dict[str, Any]) -> dict[str, Any]:
+    def update(self, who: Principal, ref: str, body: JsonObject) -> ProfileView:
         if not body:
             raise BadRequest("No property needs an update.")
         with self.db.transaction() as conn:
             row = self.row(conn, who, ref)
-            values: dict[str, Any] = {}
+            values: JsonObject = {}
             name = row.name
             if "name" in body and body["name"] != name:
                 name = _name(body["name"])
@@ -246,7 +254,7 @@ class SenlinProfiles:
                 spec, metadata = row.spec, row.metadata
                 if "metadata" in body:
                     metadata = _metadata(body["metadata"])
-                env = {
+                env: JsonObject = {
                     "name": name,
                     "spec": spec,
                     "metadata": metadata,

@@ -3,15 +3,17 @@ sorting and marker/limit paging, scoped to the caller's project (an admin sees a
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
+from typing import TypeVar
 
 from shoal.service.errors import NotFound
 from shoal.service.senlin import meta
 from shoal.service.senlin.errors import BadRequest
 from shoal.service.senlin.nodes import find_node
 from shoal.service.senlin.profiles import profile_of, senlin_name
+from shoal.service.senlin.queries import MAX_LIMIT
+from shoal.service.senlin.shapes import ActionView, ClusterView, EventView, JsonObject, NodeView
 from shoal.service.senlin.shortid import by_short_id
 from shoal.service.senlin.specs import HEAT_STACK
 from shoal.service.senlin.stacks import stack_details
@@ -46,7 +48,10 @@ class Paging:
     """Senlin's `global_project`: an admin's list spans every project."""
 
 
-def page(items: list[dict[str, Any]], paging: Paging, default_sort: str) -> list[dict[str, Any]]:
+Item = TypeVar("Item", bound=Mapping[str, object])
+
+
+def page(items: list[Item], paging: Paging, default_sort: str) -> list[Item]:
     """Sorted by `sort` ("key:dir,key2"), then the items after `marker`, at most `limit`."""
     for part in reversed((paging.sort or default_sort).split(",")):
         key, _, direction = part.strip().partition(":")
@@ -73,8 +78,17 @@ def senlin_cluster_name(c: ClusterRecord) -> str:
     return meta.decode(c.document.get("metadata", {})).name or c.name
 
 
-def matches(item: dict[str, Any], filters: Filters) -> bool:
+def matches(item: Mapping[str, object], filters: Filters) -> bool:
     return all(str(item.get(k)) in values for k, values in filters.items())
+
+
+@dataclass(frozen=True, slots=True)
+class NodePage:
+    """One page of Senlin's node list, and the marker of the next when the page maximum
+    (`MAX_LIMIT`) cut a list asked without `limit` (None: the list is whole)."""
+
+    nodes: list[NodeView]
+    next_marker: str | None = None
 
 
 class SenlinReads:
@@ -117,10 +131,10 @@ class SenlinReads:
         row = profile_repo.get_profile(conn, c.project_id, pid)
         return pid, (row["name"] if row else None)
 
-    def _cluster_view(self, conn: Conn, c: ClusterRecord) -> dict[str, Any]:
+    def _cluster_view(self, conn: Conn, c: ClusterRecord) -> ClusterView:
         return cluster_view(c, node_repo.list_nodes(conn, c.id), self._profile_of(conn, c)[1])
 
-    def clusters(self, who: Principal, filters: Filters, paging: Paging) -> list[Any]:
+    def clusters(self, who: Principal, filters: Filters, paging: Paging) -> list[ClusterView]:
         query = list_query(self._list_scope(who, paging), None, filters, paging, "created_at")
         with self.db.reading() as conn:
             try:
@@ -129,7 +143,7 @@ class SenlinReads:
                 raise BadRequest(f"The marker '{paging.marker}' could not be found.") from None
             return [self._cluster_view(conn, c) for c in found]
 
-    def cluster(self, who: Principal, ref: str) -> dict[str, Any]:
+    def cluster(self, who: Principal, ref: str) -> ClusterView:
         with self.db.reading() as conn:
             return self._cluster_view(conn, self._cluster(conn, who, ref))
 
@@ -146,7 +160,12 @@ class SenlinReads:
         *,
         details: bool = False,
         tainted: bool = False,
-    ) -> list[dict[str, Any]]:
+    ) -> NodePage:
+        """A page of nodes, filtered, sorted and paged in SQL. Without `limit` a page is at
+        most `MAX_LIMIT` long: one more row is read to tell whether the list goes on."""
+        capped = paging.limit is None
+        if capped:
+            paging = replace(paging, limit=MAX_LIMIT + 1)
         with self.db.reading() as conn:
             cluster_id = None
             if cluster is not None:
@@ -160,17 +179,21 @@ class SenlinReads:
                 found = senlin_list_repo.list_nodes(conn, query)
             except senlin_list_repo.MarkerNotFound:
                 raise BadRequest(f"The marker '{paging.marker}' could not be found.") from None
-            return self._node_views(conn, found, details=details, tainted=tainted)
+            after = None
+            if capped and len(found) > MAX_LIMIT:
+                found = found[:MAX_LIMIT]
+                after = found[-1].id
+            return NodePage(self._node_views(conn, found, details=details, tainted=tainted), after)
 
     def _node_views(
         self, conn: Conn, found: list[NodeRecord], *, details: bool, tainted: bool
-    ) -> list[dict[str, Any]]:
+    ) -> list[NodeView]:
         """Senlin's node views: the cluster's profile, or the node's own (standalone nodes and
         nodes made through the façade), with its metadata, role and tainted flag."""
         profiles = self._profiles_by_cluster(conn, {n.cluster_id for n in found})
         extras = senlin_node_repo.get_extras(conn, [n.id for n in found])
         names: dict[str, str | None] = {}
-        stacks: dict[str, dict[str, Any] | None] = {}
+        stacks: dict[str, JsonObject | None] = {}
         views = []
         for n in found:
             view = node_view(n, *profiles[n.cluster_id], details=details, tainted=tainted)
@@ -179,9 +202,11 @@ class SenlinReads:
                 if e.profile_id is not None and e.profile_id not in names:
                     row = profile_repo.get_profile(conn, n.project_id, e.profile_id)
                     names[e.profile_id] = senlin_name(row) if row else None
-                view.update(metadata=e.metadata, role=e.role or view["role"])
+                view["metadata"] = e.metadata
+                view["role"] = e.role or view["role"]
                 if e.profile_id is not None:
-                    view.update(profile_id=e.profile_id, profile_name=names[e.profile_id])
+                    view["profile_id"] = e.profile_id
+                    view["profile_name"] = names[e.profile_id]
                 if tainted:
                     view["tainted"] = e.tainted
             if details:
@@ -193,7 +218,7 @@ class SenlinReads:
 
     @staticmethod
     def _stack_details(
-        conn: Conn, n: NodeRecord, view: dict[str, Any], stacks: dict[str, dict[str, Any] | None]
+        conn: Conn, n: NodeRecord, view: NodeView, stacks: dict[str, JsonObject | None]
     ) -> None:
         """A node of an `os.heat.stack` profile shows its stack's resources (the template's,
         as Senlin showed Heat's stack) under `details.stack`; read once per profile in a
@@ -228,12 +253,12 @@ class SenlinReads:
 
     def node(
         self, who: Principal, ref: str, *, details: bool = False, tainted: bool = False
-    ) -> dict[str, Any]:
+    ) -> NodeView:
         with self.db.reading() as conn:
             n = find_node(conn, who, ref)
             return self._node_views(conn, [n], details=details, tainted=tainted)[0]
 
-    def actions(self, who: Principal, filters: Filters, paging: Paging) -> list[dict[str, Any]]:
+    def actions(self, who: Principal, filters: Filters, paging: Paging) -> list[ActionView]:
         with self.db.reading() as conn:
             cluster_id = None
             if filters.get("cluster_id"):
@@ -248,14 +273,14 @@ class SenlinReads:
             return self._with_deps(conn, [action_view(a) for a in found])
 
     @staticmethod
-    def _with_deps(conn: Conn, views: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    def _with_deps(conn: Conn, views: list[ActionView]) -> list[ActionView]:
         on, by = senlin_action_repo.dependencies(conn, [str(v["id"]) for v in views])
         for v in views:
             v["depends_on"] = sorted(set(on.get(v["id"], [])))
             v["depended_by"] = sorted(set(by.get(v["id"], [])))
         return views
 
-    def action(self, who: Principal, ref: str) -> dict[str, Any]:
+    def action(self, who: Principal, ref: str) -> ActionView:
         scope = self._scope(who)
         with self.db.reading() as conn:
             a = action_repo.get_action(conn, ref, scope)
@@ -267,7 +292,7 @@ class SenlinReads:
                 raise NotFound(f"The action '{ref}' could not be found.")
             return self._with_deps(conn, [action_view(a)])[0]
 
-    def events(self, who: Principal, filters: Filters, paging: Paging) -> list[dict[str, Any]]:
+    def events(self, who: Principal, filters: Filters, paging: Paging) -> list[EventView]:
         with self.db.reading() as conn:
             cluster_id = None
             if filters.get("cluster_id"):
@@ -286,7 +311,7 @@ class SenlinReads:
             names = _action_names(conn, {e.action_id for e in found if e.action_id})
         return [event_view(e, names) for e in found]
 
-    def event(self, who: Principal, ref: str) -> dict[str, Any]:
+    def event(self, who: Principal, ref: str) -> EventView:
         for e in self.events(who, {"id": (ref,)}, Paging(everyone=True)):
             return e
         raise NotFound(f"The event '{ref}' could not be found.")

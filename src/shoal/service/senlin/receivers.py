@@ -13,7 +13,8 @@ from __future__ import annotations
 import builtins
 import uuid
 from collections.abc import Sequence
-from typing import Any
+
+from pydantic import JsonValue
 
 from shoal.service.edits import RECEIVER, spec_group
 from shoal.service.errors import Invalid, NotFound
@@ -21,6 +22,7 @@ from shoal.service.receivers import ReceiverAction, ReceiverService, parse_recei
 from shoal.service.senlin.bodies import check_name
 from shoal.service.senlin.errors import BadRequest, FeatureNotSupported
 from shoal.service.senlin.requests import as_map
+from shoal.service.senlin.shapes import JsonObject, ReceiverView
 from shoal.service.senlin.shortid import by_short_id
 from shoal.service.triggers import check_params
 from shoal.service.views import iso
@@ -43,7 +45,7 @@ RESIZE = "CLUSTER_RESIZE"
 `adjustment_type` and `number`), the closest native action."""
 
 
-def receiver_view(r: ReceiverRecord, alarm_url: str | None = None) -> dict[str, Any]:
+def receiver_view(r: ReceiverRecord, alarm_url: str | None = None) -> ReceiverView:
     return {
         "id": r.id,
         "name": r.name,
@@ -61,7 +63,7 @@ def receiver_view(r: ReceiverRecord, alarm_url: str | None = None) -> dict[str, 
     }
 
 
-def _number(value: object) -> object:
+def _number(value: JsonValue) -> JsonValue:
     """Senlin takes numbers as strings (`{"count": "2"}`); Shoal's params are typed."""
     if isinstance(value, str):
         for kind in (int, float):
@@ -72,10 +74,10 @@ def _number(value: object) -> object:
     return value
 
 
-def native_params(params: dict[str, Any]) -> dict[str, Any]:
+def native_params(params: JsonObject) -> JsonObject:
     """Senlin's params as Shoal's receivers take them, or Senlin's 400 naming the problem.
     A resize's `min_size` / `max_size` move the group's bounds when the webhook is triggered."""
-    out: dict[str, Any] = {}
+    out: JsonObject = {}
     for key, value in params.items():
         if key == "strict" and isinstance(value, str):
             value = value.lower() in ("true", "1", "yes", "on")
@@ -101,7 +103,7 @@ class SenlinReceivers:
     def __init__(self, receivers: ReceiverService) -> None:
         self.receivers = receivers
 
-    def create(self, who: Principal, data: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    def create(self, who: Principal, data: JsonObject) -> tuple[ReceiverView, str]:
         """The new receiver (Senlin's view, without its URL) and its secret."""
         kind = data.get("type")
         if kind not in ("webhook", "message"):
@@ -134,7 +136,7 @@ class SenlinReceivers:
             repo.put(conn, extras)
         return self._views([native])[0], secret
 
-    def _views(self, natives: Sequence[ReceiverRecord]) -> list[dict[str, Any]]:
+    def _views(self, natives: Sequence[ReceiverRecord]) -> list[ReceiverView]:
         with self.receivers.db.reading() as conn:
             senlin = repo.extras_of(conn, [r.id for r in natives])
         out = []
@@ -151,7 +153,7 @@ class SenlinReceivers:
             out.append(view)
         return out
 
-    def update(self, who: Principal, ref: str, data: dict[str, Any]) -> dict[str, Any]:
+    def update(self, who: Principal, ref: str, data: JsonObject) -> ReceiverView:
         """A new name, action or params (the receiver keeps its id, cluster and secret)."""
         if not data:
             raise BadRequest("No property needs an update.")
@@ -187,10 +189,10 @@ class SenlinReceivers:
             repo.put(conn, extras)
         return self.get(who, native.id)
 
-    def list(self, who: Principal) -> list[dict[str, Any]]:
+    def list(self, who: Principal) -> list[ReceiverView]:
         return self._views(self.receivers.records(who))
 
-    def page(self, query: ListQuery) -> builtins.list[dict[str, Any]]:
+    def page(self, query: ListQuery) -> builtins.list[ReceiverView]:
         """One page of Senlin's receiver list, filtered, sorted and paged in SQL."""
         with self.receivers.db.reading() as conn:
             try:
@@ -215,7 +217,7 @@ class SenlinReceivers:
             return named[0]
         return by_short_id((str(r["id"]) for r in listed), ref) or ref
 
-    def get(self, who: Principal, ref: str) -> dict[str, Any]:
+    def get(self, who: Principal, ref: str) -> ReceiverView:
         return self._views([self.receivers.record(who, self._ref(who, ref))])[0]
 
     def delete(self, who: Principal, ref: str) -> None:

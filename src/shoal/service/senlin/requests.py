@@ -3,9 +3,8 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from shoal.service.senlin.errors import BadRequest
+from shoal.service.senlin.shapes import JsonObject
 
 
 def as_int(
@@ -51,7 +50,7 @@ def as_bool(name: str, value: object) -> bool:
     raise BadRequest(f"Invalid value '{value}' specified for '{name}'")
 
 
-def as_map(name: str, value: object) -> dict[str, Any]:
+def as_map(name: str, value: object) -> JsonObject:
     if value is None:
         return {}
     if not isinstance(value, dict):
@@ -59,9 +58,9 @@ def as_map(name: str, value: object) -> dict[str, Any]:
     return dict(value)
 
 
-def envelope(body: object, key: str) -> dict[str, Any]:
+def envelope(body: object, key: str) -> JsonObject:
     """`body[key]`, Senlin's request envelope ({"cluster": {...}})."""
     if not isinstance(body, dict) or not isinstance(body.get(key), dict):
         raise BadRequest(f"Malformed request data, missing '{key}' key in request body.")
-    inner: dict[str, Any] = body[key]
+    inner: JsonObject = body[key]
     return inner

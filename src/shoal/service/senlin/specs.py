@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
 
 from shoal.model.inventory import Inventory
 from shoal.service.errors import Invalid, NotFound
 from shoal.service.profiles import validate_profile
 from shoal.service.senlin.errors import InvalidSpec
+from shoal.service.senlin.shapes import JsonObject, OperationSchema, PropertySchema, SupportStatus
 
 NOVA_SERVER = "os.nova.server-1.0"
 HEAT_STACK = "os.heat.stack-1.0"
@@ -29,7 +29,9 @@ SHOAL_VOLUME = "shoal.volume-1.0"
 _KEPT = "accepted and shown back; Shoal does not act on it"
 
 
-def _p(kind: str, description: str, *, required: bool = False, updatable: bool = False) -> Any:
+def _p(
+    kind: str, description: str, *, required: bool = False, updatable: bool = False
+) -> PropertySchema:
     return {
         "type": kind,
         "description": description,
@@ -38,7 +40,7 @@ def _p(kind: str, description: str, *, required: bool = False, updatable: bool =
     }
 
 
-_NOVA_SCHEMA: dict[str, Any] = {
+_NOVA_SCHEMA: dict[str, PropertySchema] = {
     "context": _p("Map", "Customized security context for operating servers; " + _KEPT),
     "flavor": _p("String", "ID or name of the flavor", required=True, updatable=True),
     # Not required, as in Senlin: a block-device mapping may boot the server from an image.
@@ -61,7 +63,7 @@ _NOVA_SCHEMA: dict[str, Any] = {
 
 _NOT_BUILT = "stored and shown back; Shoal does not build nodes of this type yet"
 
-_HEAT_SCHEMA: dict[str, Any] = {
+_HEAT_SCHEMA: dict[str, PropertySchema] = {
     "context": _p("Map", "A dictionary for specifying the customized context; " + _KEPT),
     "template": _p(
         "Map",
@@ -79,7 +81,7 @@ _HEAT_SCHEMA: dict[str, Any] = {
     "environment": _p("Map", "A map that specifies the environment used for stack operations"),
 }
 
-_DOCKER_SCHEMA: dict[str, Any] = {
+_DOCKER_SCHEMA: dict[str, PropertySchema] = {
     "context": _p("Map", "Customized security context for operating containers"),
     "image": _p("String", "The image used to create a container", required=True),
     "name": _p("String", "The name of the container", updatable=True),
@@ -89,7 +91,7 @@ _DOCKER_SCHEMA: dict[str, Any] = {
     "host_cluster": _p("String", "The cluster on which container will be launched"),
 }
 
-_SHOAL_SERVER_SCHEMA: dict[str, Any] = {
+_SHOAL_SERVER_SCHEMA: dict[str, PropertySchema] = {
     "flavor": _p("String", "ID or name of the flavor", required=True),
     "image": _p("String", "ID or name of the image", required=True),
     "zone": _p("String", "Zone the servers must be in"),
@@ -97,7 +99,7 @@ _SHOAL_SERVER_SCHEMA: dict[str, Any] = {
     "networks": _p("List", "Network names"),
 }
 
-_SHOAL_VOLUME_SCHEMA: dict[str, Any] = {
+_SHOAL_VOLUME_SCHEMA: dict[str, PropertySchema] = {
     "size": _p("Integer", "Size in GiB", required=True),
     "volume_type": _p("String", "Volume type"),
     "zone": _p("String", "Zone the volumes must be in"),
@@ -107,7 +109,7 @@ _SHOAL_VOLUME_SCHEMA: dict[str, Any] = {
 @dataclass(frozen=True, slots=True)
 class ProfileType:
     name: str
-    schema: dict[str, Any]
+    schema: dict[str, PropertySchema]
     since: str
     listed: bool = True
     """Shown in `GET /v1/profile-types` (Shoal's own types are found by name only)."""
@@ -123,7 +125,7 @@ class ProfileType:
     def version(self) -> str:
         return self.name.rsplit("-", 1)[1]
 
-    def support_status(self) -> dict[str, Any]:
+    def support_status(self) -> dict[str, list[SupportStatus]]:
         return {self.version: [{"status": "SUPPORTED", "since": self.since}]}
 
 
@@ -147,11 +149,11 @@ class SenlinSpec:
     """A checked Senlin spec: its profile type, the spec as given, and the native profile."""
 
     type_name: str
-    spec: dict[str, Any]
-    native: dict[str, Any]
+    spec: JsonObject
+    native: JsonObject
 
 
-def type_of(spec: dict[str, Any]) -> str:
+def type_of(spec: JsonObject) -> str:
     return f"{spec.get('type')}-{spec.get('version')}"
 
 
@@ -185,7 +187,7 @@ def parse_spec(spec: object, inventory: Inventory | None = None) -> SenlinSpec:
             raise InvalidSpec(f"Required spec item '{key}' not provided")
     if name == NOVA_SERVER and props.get("image") in (None, "") and _boot_image(props) is None:
         raise InvalidSpec("Required spec item 'image' not provided")
-    normal = {"type": kind, "version": version, "properties": props}
+    normal: JsonObject = {"type": kind, "version": version, "properties": props}
     if not ptype.builds:
         return SenlinSpec(name, normal, {})
     native = to_native(name, props)
@@ -194,7 +196,7 @@ def parse_spec(spec: object, inventory: Inventory | None = None) -> SenlinSpec:
     return SenlinSpec(name, normal, native)
 
 
-def check_native(name: str, native: dict[str, Any], inventory: Inventory) -> None:
+def check_native(name: str, native: JsonObject, inventory: Inventory) -> None:
     """The native profile against the provider's catalog (flavor, image, zone)."""
     try:
         validate_profile("senlin-profile", native, inventory)
@@ -209,13 +211,13 @@ def check_native(name: str, native: dict[str, Any], inventory: Inventory) -> Non
         raise InvalidSpec(f"Failed in validating profile spec: {text}", details) from None
 
 
-def to_native(type_name: str, props: dict[str, Any]) -> dict[str, Any]:
+def to_native(type_name: str, props: JsonObject) -> JsonObject:
     """The native profile a Senlin profile type's properties describe."""
     ptype = PROFILE_TYPES.get(type_name)
     if ptype is not None and not ptype.builds:
         raise InvalidSpec(f"Profiles of type '{type_name}' are {_NOT_BUILT}.")
     if type_name == NOVA_SERVER:
-        out: dict[str, Any] = {"type": "server"}
+        out: JsonObject = {"type": "server"}
         for key in ("flavor", "image"):
             if props.get(key) is not None:
                 value = props[key]
@@ -224,11 +226,11 @@ def to_native(type_name: str, props: dict[str, Any]) -> dict[str, Any]:
             out["image"] = boot
         if props.get("availability_zone"):
             out["zone"] = props["availability_zone"]
-        if isinstance(props.get("metadata"), dict) and props["metadata"]:
+        metadata = props.get("metadata")
+        if isinstance(metadata, dict) and metadata:
             # Nova's metadata is text; Senlin passed other JSON values on as their text.
             out["metadata"] = {
-                str(k): v if isinstance(v, str) else json.dumps(v)
-                for k, v in props["metadata"].items()
+                str(k): v if isinstance(v, str) else json.dumps(v) for k, v in metadata.items()
             }
         networks = props.get("networks")
         if isinstance(networks, list):
@@ -245,7 +247,7 @@ def to_native(type_name: str, props: dict[str, Any]) -> dict[str, Any]:
     return {"type": kind, **props}
 
 
-def _boot_image(props: dict[str, Any]) -> str | None:
+def _boot_image(props: JsonObject) -> str | None:
     """The image a `block_device_mapping_v2` boots from (`boot_index` 0, `source_type`
     image), which Senlin passes to Nova in place of `image`; Shoal boots the same image."""
     bdm = props.get("block_device_mapping_v2")
@@ -279,7 +281,7 @@ NATIVE_VOLUME_KINDS = ("volume", "block-storage")
 """Native profile kinds shown as `shoal.volume-1.0`; every other kind is a server."""
 
 
-def spec_of_native(native: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+def spec_of_native(native: JsonObject) -> tuple[str, JsonObject]:
     """A native profile shown as a Senlin profile: its type name and spec."""
     kind = native.get("type")
     type_name = SHOAL_VOLUME if kind in NATIVE_VOLUME_KINDS else SHOAL_SERVER
@@ -288,7 +290,7 @@ def spec_of_native(native: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     return type_name, {"type": ptype.type_name, "version": ptype.version, "properties": props}
 
 
-def _op(description: str, **params: str) -> dict[str, Any]:
+def _op(description: str, **params: str) -> OperationSchema:
     return {
         "description": description,
         "parameters": {
@@ -299,7 +301,7 @@ def _op(description: str, **params: str) -> dict[str, Any]:
 
 _REFUSED = " (listed as Senlin lists it; Shoal's providers cannot do it and refuse it)"
 
-NOVA_OPERATIONS: dict[str, Any] = {
+NOVA_OPERATIONS: dict[str, OperationSchema] = {
     "reboot": _op("Reboot the nova server.", type="Type of reboot which can be 'SOFT' or 'HARD'."),
     "rebuild": _op("Rebuild the server using current image and admin password."),
     "change_password": _op(

@@ -21,7 +21,6 @@ model (docs/senlin.md, "Heat stack profiles"):
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from shoal.documents.export import profile_document
 from shoal.documents.hot.functions import plain
@@ -31,6 +30,7 @@ from shoal.model.inventory import Inventory
 from shoal.model.problems import InvalidDocument, Problem
 from shoal.model.profile import ServerProfile
 from shoal.service.senlin.errors import InvalidSpec
+from shoal.service.senlin.shapes import JsonObject
 
 PROPS = "/spec/properties"
 MAX_TIMEOUT_MIN = 10_000
@@ -63,7 +63,7 @@ class StackReading:
     def buildable(self) -> bool:
         return self.server is not None or self.places == 0
 
-    def native(self) -> dict[str, Any]:
+    def native(self) -> JsonObject:
         """The native server profile a node group of this profile is made from."""
         if self.server is None:
             raise InvalidSpec(
@@ -86,7 +86,7 @@ def _problems(problems: list[Problem]) -> InvalidSpec:
     return InvalidSpec(f"Failed in validating template: {text}", details)
 
 
-def _check_types(props: dict[str, Any]) -> list[Problem]:
+def _check_types(props: JsonObject) -> list[Problem]:
     wrong: list[Problem] = []
 
     def need(key: str, ok: bool, what: str) -> None:
@@ -115,7 +115,7 @@ def _check_types(props: dict[str, Any]) -> list[Problem]:
     return wrong
 
 
-def _template_map(template: object) -> dict[str, Any] | None:
+def _template_map(template: object) -> JsonObject | None:
     if isinstance(template, str):
         try:
             template = plain(parse(template, "template.yaml"))
@@ -124,7 +124,7 @@ def _template_map(template: object) -> dict[str, Any] | None:
     return template if isinstance(template, dict) else None
 
 
-def resources_of(props: dict[str, Any]) -> tuple[StackResource, ...]:
+def resources_of(props: JsonObject) -> tuple[StackResource, ...]:
     """The template's resources by name and type (as written; for views, never raises)."""
     template = _template_map(props.get("template"))
     section = template.get("resources") if template else None
@@ -136,7 +136,7 @@ def resources_of(props: dict[str, Any]) -> tuple[StackResource, ...]:
     )
 
 
-def read_stack(props: dict[str, Any], inventory: Inventory) -> StackReading:
+def read_stack(props: JsonObject, inventory: Inventory) -> StackReading:
     """Check an `os.heat.stack` profile's properties with the HOT reader; InvalidSpec (400)
     with every problem, each at its pointer under `/spec/properties`."""
     if props.get("template_url"):
@@ -153,7 +153,7 @@ def read_stack(props: dict[str, Any], inventory: Inventory) -> StackReading:
     wrong = _check_types(props)
     if wrong:
         raise _problems(wrong)
-    body: dict[str, Any] = {"template": props["template"]}
+    body: JsonObject = {"template": props["template"]}
     for key in ("environment", "files", "parameters"):
         if props.get(key) is not None:
             body[key] = props[key]
@@ -179,7 +179,7 @@ def read_stack(props: dict[str, Any], inventory: Inventory) -> StackReading:
     return StackReading(one, places + deployments, makes, resources_of(props))
 
 
-def stack_details(props: dict[str, Any]) -> dict[str, Any]:
+def stack_details(props: JsonObject) -> JsonObject:
     """What a node of an `os.heat.stack` profile shows of its stack in `details` (besides its
     status)."""
     template = _template_map(props.get("template")) or {}

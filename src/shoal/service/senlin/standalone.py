@@ -30,6 +30,7 @@ from shoal.service.senlin.bodies import flag
 from shoal.service.senlin.errors import BadRequest, FeatureNotSupported, InvalidSpec
 from shoal.service.senlin.nodes import find_node
 from shoal.service.senlin.profiles import SenlinProfiles
+from shoal.service.senlin.shapes import JsonObject
 from shoal.service.senlin.specs import HEAT_STACK
 from shoal.service.senlin.stacks import StackReading
 from shoal.service.senlin.views import SENLIN_ACTION
@@ -50,7 +51,7 @@ def _name(value: object) -> str:
     return value
 
 
-def _map(name: str, value: object) -> dict[str, Any]:
+def _map(name: str, value: object) -> JsonObject:
     if value is None:
         return {}
     if not isinstance(value, dict):
@@ -99,7 +100,7 @@ class SenlinNodes:
         self.inventory = inventory
         self.clock = clock
 
-    def create(self, who: Principal, data: dict[str, Any]) -> tuple[str, str]:
+    def create(self, who: Principal, data: JsonObject) -> tuple[str, str]:
         """A standalone node; its id and the id of the action that makes it."""
         name = _name(data["name"])
         metadata = _map("metadata", data.get("metadata"))
@@ -172,7 +173,7 @@ class SenlinNodes:
         who: Principal,
         name: str,
         profile_id: str,
-        metadata: dict[str, Any],
+        metadata: JsonObject,
         role: str,
         stack: StackReading,
     ) -> tuple[str, str]:
@@ -224,7 +225,7 @@ class SenlinNodes:
             busy = repo.busy_with(conn, node.id)
             if busy is not None:
                 raise Conflict(f"The node '{ref}' is busy with action {busy}.")
-            inputs: dict[str, Any] = {
+            inputs: JsonObject = {
                 "node": node.name,
                 "cluster_name": "",
                 "kind": str(node.kind),
@@ -312,7 +313,7 @@ class SenlinNodes:
             except (NotFound, BadRequest):
                 return None
 
-    def update(self, who: Principal, ref: str, data: dict[str, Any]) -> tuple[NodeRecord, str]:
+    def update(self, who: Principal, ref: str, data: JsonObject) -> tuple[NodeRecord, str]:
         """Name, role, metadata and tainted change in place (NODE_UPDATE); a new profile must
         be of the same type, and is recorded (its servers are not rebuilt)."""
         if not data or all(v is None for v in data.values()):

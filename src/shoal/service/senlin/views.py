@@ -4,10 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import UTC, datetime
-from typing import Any
 
 from shoal.model.enums import ActionKind, NodeStatus
 from shoal.service.senlin import meta
+from shoal.service.senlin.shapes import (
+    ActionView,
+    ClusterView,
+    EventView,
+    JsonObject,
+    NodeView,
+    ProfileView,
+)
 from shoal.service.senlin.sizes import bounds_of
 from shoal.store.records import ActionRecord, ClusterRecord, EventRecord, NodeRecord
 
@@ -30,12 +37,12 @@ def profile_view(
     pid: str | None,
     name: str,
     type_name: str,
-    spec: Mapping[str, object],
-    metadata: Mapping[str, object],
+    spec: JsonObject,
+    metadata: JsonObject,
     project: str | None,
     created_at: float | None = None,
     updated_at: float | None = None,
-) -> dict[str, Any]:
+) -> ProfileView:
     return {
         "id": pid,
         "name": name,
@@ -56,7 +63,7 @@ def live(nodes: list[NodeRecord]) -> list[NodeRecord]:
 
 def cluster_view(
     c: ClusterRecord, nodes: list[NodeRecord], profile_name: str | None
-) -> dict[str, Any]:
+) -> ClusterView:
     doc = c.document
     m = meta.decode(doc.get("metadata", {}))
     sizes = bounds_of(doc)
@@ -95,8 +102,8 @@ def node_view(
     *,
     details: bool = False,
     tainted: bool = False,
-) -> dict[str, Any]:
-    out: dict[str, Any] = {
+) -> NodeView:
+    out: NodeView = {
         "id": n.id,
         "name": n.name,
         "cluster_id": n.cluster_id,
@@ -143,7 +150,7 @@ def action_name(a: ActionRecord) -> str:
     return str(a.inputs.get(SENLIN_ACTION) or a.kind)
 
 
-def action_view(a: ActionRecord, timeout: int = meta.DEFAULT_TIMEOUT) -> dict[str, Any]:
+def action_view(a: ActionRecord, timeout: int = meta.DEFAULT_TIMEOUT) -> ActionView:
     name = action_name(a)
     inputs = {k: v for k, v in a.inputs.items() if k not in ("previous_document", SENLIN_ACTION)}
     return {
@@ -173,7 +180,7 @@ def action_view(a: ActionRecord, timeout: int = meta.DEFAULT_TIMEOUT) -> dict[st
     }
 
 
-def event_view(e: EventRecord, action_names: dict[str, str]) -> dict[str, Any]:
+def event_view(e: EventRecord, action_names: Mapping[str, str]) -> EventView:
     oid = (
         e.node_id
         if e.obj_type == "NODE"
