@@ -72,8 +72,8 @@ async def test_an_assigned_vip_is_recorded_and_resolves_the_output(db: Database)
     queries = Queries(db, lambda: inv)
 
     def output() -> dict[str, object]:
-        (out,) = queries.cluster(ADMIN, cid)["outputs"]
-        return dict(out)
+        (out,) = queries.cluster(ADMIN, cid).outputs
+        return out.model_dump(mode="json")
 
     assert output()["status"] == "pending"
     sync = NetworkSync(Cloud(), db=db)  # type: ignore[arg-type]

@@ -78,7 +78,7 @@ def _backends(db: Database, cid: str) -> set[tuple[str, ...]] | None:
 def _output(rig: Rig, cluster: str) -> object:
     """The cluster output `databases` as `GET /v1/clusters/{ref}` serves it."""
     view = Queries(rig.db, lambda: rig.inventory).cluster(ADMIN, cluster)
-    return next(o["value"] for o in view["outputs"] if o["name"] == "databases")
+    return next(o.value for o in view.outputs if o.name == "databases")
 
 
 def _web_revision(db: Database, cid: str) -> str:
