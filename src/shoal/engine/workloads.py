@@ -27,6 +27,7 @@ import logging
 from dataclasses import dataclass, field, replace
 
 from shoal.documents import cluster_from_tree
+from shoal.engine import workload_env
 from shoal.engine import workload_members as members
 from shoal.engine import workload_probes as probes
 from shoal.engine import workload_rollouts as rollouts
@@ -38,6 +39,7 @@ from shoal.model.enums import NodeKind, NodeStatus
 from shoal.model.inventory import Inventory
 from shoal.model.members import MemberRef
 from shoal.model.problems import InvalidDocument
+from shoal.model.software import DeploymentRecord, NodeFacts
 from shoal.model.workload_rollouts import ReplicaTemplate, WorkloadPhase
 from shoal.model.workloads import RestartPolicy, Workload
 from shoal.placement.workloads import NodeSlot, WorkloadRefusal, place_workloads
@@ -45,6 +47,7 @@ from shoal.placement.workloads.problem import replica_names
 from shoal.planning.software import targets as targets_of
 from shoal.providers.errors import ProviderError
 from shoal.providers.replicas import ReplicaProber, ReplicaRuntime, ReplicaState
+from shoal.store import deployments as deployment_repo
 from shoal.store import workload_rollouts as rollout_repo
 from shoal.store import workloads as replica_repo
 from shoal.store.events import NewEvent, add_events
@@ -95,12 +98,26 @@ def member_salts(
     targets: set[str] = set()
     for w in readers:
         targets |= members.named_targets(s for _, s in members.env_members(w))
+    by_target = member_facts(spec, nodes, rows, live, targets)
+    return {w.name: members.rendered_salt(w, by_target) for w in readers}
+
+
+def member_facts(
+    spec: ClusterSpec,
+    nodes: list[NodeRecord],
+    rows: dict[str, ReplicaRow],
+    live: dict[str, NodeRecord],
+    targets: set[str],
+) -> dict[str, tuple[NodeFacts, ...]]:
+    """The member facts of each target (a workload's replicas, a node group's servers), by
+    name: what a revision's salt digests and what a replica's env is given."""
+    if not targets:
+        return {}
     read = [w for w in spec.workloads if w.name in targets]
     servers = [n for n in nodes if n.kind is NodeKind.SERVER]
     found = members.replica_facts(read, rows.values(), {n.name: n for n in servers}, live=set(live))
     found += [facts_of(n) for n in servers if n.group_name in targets]
-    by_target = {t: targets_of(MemberRef(t), found) for t in targets}
-    return {w.name: members.rendered_salt(w, by_target) for w in readers}
+    return {t: targets_of(MemberRef(t), found) for t in targets}
 
 
 class WorkloadKeeper:
@@ -192,6 +209,9 @@ class WorkloadKeeper:
         salts = member_salts(spec, nodes, rows, live)
         for w in spec.workloads:
             salt, read = salts.get(w.name, ("", ()))
+            secret = workload_env.secret_salt(w, spec.software.secrets)
+            if secret:
+                salt = f"{salt}/{secret}"
             roll, changed = rollouts.begin(
                 cluster, w, rolls.get(w.name), now, out, salt=salt, members=read
             )
@@ -202,6 +222,11 @@ class WorkloadKeeper:
         goals = {name: rollouts.goal_of(r) for name, r in rolls.items() if name in workloads}
         placing = self._with_surge(cluster, spec, rolls)
         wanted = {r: w for w in placing for r in replica_names(w)}
+        waiting: set[str] = set()
+        if workload_env.needs_resolving(spec.workloads):
+            runtime, waiting = await self._with_env(
+                runtime, cluster, nodes, spec, rows, live, wanted
+            )
         for replica, row in rows.items():
             if replica not in wanted:  # scaled in, or the workload left the document
                 await runtime.stop_replica(replica_key(cluster.id, replica))
@@ -256,7 +281,9 @@ class WorkloadKeeper:
             await self._restart(
                 runtime, cluster, workloads[w.name], kept, state, live, template, now, changes
             )
-        await self._roll(runtime, cluster, placing, spec, rows, rolls, states, live, now, changes)
+        await self._roll(
+            runtime, cluster, placing, spec, rows, rolls, states, live, now, changes, waiting
+        )
         await self._probe(
             runtime, cluster, workloads, wanted, rows, rolls, states, live, now, changes
         )
@@ -293,6 +320,41 @@ class WorkloadKeeper:
         )
         changes.save.extend(out.save)
         changes.events.extend(out.events)
+
+    async def _with_env(
+        self,
+        runtime: ReplicaRuntime,
+        cluster: ClusterRecord,
+        nodes: list[NodeRecord],
+        spec: ClusterSpec,
+        rows: dict[str, ReplicaRow],
+        live: dict[str, NodeRecord],
+        wanted: dict[str, Workload],
+    ) -> tuple[ReplicaRuntime, set[str]]:
+        """The runtime as this tick's starts see it: each start gets its replica's env from
+        secrets, members and outputs (engine/workload_env.py), never stored; and the workloads
+        whose env waits for an output not known yet."""
+        targets = workload_env.member_targets(spec.workloads)
+        records: list[DeploymentRecord] = []
+        if workload_env.reads_outputs(spec.workloads):
+            records = await self.ctx.run_in_thread(self._records, cluster.id)
+        sources = workload_env.EnvSources(
+            spec.software.secrets,
+            member_facts(spec, nodes, rows, live, targets),
+            records,
+        )
+        declared = {w.name: w for w in spec.workloads}
+        wrapped = workload_env.with_env(
+            runtime,
+            sources,
+            {replica_key(cluster.id, r): declared[w.name] for r, w in wanted.items()},
+            {n.provider_id: n.name for n in live.values() if n.provider_id is not None},
+        )
+        return wrapped, {w.name for w in spec.workloads if sources.waiting_for(w)}
+
+    def _records(self, cluster_id: str) -> list[DeploymentRecord]:
+        with self.ctx.db.reading() as conn:
+            return [r for _, r in deployment_repo.records_for(conn, cluster_id)]
 
     # -- surge replicas of a rolling update (engine/workload_rollouts.py) -----------------------
 
@@ -348,8 +410,11 @@ class WorkloadKeeper:
         live: dict[str, NodeRecord],
         now: float,
         changes: _Changes,
+        waiting: set[str],
     ) -> None:
-        """A step of each workload's rollout, over its rows as this tick left them."""
+        """A step of each workload's rollout, over its rows as this tick left them (none for
+        a workload in `waiting`: an output its env reads is not known yet, which is no failure
+        of its new template)."""
         moving = (WorkloadPhase.ROLLING, WorkloadPhase.ROLLING_BACK)
         if not any(r.phase in moving for r in rolls.values()):
             return  # (the steady state: no copy of 10,000 rows per tick)
@@ -360,6 +425,8 @@ class WorkloadKeeper:
             w = declared[placed.name]
             roll = rolls[w.name]
             if roll.phase not in (WorkloadPhase.ROLLING, WorkloadPhase.ROLLING_BACK):
+                continue
+            if w.name in waiting:
                 continue
             names = replica_names(placed)  # with its surge replicas
             mine = {x: current[x] for x in names if x in current}
