@@ -59,6 +59,8 @@ log = logging.getLogger("shoal.workloads")
 
 RESTART_BACKOFF_S = 10.0
 RESTART_BACKOFF_MAX_S = 300.0
+BACKOFF_RESET_S = 600.0
+"""A replica that ran this long since its last start begins its back-off at 10 s again."""
 EXACT_TIME_LIMIT_S = 2.0
 """The exact search's budget on a reschedule (a tick must not stall on it)."""
 _LIVE = (NodeStatus.ACTIVE, NodeStatus.WARNING)
@@ -133,6 +135,8 @@ class WorkloadKeeper:
         room: they roll in place (asked again only for a new revision, or after a restart)."""
         self._ticks = 0
         self._probes = probes.Probes()
+        self._backoff: dict[tuple[str, str], int] = {}
+        """(cluster id, replica) -> the back-off step of its last restart (`_backoff_step`)."""
 
     @property
     def runtime(self) -> ReplicaRuntime | None:
@@ -231,6 +235,7 @@ class WorkloadKeeper:
             if replica not in wanted:  # scaled in, or the workload left the document
                 await runtime.stop_replica(replica_key(cluster.id, replica))
                 changes.drop.append((cluster.id, replica))
+                self._backoff.pop((cluster.id, replica), None)
                 declared = workloads.get(row.workload)
                 if declared is not None and rollouts.is_surge(declared, replica):
                     changes.events.append(
@@ -574,7 +579,9 @@ class WorkloadKeeper:
                     changes.save.append(replace(row, ready=False))
                 return
             restarts = row.restarts + (1 if row.started_at is not None else 0)
-            wait = restart_backoff(restarts) if row.started_at is not None else 0.0
+            wait = 0.0
+            if row.started_at is not None:
+                wait = restart_backoff(self._backoff_step(cluster, row, now))
             row = replace(row, ready=False, restarts=restarts, not_before=now + wait)
             changes.save.append(row)
             if row.started_at is not None:
@@ -606,6 +613,20 @@ class WorkloadKeeper:
         changes.save.append(
             replace(row, ready=True, not_before=None, started_at=now, revision=template.revision)
         )
+
+    def _backoff_step(self, cluster: ClusterRecord, row: ReplicaRow, now: float) -> int:
+        """Which back-off an exit of `row`'s container waits (1: 10 s, 2: 20 s ...): one more
+        than the last, or the first again once it ran `BACKOFF_RESET_S` since its last start
+        (Kubernetes' rule). Kept in memory, as the kubelet keeps it: a new engine (or lease
+        holder) goes on from the restart count instead (`restarts` keeps counting either way)."""
+        assert row.started_at is not None
+        key = (cluster.id, row.replica)
+        if now - row.started_at >= BACKOFF_RESET_S:
+            step = 1
+        else:
+            step = self._backoff.get(key, row.restarts) + 1
+        self._backoff[key] = step
+        return step
 
     # -- reading and writing -------------------------------------------------------------------
 
