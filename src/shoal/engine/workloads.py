@@ -7,7 +7,8 @@ provider's replica runtime reports, and acts on the difference:
   no longer running), is placed by the second-level solver onto live servers under every rule,
   the others staying where they are, and started there;
 - a replica whose container exited is started again after a back-off (Kubernetes' 10 s,
-  doubling, at most 300 s) when its restart policy says so; it is not ready meanwhile;
+  doubling, at most 300 s; from 10 s again once it ran 10 minutes since its last start) when
+  its restart policy says so; it is not ready meanwhile;
 - a replica the document no longer declares (scale-in) is stopped and its row dropped.
 A placement that fails leaves the running replicas untouched and raises one event per reason.
 A change of a workload's template rolls its replicas a batch per tick (engine/workload_rollouts.py);
@@ -16,6 +17,8 @@ while and after a rollback). While a workload rolls forward, its `max_surge` ext
 placed with it (`_with_surge`; none when there is no room: `_refuse_surge`). A workload whose
 env reads `{members: X}` has those values folded into its revision (`member_salts`), so it
 rolls when X's ready replicas (or a group's active servers) change.
+Every start gets the replica's env from secrets, outputs and members (engine/workload_env.py:
+the runtime is wrapped for the tick, the stored template keeps literal values only).
 Liveness and readiness probes run after those steps (engine/workload_probes.py): readiness
 sets a replica's `ready`, a failing liveness probe restarts it.
 Rows are written only when they change, so 10,000 steady replicas cost one read per tick.
