@@ -14,11 +14,9 @@ import pytest
 from shoal.documents import load_cluster
 from shoal.engine.networks import replicas_of, servers_of
 from shoal.model.catalogs import default_inventory
-from shoal.model.enums import NodeKind, NodeStatus
 from shoal.providers.local import netfilter
 from shoal.providers.local.networking import LocalNetworking
 from shoal.providers.networking import ClusterNetworks, MemberHealth
-from shoal.store.records import NodeRecord
 from shoal.store.workloads import ReplicaRow
 from tests.networks.support import (
     Serving,
@@ -28,6 +26,7 @@ from tests.networks.support import (
     free_port,
     http_get,
     networking,
+    server_node,
 )
 
 pytestmark = pytest.mark.asyncio
@@ -171,37 +170,6 @@ load_balancers:
     assert not (tmp_path / "networking" / cid).exists()
 
 
-def _server(name: str, address: str) -> NodeRecord:
-    return NodeRecord(
-        id=f"id-{name}",
-        cluster_id="c",
-        project_id="p",
-        name=name,
-        kind=NodeKind.SERVER,
-        group_name="web",
-        part=None,
-        replica=1,
-        status=NodeStatus.ACTIVE,
-        status_reason="",
-        host="h",
-        zone="z",
-        address=address,
-        provider_id=f"srv-{name}",
-        profile={},
-        vcpus=1,
-        ram_mb=1024,
-        disk_gb=1,
-        volume_gb=0,
-        attach_to=None,
-        health="UNKNOWN",
-        health_reason="",
-        checked_at=None,
-        created_at=0.0,
-        updated_at=0.0,
-        deleted_at=None,
-    )
-
-
 async def test_a_pool_over_a_workload_serves_its_ready_replicas(tmp_path: Path) -> None:
     """Issue 22: `members: api` (a workload) — the ready replicas, each on its server's address
     and the workload's named port, as engine/networks.py feeds them; a replica not ready
@@ -225,7 +193,7 @@ load_balancers:
         default_inventory(),
     )
     assert spec.networking.load_balancers[0].pools[0].member_port == port
-    nodes = [_server("web-1", a), _server("web-2", b)]
+    nodes = [server_node("web-1", a), server_node("web-2", b)]
     net = LocalNetworking(tmp_path)
     cid = uuid.uuid4().hex
 
