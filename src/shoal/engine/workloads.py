@@ -285,6 +285,8 @@ class WorkloadKeeper:
             if kept is None or replica in placed_now or replica in homeless:
                 continue
             state = states.get(replica_key(cluster.id, replica), ReplicaState.LOST)
+            if w.name in waiting and state is not ReplicaState.RUNNING:
+                continue  # an output its env reads is not known yet: no start to try (or log)
             template = rollouts.template_for(rolls[w.name], kept.revision)
             await self._restart(
                 runtime, cluster, workloads[w.name], kept, state, live, template, now, changes
