@@ -233,3 +233,53 @@ ports:
     assert "node group" in found["/ports/1/fixed_ip"]
     assert "broadcast" in found["/ports/1/fixed_ip"]
     assert "volume" in found["/ports/2/server"]
+
+
+WORKLOAD_POOLS = (
+    HEAD
+    + """
+networks:
+  - {name: app, cidr: 10.10.0.0/24}
+workloads:
+  api:
+    replicas: 2
+    containers: [{name: api, image: img, ports: [9000, {port: 8080, name: http}]}]
+  quiet:
+    replicas: 1
+    containers: [{name: q, image: img}]
+load_balancers:
+  - name: front
+    network: app
+    listeners:
+      - {port: 80, pool: named}
+      - {port: 81, pool: given}
+      - {port: 82, pool: wrong}
+      - {port: 83, pool: none}
+    pools:
+      - {name: named, members: api}
+      - {name: given, members: api, port: 9000}
+      - {name: wrong, members: api, port: 7000}
+      - {name: none, members: quiet}
+"""
+)
+
+
+def test_pools_over_workloads(inventory: Inventory, problems_of: ProblemsOf) -> None:
+    found = {p.path: p.message for p in problems_of(WORKLOAD_POOLS)}
+    assert set(found) == {"/load_balancers/0/pools/2/port", "/load_balancers/0/pools/3/port"}
+    assert "binds no port 7000 (its ports: 8080, 9000)" in found["/load_balancers/0/pools/2/port"]
+    assert "workload quiet binds no port" in found["/load_balancers/0/pools/3/port"]
+    good = WORKLOAD_POOLS.replace("      - {port: 82, pool: wrong}\n", "").replace(
+        "      - {port: 83, pool: none}\n", ""
+    )
+    good = good.replace("      - {name: wrong, members: api, port: 7000}\n", "").replace(
+        "      - {name: none, members: quiet}\n", ""
+    )
+    spec = load_cluster(good, inventory)
+    pools = spec.networking.load_balancers[0].pools
+    assert [(p.members, p.member_port) for p in pools] == [
+        (MemberRef("api"), 8080),  # the named port
+        (MemberRef("api"), 9000),
+    ]
+    again = load_cluster(json.dumps(to_document(spec)), inventory)
+    assert again.networking == spec.networking

@@ -1,6 +1,7 @@
 """Workloads kept running on `sim` (issue 22, item 3), driven by a ManualClock on SQLite and
 PostgreSQL: after a create every replica is started and recorded ready on its placed server; a
-killed container is restarted only after the back-off; a lost host's replica is rescheduled onto
+killed container is restarted only after the back-off (from 10 s again once it ran 10 minutes);
+a lost host's replica is rescheduled onto
 a live server under the anti-affinity rule (before the server itself is replaced); scale-in
 stops and forgets replicas; an engine restart keeps the rows as they are."""
 
@@ -107,6 +108,20 @@ async def test_replicas_start_restart_and_move_off_a_lost_host(db: Database) -> 
             texts = [e.message for e in event_repo.list_events(conn, None, cluster_id=cid)]
         assert any("api-2's container exited; restart 1 in 10 s" in t for t in texts)
         assert any("api-2's container exited; restart 2 in 20 s" in t for t in texts)
+        # After 10 minutes running since its last start, the back-off begins at 10 s again
+        # (Kubernetes' rule); the restart count goes on.
+        clock.advance(600.0)
+        await asyncio.sleep(0.05)
+        killed = clock.now()
+        provider.replicas.kill(replica_key(cid, "api-2"))
+        await _until(clock, lambda: not _rows(db, cid)["api-2"].ready)
+        waiting = _rows(db, cid)["api-2"]
+        assert waiting.restarts == 3 and waiting.not_before is not None
+        assert killed + 10.0 <= waiting.not_before < killed + 20.0
+        await _until(clock, lambda: _rows(db, cid)["api-2"].ready)
+        with db.reading() as conn:
+            texts = [e.message for e in event_repo.list_events(conn, None, cluster_id=cid)]
+        assert any("api-2's container exited; restart 3 in 10 s" in t for t in texts)
 
         # A host fails: its replica moves to the one server left on a host with none.
         before = _rows(db, cid)

@@ -11,9 +11,13 @@ from pathlib import Path
 
 import pytest
 
+from shoal.documents import load_cluster
+from shoal.engine.networks import replicas_of, servers_of
+from shoal.model.catalogs import default_inventory
 from shoal.providers.local import netfilter
 from shoal.providers.local.networking import LocalNetworking
-from shoal.providers.networking import MemberHealth
+from shoal.providers.networking import ClusterNetworks, MemberHealth
+from shoal.store.workloads import ReplicaRow
 from tests.networks.support import (
     Serving,
     addresses,
@@ -22,6 +26,7 @@ from tests.networks.support import (
     free_port,
     http_get,
     networking,
+    server_node,
 )
 
 pytestmark = pytest.mark.asyncio
@@ -163,3 +168,53 @@ load_balancers:
         os.kill(pid, 0)
     assert await http_get(vip, listen, timeout=2) is None
     assert not (tmp_path / "networking" / cid).exists()
+
+
+async def test_a_pool_over_a_workload_serves_its_ready_replicas(tmp_path: Path) -> None:
+    """Issue 22: `members: api` (a workload) — the ready replicas, each on its server's address
+    and the workload's named port, as engine/networks.py feeds them; a replica not ready
+    leaves the pool at the next apply."""
+    a, b = addresses(2)
+    port = free_port(a)
+    listen = free_port("127.0.0.1")
+    spec = load_cluster(
+        HEAD
+        + f"""
+workloads:
+  api:
+    replicas: 2
+    containers: [{{name: api, image: img, ports: [9, {{port: {port}, name: http}}]}}]
+load_balancers:
+  - name: front
+    network: app
+    listeners: [{{port: {listen}, protocol: HTTP, pool: api}}]
+    pools: [{{name: api, members: api, protocol: HTTP}}]
+""",
+        default_inventory(),
+    )
+    assert spec.networking.load_balancers[0].pools[0].member_port == port
+    nodes = [server_node("web-1", a), server_node("web-2", b)]
+    net = LocalNetworking(tmp_path)
+    cid = uuid.uuid4().hex
+
+    def rows(*ready: str) -> list[ReplicaRow]:
+        where = {"api-1": "web-1", "api-2": "web-2"}
+        return [ReplicaRow(cid, r, "api", n, r in ready) for r, n in where.items()]
+
+    def wanted(*ready: str) -> ClusterNetworks:
+        replicas = replicas_of(spec, nodes, rows(*ready))
+        return ClusterNetworks(cid, "net-test", spec.networking, servers_of(nodes), replicas)
+
+    servers = [await Serving("api-1", a, port).start(), await Serving("api-2", b, port).start()]
+    try:
+        await net.apply(wanted("api-1", "api-2"))
+        vip = net.vips(wanted())["front"]
+        assert await _until(vip, listen, {"api-1", "api-2"}) == {"api-1", "api-2"}
+        await net.apply(wanted("api-2"))
+        assert await _until(vip, listen, {"api-2"}) == {"api-2"}
+        states = await net.balancers(wanted("api-2"))
+        assert [(m.server, m.port) for m in states[0].members] == [("api-2", port)]
+    finally:
+        await net.remove(cid)
+        for s in servers:
+            await s.stop()

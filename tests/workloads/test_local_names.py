@@ -1,10 +1,18 @@
 """The local replica runtime's pure parts: container names from replica keys (allowed
-characters only, distinct per key) and Kubernetes' `$(VAR)` expansion of command and args."""
+characters only, distinct per key), Kubernetes' `$(VAR)` expansion of command and args, and how
+a secret reaches `podman run`."""
 
 from __future__ import annotations
 
 import re
+import subprocess
+from typing import cast
 
+import pytest
+
+from shoal.model.workload_rollouts import ContainerRun, ReplicaTemplate
+from shoal.providers.local import podman, replicas
+from shoal.providers.local.records import ServerRecord
 from shoal.providers.local.replicas import container_name, expand
 
 
@@ -21,3 +29,40 @@ def test_dollar_paren_expansion_as_kubernetes() -> None:
     env = {"SHOAL_NODE_ADDRESS": "127.1.1.2", "PORT": "8081"}
     assert expand("-p $(SHOAL_NODE_ADDRESS):$(PORT)", env) == "-p 127.1.1.2:8081"
     assert expand("$(UNKNOWN) ${PORT}", env) == "$(UNKNOWN) ${PORT}"  # left as written
+
+
+async def test_a_secret_is_given_to_podman_by_name_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`{secret}` env reaches `podman run` as `--env NAME` with its value in podman's own
+    environment: never on the command line (`ps`, logs), nor expanded into command or args."""
+    calls: list[tuple[tuple[str, ...], dict[str, str]]] = []
+
+    def run(
+        found: object,
+        store: object,
+        *args: str,
+        extra_env: dict[str, str] | None = None,
+        **_: object,
+    ) -> subprocess.CompletedProcess[str]:
+        calls.append((args, dict(extra_env or {})))
+        return subprocess.CompletedProcess(list(args), 0, "", "")
+
+    monkeypatch.setattr(replicas, "_run", run)
+    record = ServerRecord(
+        "srv-1", "k", "ctl-1", "c", "h", "z", "img", "127.9.9.9", 0, 0, "/w", [], "/", 0.0
+    )
+    server = replicas._Server(record, cast(podman.Store, None))
+    c = ContainerRun(
+        "api",
+        "img",
+        ("sh", "-c", "echo $(PW) $(MODE)"),
+        env=(("MODE", "a"),),
+        secret_env=(("PW", "s3cret"),),
+    )
+    runtime = replicas.LocalReplicas(cast(replicas.Servers, None))
+    found = cast(podman.Podman, None)
+    await runtime._run_containers(found, server, "cid/api-1", ReplicaTemplate("r", (c,)))
+    argv, extra = next((a, e) for a, e in calls if a[0] == "run")
+    assert "--env" in argv and "PW" in argv and "MODE=a" in argv
+    assert all("s3cret" not in x for x in argv)
+    assert '"echo $(PW) a"' in " ".join(argv)  # (a secret is not expanded onto the line)
+    assert extra == {"PW": "s3cret"}

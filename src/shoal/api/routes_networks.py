@@ -16,9 +16,11 @@ from shoal.model.cluster import ClusterSpec
 from shoal.model.problems import InvalidDocument
 from shoal.runtime import Runtime
 from shoal.service.errors import Conflict
-from shoal.service.networks import cluster_networking
+from shoal.service.networks import cluster_networking, workload_pools
 from shoal.store import nodes as node_repo
+from shoal.store import workloads as replica_repo
 from shoal.store.records import ClusterRecord, NodeRecord, Principal
+from shoal.store.workloads import ReplicaRow
 
 router = APIRouter(
     prefix="/v1/clusters",
@@ -34,7 +36,7 @@ class ClusterNetworking(schemas._Out):
 
 def _read(
     rt: Runtime, who: Principal, ref: str
-) -> tuple[ClusterRecord, ClusterSpec, list[NodeRecord]]:
+) -> tuple[ClusterRecord, ClusterSpec, list[NodeRecord], list[ReplicaRow]]:
     c = rt.queries.cluster_record(who, ref)
     with rt.db.reading() as conn:
         nodes = node_repo.list_nodes(conn, c.id)
@@ -42,11 +44,15 @@ def _read(
         spec = cluster_from_tree(c.document, rt.inventory)
     except InvalidDocument as bad:
         raise Conflict(f"the cluster's stored document no longer reads: {bad}") from None
-    return c, spec, nodes
+    rows: list[ReplicaRow] = []
+    if workload_pools(spec):  # pools over workloads: their ready replicas are the members
+        with rt.db.reading() as conn:
+            rows = list(replica_repo.load(conn, [c.id]).get(c.id, {}).values())
+    return c, spec, nodes, rows
 
 
 @router.get("/{ref}/networks", response_model=ClusterNetworking)
 async def get_networking(ref: str, request: Request, who: Caller) -> dict[str, Any]:
     rt = runtime_of(request)
-    c, spec, nodes = await run_in_threadpool(_read, rt, who, ref)
-    return {"networking": await cluster_networking(rt.provider, c, spec, nodes)}
+    c, spec, nodes, rows = await run_in_threadpool(_read, rt, who, ref)
+    return {"networking": await cluster_networking(rt.provider, c, spec, nodes, rows)}

@@ -22,6 +22,7 @@ from shoal.documents.inventory import read_inventory
 from shoal.documents.membership import check_groupings
 from shoal.documents.namespace import check_names
 from shoal.documents.native import read_native
+from shoal.documents.net_common import WorkloadPorts
 from shoal.documents.networks import read_networking
 from shoal.documents.outputs import OutputDraft, build_outputs, check_outputs, read_outputs
 from shoal.documents.params_template import Prepared, prepare
@@ -92,7 +93,12 @@ def cluster_from_tree(
         software = read_software(prepared.software, "/software", prepared.params, out)
         outputs = read_outputs(prepared.outputs, "/outputs", prepared.params, out)
         workloads = read_workloads(prepared.workloads, "/workloads", prepared.params, out)
-        networking = read_networking(prepared.tree, draft, out)
+        networking = read_networking(
+            prepared.tree,
+            draft,
+            out,
+            {w.name: WorkloadPorts.of(w.containers) for w in workloads.workloads},
+        )
         _drop_repeats(out, prepared.unresolved)
     if draft is not None:
         check_names(draft, out)

@@ -1,7 +1,9 @@
 """Reading `load_balancers`: a VIP on a cluster network, listeners, pools over node groups.
 
 A pool names its members as a node group or instance (`members: web`), never as addresses:
-the provider keeps the pool in step with the group. Network names are checked by the caller
+the provider keeps the pool in step with the group. A pool may name a workload instead: its
+ready replicas serve, on the workload's named (else first) port unless the pool gives one of
+its ports. Network names are checked by the caller
 (`documents/networks.py`), which knows them all.
 """
 
@@ -14,6 +16,7 @@ from shoal.documents.fields import Fields, mapping
 from shoal.documents.names import suggest
 from shoal.documents.net_common import Servers, address, bounded
 from shoal.documents.tree import is_mapping, pairs_of
+from shoal.model.members import MemberRef
 from shoal.model.networks import (
     LIMITS,
     HealthMonitor,
@@ -131,9 +134,25 @@ def _pool(
         return None
     before = len(out)
     name = pf.name("name", required="name the pool")
-    text = pf.text("members", required="name the node group or instance whose servers serve")
-    members = servers.member(text, pf.at("members"), out, "the pool") if text else None
-    port = pf.integer("port", minimum=1, maximum=65535, required="give the members' port")
+    text = pf.text(
+        "members", required="name the node group, instance or workload whose servers serve"
+    )
+    workload = None
+    if text and text not in servers.groups and text not in servers.instances:
+        workload = servers.workloads.get(text)
+    if workload is not None:
+        # A workload's ready replicas serve, each on its server's address and the workload's
+        # port (engine/networks.py feeds them to the driver as they come and go).
+        members: MemberRef | None = MemberRef(text or "")
+        port = pf.integer("port", minimum=1, maximum=65535, default=workload.member_port)
+        if port is None and pf.raw("port") is None:
+            pf.problem("port", f"workload {text} binds no port: give the members' port")
+        elif port is not None and pf.raw("port") is not None and port not in workload.ports:
+            bound = ", ".join(str(p) for p in sorted(workload.ports)) or "none"
+            pf.problem("port", f"workload {text} binds no port {port} (its ports: {bound})")
+    else:
+        members = servers.member(text, pf.at("members"), out, "the pool") if text else None
+        port = pf.integer("port", minimum=1, maximum=65535, required="give the members' port")
     protocol = pf.choice("protocol", LbProtocol, default=LbProtocol.TCP)
     algorithm = pf.choice("algorithm", LbAlgorithm, default=LbAlgorithm.ROUND_ROBIN)
     network = pf.name("network")

@@ -9,6 +9,7 @@ second problem here (members whose kind is unknown pass).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from ipaddress import ip_address, ip_network
 
@@ -20,6 +21,7 @@ from shoal.documents.tree import describe, is_list
 from shoal.model.members import MemberRef
 from shoal.model.networks import IpAddress, IpNetwork
 from shoal.model.profile import ServerProfile
+from shoal.model.workloads import Container
 
 _NODE = re.compile(r"(.+)-([1-9][0-9]*)")
 
@@ -77,6 +79,22 @@ def text_list(f: Fields, key: str, what: str, limit: int) -> list[tuple[str, str
     return f.names(key, what=what)
 
 
+@dataclass(frozen=True, slots=True)
+class WorkloadPorts:
+    """What a pool over a workload needs of it: the port its members are reached on (its first
+    named container port, else its first: engine/workload_members.py) and every port it binds."""
+
+    member_port: int | None
+    ports: frozenset[int]
+
+    @classmethod
+    def of(cls, containers: Iterable[Container]) -> WorkloadPorts:
+        ports = [p for c in containers for p in c.ports]
+        named = [p for p in ports if p.name]
+        chosen = named[0] if named else (ports[0] if ports else None)
+        return cls(None if chosen is None else chosen.port, frozenset(p.port for p in ports))
+
+
 @dataclass(slots=True)
 class Servers:
     """The cluster's members by name, with which of them (or which parts) are servers."""
@@ -86,6 +104,8 @@ class Servers:
     groups: dict[str, dict[str | None, bool | None]] = field(default_factory=dict)
     """node group -> part (None for a single-profile group) -> is a server."""
     counts: dict[str, int | None] = field(default_factory=dict)
+    workloads: dict[str, WorkloadPorts] = field(default_factory=dict)
+    """workload -> its ports: a pool may name a workload (its ready replicas serve)."""
 
     @classmethod
     def of(cls, draft: ClusterDraft | None) -> Servers:

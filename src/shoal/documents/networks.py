@@ -10,6 +10,7 @@ elements are read.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from itertools import combinations
 
 from shoal.documents.collect import ProblemList, child
@@ -17,7 +18,7 @@ from shoal.documents.drafts import ClusterDraft
 from shoal.documents.fields import Fields, mapping
 from shoal.documents.names import suggest
 from shoal.documents.net_balancers import read_load_balancers
-from shoal.documents.net_common import Servers, address, bounded, cidr, text_list
+from shoal.documents.net_common import Servers, WorkloadPorts, address, bounded, cidr, text_list
 from shoal.documents.net_security import read_security_groups
 from shoal.documents.tree import describe, is_mapping
 from shoal.model.networks import (
@@ -78,13 +79,20 @@ def gateway_of(subnet: Subnet) -> IpAddress:
     return subnet.cidr.network_address + 1
 
 
-def read_networking(data: object, draft: ClusterDraft | None, out: ProblemList) -> NetworkSpec:
-    """The networking of a (native) document; problems go to `out`."""
+def read_networking(
+    data: object,
+    draft: ClusterDraft | None,
+    out: ProblemList,
+    workloads: Mapping[str, WorkloadPorts] | None = None,
+) -> NetworkSpec:
+    """The networking of a (native) document; problems go to `out`. `workloads` are those a
+    load balancer's pool may name (its ready replicas serve)."""
     if not is_mapping(data):
         return NetworkSpec()
     f = Fields(data, "", ProblemList())  # the native reader reported the top level's keys
     f.out = out
     servers = Servers.of(draft)
+    servers.workloads = dict(workloads or {})
     networks, broken = _networks(f)
     known = _Known(networks, broken, out)
     groups, check_groups = read_security_groups(f, servers)

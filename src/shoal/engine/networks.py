@@ -5,7 +5,9 @@ networking or the set of its servers (names, addresses, health) changed since th
 or every `full_s` anyway (a table or a balancer removed behind Shoal's back comes back), the
 provider's `NetworkDriver` is asked to make it so. Pools and rules name node groups, so a
 scale-out, a scale-in, a replaced server or a failed host changes the members here, not in the
-document. Clusters no longer in the store have their networking removed.
+document. A pool may name a workload: its ready replicas (the stored rows, as `{members: W}`
+reads them) are its members, so a replica that exits, moves or is added changes them too.
+Clusters no longer in the store have their networking removed.
 
 A server's own ports and floating IPs are made with the server, not here: `ServerPorts` tells a
 server's create what of the document is its own (`ServerNetworking`, read from the cluster's
@@ -17,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from shoal.documents import cluster_from_tree
 from shoal.engine.context import EngineContext
@@ -41,8 +43,10 @@ from shoal.providers.networking import (
 from shoal.store import clusters as cluster_repo
 from shoal.store import network_addresses as address_repo
 from shoal.store import nodes as node_repo
+from shoal.store import workloads as replica_repo
 from shoal.store.database import Database
 from shoal.store.records import ActionRecord, ClusterRecord, NodeRecord
+from shoal.store.workloads import ReplicaRow
 
 log = logging.getLogger("shoal.engine.networks")
 
@@ -65,10 +69,41 @@ def servers_of(nodes: list[NodeRecord]) -> tuple[ServerAddress, ...]:
     return tuple(sorted(out, key=lambda s: s.name))
 
 
+def workload_pools(spec: ClusterSpec) -> set[str]:
+    """The workloads some load balancer's pool names as its members."""
+    names = {w.name for w in spec.workloads}
+    return {
+        p.members.target
+        for lb in spec.networking.load_balancers
+        for p in lb.pools
+        if p.members.target in names
+    }
+
+
+def replicas_of(
+    spec: ClusterSpec, nodes: list[NodeRecord], rows: Iterable[ReplicaRow]
+) -> tuple[ServerAddress, ...]:
+    """The ready replicas of the workloads pools name, each at its server's address (a pool's
+    port is the workload's: documents/net_balancers.py), as `{members: W}` lists them."""
+    pooled = workload_pools(spec)
+    if not pooled:
+        return ()
+    where = {s.name: s.address for s in servers_of(nodes)}
+    out = [
+        ServerAddress(r.replica, r.workload, None, where[r.node])
+        for r in rows
+        if r.workload in pooled and r.ready and r.node in where
+    ]
+    return tuple(sorted(out, key=lambda s: s.name))
+
+
 def cluster_networks(
-    cluster: ClusterRecord, spec: ClusterSpec, nodes: list[NodeRecord]
+    cluster: ClusterRecord,
+    spec: ClusterSpec,
+    nodes: list[NodeRecord],
+    replicas: tuple[ServerAddress, ...] = (),
 ) -> ClusterNetworks:
-    return ClusterNetworks(cluster.id, cluster.name, spec.networking, servers_of(nodes))
+    return ClusterNetworks(cluster.id, cluster.name, spec.networking, servers_of(nodes), replicas)
 
 
 class NetworkSync:
@@ -94,7 +129,7 @@ class NetworkSync:
         """Apply when needed; the reason it could not (once per new reason), else None."""
         if self.driver is None:
             return None
-        wanted = cluster_networks(cluster, spec, nodes)
+        wanted = cluster_networks(cluster, spec, nodes, await self._replicas(cluster, spec, nodes))
         last = self._applied.get(cluster.id)
         if wanted.spec.empty and last is None:
             return None
@@ -171,7 +206,23 @@ class NetworkSync:
     ) -> tuple[BalancerState, ...]:
         if self.driver is None or not spec.networking.load_balancers:
             return ()
-        return await self.driver.balancers(cluster_networks(cluster, spec, nodes))
+        replicas = await self._replicas(cluster, spec, nodes)
+        return await self.driver.balancers(cluster_networks(cluster, spec, nodes, replicas))
+
+    async def _replicas(
+        self, cluster: ClusterRecord, spec: ClusterSpec, nodes: list[NodeRecord]
+    ) -> tuple[ServerAddress, ...]:
+        """The ready replicas of pools' workloads, from the stored rows (the keeper may run in
+        another engine); nothing is read for a cluster whose pools name no workload."""
+        if self.db is None or not workload_pools(spec):
+            return ()
+        db = self.db
+
+        def read() -> list[ReplicaRow]:
+            with db.reading() as conn:
+                return list(replica_repo.load(conn, [cluster.id]).get(cluster.id, {}).values())
+
+        return replicas_of(spec, nodes, await asyncio.to_thread(read))
 
 
 def makes_ports(provider: Provider) -> bool:

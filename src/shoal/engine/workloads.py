@@ -7,7 +7,8 @@ provider's replica runtime reports, and acts on the difference:
   no longer running), is placed by the second-level solver onto live servers under every rule,
   the others staying where they are, and started there;
 - a replica whose container exited is started again after a back-off (Kubernetes' 10 s,
-  doubling, at most 300 s) when its restart policy says so; it is not ready meanwhile;
+  doubling, at most 300 s; from 10 s again once it ran 10 minutes since its last start) when
+  its restart policy says so; it is not ready meanwhile;
 - a replica the document no longer declares (scale-in) is stopped and its row dropped.
 A placement that fails leaves the running replicas untouched and raises one event per reason.
 A change of a workload's template rolls its replicas a batch per tick (engine/workload_rollouts.py);
@@ -16,6 +17,8 @@ while and after a rollback). While a workload rolls forward, its `max_surge` ext
 placed with it (`_with_surge`; none when there is no room: `_refuse_surge`). A workload whose
 env reads `{members: X}` has those values folded into its revision (`member_salts`), so it
 rolls when X's ready replicas (or a group's active servers) change.
+Every start gets the replica's env from secrets, outputs and members (engine/workload_env.py:
+the runtime is wrapped for the tick, the stored template keeps literal values only).
 Liveness and readiness probes run after those steps (engine/workload_probes.py): readiness
 sets a replica's `ready`, a failing liveness probe restarts it.
 Rows are written only when they change, so 10,000 steady replicas cost one read per tick.
@@ -27,6 +30,7 @@ import logging
 from dataclasses import dataclass, field, replace
 
 from shoal.documents import cluster_from_tree
+from shoal.engine import workload_env
 from shoal.engine import workload_members as members
 from shoal.engine import workload_probes as probes
 from shoal.engine import workload_rollouts as rollouts
@@ -38,6 +42,7 @@ from shoal.model.enums import NodeKind, NodeStatus
 from shoal.model.inventory import Inventory
 from shoal.model.members import MemberRef
 from shoal.model.problems import InvalidDocument
+from shoal.model.software import DeploymentRecord, NodeFacts
 from shoal.model.workload_rollouts import ReplicaTemplate, WorkloadPhase
 from shoal.model.workloads import RestartPolicy, Workload
 from shoal.placement.workloads import NodeSlot, WorkloadRefusal, place_workloads
@@ -45,6 +50,7 @@ from shoal.placement.workloads.problem import replica_names
 from shoal.planning.software import targets as targets_of
 from shoal.providers.errors import ProviderError
 from shoal.providers.replicas import ReplicaProber, ReplicaRuntime, ReplicaState
+from shoal.store import deployments as deployment_repo
 from shoal.store import workload_rollouts as rollout_repo
 from shoal.store import workloads as replica_repo
 from shoal.store.events import NewEvent, add_events
@@ -56,6 +62,8 @@ log = logging.getLogger("shoal.workloads")
 
 RESTART_BACKOFF_S = 10.0
 RESTART_BACKOFF_MAX_S = 300.0
+BACKOFF_RESET_S = 600.0
+"""A replica that ran this long since its last start begins its back-off at 10 s again."""
 EXACT_TIME_LIMIT_S = 2.0
 """The exact search's budget on a reschedule (a tick must not stall on it)."""
 _LIVE = (NodeStatus.ACTIVE, NodeStatus.WARNING)
@@ -95,12 +103,26 @@ def member_salts(
     targets: set[str] = set()
     for w in readers:
         targets |= members.named_targets(s for _, s in members.env_members(w))
+    by_target = member_facts(spec, nodes, rows, live, targets)
+    return {w.name: members.rendered_salt(w, by_target) for w in readers}
+
+
+def member_facts(
+    spec: ClusterSpec,
+    nodes: list[NodeRecord],
+    rows: dict[str, ReplicaRow],
+    live: dict[str, NodeRecord],
+    targets: set[str],
+) -> dict[str, tuple[NodeFacts, ...]]:
+    """The member facts of each target (a workload's replicas, a node group's servers), by
+    name: what a revision's salt digests and what a replica's env is given."""
+    if not targets:
+        return {}
     read = [w for w in spec.workloads if w.name in targets]
     servers = [n for n in nodes if n.kind is NodeKind.SERVER]
     found = members.replica_facts(read, rows.values(), {n.name: n for n in servers}, live=set(live))
     found += [facts_of(n) for n in servers if n.group_name in targets]
-    by_target = {t: targets_of(MemberRef(t), found) for t in targets}
-    return {w.name: members.rendered_salt(w, by_target) for w in readers}
+    return {t: targets_of(MemberRef(t), found) for t in targets}
 
 
 class WorkloadKeeper:
@@ -116,6 +138,8 @@ class WorkloadKeeper:
         room: they roll in place (asked again only for a new revision, or after a restart)."""
         self._ticks = 0
         self._probes = probes.Probes()
+        self._backoff: dict[tuple[str, str], int] = {}
+        """(cluster id, replica) -> the back-off step of its last restart (`_backoff_step`)."""
 
     @property
     def runtime(self) -> ReplicaRuntime | None:
@@ -192,6 +216,9 @@ class WorkloadKeeper:
         salts = member_salts(spec, nodes, rows, live)
         for w in spec.workloads:
             salt, read = salts.get(w.name, ("", ()))
+            secret = workload_env.secret_salt(w, spec.software.secrets)
+            if secret:
+                salt = f"{salt}/{secret}"
             roll, changed = rollouts.begin(
                 cluster, w, rolls.get(w.name), now, out, salt=salt, members=read
             )
@@ -202,10 +229,16 @@ class WorkloadKeeper:
         goals = {name: rollouts.goal_of(r) for name, r in rolls.items() if name in workloads}
         placing = self._with_surge(cluster, spec, rolls)
         wanted = {r: w for w in placing for r in replica_names(w)}
+        waiting: set[str] = set()
+        if workload_env.needs_resolving(spec.workloads):
+            runtime, waiting = await self._with_env(
+                runtime, cluster, nodes, spec, rows, live, wanted
+            )
         for replica, row in rows.items():
             if replica not in wanted:  # scaled in, or the workload left the document
                 await runtime.stop_replica(replica_key(cluster.id, replica))
                 changes.drop.append((cluster.id, replica))
+                self._backoff.pop((cluster.id, replica), None)
                 declared = workloads.get(row.workload)
                 if declared is not None and rollouts.is_surge(declared, replica):
                     changes.events.append(
@@ -252,11 +285,15 @@ class WorkloadKeeper:
             if kept is None or replica in placed_now or replica in homeless:
                 continue
             state = states.get(replica_key(cluster.id, replica), ReplicaState.LOST)
+            if w.name in waiting and state is not ReplicaState.RUNNING:
+                continue  # an output its env reads is not known yet: no start to try (or log)
             template = rollouts.template_for(rolls[w.name], kept.revision)
             await self._restart(
                 runtime, cluster, workloads[w.name], kept, state, live, template, now, changes
             )
-        await self._roll(runtime, cluster, placing, spec, rows, rolls, states, live, now, changes)
+        await self._roll(
+            runtime, cluster, placing, spec, rows, rolls, states, live, now, changes, waiting
+        )
         await self._probe(
             runtime, cluster, workloads, wanted, rows, rolls, states, live, now, changes
         )
@@ -293,6 +330,41 @@ class WorkloadKeeper:
         )
         changes.save.extend(out.save)
         changes.events.extend(out.events)
+
+    async def _with_env(
+        self,
+        runtime: ReplicaRuntime,
+        cluster: ClusterRecord,
+        nodes: list[NodeRecord],
+        spec: ClusterSpec,
+        rows: dict[str, ReplicaRow],
+        live: dict[str, NodeRecord],
+        wanted: dict[str, Workload],
+    ) -> tuple[ReplicaRuntime, set[str]]:
+        """The runtime as this tick's starts see it: each start gets its replica's env from
+        secrets, members and outputs (engine/workload_env.py), never stored; and the workloads
+        whose env waits for an output not known yet."""
+        targets = workload_env.member_targets(spec.workloads)
+        records: list[DeploymentRecord] = []
+        if workload_env.reads_outputs(spec.workloads):
+            records = await self.ctx.run_in_thread(self._records, cluster.id)
+        sources = workload_env.EnvSources(
+            spec.software.secrets,
+            member_facts(spec, nodes, rows, live, targets),
+            records,
+        )
+        declared = {w.name: w for w in spec.workloads}
+        wrapped = workload_env.with_env(
+            runtime,
+            sources,
+            {replica_key(cluster.id, r): declared[w.name] for r, w in wanted.items()},
+            {n.provider_id: n.name for n in live.values() if n.provider_id is not None},
+        )
+        return wrapped, {w.name for w in spec.workloads if sources.waiting_for(w)}
+
+    def _records(self, cluster_id: str) -> list[DeploymentRecord]:
+        with self.ctx.db.reading() as conn:
+            return [r for _, r in deployment_repo.records_for(conn, cluster_id)]
 
     # -- surge replicas of a rolling update (engine/workload_rollouts.py) -----------------------
 
@@ -348,8 +420,11 @@ class WorkloadKeeper:
         live: dict[str, NodeRecord],
         now: float,
         changes: _Changes,
+        waiting: set[str],
     ) -> None:
-        """A step of each workload's rollout, over its rows as this tick left them."""
+        """A step of each workload's rollout, over its rows as this tick left them (none for
+        a workload in `waiting`: an output its env reads is not known yet, which is no failure
+        of its new template)."""
         moving = (WorkloadPhase.ROLLING, WorkloadPhase.ROLLING_BACK)
         if not any(r.phase in moving for r in rolls.values()):
             return  # (the steady state: no copy of 10,000 rows per tick)
@@ -360,6 +435,8 @@ class WorkloadKeeper:
             w = declared[placed.name]
             roll = rolls[w.name]
             if roll.phase not in (WorkloadPhase.ROLLING, WorkloadPhase.ROLLING_BACK):
+                continue
+            if w.name in waiting:
                 continue
             names = replica_names(placed)  # with its surge replicas
             mine = {x: current[x] for x in names if x in current}
@@ -507,7 +584,9 @@ class WorkloadKeeper:
                     changes.save.append(replace(row, ready=False))
                 return
             restarts = row.restarts + (1 if row.started_at is not None else 0)
-            wait = restart_backoff(restarts) if row.started_at is not None else 0.0
+            wait = 0.0
+            if row.started_at is not None:
+                wait = restart_backoff(self._backoff_step(cluster, row, now))
             row = replace(row, ready=False, restarts=restarts, not_before=now + wait)
             changes.save.append(row)
             if row.started_at is not None:
@@ -539,6 +618,20 @@ class WorkloadKeeper:
         changes.save.append(
             replace(row, ready=True, not_before=None, started_at=now, revision=template.revision)
         )
+
+    def _backoff_step(self, cluster: ClusterRecord, row: ReplicaRow, now: float) -> int:
+        """Which back-off an exit of `row`'s container waits (1: 10 s, 2: 20 s ...): one more
+        than the last, or the first again once it ran `BACKOFF_RESET_S` since its last start
+        (Kubernetes' rule). Kept in memory, as the kubelet keeps it: a new engine (or lease
+        holder) goes on from the restart count instead (`restarts` keeps counting either way)."""
+        assert row.started_at is not None
+        key = (cluster.id, row.replica)
+        if now - row.started_at >= BACKOFF_RESET_S:
+            step = 1
+        else:
+            step = self._backoff.get(key, row.restarts) + 1
+        self._backoff[key] = step
+        return step
 
     # -- reading and writing -------------------------------------------------------------------
 

@@ -28,6 +28,10 @@ class ContainerRun:
     """The env variables given as values in the document (literals and parameters, never a
     secret: those are `{secret: NAME}` sources, not in here), which a real runtime sets; kept
     with the template so a restart or a rollback starts the same env."""
+    secret_env: tuple[tuple[str, str], ...] = field(default=(), compare=False, repr=False)
+    """The env from `{secret: NAME}` sources, set only on the copy a runtime is handed at start
+    (engine/workload_env.py): never stored with the template, never printed (a runtime passes
+    it outside its command line)."""
     cpu_milli: int = field(default=0, compare=False)
     """Limits a real runtime sets where it can (0: none)."""
     memory_mb: int = field(default=0, compare=False)

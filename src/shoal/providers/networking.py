@@ -41,10 +41,19 @@ class ClusterNetworks:
     cluster_name: str
     spec: NetworkSpec
     servers: tuple[ServerAddress, ...]
+    replicas: tuple[ServerAddress, ...] = ()
+    """The ready replicas of the workloads a pool names (issue 22): `group` is the workload,
+    `name` the replica, `address` its server's. Members of pools only, never servers: a driver
+    makes no server's networking for them."""
 
     def members(self, target: str, part: str | None = None) -> tuple[ServerAddress, ...]:
-        """The servers of a node group or instance (or one part of a unit), in name order."""
-        found = [s for s in self.servers if s.group == target and (part is None or s.part == part)]
+        """The servers of a node group or instance (or one part of a unit), or the ready
+        replicas of a workload, in name order."""
+        found = [
+            s
+            for s in (*self.servers, *self.replicas)
+            if s.group == target and (part is None or s.part == part)
+        ]
         return tuple(sorted(found, key=lambda s: s.name))
 
 

@@ -9,14 +9,16 @@ on `local`); a provider without one shows the declared balancer with members UNK
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-from shoal.engine.networks import cluster_networks, driver_of
+from shoal.engine.networks import cluster_networks, driver_of, replicas_of, workload_pools
 from shoal.model.cluster import ClusterSpec
 from shoal.model.networks import GroupSource, MemberSource, SecurityRule
 from shoal.providers.base import Provider
 from shoal.providers.networking import BalancerState, ClusterNetworks
 from shoal.store.records import ClusterRecord, NodeRecord
+from shoal.store.workloads import ReplicaRow
 
 
 def _sources(rule: SecurityRule, c: ClusterNetworks) -> list[str] | None:
@@ -124,10 +126,18 @@ def networking_view(c: ClusterNetworks, balancers: tuple[BalancerState, ...]) ->
     }
 
 
+__all__ = ["cluster_networking", "networking_view", "workload_pools"]
+
+
 async def cluster_networking(
-    provider: Provider, cluster: ClusterRecord, spec: ClusterSpec, nodes: list[NodeRecord]
+    provider: Provider,
+    cluster: ClusterRecord,
+    spec: ClusterSpec,
+    nodes: list[NodeRecord],
+    replicas: Sequence[ReplicaRow] = (),
 ) -> dict[str, Any]:
-    c = cluster_networks(cluster, spec, nodes)
+    """`replicas`: the cluster's replica rows, whose ready ones serve the pools over workloads."""
+    c = cluster_networks(cluster, spec, nodes, replicas_of(spec, nodes, replicas))
     driver = driver_of(provider)
     balancers: tuple[BalancerState, ...] = ()
     if driver is not None and spec.networking.load_balancers:

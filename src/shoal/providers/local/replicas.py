@@ -156,6 +156,11 @@ class LocalReplicas:
             ]
             for k, v in env.items():
                 argv += ["--env", f"{k}={v}"]
+            # A secret goes by name only (`--env NAME`: podman takes its value from its own
+            # environment), so it is never on a command line a `ps` or a log could show.
+            hidden = dict(c.secret_env)
+            for k in hidden:
+                argv += ["--env", k]
             if c.cpu_milli:
                 argv += ["--cpus", f"{c.cpu_milli / 1000:.3f}"]
             if c.memory_mb:
@@ -163,7 +168,7 @@ class LocalReplicas:
             if c.command:
                 argv += ["--entrypoint", json.dumps([expand(x, env) for x in c.command])]
             argv += [c.image, *(expand(x, env) for x in c.args)]
-            done = await asyncio.to_thread(_run, found, server.store, *argv)
+            done = await asyncio.to_thread(_run, found, server.store, *argv, extra_env=hidden)
             if done.returncode != 0:
                 await asyncio.to_thread(_remove, found, server.store, key)
                 # podman's own failures (125) on an image that exists are not the template's
@@ -287,12 +292,16 @@ class LocalReplicas:
 
 
 def _run(
-    found: podman.Podman, store: podman.Store, *args: str, timeout_s: float = _RUN_TIMEOUT_S
+    found: podman.Podman,
+    store: podman.Store,
+    *args: str,
+    timeout_s: float = _RUN_TIMEOUT_S,
+    extra_env: dict[str, str] | None = None,
 ) -> subprocess.CompletedProcess[str]:
     try:
         return subprocess.run(
             store.argv(found, *args),
-            env=store.environment(),
+            env={**store.environment(), **(extra_env or {})},
             stdin=subprocess.DEVNULL,
             capture_output=True,
             text=True,

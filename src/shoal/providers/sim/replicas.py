@@ -5,7 +5,9 @@ longer ACTIVE (its host failed, it crashed, it was deleted), and EXITED after `k
 hook for `kill -9` of a container). Starting is instant, so scale and failure runs measure the
 engine, not a runtime. `refuse(image)` makes starts of that image fail as a pull of a missing
 image does (`PermanentError`): the injected failure a rolling update must roll back from.
-Probes pass while a container runs; `fail_probes` injects failing ones."""
+Probes pass while a container runs; `fail_probes` injects failing ones. `env_of(key)` gives the
+env each container was last started with (secrets included: a test checks they reach the
+runtime, and nothing else)."""
 
 from __future__ import annotations
 
@@ -33,6 +35,7 @@ class SimReplicas:
         self._containers: dict[str, _Container] = {}
         self._refused: set[str] = set()
         self._failing: set[tuple[str, ProbeKind | None]] = set()
+        self._env: dict[str, dict[str, dict[str, str]]] = {}
         self.starts = 0
         self.probes = 0
 
@@ -48,7 +51,12 @@ class SimReplicas:
             self._containers.pop(key, None)  # the old container was replaced: nothing runs
             raise PermanentError(f"image {refused[0]} cannot be pulled")
         self._containers[key] = _Container(server_id, template.revision)
+        self._env[key] = {c.name: dict(c.env + c.secret_env) for c in template.containers}
         self.starts += 1
+
+    def env_of(self, key: str) -> dict[str, dict[str, str]]:
+        """Container name -> the env it was last started with ({} when never started)."""
+        return self._env.get(key, {})
 
     def revision_of(self, key: str) -> str | None:
         """The template revision the replica's container runs (None: no container)."""
