@@ -131,6 +131,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=10, help="local-container-kill's runs")
     parser.add_argument("--host-fail-runs", type=int, default=3)
     parser.add_argument("--only-local", action="store_true", help="skip the sim scenarios")
+    parser.add_argument("--only-sim", action="store_true", help="skip the local scenarios")
     args = parser.parse_args()
     if args.only_local:
         local(args.runs, args.host_fail_runs)
@@ -231,7 +232,8 @@ def main() -> None:
         ),
         flush=True,
     )
-    local(args.runs, args.host_fail_runs)
+    if not args.only_sim:
+        local(args.runs, args.host_fail_runs)
 
 
 def local(kill_runs: int, fail_runs: int) -> None:
