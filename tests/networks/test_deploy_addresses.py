@@ -17,8 +17,20 @@ from shoal.documents.export import to_document
 from shoal.model import InvalidDocument
 from shoal.model.catalogs import default_inventory
 from shoal.model.enums import ActionStatus
+from shoal.model.members import MemberRef
 from shoal.model.outputs import NetAttr, NetworkFact
-from shoal.model.software import DeploymentStatus
+from shoal.model.software import (
+    ConfigInput,
+    DeployAction,
+    Deployment,
+    DeploymentRecord,
+    DeploymentStatus,
+    HookGroup,
+    NodeFacts,
+    SoftwareConfig,
+    SoftwareSpec,
+)
+from shoal.planning.software import plan, removals
 from shoal.providers.sim.provider import SimProvider
 from shoal.store import network_addresses as address_repo
 from shoal.store.database import Database
@@ -114,3 +126,25 @@ def test_the_native_form_round_trips_and_names_the_clusters_own() -> None:
     problems = {p.path: p.message for p in caught.value.problems}
     assert "nope" in problems["/software/deployments/first/inputs/me/network_address"], problems
     assert "x" in problems["/software/deployments/known/inputs/vip/network_address"]
+
+
+def test_the_resolver_holds_until_known_then_updates_when_it_moves() -> None:
+    """Pure (planning/software.py): not due and holding dependents while unknown; due with the
+    address once known; a moved address is a new digest (an UPDATE); a DELETE takes it too."""
+    cfg = SoftwareConfig("cfg", HookGroup.SCRIPT, "echo", inputs=(ConfigInput("me"),))
+    first = Deployment(
+        "first", "cfg", MemberRef("web"), inputs={"me": PORT}, actions=frozenset(DeployAction)
+    )
+    then = Deployment("then", "cfg", MemberRef("web"), depends_on=("first",))
+    sw = SoftwareSpec(configs=(cfg,), deployments=(first, then))
+    node = NodeFacts("web-1", MemberRef("web"), 1, "10.0.0.1", None, None, True)
+    assert plan(sw, [node], []).due == ()
+    (run,) = plan(sw, [node], [], {PORT: "10.80.0.33"}).due
+    assert (run.deployment, run.inputs["me"]) == ("first", "10.80.0.33")
+    done = DeploymentRecord("first", "web-1", DeploymentStatus.COMPLETE, run.digest)
+    (after,) = plan(sw, [node], [done], {PORT: "10.80.0.33"}).due
+    assert after.deployment == "then"
+    (moved,) = plan(sw, [node], [done], {PORT: "10.80.0.34"}).due  # `then` waits for it
+    assert (moved.action, moved.inputs["me"]) == (DeployAction.UPDATE, "10.80.0.34")
+    (delete,) = removals(sw, [node], [done], {PORT: "10.80.0.33"})
+    assert (delete.action, delete.inputs["me"]) == (DeployAction.DELETE, "10.80.0.33")

@@ -446,16 +446,20 @@ def _make(
 
 
 def removals(
-    spec: SoftwareSpec, leaving: Sequence[NodeFacts], records: Sequence[DeploymentRecord]
+    spec: SoftwareSpec,
+    leaving: Sequence[NodeFacts],
+    records: Sequence[DeploymentRecord],
+    addresses: Mapping[NetworkFact, str] | None = None,
 ) -> tuple[ResolvedDeployment, ...]:
     """DELETE actions due on nodes about to be removed, dependents before what they depend on.
 
     Only deployments that declare DELETE and ran on the node (a COMPLETE record, or a FAILED
     one that is not a DELETE) get one; a FAILED DELETE is retried while `attempts <= retries`.
-    Inputs resolve as on the node (its own facts; outputs from its own records).
+    Inputs resolve as on the node (its own facts; outputs from its own records; a
+    cloud-assigned address as recorded, null if it never was).
     """
     by_pair = {(r.deployment, r.node): r for r in records}
-    own = _Resolver(spec, leaving, records)
+    own = _Resolver(spec, leaving, records, addresses)
     declared = {d.name: d for d in spec.deployments}
     for name in order(spec):
         d = declared[name]
