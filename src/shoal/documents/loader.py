@@ -106,7 +106,7 @@ def cluster_from_tree(
         check_groupings(draft, out)
         named = {w.name for w in workloads.workloads}
         if software is not None:
-            check_software(software, draft, out, workloads=named)
+            check_software(software, draft, out, workloads=named, networking=networking)
             check_containers(software.configs, software.config_paths, out.add)
         check_outputs(outputs, draft, software, out, networking, workloads=named)
         if workloads.workloads:

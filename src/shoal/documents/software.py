@@ -220,7 +220,7 @@ def _deployment(
                 f.problem("inputs", f"at most {MAX_IO} inputs, found {len(inputs.entries())}")
             else:
                 for key, value in inputs.entries():
-                    source = read_source(value, inputs.at(key), params, out)
+                    source = read_source(value, inputs.at(key), params, out, network=True)
                     if source is not None:
                         draft.inputs[key] = source
     draft.depends_on = f.names("depends_on", what="deployment name") or []

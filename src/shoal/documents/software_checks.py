@@ -14,11 +14,14 @@ from shoal.documents.software import DeploymentDraft, SoftwareDraft
 from shoal.documents.software_sources import Source
 from shoal.model.graph import find_cycle
 from shoal.model.members import MemberRef
+from shoal.model.networks import NetworkSpec
 from shoal.model.software import (
     IOType,
     Json,
     LiteralInput,
     MemberFactsInput,
+    NetAttr,
+    NetworkFact,
     NodeFact,
     NodeFactInput,
     OutputInput,
@@ -53,9 +56,12 @@ def check_software(
     out: ProblemList,
     *,
     workloads: frozenset[str] | set[str] = frozenset(),
+    networking: NetworkSpec | None = None,
 ) -> None:
     """`workloads`: the document's workload names, whose `{members: W}` inputs may read (the
-    ready replicas' addresses; a deployment still targets node groups and instances only)."""
+    ready replicas' addresses; a deployment still targets node groups and instances only).
+    `networking`: the cluster's, which `{network_address: ...}` inputs must name (HOT's
+    mapping checks its own, documents/hot/netattrs.py)."""
     members = _members(cluster)
     readable = dict(members)
     for w in workloads:
@@ -74,7 +80,21 @@ def check_software(
                 out.add(where, unknown("deployment", dep, by_name))
         for name, source in d.inputs.items():
             _input(d, name, source, config, sw, by_name, readable, out)
+            if networking is not None and isinstance(source.source, NetworkFact):
+                _network(source.source, source.ref_path, networking, out)
     _cycles(sw, by_name, out)
+
+
+def _network(fact: NetworkFact, where: str, net: NetworkSpec, out: ProblemList) -> None:
+    own: set[str | None]
+    if fact.attr is NetAttr.PORT_ADDRESS:
+        kind, own = "port", {p.name for p in net.ports}
+    elif fact.attr is NetAttr.FLOATING_IP_ADDRESS:
+        kind, own = "floating IP", {f.name for f in net.floating_ips}
+    else:
+        kind, own = "load balancer", {b.name for b in net.load_balancers}
+    if fact.name not in own:
+        out.add(where, unknown(kind, fact.name, sorted(n for n in own if n is not None)))
 
 
 def _member(text: str, where: str, members: dict[str, set[str | None]], out: ProblemList) -> None:
@@ -125,6 +145,9 @@ def _input(
                 out.add(source.path, _mismatch(declared.type, IOType.LIST, name))
         case OutputInput(dep, output, scope):
             _output(d, name, dep, output, scope, declared, source, sw, by_name, out)
+        case NetworkFact():
+            if declared is not None and not _compatible(IOType.STRING, declared.type):
+                out.add(source.path, _mismatch(declared.type, IOType.STRING, name))
 
 
 def _output(

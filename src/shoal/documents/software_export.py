@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from shoal.documents.software import DEFAULT_ACTIONS
-from shoal.documents.software_sources import is_source_shaped
+from shoal.documents.software_sources import NET_OF, is_source_shaped
 from shoal.model.software import (
     ConfigInput,
     ConfigOutput,
@@ -20,6 +20,7 @@ from shoal.model.software import (
     IOType,
     LiteralInput,
     MemberFactsInput,
+    NetworkFact,
     NodeFact,
     NodeFactInput,
     OutputInput,
@@ -97,6 +98,9 @@ def _source(s: InputSource) -> Any:
             if scope is not OutputScope.NODE:
                 result["from"] = str(scope)
             return result
+        case NetworkFact(attr, name):
+            of = next(k for k, v in NET_OF.items() if v is attr)
+            return {"network_address": name, "of": of}
 
 
 def _deployment(d: Deployment) -> dict[str, Any]:

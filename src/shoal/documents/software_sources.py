@@ -8,6 +8,8 @@
     value: {members: GROUP[/part], fact: address}   # that fact of every active node, as a list
     value: {output: DEPLOYMENT.NAME, from: node}    # another deployment's output (from: all
                                                     # gives the list over its nodes)
+    value: {network_address: NAME, of: port}        # deployments only: the address of the
+                                        # cluster's port / floating_ip / load_balancer NAME
 
 A mapping is a source when its keys are exactly one of these forms; any other mapping is a
 literal. References are checked against the cluster and the other deployments afterwards
@@ -27,6 +29,8 @@ from shoal.model.software import (
     InputSource,
     LiteralInput,
     MemberFactsInput,
+    NetAttr,
+    NetworkFact,
     NodeFact,
     NodeFactInput,
     OutputInput,
@@ -43,10 +47,21 @@ _FORMS: dict[str, frozenset[str]] = {
     "output": frozenset({"output", "from"}),
 }
 
+_NETWORK_FORM = {"network_address": frozenset({"network_address", "of"})}
+"""Read only where the address can be waited for (deployments' inputs, planning/software.py);
+elsewhere such a mapping stays a literal, as before."""
+NET_OF = {
+    "port": NetAttr.PORT_ADDRESS,
+    "floating_ip": NetAttr.FLOATING_IP_ADDRESS,
+    "load_balancer": NetAttr.VIP_ADDRESS,
+}
+
 
 def is_source_shaped(value: object) -> bool:
     """Whether a literal would be read as a source (so it must be written as `{value: ...}`)."""
-    return is_mapping(value) and any(str(k) in _FORMS for k, _ in pairs_of(value))
+    return is_mapping(value) and any(
+        str(k) in _FORMS or str(k) in _NETWORK_FORM for k, _ in pairs_of(value)
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,23 +75,25 @@ class Source:
 
 
 def read_source(
-    value: object, path: str, params: ParameterTable, out: ProblemList
+    value: object, path: str, params: ParameterTable, out: ProblemList, *, network: bool = False
 ) -> Source | None:
+    """`network`: `{network_address: NAME, of: ...}` is a source (deployments' inputs)."""
     if too_deep(value):
         out.add(path, "the value nests too deeply")
         return None
     if not is_mapping(value):
         return Source(LiteralInput(to_json(value)), path, path)
     items = {str(k): v for k, v in pairs_of(value)}
-    form = next((k for k in _FORMS if k in items), None)
+    forms = {**_FORMS, **_NETWORK_FORM} if network else _FORMS
+    form = next((k for k in forms if k in items), None)
     if form is None:
         return Source(LiteralInput(to_json(value)), path, path)
-    extra = sorted(set(items) - _FORMS[form])
+    extra = sorted(set(items) - forms[form])
     if extra:
         out.add(
             child(path, extra[0]),
             f"'{extra[0]}' does not go with '{form}' in an input source; "
-            f"'{form}' takes {', '.join(sorted(_FORMS[form]))}",
+            f"'{form}' takes {', '.join(sorted(forms[form]))}",
         )
         return None
     at = child(path, form)
@@ -100,8 +117,22 @@ def read_source(
                     return None
                 fact = got
             return Source(MemberFactsInput(MemberRef.parse(arg), fact), path, at)
+        case "network_address":
+            return _network(arg, items.get("of"), path, at, out)
         case _:
             return _output(arg, items.get("from"), path, at, out)
+
+
+def _network(name: object, of: object, path: str, at: str, out: ProblemList) -> Source | None:
+    """The name is checked against the cluster's networking afterwards (software_checks.py)."""
+    if not isinstance(name, str) or not name:
+        out.add(at, f"name a port, floating IP or balancer, found {describe(name)}")
+        return None
+    attr = NET_OF.get(of) if isinstance(of, str) else None
+    if attr is None:
+        out.add(child(path, "of"), f"expected one of {', '.join(NET_OF)}, found {describe(of)}")
+        return None
+    return Source(NetworkFact(attr, name), path, at)
 
 
 def _parameter(

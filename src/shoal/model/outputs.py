@@ -11,13 +11,25 @@ the contract between the document readers (`documents/outputs.py`,
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import TypeAlias
 
 from shoal.model.members import MemberRef
 from shoal.model.networks import NetworkSpec
-from shoal.model.software import Json, LiteralInput, MemberFactsInput, NodeFact, OutputInput
+from shoal.model.software import (
+    InputSource,
+    Json,
+    LiteralInput,
+    MemberFactsInput,
+    NodeFact,
+    OutputInput,
+    SoftwareSpec,
+)
+
+# Defined with the inputs (deployments take them too); re-exported where outputs name them.
+from shoal.model.software import NetAttr as NetAttr
+from shoal.model.software import NetworkFact as NetworkFact
 
 MAX_OUTPUT_CHARS = 1 << 20
 """An output's value, as JSON, at most: the document check (`documents/output_size.py`) and the
@@ -30,26 +42,6 @@ class MemberFact:
 
     member: MemberRef
     fact: NodeFact
-
-
-class NetAttr(StrEnum):
-    """The addresses of a cluster's own networking an output can name (Heat's `get_attr`)."""
-
-    PORT_ADDRESS = "port_address"
-    """A port's fixed IP (`get_attr: [PORT, fixed_ips, 0, ip_address]`)."""
-    FLOATING_IP_ADDRESS = "floating_ip_address"
-    VIP_ADDRESS = "vip_address"
-    """A load balancer's virtual IP."""
-
-
-@dataclass(frozen=True, slots=True)
-class NetworkFact:
-    """An address of one of the cluster's ports, floating IPs or load balancers (by its name in
-    `ClusterSpec.networking`): known once the document gives it; one the cloud assigns is
-    pending (docs/networks.md)."""
-
-    attr: NetAttr
-    name: str
 
 
 _NET_WORDS = {
@@ -75,6 +67,30 @@ def declared_address(net: NetworkSpec, fact: NetworkFact) -> str | None:
     if not found:
         raise UnknownNetworkResource(f"the cluster has no {_NET_WORDS[fact.attr]} {fact.name}")
     return None if given is None else str(given)
+
+
+def given_addresses(software: SoftwareSpec, net: NetworkSpec) -> SoftwareSpec:
+    """`software` with every deployment input naming an address the document gives (a port's
+    `fixed_ip`, a floating IP's `address`, a balancer's `vip`) made that literal: known before
+    anything exists. Inputs the cloud assigns stay `NetworkFact`s, resolved from the recorded
+    addresses (planning/software.py); an unknown name is left for the document checks."""
+    changed = False
+    deployments = []
+    for d in software.deployments:
+        inputs: dict[str, InputSource] = {}
+        for key, source in d.inputs.items():
+            if isinstance(source, NetworkFact):
+                try:
+                    given = declared_address(net, source)
+                except UnknownNetworkResource:
+                    given = None
+                if given is not None:
+                    inputs[key] = LiteralInput(given)
+                    changed = True
+                    continue
+            inputs[key] = source
+        deployments.append(replace(d, inputs=inputs))
+    return replace(software, deployments=tuple(deployments)) if changed else software
 
 
 def assigned_words(fact: NetworkFact) -> str:

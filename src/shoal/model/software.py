@@ -153,7 +153,31 @@ class OutputInput:
     scope: OutputScope = OutputScope.NODE
 
 
-InputSource: TypeAlias = LiteralInput | SecretInput | NodeFactInput | MemberFactsInput | OutputInput
+class NetAttr(StrEnum):
+    """The addresses of a cluster's own networking an output or input can name (Heat's
+    `get_attr`)."""
+
+    PORT_ADDRESS = "port_address"
+    """A port's fixed IP (`get_attr: [PORT, fixed_ips, 0, ip_address]`)."""
+    FLOATING_IP_ADDRESS = "floating_ip_address"
+    VIP_ADDRESS = "vip_address"
+    """A load balancer's virtual IP."""
+
+
+@dataclass(frozen=True, slots=True)
+class NetworkFact:
+    """An address of one of the cluster's ports, floating IPs or load balancers (by its name in
+    `ClusterSpec.networking`): known once the document gives it, else once the engine recorded
+    the one the cloud assigned (docs/networks.md). As a deployment input, the deployment waits
+    until it is known, as for another deployment's output not yet complete."""
+
+    attr: NetAttr
+    name: str
+
+
+InputSource: TypeAlias = (
+    LiteralInput | SecretInput | NodeFactInput | MemberFactsInput | OutputInput | NetworkFact
+)
 
 
 @dataclass(frozen=True, slots=True)

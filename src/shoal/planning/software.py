@@ -20,7 +20,9 @@ The rules, in the words an operator of Heat's software deployments would use:
 
 Every node passed to `due` counts as a target of the deployments that match its member, active
 or not (a building node holds its dependents back); the engine leaves out nodes on their way
-out. Facts gathered from a member (`MemberFactsInput`) list its ACTIVE nodes only.
+out. Facts gathered from a member (`MemberFactsInput`) list its ACTIVE nodes only. An input
+naming an address the cloud assigns (`NetworkFact`) holds its deployment, and so its dependents,
+until the engine recorded that address (`addresses`), as an output not yet complete would.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ from shoal.model.software import (
     Json,
     LiteralInput,
     MemberFactsInput,
+    NetworkFact,
     NodeFact,
     NodeFactInput,
     NodeFacts,
@@ -218,9 +221,14 @@ class _Resolver:
     once (a member's facts, a deployment's outputs gathered from all its nodes)."""
 
     def __init__(
-        self, spec: SoftwareSpec, nodes: Sequence[NodeFacts], records: Sequence[DeploymentRecord]
+        self,
+        spec: SoftwareSpec,
+        nodes: Sequence[NodeFacts],
+        records: Sequence[DeploymentRecord],
+        addresses: Mapping[NetworkFact, str] | None = None,
     ) -> None:
         self.spec = spec
+        self.addresses = addresses or {}
         self.records = {(r.deployment, r.node): r for r in records}
         self.progress: dict[str, _Progress] = {}
         self._by_group: dict[str, list[NodeFacts]] = {}
@@ -250,7 +258,9 @@ class _Resolver:
         return found
 
     def ready(self, d: Deployment) -> bool:
-        return all(self.progress[dep].satisfied for dep in d.all_dependencies())
+        return all(self.progress[dep].satisfied for dep in d.all_dependencies()) and all(
+            s in self.addresses for s in d.inputs.values() if isinstance(s, NetworkFact)
+        )
 
     def resolve(self, d: Deployment, node: NodeFacts) -> _Resolved:
         config, config_text = self._config(d)
@@ -274,6 +284,9 @@ class _Resolver:
                     values[name], texts[name] = self._gathered(source_name, output)
                 case OutputInput(source_name, output, _):
                     values[name] = self.output(source_name, output, node)
+                case NetworkFact() as fact:
+                    # Known when `ready` (a removal's DELETE runs with what is recorded).
+                    values[name] = self.addresses.get(fact)
         for name, value in values.items():
             if name not in texts:
                 texts[name] = _json(value)
@@ -351,17 +364,25 @@ class Plan:
 
 
 def due(
-    spec: SoftwareSpec, nodes: Sequence[NodeFacts], records: Sequence[DeploymentRecord]
+    spec: SoftwareSpec,
+    nodes: Sequence[NodeFacts],
+    records: Sequence[DeploymentRecord],
+    addresses: Mapping[NetworkFact, str] | None = None,
 ) -> tuple[ResolvedDeployment, ...]:
     """What should run now, in dependency order, then node-name order within a deployment."""
-    return plan(spec, nodes, records).due
+    return plan(spec, nodes, records, addresses).due
 
 
 def plan(
-    spec: SoftwareSpec, nodes: Sequence[NodeFacts], records: Sequence[DeploymentRecord]
+    spec: SoftwareSpec,
+    nodes: Sequence[NodeFacts],
+    records: Sequence[DeploymentRecord],
+    addresses: Mapping[NetworkFact, str] | None = None,
 ) -> Plan:
-    """`due`, and the digest every ready deployment wants on each of its nodes."""
-    resolver = _Resolver(spec, nodes, records)
+    """`due`, and the digest every ready deployment wants on each of its nodes. `addresses`:
+    the cluster's recorded cloud-assigned addresses (store/network_addresses.py), which
+    `NetworkFact` inputs take."""
+    resolver = _Resolver(spec, nodes, records, addresses)
     wanted: dict[tuple[str, str], str] = {}
     declared = {d.name: d for d in spec.deployments}
     result: list[ResolvedDeployment] = []
@@ -425,16 +446,20 @@ def _make(
 
 
 def removals(
-    spec: SoftwareSpec, leaving: Sequence[NodeFacts], records: Sequence[DeploymentRecord]
+    spec: SoftwareSpec,
+    leaving: Sequence[NodeFacts],
+    records: Sequence[DeploymentRecord],
+    addresses: Mapping[NetworkFact, str] | None = None,
 ) -> tuple[ResolvedDeployment, ...]:
     """DELETE actions due on nodes about to be removed, dependents before what they depend on.
 
     Only deployments that declare DELETE and ran on the node (a COMPLETE record, or a FAILED
     one that is not a DELETE) get one; a FAILED DELETE is retried while `attempts <= retries`.
-    Inputs resolve as on the node (its own facts; outputs from its own records).
+    Inputs resolve as on the node (its own facts; outputs from its own records; a
+    cloud-assigned address as recorded, null if it never was).
     """
     by_pair = {(r.deployment, r.node): r for r in records}
-    own = _Resolver(spec, leaving, records)
+    own = _Resolver(spec, leaving, records, addresses)
     declared = {d.name: d for d in spec.deployments}
     for name in order(spec):
         d = declared[name]

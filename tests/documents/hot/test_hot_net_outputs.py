@@ -116,9 +116,18 @@ def test_a_deployment_takes_the_addresses_the_template_gives(inventory: Inventor
     }
 
 
-def test_an_address_the_cloud_assigns_is_no_deployment_input_and_says_why() -> None:
+def test_an_address_the_cloud_assigns_is_a_deployment_input_that_waits_for_it(
+    inventory: Inventory,
+) -> None:
+    """Mapped as the `NetworkFact`: the deployment waits until the engine recorded the
+    address (tests/networks/test_deploy_addresses.py), no notice."""
     text = TEMPLATE + DEPLOYMENT.replace("[web_port, fixed", "[db_port, fixed")
     result = read_body(yaml.safe_load(text), default_inventory())
-    said = [u for u in result.unsupported if "assigned by the cloud" in u.message]
-    assert [u.path for u in said] == ["/resources/dep/properties/input_values/me"], said
-    assert "port db_port" in said[0].message
+    assert [u for u in result.unsupported if "dep" in u.path] == []
+    spec = load_cluster(text, inventory)
+    d = spec.software.deployment("dep")
+    assert d is not None
+    assert dict(d.inputs) == {
+        "vip": LiteralInput("10.50.0.100"),
+        "me": NetworkFact(NetAttr.PORT_ADDRESS, "db_port"),
+    }

@@ -60,12 +60,13 @@ from shoal.documents.software_checks import check_software
 from shoal.documents.software_sources import Source
 from shoal.model.members import MemberRef
 from shoal.model.networks import NetworkSpec
-from shoal.model.outputs import NetAttr, assigned_words, declared_address
+from shoal.model.outputs import NetAttr, NetworkFact, declared_address
 from shoal.model.software import (
     ConfigInput,
     ConfigOutput,
     DeployAction,
     HookGroup,
+    InputSource,
     IOType,
     Json,
     LiteralInput,
@@ -494,9 +495,7 @@ def _wanted(body: object, key: str, path: str) -> list[tuple[str, str]]:
     return []
 
 
-def _source(
-    m: _Map, d: SoftwareShape, key: str, value: object, at: str
-) -> LiteralInput | SecretInput | NodeFactInput | MemberFactsInput | OutputInput | None:
+def _source(m: _Map, d: SoftwareShape, key: str, value: object, at: str) -> InputSource | None:
     if key in d.secrets:
         param = m.full(d.secrets[key])
         if first_symbolic(value) is not None:
@@ -613,10 +612,10 @@ def _random(m: _Map, name: str, at: str) -> SecretInput | None:
     return SecretInput(full)
 
 
-def _address(m: _Map, value: Attr, attr: NetAttr, at: str) -> LiteralInput | None:
+def _address(m: _Map, value: Attr, attr: NetAttr, at: str) -> LiteralInput | NetworkFact | None:
     """A port's fixed IP, a floating IP's or a balancer's VIP the document gives: known before
-    anything exists, so the input is that literal; one the cloud assigns is not recorded by
-    Shoal yet, so the deployment cannot take it (a notice, as for other run-time values)."""
+    anything exists, so the input is that literal; one the cloud assigns is the `NetworkFact`,
+    and the deployment waits until the engine recorded it (planning/software.py)."""
     fact = owned(m.networking, attr, value.name)
     kind = m.shape.kinds.get(value.name, "resource")
     if fact is None:
@@ -628,21 +627,12 @@ def _address(m: _Map, value: Attr, attr: NetAttr, at: str) -> LiteralInput | Non
         )
         return None
     given = declared_address(m.networking or NetworkSpec(), fact)
-    if given is None:
-        _cannot(
-            m,
-            f"get_attr of an address the cloud assigns ({kind}) into a deployment input",
-            at,
-            f"{assigned_words(fact)}; give it in the template (fixed_ips / vip_address) to "
-            "pass it to a deployment",
-        )
-        return None
-    return LiteralInput(given)
+    return fact if given is None else LiteralInput(given)
 
 
 def _attr(
     m: _Map, d: SoftwareShape, value: Attr, at: str, shape: Shape | None = None
-) -> LiteralInput | NodeFactInput | MemberFactsInput | OutputInput | None:
+) -> LiteralInput | NodeFactInput | MemberFactsInput | OutputInput | NetworkFact | None:
     """`value` read in `shape` (this template, or a nested one whose output it is)."""
     shape = shape or m.shape
     here = shape is m.shape

@@ -24,11 +24,12 @@ from shoal.model.cluster import MemberRef
 from shoal.model.enums import ActionKind, ClusterStatus, NodeStatus
 from shoal.model.policies import HealthPolicy, UpdatePolicy
 from shoal.model.rollouts import Revision, RolloutPhase, SoftwareRollout
-from shoal.model.software import NodeFacts, SoftwareSpec
+from shoal.model.software import NetworkFact, NodeFacts, SoftwareSpec
 from shoal.model.workloads import Workload
 from shoal.planning import software as resolver
 from shoal.store import actions as action_repo
 from shoal.store import deployments as deployment_repo
+from shoal.store import network_addresses as address_repo
 from shoal.store import rollouts as rollout_repo
 from shoal.store import workloads as replica_repo
 from shoal.store.actions import NewAction
@@ -96,7 +97,11 @@ def decide(
     facts = [facts_of(n) for n in nodes]
     if workloads_of is not None:
         facts += _workload_facts(conn, cluster, software, nodes, workloads_of)
-    plan = resolver.plan(software, facts, records)
+    addresses = None
+    if any(isinstance(s, NetworkFact) for d in software.deployments for s in d.inputs.values()):
+        # Read only for clusters whose deployments take a cloud-assigned address.
+        addresses = address_repo.for_cluster(conn, cluster.id)
+    plan = resolver.plan(software, facts, records, addresses)
     runs = live_runs(conn, cluster.id)
     busy = {node_id for node_id, _ in runs}
     rollouts = rollout_repo.for_cluster(conn, cluster.id)

@@ -23,11 +23,18 @@ from shoal.engine.software.decide import SoftwareOf, facts_of
 from shoal.engine.software.inputs import DeployInputs
 from shoal.engine.software.inputs import publication as inputs_publication
 from shoal.model.enums import NodeKind
-from shoal.model.software import DeployAction, DeploymentStatus, ResolvedDeployment, SoftwareSpec
+from shoal.model.software import (
+    DeployAction,
+    DeploymentStatus,
+    NetworkFact,
+    ResolvedDeployment,
+    SoftwareSpec,
+)
 from shoal.planning import software as resolver
 from shoal.providers.software import DeploymentRun, DeploymentRunner
 from shoal.store import clusters as cluster_repo
 from shoal.store import deployments as deployment_repo
+from shoal.store import network_addresses as address_repo
 from shoal.store import nodes as node_repo
 from shoal.store.deployments import DeploymentRow, Finish
 from shoal.store.events import add_events
@@ -94,15 +101,21 @@ async def run_removals(deployer: Deployer, action: ActionRecord) -> None:
 def _due(
     deployer: Deployer, node: NodeRecord, software: SoftwareSpec
 ) -> tuple[ResolvedDeployment, ...]:
+    addresses = None
     with deployer.engine.db.reading() as conn:
         rows = deployment_repo.for_node(conn, node.id)
+        if node.cluster_id is not None and any(
+            isinstance(s, NetworkFact) for d in software.deployments for s in d.inputs.values()
+        ):
+            # A DELETE taking a cloud-assigned address runs with the recorded one.
+            addresses = address_repo.for_cluster(conn, node.cluster_id)
     # The node is on its way out (DELETING, perhaps renamed) but still up: DELETE runs on it.
     leaving = [facts_of(node, active=True)]
     # A replaced node was renamed out of its replacement's way (`app-2~1a2b3c4d`) after its
     # deployments ran under its old name; the rows are this node's (by id), so they are read
     # under the name it has now, or the resolver would find nothing ran on it.
     records = [dataclasses.replace(r.record(), node=node.name) for r in rows]
-    return resolver.removals(software, leaving, records)
+    return resolver.removals(software, leaving, records, addresses)
 
 
 async def _run_one(

@@ -1,14 +1,17 @@
 """Where the deployer reads a cluster's software from: its stored document, read once per
-generation (the document changes only with a new generation); and the node groups' update
+generation (the document changes only with a new generation), with the addresses the document
+gives its own ports, floating IPs and balancers filled in; and the node groups' update
 policies, which roll config changes through in batches."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 
 from shoal.documents import cluster_from_tree
 from shoal.model.cluster import ClusterSpec
 from shoal.model.inventory import Inventory
+from shoal.model.outputs import given_addresses
 from shoal.model.policies import HealthPolicy, UpdatePolicy
 from shoal.model.problems import InvalidDocument
 from shoal.model.software import SoftwareSpec
@@ -32,6 +35,10 @@ class DocumentSoftware:
             spec = cluster_from_tree(cluster.document, self._inventory())
         except InvalidDocument:
             spec = None
+        if spec is not None:
+            # Inputs naming an address the document gives take it as a literal; the ones the
+            # cloud assigns wait for the recorded address (planning/software.py).
+            spec = replace(spec, software=given_addresses(spec.software, spec.networking))
         self._cache[cluster.id] = (cluster.generation, spec)
         return spec
 

@@ -1,18 +1,21 @@
 """Senlin profile types and specs, and their translation to Shoal's native profiles.
 
 `os.nova.server-1.0` is Senlin's server profile: `flavor`, `image`, `availability_zone`,
-`metadata` and `networks` become a native server profile (flavor and image by name or id, as
-the inventory's catalog resolves them); the other Nova properties are accepted and kept, so a
-profile shows what it was given, but Shoal does not act on them. `shoal.server-1.0` and
-`shoal.volume-1.0` carry Shoal's own profile fields as properties. `os.heat.stack-1.0` is read
-by the HOT reader (`service/senlin/stacks.py`), which needs the inventory, so it is not
-translated here.
+`metadata` and `networks` (names, and their ports' security groups) become a native server
+profile (flavor and image by name or id, as the inventory's catalog resolves them); a network
+entry's `port`, `fixed_ip` or floating IP, which a native profile cannot express, is refused
+naming it, never dropped. The other Nova properties are accepted and kept, so a profile shows
+what it was given, but Shoal does not act on them. `shoal.server-1.0` and `shoal.volume-1.0`
+carry Shoal's own profile fields as properties. `os.heat.stack-1.0` is read by the HOT reader
+(`service/senlin/stacks.py`), which needs the inventory, so it is not translated here.
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+
+from pydantic import JsonValue
 
 from shoal.model.inventory import Inventory
 from shoal.service.errors import Invalid, NotFound
@@ -48,7 +51,12 @@ _NOVA_SCHEMA: dict[str, PropertySchema] = {
     "name": _p("String", "Name of the server; " + _KEPT, updatable=True),
     "metadata": _p("Map", "Key-value pairs attached to each server", updatable=True),
     "availability_zone": _p("String", "Zone to place the servers in"),
-    "networks": _p("List", "Networks to attach: [{network: name}]", updatable=True),
+    "networks": _p(
+        "List",
+        "Networks to attach: [{network: name, security_groups: [...]}]; a port, fixed_ip or "
+        "floating IP is refused (Shoal's server profile cannot express it)",
+        updatable=True,
+    ),
     "key_name": _p("String", "Name of a key pair; " + _KEPT),
     "security_groups": _p("List", "Security groups (by name) of the servers' ports (openstack)"),
     "user_data": _p("String", "User data; " + _KEPT),
@@ -233,18 +241,100 @@ def to_native(type_name: str, props: JsonObject) -> JsonObject:
                 str(k): v if isinstance(v, str) else json.dumps(v) for k, v in metadata.items()
             }
         networks = props.get("networks")
+        groups = props.get("security_groups")
         if isinstance(networks, list):
-            names = [n.get("network") for n in networks if isinstance(n, dict)]
-            if any(names):
-                out["networks"] = [n for n in names if n]
+            names, port_groups = _networks(networks, groups)
+            if names:
+                out["networks"] = names
+            groups = port_groups if port_groups is not None else groups
         elif networks is not None:
             out["networks"] = networks
-        groups = props.get("security_groups")
         if isinstance(groups, list) and groups:
             out["security_groups"] = groups  # issue 26: the openstack provider boots with them
         return out
     kind = "volume" if type_name == SHOAL_VOLUME else "server"
     return {"type": kind, **props}
+
+
+_NET_KEYS = ("network", "port", "fixed_ip", "security_groups", "floating_network", "floating_ip")
+"""Senlin's keys of an `os.nova.server` `networks` entry."""
+
+_NOT_EXPRESSED = {
+    "port": "Shoal makes the servers' ports itself and does not attach an existing port",
+    "fixed_ip": (
+        "a fixed IP is one server's, and a Senlin cluster's members share the profile (a "
+        "native document gives an instance's port a fixed_ip, docs/networks.md)"
+    ),
+    "floating_network": (
+        "Shoal does not give every member of a cluster a floating IP (a native document's "
+        "floating_ips name the nodes, docs/networks.md)"
+    ),
+    "floating_ip": (
+        "Shoal does not associate an existing floating IP with a member (a native "
+        "document's floating_ips name the nodes, docs/networks.md)"
+    ),
+}
+"""The `networks` properties Shoal's server profile cannot express (a profile holds network
+names and one list of security groups): refused, naming the property, never dropped."""
+
+
+def _networks(
+    entries: list[JsonValue], groups: JsonValue
+) -> tuple[list[JsonValue], list[JsonValue] | None]:
+    """The network names of Senlin's `networks` entries, and the security groups their ports
+    take when the entries give them (one list for every port: the native profile's). Senlin's
+    own checks first, in its words; then what the native profile cannot express, each named
+    with its pointer, all at once (InvalidSpec)."""
+    problems: list[dict[str, str]] = []
+
+    def bad(index: int, key: str, message: str) -> None:
+        problems.append({"path": f"/spec/properties/networks/{index}/{key}", "message": message})
+
+    names: list[JsonValue] = []
+    given: list[tuple[int, list[JsonValue]]] = []
+    for i, entry in enumerate(entries):
+        if not isinstance(entry, dict):
+            continue  # as before: Senlin's schema would refuse it; nothing to attach
+        for key in entry:
+            if key not in _NET_KEYS:
+                bad(i, str(key), f"Unrecognizable spec item '{key}'")
+        net, port = entry.get("network"), entry.get("port")
+        if port is None and net is None:
+            bad(i, "network", "One of 'port' and 'network' must be provided")
+        if entry.get("fixed_ip") and port is not None:
+            bad(
+                i,
+                "fixed_ip",
+                "The 'port' property and the 'fixed_ip' property cannot be specified at the "
+                "same time",
+            )
+        if entry.get("floating_ip") and not entry.get("floating_network"):
+            bad(i, "floating_ip", "Must specify a network to create floating IP")
+        for key, why in _NOT_EXPRESSED.items():
+            if entry.get(key) not in (None, ""):
+                bad(i, key, f"The '{key}' property of networks is not supported: {why}.")
+        if net:
+            names.append(net)
+        sgs = entry.get("security_groups")
+        if isinstance(sgs, list) and sgs:
+            given.append((i, sgs))
+    ports = given[0][1] if given else None
+    if given:
+        # One list for every port: the entries (and the profile's own list) must agree.
+        everyone = len(given) == len(names) and all(g == ports for _, g in given)
+        if not everyone or (isinstance(groups, list) and groups and groups != ports):
+            for i, _ in given:
+                bad(
+                    i,
+                    "security_groups",
+                    "The 'security_groups' property of networks is not supported when the "
+                    "networks' ports (or the profile's security_groups) differ: Shoal gives "
+                    "every port of a server the same security groups.",
+                )
+    if problems:
+        text = "; ".join(f"{p['path']}: {p['message']}" for p in problems)
+        raise InvalidSpec(f"Failed in validating profile spec: {text}", problems)
+    return names, ports
 
 
 def _boot_image(props: JsonObject) -> str | None:
