@@ -137,8 +137,15 @@ def test_seed003_ha_workload_kept_rolled_and_removed(
         greet = tmp_path / "greet.yaml"
         greet.write_text("parameter_defaults: {ApiGreeting: hello, WithBalancer: false}\n")
         shoal("apply", template, "-e", ha, "-e", str(greet))
+        # Rolled when the rollout says COMPLETE, not merely when every replica answers: a change
+        # made while it still reads ROLLING rolls (and would roll back) from where it began.
         rolled = eventually(
-            lambda: (s := serving("hello")) and len({r["revision"] for r in s.values()}) == 1 and s,
+            lambda: (
+                (s := serving("hello"))
+                and len({r["revision"] for r in s.values()}) == 1
+                and all(r["phase"] == "COMPLETE" for r in view()["rollouts"])
+                and s
+            ),
             timeout_s=180,
             every_s=0.5,
         )
