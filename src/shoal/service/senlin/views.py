@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import UTC, datetime
 
-from shoal.model.enums import ActionKind, NodeStatus
+from shoal.model.enums import ActionKind, ActionStatus, NodeStatus
 from shoal.service.senlin import meta
 from shoal.service.senlin.shapes import (
     ActionView,
@@ -146,6 +146,10 @@ def node_view(
     return out
 
 
+SUCCEEDED_REASON = "Action completed successfully."
+"""What Senlin's engine writes on every action that succeeds (tests/senlin_live's oracle)."""
+
+
 def action_name(a: ActionRecord) -> str:
     return str(a.inputs.get(SENLIN_ACTION) or a.kind)
 
@@ -160,7 +164,8 @@ def action_view(a: ActionRecord, timeout: int = meta.DEFAULT_TIMEOUT) -> ActionV
         "target": a.node_id or a.cluster_id,
         "cluster_id": a.cluster_id,
         "status": str(a.status),
-        "status_reason": a.status_reason,
+        "status_reason": a.status_reason
+        or (SUCCEEDED_REASON if a.status is ActionStatus.SUCCEEDED else ""),
         "inputs": inputs,
         "outputs": a.outputs,
         "created_at": isotime(a.created_at),
