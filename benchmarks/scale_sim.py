@@ -50,6 +50,7 @@ from sqlalchemy import event
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _servers import PG_ADMIN
+from scale import document  # the same cluster shape the scale benchmark creates
 
 PHASE: contextvars.ContextVar[str] = contextvars.ContextVar("phase", default="plan")
 T = TypeVar("T")
@@ -97,22 +98,6 @@ def in_phase(fn: Callable[..., T], phase: str) -> Callable[..., T]:
             PHASE.reset(token)
 
     return wrapped
-
-
-def document(name: str, nodes: int) -> str:
-    """`benchmarks/scale.py`'s shape: groups of 500 small servers, spread by zone."""
-    groups = max(1, nodes // 500)
-    per = nodes // groups
-    lines = [f"name: {name}", "node_groups:"]
-    for g in range(groups):
-        count = per if g < groups - 1 else nodes - per * (groups - 1)
-        lines += [
-            f"  - name: g{g + 1}",
-            "    profile: {type: server, flavor: m1.tiny, image: cirros}",
-            f"    count: {count}",
-        ]
-    lines += ["groupings:", "  - {name: spread, members: [g1], rule: spread, scope: zone}"]
-    return "\n".join(lines) + "\n"
 
 
 async def count(nodes: int, db_url: str, ticks: int) -> dict[str, Any]:
