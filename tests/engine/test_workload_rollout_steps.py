@@ -7,61 +7,20 @@ ROLLED_BACK with every replica on the previous template."""
 from __future__ import annotations
 
 from shoal.engine import workload_rollouts as rollouts
-from shoal.model.enums import ClusterStatus, NodeKind, NodeStatus
 from shoal.model.workload_rollouts import ContainerRun, WorkloadPhase, replica_template
 from shoal.model.workloads import Container, RollingSettings, Workload
 from shoal.providers.replicas import ReplicaState
 from shoal.providers.sim.replicas import SimReplicas
-from shoal.store.records import ClusterRecord, NodeRecord
+from shoal.store.records import NodeRecord
 from shoal.store.workload_rollouts import RolloutRow
 from shoal.store.workloads import ReplicaRow
+from tests.support.records import cluster_record, node_record
 
-CLUSTER = ClusterRecord(
-    id="c1",
-    project_id="p",
-    name="svc",
-    status=ClusterStatus.ACTIVE,
-    status_reason="",
-    document={},
-    source_format="native",
-    generation=1,
-    lock_action_id=None,
-    created_at=0.0,
-    updated_at=0.0,
-    deleted_at=None,
-    scaled_at={},
-)
+CLUSTER = cluster_record("c1")
 
 
 def _node(name: str) -> NodeRecord:
-    return NodeRecord(
-        id=f"id-{name}",
-        cluster_id="c1",
-        project_id="p",
-        name=name,
-        kind=NodeKind.SERVER,
-        group_name="ctl",
-        part=None,
-        replica=1,
-        status=NodeStatus.ACTIVE,
-        status_reason="",
-        host=f"h-{name}",
-        zone="z",
-        address=None,
-        provider_id=f"srv-{name}",
-        profile={},
-        vcpus=1,
-        ram_mb=1024,
-        disk_gb=1,
-        volume_gb=0,
-        attach_to=None,
-        health="UNKNOWN",
-        health_reason="",
-        checked_at=None,
-        created_at=0.0,
-        updated_at=0.0,
-        deleted_at=None,
-    )
+    return node_record(name, group_name="ctl", host=f"h-{name}")
 
 
 def _workload(image: str, unavailable: int) -> Workload:

@@ -14,11 +14,11 @@ from pathlib import Path
 
 from shoal.documents import load_cluster
 from shoal.model.catalogs import default_inventory
-from shoal.model.enums import NodeKind, NodeStatus
 from shoal.model.networks import NetworkSpec
 from shoal.providers.local import netfilter
 from shoal.providers.networking import ClusterNetworks, ServerAddress
 from shoal.store.records import NodeRecord
+from tests.support.records import node_record
 
 
 def addresses(n: int) -> list[str]:
@@ -144,31 +144,4 @@ def sweep(root: Path) -> None:
 
 def server_node(name: str, address: str) -> NodeRecord:
     """An ACTIVE server of group `web` at `address`, as the node rows give it."""
-    return NodeRecord(
-        id=f"id-{name}",
-        cluster_id="c",
-        project_id="p",
-        name=name,
-        kind=NodeKind.SERVER,
-        group_name="web",
-        part=None,
-        replica=1,
-        status=NodeStatus.ACTIVE,
-        status_reason="",
-        host="h",
-        zone="z",
-        address=address,
-        provider_id=f"srv-{name}",
-        profile={},
-        vcpus=1,
-        ram_mb=1024,
-        disk_gb=1,
-        volume_gb=0,
-        attach_to=None,
-        health="UNKNOWN",
-        health_reason="",
-        checked_at=None,
-        created_at=0.0,
-        updated_at=0.0,
-        deleted_at=None,
-    )
+    return node_record(name, cluster_id="c", address=address)

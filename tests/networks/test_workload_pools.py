@@ -10,7 +10,6 @@ from typing import cast
 from shoal.documents import load_cluster
 from shoal.engine.networks import NetworkSync
 from shoal.model.catalogs import default_inventory
-from shoal.model.enums import ClusterStatus
 from shoal.model.outputs import NetworkFact
 from shoal.providers.base import Provider
 from shoal.providers.networking import BalancerState, ClusterNetworks
@@ -19,6 +18,7 @@ from shoal.store.database import Database
 from shoal.store.records import ClusterRecord
 from shoal.store.workloads import ReplicaRow
 from tests.networks.support import server_node
+from tests.support.records import cluster_record
 
 DOC = """
 name: svc
@@ -66,21 +66,7 @@ class _Provider:
 
 
 def _cluster(cid: str) -> ClusterRecord:
-    return ClusterRecord(
-        id=cid,
-        project_id="p",
-        name="svc",
-        status=ClusterStatus.ACTIVE,
-        status_reason="",
-        document={},
-        source_format="native",
-        generation=1,
-        lock_action_id=None,
-        created_at=0.0,
-        updated_at=0.0,
-        deleted_at=None,
-        scaled_at={},
-    )
+    return cluster_record(cid)
 
 
 async def test_the_driver_gets_the_ready_replicas(db: Database) -> None:

@@ -9,7 +9,7 @@ import pytest
 
 from shoal.documents import cluster_from_tree
 from shoal.model.catalogs import default_inventory
-from shoal.model.enums import ClusterStatus, NodeKind, NodeStatus
+from shoal.model.enums import ClusterStatus
 from shoal.model.problems import Problem
 from shoal.service import edits
 from shoal.service.effects import JoinNodes, LeaveNodes, ScaledAt, Triggered
@@ -23,6 +23,7 @@ from shoal.service.errors import (
 )
 from shoal.service.resize import Adjustment
 from shoal.store.records import ClusterRecord, NodeRecord
+from tests.support.records import node_record
 
 
 def _doc() -> dict[str, Any]:
@@ -38,33 +39,8 @@ def _doc() -> dict[str, Any]:
 
 
 def _node(name: str, group: str, replica: int) -> NodeRecord:
-    return NodeRecord(
-        id=f"id-{name}",
-        cluster_id="c1",
-        project_id="p",
-        name=name,
-        kind=NodeKind.SERVER,
-        group_name=group,
-        part=None,
-        replica=replica,
-        status=NodeStatus.ACTIVE,
-        status_reason="",
-        host="h1",
-        zone="z",
-        address=None,
-        provider_id="x",
-        profile={},
-        vcpus=1,
-        ram_mb=1,
-        disk_gb=1,
-        volume_gb=0,
-        attach_to=None,
-        health="UNKNOWN",
-        health_reason="",
-        checked_at=None,
-        created_at=0.0,
-        updated_at=0.0,
-        deleted_at=None,
+    return node_record(
+        name, group_name=group, replica=replica, host="h1", provider_id="x", ram_mb=1
     )
 
 
