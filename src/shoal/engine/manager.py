@@ -31,20 +31,19 @@ from dataclasses import dataclass, field, replace
 
 import httpx
 
-from shoal.documents import cluster_from_tree
 from shoal.engine.context import EngineContext
 from shoal.engine.contracts import Repair, RepairHow
 from shoal.engine.events import cluster_event, node_record_event
 from shoal.engine.networks import NetworkSync
 from shoal.engine.probes import probe
 from shoal.engine.settle import current_nodes, declared_nodes, settled_status
+from shoal.engine.spec_cache import SpecCache
 from shoal.engine.submit import submit_recover
 from shoal.engine.workloads import WorkloadKeeper
 from shoal.model.cluster import ClusterSpec
 from shoal.model.enums import ClusterStatus, Health, NodeStatus
 from shoal.model.inventory import Inventory
 from shoal.model.policies import HealthPolicy, StrayHandling
-from shoal.model.problems import InvalidDocument
 from shoal.providers.base import Resource, ResourceState
 from shoal.providers.errors import ProviderError
 from shoal.store import clusters as cluster_repo
@@ -132,7 +131,7 @@ class Manager:
         self._restarts_seen: dict[str, int] = {}
         """Node id -> container restarts its server reported when last looked at."""
         self._short: set[tuple[str, str]] = set()
-        self._specs: dict[str, tuple[int, ClusterSpec | None]] = {}
+        self._specs = SpecCache()
         self._clusters = cluster_repo.ClusterCache()
         self._cluster_of: dict[str, str] = {}
         # Per node, repairs that did not change what they found (read from the store each tick).
@@ -279,15 +278,7 @@ class Manager:
         return last is not None and now - last < self.reconcile_s * QUIET_RECONCILES
 
     def _spec(self, cluster: ClusterRecord, inventory: Inventory) -> ClusterSpec | None:
-        cached = self._specs.get(cluster.id)
-        if cached is not None and cached[0] == cluster.generation:
-            return cached[1]
-        try:
-            spec: ClusterSpec | None = cluster_from_tree(cluster.document, inventory)
-        except InvalidDocument:
-            spec = None
-        self._specs[cluster.id] = (cluster.generation, spec)
-        return spec
+        return self._specs.get(cluster, inventory)
 
     # -- one cluster ---------------------------------------------------------------------------
 

@@ -21,13 +21,12 @@ import asyncio
 import logging
 from collections.abc import Callable, Iterable
 
-from shoal.documents import cluster_from_tree
 from shoal.engine.context import EngineContext
+from shoal.engine.spec_cache import SpecCache
 from shoal.model.cluster import ClusterSpec
 from shoal.model.enums import ActionKind, NodeKind, NodeStatus
 from shoal.model.inventory import Inventory
 from shoal.model.outputs import NetworkFact
-from shoal.model.problems import InvalidDocument
 from shoal.providers.base import Provider
 from shoal.providers.networking import (
     AddressSource,
@@ -238,7 +237,7 @@ class ServerPorts:
     def __init__(self, ctx: EngineContext) -> None:
         self.ctx = ctx
         self.enabled = makes_ports(ctx.provider)
-        self._specs: dict[str, tuple[int, ClusterSpec | None]] = {}
+        self._specs = SpecCache(limit=10_000)
 
     async def release(self, action: ActionRecord, inventory: Inventory) -> None:
         """After a server's NODE_DELETE: its node's ports, in case its create died before the
@@ -295,14 +294,4 @@ class ServerPorts:
         return server_networking(whole, node.name, node.group_name, node.part)
 
     def _spec(self, cluster: ClusterRecord, inventory: Inventory) -> ClusterSpec | None:
-        cached = self._specs.get(cluster.id)
-        if cached is not None and cached[0] == cluster.generation:
-            return cached[1]
-        try:
-            spec: ClusterSpec | None = cluster_from_tree(cluster.document, inventory)
-        except InvalidDocument:
-            spec = None
-        if len(self._specs) > 10_000:
-            self._specs.clear()
-        self._specs[cluster.id] = (cluster.generation, spec)
-        return spec
+        return self._specs.get(cluster, inventory)

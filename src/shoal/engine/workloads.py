@@ -29,7 +29,6 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field, replace
 
-from shoal.documents import cluster_from_tree
 from shoal.engine import workload_env
 from shoal.engine import workload_members as members
 from shoal.engine import workload_probes as probes
@@ -37,11 +36,11 @@ from shoal.engine import workload_rollouts as rollouts
 from shoal.engine.context import EngineContext
 from shoal.engine.events import cluster_event
 from shoal.engine.software.decide import facts_of
+from shoal.engine.spec_cache import SpecCache
 from shoal.model.cluster import ClusterSpec
 from shoal.model.enums import NodeKind, NodeStatus
 from shoal.model.inventory import Inventory
 from shoal.model.members import MemberRef
-from shoal.model.problems import InvalidDocument
 from shoal.model.software import DeploymentRecord, NodeFacts
 from shoal.model.workload_rollouts import ReplicaTemplate, WorkloadPhase
 from shoal.model.workloads import RestartPolicy, Workload
@@ -130,7 +129,7 @@ class WorkloadKeeper:
 
     def __init__(self, ctx: EngineContext) -> None:
         self.ctx = ctx
-        self._specs: dict[str, tuple[int, ClusterSpec | None]] = {}
+        self._specs = SpecCache()
         self._refused: dict[str, tuple[str, ...]] = {}
         """Per cluster, the reasons last reported (told once, not every tick)."""
         self._no_surge: set[tuple[str, str, str]] = set()
@@ -636,15 +635,7 @@ class WorkloadKeeper:
     # -- reading and writing -------------------------------------------------------------------
 
     def _spec(self, cluster: ClusterRecord, inventory: Inventory) -> ClusterSpec | None:
-        cached = self._specs.get(cluster.id)
-        if cached is not None and cached[0] == cluster.generation:
-            return cached[1]
-        try:
-            spec: ClusterSpec | None = cluster_from_tree(cluster.document, inventory)
-        except InvalidDocument:
-            spec = None
-        self._specs[cluster.id] = (cluster.generation, spec)
-        return spec
+        return self._specs.get(cluster, inventory)
 
     def _load(
         self, cluster_ids: list[str]
