@@ -430,3 +430,28 @@ network_addresses = Table(
     Column("updated_at", Float, nullable=False),
     PrimaryKeyConstraint("cluster_id", "attr", "name"),
 )
+
+# Workload replicas delivered to their servers' agents as compose configs (migration 0016,
+# store/agent_replicas.py): on providers whose replicas run through the node-side agents.
+agent_replicas = Table(
+    "agent_replicas",
+    metadata,
+    Column("cluster_id", String(36), nullable=False),
+    Column("replica", String(128), nullable=False),
+    Column("workload", String(64), nullable=False),
+    Column("node_id", String(36), nullable=False),
+    Column("generation", Integer, nullable=False),
+    Column("action_id", String(36), nullable=False),
+    Column("signal_hash", String(128), nullable=False),
+    Column("digest", String(64), nullable=False),
+    Column("config", JSON, nullable=False),
+    Column("secret_env", JSON, nullable=False),
+    Column("status", String(16), nullable=False),
+    Column("status_code", Integer, nullable=True),
+    Column("stderr", Text, nullable=False),
+    Column("delivered_at", Float, nullable=False),
+    Column("ended_at", Float, nullable=True),
+    PrimaryKeyConstraint("cluster_id", "replica"),
+    Index("ix_agent_replicas_node", "node_id"),
+    Index("ix_agent_replicas_action", "action_id", unique=True),
+)
