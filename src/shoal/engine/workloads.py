@@ -33,6 +33,7 @@ from shoal.engine import workload_env
 from shoal.engine import workload_members as members
 from shoal.engine import workload_probes as probes
 from shoal.engine import workload_rollouts as rollouts
+from shoal.engine.agent_replicas import AgentReplicas
 from shoal.engine.context import EngineContext
 from shoal.engine.events import cluster_event
 from shoal.engine.software.decide import facts_of
@@ -48,7 +49,13 @@ from shoal.placement.workloads import NodeSlot, WorkloadRefusal, place_workloads
 from shoal.placement.workloads.problem import replica_names
 from shoal.planning.software import targets as targets_of
 from shoal.providers.errors import ProviderError
-from shoal.providers.replicas import ReplicaProber, ReplicaRuntime, ReplicaState
+from shoal.providers.replicas import (
+    ReplicaProber,
+    ReplicaRuntime,
+    ReplicaState,
+    carried_by_agents,
+)
+from shoal.store import agent_replicas as agent_repo
 from shoal.store import deployments as deployment_repo
 from shoal.store import workload_rollouts as rollout_repo
 from shoal.store import workloads as replica_repo
@@ -139,9 +146,16 @@ class WorkloadKeeper:
         self._probes = probes.Probes()
         self._backoff: dict[tuple[str, str], int] = {}
         """(cluster id, replica) -> the back-off step of its last restart (`_backoff_step`)."""
+        self._agents: AgentReplicas | None = None
 
     @property
     def runtime(self) -> ReplicaRuntime | None:
+        """The provider's replica runtime; or, on a provider whose servers' agents carry them
+        (`openstack`, `local` with `replicas = "agents"`), the agent-carried one."""
+        if carried_by_agents(self.ctx.provider):
+            if self._agents is None:
+                self._agents = AgentReplicas(self.ctx)
+            return self._agents
         found = getattr(self.ctx.provider, "replicas", None)
         return found if isinstance(found, ReplicaRuntime) else None
 
@@ -161,6 +175,8 @@ class WorkloadKeeper:
         hosts = {h.name for h in inventory.hosts}
         changes = _Changes()
         for cluster, nodes, spec in mine:
+            if isinstance(runtime, AgentReplicas):
+                runtime.declare(cluster.id, {w.name: w.restart for w in spec.workloads})
             try:
                 await self._keep(
                     runtime,
@@ -655,3 +671,4 @@ class WorkloadKeeper:
             add_events(conn, changes.events, now)
             if self._ticks % 60 == 1:
                 replica_repo.drop_orphans(conn)
+                agent_repo.drop_orphans(conn)

@@ -27,6 +27,7 @@ _LOCAL_OPTIONS = {
     "agent_poll_s": float,
     "sandbox": str,
     "containers": str,
+    "replicas": str,
 }
 _SIM_OPTIONS = {
     "create_latency_s": float,
@@ -92,6 +93,7 @@ def make_provider(
             agent_poll_s=float(o.get("agent_poll_s", 5.0)),
             sandbox=str(o.get("sandbox", "bwrap")),  # issue 29: bwrap | off
             containers=str(o.get("containers", "auto")),
+            replicas=str(o.get("replicas", "podman")),  # issue 22: podman | agents
         )
     if name == "sim":
         from shoal.providers.sim.provider import SimProvider

@@ -20,8 +20,16 @@ from typing import Protocol, runtime_checkable
 
 from shoal.model.workload_rollouts import ReplicaTemplate
 from shoal.model.workloads import Probe
+from shoal.providers.base import Provider
+from shoal.providers.software import RunsDeployments
 
-__all__ = ["ReplicaProber", "ReplicaRuntime", "ReplicaState", "ReplicaTemplate"]
+__all__ = [
+    "ReplicaProber",
+    "ReplicaRuntime",
+    "ReplicaState",
+    "ReplicaTemplate",
+    "carried_by_agents",
+]
 
 
 class ReplicaState(StrEnum):
@@ -51,3 +59,15 @@ class ReplicaProber(Protocol):
     async def probe(self, key: str, server_id: str, container: str, probe: Probe) -> bool:
         """Run one probe of the replica's container once (at most `probe.timeout_s`): whether
         it passed. Never raises for a failing replica: a failure is False."""
+
+
+def carried_by_agents(provider: Provider) -> bool:
+    """Whether the keeper runs replicas through the agents: the provider asks for it
+    (`replicas_via_agents`, local's option), or it has no replica runtime and its deployments
+    run on the nodes' agents (no simulated `deployments` runner): `openstack`."""
+    if getattr(provider, "replicas_via_agents", False) is True:
+        return True
+    if isinstance(getattr(provider, "replicas", None), ReplicaRuntime):
+        return False
+    runner = provider.deployments if isinstance(provider, RunsDeployments) else None
+    return runner is None

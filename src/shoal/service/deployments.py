@@ -10,7 +10,8 @@ values are scrubbed from stdout/stderr before they are stored.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import json
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,7 +24,7 @@ from shoal.engine.software.decide import SoftwareOf
 from shoal.engine.software.inputs import REDACTED
 from shoal.engine.software.source import DocumentSoftware
 from shoal.engine.software.urls import Urls
-from shoal.model import heat_agent
+from shoal.model import heat_agent, replica_compose
 from shoal.model.enums import NodeStatus
 from shoal.model.inventory import Inventory
 from shoal.model.problems import InvalidDocument, Problem
@@ -31,17 +32,21 @@ from shoal.model.rollouts import SoftwareRollout
 from shoal.model.software import (
     DeployAction,
     DeploymentStatus,
+    HookGroup,
     Json,
     ResolvedDeployment,
     SecretInput,
+    SoftwareConfig,
     SoftwareSpec,
 )
 from shoal.service.errors import Invalid, NotFound, ServiceError
 from shoal.service.views import JsonObject, View, iso
+from shoal.store import agent_replicas as agent_repo
 from shoal.store import clusters as cluster_repo
 from shoal.store import deployments as repo
 from shoal.store import nodes as node_repo
 from shoal.store import rollouts as rollout_repo
+from shoal.store.agent_replicas import Delivery
 from shoal.store.database import Database
 from shoal.store.deployments import DeploymentRow, Finish
 from shoal.store.events import add_events
@@ -173,7 +178,8 @@ class DeploymentService:
         self.db = db
         self.clock = clock
         self.wake = wake
-        self.software_of: SoftwareOf = DocumentSoftware(inventory)
+        self.documents = DocumentSoftware(inventory)
+        self.software_of: SoftwareOf = self.documents
 
     @staticmethod
     def _scope(who: Principal) -> str | None:
@@ -262,6 +268,10 @@ class DeploymentService:
                 # Going: only its DELETE runs (its cleanup scripts) are still served.
                 rows = [r for r in rows if r.action is DeployAction.DELETE]
             software = self._software_of(conn, node)
+            deliveries = (
+                [] if node.status is NodeStatus.DELETING else agent_repo.for_node(conn, node.id)
+            )
+            hidden = self._replica_secrets(conn, node, deliveries) if deliveries else {}
         resolved: list[ResolvedDeployment] = []
         run_of: dict[str, str] = {}
         order = {d.name: i for i, d in enumerate(software.deployments)}
@@ -283,6 +293,10 @@ class DeploymentService:
                 )
             )
             run_of[r.name] = r.action_id
+        for d in deliveries:  # workloads' replicas carried by the agents (issue 22, point 6)
+            served = replica_delivery(d, node.name, hidden.get(d.replica, {}))
+            resolved.append(served)
+            run_of[served.deployment] = d.action_id
         return heat_agent.server_metadata(
             resolved,
             lambda d: urls.signal(
@@ -301,9 +315,10 @@ class DeploymentService:
         with self.db.reading() as conn:
             row = repo.by_action(conn, action_id)
             owner = None if row is None else node_repo.get_node(conn, row.node_id)
+        if row is None:
+            return self._replica_signal(action_id, token, body)
         if (
-            row is None
-            or owner is None
+            owner is None
             or not _still_there(owner)
             or not token
             or not secrets.matches(row.signal_hash, secrets.digest_of(token))
@@ -371,6 +386,87 @@ class DeploymentService:
         self.wake()
         return status
 
+    # -- workloads' replicas carried by the agents (engine/agent_replicas.py) ------------------
+
+    def _replica_secrets(
+        self, conn: Any, node: NodeRecord, deliveries: Sequence[Delivery]
+    ) -> dict[str, dict[tuple[str, str], str]]:
+        """Per replica, the values of its env's secrets by (service, variable), read from the
+        cluster's document now (never stored: a delivery names the variables only)."""
+        if node.cluster_id is None or not any(d.secret_env for d in deliveries):
+            return {}
+        c = cluster_repo.get_cluster(conn, node.cluster_id, include_deleted=True)
+        spec = self.documents.spec(c) if c is not None else None
+        if spec is None:
+            return {}
+        values: dict[str, dict[tuple[str, str], str]] = {}
+        declared = {w.name: w for w in spec.workloads}
+        for d in deliveries:
+            w = declared.get(d.workload)
+            if w is None or not d.secret_env:
+                continue
+            mine: dict[tuple[str, str], str] = {}
+            for container in w.containers:
+                service = replica_compose.service_name(container.name)
+                for var, source in container.env.items():
+                    if isinstance(source, SecretInput):
+                        mine[(service, var)] = spec.software.secrets.get(source.parameter, "")
+            values[d.replica] = mine
+        return values
+
+    def _replica_signal(self, action_id: str, token: str | None, body: bytes) -> DeploymentStatus:
+        """How a replica's delivery ran on its node (the compose hook's outcome): recorded once;
+        the keeper reads it as the replica started, or failed."""
+        with self.db.reading() as conn:
+            found = agent_repo.by_action(conn, action_id)
+            owner = None if found is None else node_repo.get_node(conn, found.node_id)
+        if (
+            found is None
+            or owner is None
+            or not _still_there(owner)
+            or not token
+            or not secrets.matches(found.signal_hash, secrets.digest_of(token))
+        ):
+            raise NotFound("no such deployment run, or the token is not its token")
+        try:
+            signal = heat_agent.parse_signal(body)
+        except InvalidDocument as e:
+            raise Invalid(
+                "the signal is not what heat-config-notify sends",
+                [{"path": p.path, "message": p.message} for p in e.problems],
+            ) from e
+        if found.status is not DeploymentStatus.IN_PROGRESS:
+            return found.status
+        ok = signal.status_code == 0
+        status = DeploymentStatus.COMPLETE if ok else DeploymentStatus.FAILED
+        now = self.clock.now()
+        with self.db.transaction() as conn:
+            software = self._software_of(conn, owner)
+            stderr = scrub(signal.stderr, software.secrets)
+            if not agent_repo.finish(conn, action_id, status, signal.status_code, stderr, now):
+                ended = agent_repo.by_action(conn, action_id)
+                return ended.status if ended is not None else status
+            if not ok:
+                add_events(
+                    conn,
+                    [
+                        node_event(
+                            project_id=owner.project_id,
+                            cluster_id=found.cluster_id,
+                            node_id=owner.id,
+                            name=owner.name,
+                            status="SIGNALLED",
+                            message=f"replica {found.replica} failed to start on the node"
+                            f" (exit {signal.status_code}): {repo.tail(stderr, 400)}",
+                            action_id=action_id,
+                            level="ERROR",
+                        )
+                    ],
+                    now,
+                )
+        self.wake()
+        return status
+
     def _software_of(self, conn: Any, node: NodeRecord) -> SoftwareSpec:
         if node.cluster_id is None:
             return SoftwareSpec()
@@ -378,6 +474,32 @@ class DeploymentService:
         if c is None:
             return SoftwareSpec()
         return self.software_of(c) or SoftwareSpec()
+
+
+def replica_delivery(
+    d: Delivery, node: str, hidden: Mapping[tuple[str, str], str]
+) -> ResolvedDeployment:
+    """A replica's delivery as a docker-compose deployment the node's hook runs: its compose
+    config, and the env files of its secrets (the only place their values appear)."""
+    project = replica_compose.project_name(d.replica)
+    inputs: dict[str, Json] = {}
+    if d.secret_env:
+        inputs[replica_compose.ENV_FILES_INPUT] = replica_compose.secret_files(
+            d.secret_env, hidden, d.generation
+        )
+    return ResolvedDeployment(
+        deployment=project,
+        node=node,
+        action=DeployAction.CREATE,
+        config=SoftwareConfig(
+            name=project,
+            group=HookGroup.DOCKER_COMPOSE,
+            config=json.dumps(dict(d.config), sort_keys=True),
+        ),
+        inputs=inputs,
+        secret_inputs=frozenset(inputs),
+        digest=d.digest,
+    )
 
 
 def _still_there(node: NodeRecord) -> bool:

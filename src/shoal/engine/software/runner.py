@@ -56,6 +56,7 @@ from shoal.model.enums import ActionKind, ActionStatus, NodeStatus
 from shoal.model.heat_agent import with_heat_outputs
 from shoal.model.software import DeploymentSignal, DeploymentStatus, SoftwareSpec
 from shoal.providers.errors import ProviderError
+from shoal.providers.replicas import carried_by_agents
 from shoal.providers.software import (
     DeploymentRun,
     DeploymentRunner,
@@ -496,7 +497,7 @@ class Deployer:
                 except Exception:  # e.g. the inventory not read yet: the next pass looks again
                     log.exception("reading the software of %s failed", c.name)
                     continue
-                if software is None or not software.deployments:
+                if not self._wants_agents(c, software):
                     continue
                 out += [
                     (n.id, n.provider_id)
@@ -508,8 +509,16 @@ class Deployer:
     def _declares(self, cluster_id: str) -> bool:
         with self.engine.db.reading() as conn:
             cluster = cluster_repo.get_cluster(conn, cluster_id)
-        software = self.software_of(cluster) if cluster is not None else None
-        return software is not None and bool(software.deployments)
+        if cluster is None:
+            return False
+        return self._wants_agents(cluster, self.software_of(cluster))
+
+    def _wants_agents(self, cluster: ClusterRecord, software: SoftwareSpec | None) -> bool:
+        """Whether the cluster's servers need their agents: it has deployments, or workloads
+        whose replicas the agents carry (engine/agent_replicas.py)."""
+        if software is not None and software.deployments:
+            return True
+        return carried_by_agents(self.engine.provider) and bool(self.workloads_of(cluster))
 
     def _server_secret(self, node_id: str) -> str:
         if self._server_key is None:

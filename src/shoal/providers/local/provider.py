@@ -95,6 +95,7 @@ class LocalProvider:
         sandbox: SandboxMode | str = SandboxMode.BWRAP,
         binds: Binds = NO_BINDS,
         containers: str = "auto",
+        replicas: str = "podman",
     ) -> None:
         self.home = Path(home)
         self.sandbox = Sandbox.find(sandbox)
@@ -127,6 +128,12 @@ class LocalProvider:
         them (networking.py); the engine drives it (engine/networks.py)."""
         self.replicas = LocalReplicas(self)
         """Workloads' replicas as podman containers on these servers (replicas.py)."""
+        if replicas not in ("podman", "agents"):
+            raise ValueError(f"local option replicas must be podman or agents, not {replicas!r}")
+        self.replicas_via_agents = replicas == "agents"
+        """`replicas = "agents"`: the engine delivers replicas to each server's agents as
+        compose configs, as on `openstack` (engine/agent_replicas.py), instead of driving
+        podman itself; tests run that path with real agents here."""
         self._busy: dict[str, str] = {}
         """Server id -> what is being done to it right now ("building", "rebooting",
         "rebuilding"); such a server reads BUILDING."""
