@@ -63,6 +63,7 @@ def test_a_replica_renders_as_one_compose_project_with_a_service_per_container()
         "cid/api-2",
         _template(),
         generation=3,
+        delivery="0123456789abcdef",
         node_name="ctl-1",
         node_address="10.0.0.5",
         restart=RestartPolicy.ON_FAILURE,
@@ -79,6 +80,7 @@ def test_a_replica_renders_as_one_compose_project_with_a_service_per_container()
     assert api["labels"] == {
         "shoal.replica": "cid/api-2",
         "shoal.generation": "3",
+        "shoal.delivery": "0123456789abcdef",
         "shoal.revision": "rev1",
     }
     # Kubernetes' command/args are compose's entrypoint/command; $(VAR) expanded; $ doubled.
@@ -92,7 +94,7 @@ def test_a_replica_renders_as_one_compose_project_with_a_service_per_container()
         "MODE": "a$$b",
     }
     assert api["cpu_quota"] == 25_000 and api["mem_limit"] == "64m"
-    assert api["env_file"] == ["env/api-3.env"]
+    assert api["env_file"] == ["env/api-0123456789ab.env"]  # never reused: a name per run
     assert got.secret_env == (("api", "PW"),)
     assert SECRET not in json.dumps(got.config)
     side = got.config["side_car"]
@@ -102,6 +104,7 @@ def test_a_replica_renders_as_one_compose_project_with_a_service_per_container()
         "c/w-1",
         ReplicaTemplate("r", (ContainerRun("c", "i"),)),
         generation=1,
+        delivery="d",
         node_name="n",
         node_address="a",
         restart=RestartPolicy.NEVER,
@@ -110,8 +113,10 @@ def test_a_replica_renders_as_one_compose_project_with_a_service_per_container()
 
 
 def test_secrets_reach_the_env_file_as_compose_reads_them() -> None:
-    files = json.loads(replica_compose.secret_files((("api", "PW"),), {("api", "PW"): SECRET}, 3))
-    assert files == [{"file_name": "env/api-3.env", "content": "PW='s3cret-\\'Value\\'-$x'\n"}]
+    files = json.loads(
+        replica_compose.secret_files((("api", "PW"),), {("api", "PW"): SECRET}, "run-1")
+    )
+    assert files == [{"file_name": "env/api-run-1.env", "content": "PW='s3cret-\\'Value\\'-$x'\n"}]
     bad = ReplicaTemplate("r", (ContainerRun("c", "i", secret_env=(("PW", "a${B}"),)),))
     with pytest.raises(replica_compose.UncarriableSecret) as e:
         replica_compose.render(
@@ -119,6 +124,7 @@ def test_secrets_reach_the_env_file_as_compose_reads_them() -> None:
             "c/w-1",
             bad,
             generation=1,
+            delivery="d",
             node_name="n",
             node_address="a",
             restart=RestartPolicy.ALWAYS,
@@ -224,7 +230,7 @@ async def test_replicas_delivered_through_the_metadata_and_signalled(db: Databas
         assert entry["name"] == replica_compose.project_name("api-1")
         inputs = {i["name"]: i["value"] for i in entry["inputs"]}
         files = json.loads(inputs["env_files"])
-        assert files[0]["file_name"] == "env/api-1.env"
+        assert files[0]["file_name"] == f"env/api-{entry['id'][:12]}.env"
         assert "PW='s3cret-\\'Value\\'-$x'" in files[0]["content"]  # served to the node only
 
         # In flight reads RUNNING (ready: no readiness probe); its signal records COMPLETE.
@@ -239,6 +245,7 @@ async def test_replicas_delivered_through_the_metadata_and_signalled(db: Databas
         again = _served(db, svc, cid)["api-2"]
         labels = json.loads(again["config"])["api"]["labels"]
         assert labels["shoal.generation"] == "2" and again["node"] == before["node"]
+        assert labels["shoal.delivery"] == again["id"]
         assert rows(db, cid)["api-2"].restarts == 1
 
         # Scaled in: api-2's delivery leaves its server's metadata (its project is killed).

@@ -111,19 +111,20 @@ class AgentReplicas:
             self._addresses[server_id] = address
             before = repo.get(conn, cluster_id, replica)
             generation = 1 if before is None else before.generation + 1
+            action_id = str(uuid.uuid4())
             try:
                 compose = replica_compose.render(
                     replica,
                     f"{cluster_id}/{replica}",
                     template,
                     generation=generation,
+                    delivery=action_id,
                     node_name=node.name,
                     node_address=address,
                     restart=restart,
                 )
             except replica_compose.UncarriableSecret as e:
                 raise PermanentError(str(e)) from e
-            action_id = str(uuid.uuid4())
             signal_key = deployment_repo.key(conn, secrets.SIGNAL_KEY)
             repo.deliver(
                 conn,

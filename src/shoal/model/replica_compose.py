@@ -18,7 +18,7 @@ service: Kubernetes' `command` is compose's `entrypoint`, `args` its `command`, 
 them expanded from the container's env as the local runtime does, every `$` doubled (compose
 interpolates the file with the hook's environment otherwise). The env holds the document's
 values and `SHOAL_NODE_ADDRESS`, `SHOAL_NODE_NAME`, `SHOAL_REPLICA`; secrets go through an
-`env_file` the hook writes from the `env_files` input, one file name per generation (the hook
+`env_file` the hook writes from the `env_files` input, one file name per delivery (the hook
 opens it without truncating), single-quoted for the dotenv reader compose uses.
 """
 
@@ -40,6 +40,7 @@ PROJECT_PREFIX = "shoal-replica-"
 REPLICA_LABEL = "shoal.replica"
 GENERATION_LABEL = "shoal.generation"
 REVISION_LABEL = "shoal.revision"
+DELIVERY_LABEL = "shoal.delivery"
 ENV_FILES_INPUT = "env_files"
 """The hook's input naming the env files it writes (a Python literal list of
 `{"file_name", "content"}`)."""
@@ -82,9 +83,10 @@ def service_name(container: str) -> str:
     return _SERVICE_OK.sub("_", container)[:60] or "c"
 
 
-def env_file_name(service: str, generation: int) -> str:
+def env_file_name(service: str, delivery: str) -> str:
     # In a subdirectory: the hook makes the file's directory first, and "" is no directory.
-    return f"env/{service}-{generation}.env"
+    # Named by the delivery: the hook writes without truncating, so a name is never reused.
+    return f"env/{service}-{delivery[:12]}.env"
 
 
 def _dollars(text: str) -> str:
@@ -101,20 +103,25 @@ def render(
     template: ReplicaTemplate,
     *,
     generation: int,
+    delivery: str,
     node_name: str,
     node_address: str,
     restart: RestartPolicy,
 ) -> ComposeReplica:
-    """The compose config of `replica` (its key `key`) at `generation` on its server. A new
-    generation changes a label, so compose recreates every container of it (a liveness
-    restart, a move). Raises `UncarriableSecret` for a secret holding `${`."""
+    """The compose config of `replica` (its key `key`) at `generation` on its server, for the
+    delivery (run) `delivery`. Each delivery changes a label, so compose recreates every
+    container of it (a liveness restart, a rollout's batch, a start after a failed run).
+    Raises `UncarriableSecret` for a secret holding `${`."""
     services: dict[str, Json] = {}
     hidden: list[tuple[str, str]] = []
     for c in template.containers:
         name = service_name(c.name)
         services[name] = _service(
-            c, replica, key, template.revision, generation, node_name, node_address, restart
+            c, replica, key, template.revision, (generation, delivery), node_name, node_address
         )
+        svc = services[name]
+        assert isinstance(svc, dict)
+        svc["restart"] = _RESTART[restart]
         for var, value in c.secret_env:
             if "${" in value:
                 raise UncarriableSecret(
@@ -125,7 +132,7 @@ def render(
         if c.secret_env:
             svc = services[name]
             assert isinstance(svc, dict)
-            svc["env_file"] = [env_file_name(name, generation)]
+            svc["env_file"] = [env_file_name(name, delivery)]
     return ComposeReplica(project_name(replica), services, tuple(hidden))
 
 
@@ -134,10 +141,9 @@ def _service(
     replica: str,
     key: str,
     revision: str,
-    generation: int,
+    run: tuple[int, str],
     node_name: str,
     node_address: str,
-    restart: RestartPolicy,
 ) -> dict[str, Json]:
     env = {
         "SHOAL_NODE_ADDRESS": node_address,
@@ -148,10 +154,10 @@ def _service(
     service: dict[str, Json] = {
         "image": c.image,
         "net": "host",
-        "restart": _RESTART[restart],
         "labels": {
             REPLICA_LABEL: key,
-            GENERATION_LABEL: str(generation),
+            GENERATION_LABEL: str(run[0]),
+            DELIVERY_LABEL: run[1],
             REVISION_LABEL: revision,
         },
         "environment": {k: _dollars(v) for k, v in env.items()},
@@ -174,7 +180,7 @@ def _quoted(value: str) -> str:
 def secret_files(
     secret_env: Sequence[tuple[str, str]],
     value_of: Mapping[tuple[str, str], str],
-    generation: int,
+    delivery: str,
 ) -> str:
     """The `env_files` input the hook reads (a Python literal, which JSON of text is): each
     service's env file with its secrets' values. Served to the node only, never stored."""
@@ -183,7 +189,7 @@ def secret_files(
         value = value_of.get((service, var), "")
         by_service.setdefault(service, []).append(f"{var}={_quoted(value)}\n")
     files = [
-        {"file_name": env_file_name(s, generation), "content": "".join(lines)}
+        {"file_name": env_file_name(s, delivery), "content": "".join(lines)}
         for s, lines in sorted(by_service.items())
     ]
     return json.dumps(files)

@@ -1,6 +1,8 @@
 """The part of a provider that runs workloads' replicas (issue 22): start one on a server,
-ask whether it still runs, stop it. Optional, like `HostAdmin`: a provider without it runs no
-replicas (the engine's keeper leaves their rows as placed, not ready).
+ask whether it still runs, stop it. Optional, like `HostAdmin`: a provider without it whose
+servers run Heat's agents (`openstack`) has its replicas carried by those agents
+(engine/agent_replicas.py; `carried_by_agents` below says which path the keeper takes); one
+with neither runs no replicas.
 
 A replica is named by `key` (cluster id / replica name), so asking twice never starts two.
 It is started from a `ReplicaTemplate`: what its containers run (image, command, args) and the

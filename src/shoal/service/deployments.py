@@ -485,7 +485,7 @@ def replica_delivery(
     inputs: dict[str, Json] = {}
     if d.secret_env:
         inputs[replica_compose.ENV_FILES_INPUT] = replica_compose.secret_files(
-            d.secret_env, hidden, d.generation
+            d.secret_env, hidden, d.action_id
         )
     return ResolvedDeployment(
         deployment=project,
