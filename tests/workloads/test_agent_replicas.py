@@ -222,7 +222,12 @@ async def test_replicas_delivered_through_the_metadata_and_signalled(db: Databas
     try:
         sub = await asyncio.to_thread(rig.service.create, ADMIN, DOC)
         cid = sub.cluster.id
-        await until(clock, lambda: settled(db, cid) and len(_served(db, svc, cid)) == 2)
+        await until(
+            clock,
+            lambda: (
+                settled(db, cid) and len(rows(db, cid)) == 2 and len(_served(db, svc, cid)) == 2
+            ),
+        )
         served = _served(db, svc, cid)
         assert {e["node"] for e in served.values()} == {r.node for r in rows(db, cid).values()}
         entry = served["api-1"]

@@ -79,6 +79,9 @@ class AgentReplicas:
         self._addresses: dict[str, str] = {}
         """Provider server id -> its bare address (probes)."""
         self._warned_exec: set[str] = set()
+        self._seen: dict[tuple[str, str], repo.Delivery] = {}
+        """The deliveries the last `replica_states` read (probes run after it in the same tick,
+        so they need no read of their own; a signal since then is seen next tick)."""
 
     def declare(self, cluster_id: str, restart: dict[str, RestartPolicy]) -> None:
         """The restart policy of each workload of the cluster (compose's `restart`)."""
@@ -90,6 +93,7 @@ class AgentReplicas:
     async def start_replica(self, key: str, server_id: str, template: ReplicaTemplate) -> None:
         cluster_id, replica = key.split("/", 1)
         restart = self._restart.get((cluster_id, workload_of(replica)), RestartPolicy.ALWAYS)
+        self._seen.pop((cluster_id, replica), None)  # its probes wait for the new run's signal
         await self.ctx.run_in_thread(
             self._deliver, cluster_id, replica, server_id, template, restart
         )
@@ -147,6 +151,11 @@ class AgentReplicas:
     async def replica_states(self, keys: list[str]) -> dict[str, ReplicaState]:
         pairs = [(k.split("/", 1)[0], k.split("/", 1)[1]) for k in keys]
         found = await self.ctx.run_in_thread(self._read, pairs)
+        if len(self._seen) > 200_000:  # (clusters gone since: forgotten wholesale)
+            self._seen.clear()
+        for pair in pairs:
+            self._seen.pop(pair, None)
+        self._seen.update(found)
         now = self.ctx.clock.now()
         out: dict[str, ReplicaState] = {}
         for key, pair in zip(keys, pairs, strict=True):
@@ -168,6 +177,7 @@ class AgentReplicas:
 
     async def stop_replica(self, key: str) -> None:
         cluster_id, replica = key.split("/", 1)
+        self._seen.pop((cluster_id, replica), None)
         await self.ctx.run_in_thread(self._forget, cluster_id, replica)
 
     def _forget(self, cluster_id: str, replica: str) -> None:
@@ -178,7 +188,10 @@ class AgentReplicas:
 
     async def probe(self, key: str, server_id: str, container: str, probe: Probe) -> bool:
         cluster_id, replica = key.split("/", 1)
-        d, address = await self.ctx.run_in_thread(self._probed, cluster_id, replica, server_id)
+        d = self._seen.get((cluster_id, replica))
+        address = self._addresses.get(server_id)
+        if d is None or address is None:
+            d, address = await self.ctx.run_in_thread(self._probed, cluster_id, replica, server_id)
         if d is None or d.status is not DeploymentStatus.COMPLETE:
             return False  # not started on the node yet (or its run failed)
         timeout = max(0.1, probe.timeout_s)
