@@ -35,7 +35,9 @@ from shoal.model.workload_rollouts import ContainerRun, ReplicaTemplate
 from shoal.model.workloads import RestartPolicy
 
 PROJECT_PREFIX = "shoal-replica-"
-"""Every replica project's name starts so (a deployment name cannot: names are checked)."""
+"""Every replica project's name starts so, and ends with a digest of the replica's name: a
+document's deployment (the same namespace on the node) is not refused that prefix, but would
+have to carry that digest to collide."""
 
 REPLICA_LABEL = "shoal.replica"
 GENERATION_LABEL = "shoal.generation"
