@@ -25,7 +25,7 @@ class ProbeCount:
     failures: int
     """Consecutive failures (a pass resets them; counted up to the probe's threshold)."""
     ok: bool
-    """A readiness probe's verdict: passed last time it decided (liveness: unused, False)."""
+    """A readiness probe's verdict: passed last time it decided (unused for liveness)."""
     last: bool | None
     """The last result (None: not probed since the start)."""
 
