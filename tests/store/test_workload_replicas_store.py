@@ -1,5 +1,6 @@
-"""The replica rows (issue 22) on SQLite and PostgreSQL: migration 0013 makes exactly the table
-the code uses; rows are saved, replaced, forgotten, paged, and dropped with their cluster."""
+"""The replica rows (issue 22) on SQLite and PostgreSQL: migrations 0013 and 0017 make exactly
+the table the code uses; rows are saved, replaced, forgotten, paged, and dropped with their
+cluster; probe counts come back as written."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from shoal.store import clusters as cluster_repo
 from shoal.store import workloads as repo
 from shoal.store.database import Database
 from shoal.store.tables import metadata, workload_replicas
-from shoal.store.workloads import ReplicaRow
+from shoal.store.workloads import ProbeCount, ProbeState, ReplicaRow
 from tests.engine.support import ADMIN
 
 DOC = """
@@ -55,3 +56,31 @@ def test_rows_saved_replaced_paged_forgotten_and_orphans_dropped(db: Database) -
         repo.drop_orphans(conn)
     with db.reading() as conn:
         assert repo.load(conn, [cid])[cid] == {}
+
+
+def test_probe_counts_round_trip(db: Database) -> None:
+    """Migration 0017's `probes` column: a replica's probe counts come back as written; a row
+    without them reads None, and text that is not a state reads None (the probes start over)."""
+    state = ProbeState(
+        3.5,
+        (
+            ProbeCount("api", True, 2, False, False),
+            ProbeCount("api", False, 0, True, None),
+        ),
+    )
+    inv = default_inventory()
+    service = ClusterService(db, lambda: inv, ManualClock(), lambda: None)
+    cid = service.create(ADMIN, DOC).cluster.id
+    with db.transaction() as conn:
+        repo.save(
+            conn,
+            [
+                ReplicaRow(cid, "w-1", "w", "ctl-1", True, started_at=3.5, probes=state),
+                ReplicaRow(cid, "w-2", "w", "ctl-1", True),
+            ],
+            4.0,
+        )
+    with db.reading() as conn:
+        found = repo.load(conn, [cid])[cid]
+    assert found["w-1"].probes == state and found["w-2"].probes is None
+    assert repo.probes_of("{not json") is None and repo.probes_of('{"at": 1}') is None

@@ -16,6 +16,8 @@ through it — and the stored template keeps only the literal env it always kept
   lists every complete node's value in node-name order. A value not known yet (D has not
   completed anywhere) holds the start back (`TemporaryError`; the keeper tries again next tick),
   as a deployment waits for the deployments whose outputs it reads.
+  A digest of the values read (`output_salt`) is folded into the workload's revision, so a
+  changed output rolls the workload like an image change.
 - `{secret: NAME}` is the cluster's hidden parameter, given in `ContainerRun.secret_env`, which
   is never stored or printed (a runtime passes it out of its command line).
 
@@ -80,6 +82,61 @@ def secret_salt(w: Workload, secrets: Mapping[str, str]) -> str:
         return ""
     text = json.dumps([[p, secrets.get(p, "")] for p in used])
     return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+_IN_FLIGHT = (DeploymentStatus.PENDING, DeploymentStatus.IN_PROGRESS)
+
+
+def output_salt(
+    w: Workload, records: Sequence[DeploymentRecord]
+) -> tuple[str | None, tuple[str, ...]]:
+    """A digest of the deployment outputs `w`'s env reads ("" when it reads none), folded into
+    its revision as members are (engine/workload_members.py): a changed output starts a rolling
+    update, so running replicas get the new value, not only the next ones to start. With the
+    outputs read (`D.X`, for the rollout's event).
+
+    The digest covers `D.X` on every node `D` completed on (a replica on any of them, or the
+    fallback to the first, may read it), so D completing on a new node rolls the workload too.
+    None while an output read is not settled — `D` has not completed anywhere, or a run of `D`
+    is pending or in flight (its record is no longer COMPLETE): the keeper leaves the rollout
+    as it stands until it settles, rather than rolling twice (to a partial value, then to the
+    new one). Only the digest is kept, never the values."""
+    read = sorted(
+        {
+            (s.deployment, s.output)
+            for c in w.containers
+            for s in c.env.values()
+            if isinstance(s, OutputInput)
+        }
+    )
+    if not read:
+        return "", ()
+    names = tuple(f"{d}.{o}" for d, o in read)
+    wanted = {d for d, _ in read}
+    by: dict[str, list[DeploymentRecord]] = {}
+    for r in records:
+        if r.deployment in wanted:
+            by.setdefault(r.deployment, []).append(r)
+    if any(
+        not any(r.status is DeploymentStatus.COMPLETE for r in by.get(d, ()))
+        or any(r.status in _IN_FLIGHT for r in by.get(d, ()))
+        for d in wanted
+    ):
+        return None, names
+    values = [
+        [
+            d,
+            o,
+            [
+                [r.node, r.outputs.get(o)]
+                for r in sorted(by[d], key=lambda r: _natural(r.node))
+                if r.status is DeploymentStatus.COMPLETE
+            ],
+        ]
+        for d, o in read
+    ]
+    text = json.dumps(values, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16], names
 
 
 def reads_outputs(workloads: Sequence[Workload]) -> bool:

@@ -11,8 +11,16 @@ what `{members: WORKLOAD}` and the rollouts' batches wait for. The runtime runs 
 (`ReplicaProber`: it knows the server's address and how to enter a container); on `sim` they
 pass unless a failure is injected.
 
-What a probe saw is kept in memory only (per replica and start): after an engine restart a
-replica keeps the readiness its row says until its next probe.
+What a probe saw is kept in memory (per replica and start) and on the replica's row
+(`ReplicaRow.probes`: each probe's consecutive failures, verdict and last result, tied to the
+start they belong to), written only when one of those changes: failures are counted up to the
+threshold, so a replica whose probes keep passing — or keep failing a readiness probe — writes
+nothing. An engine restarted, or a new holder of the manager lease, takes the counts from the
+row (so two failures of three before the move and one after restart the replica), and a keeper
+whose memory differs from its row (another engine wrote it meanwhile) takes the row's. A row
+without counts of its current start (never probed, or written before they were kept) keeps
+the readiness it says until its next probe. Kubernetes' `successThreshold` is 1 (the only value
+read), so one pass decides and no count of successes is kept beyond the last result.
 """
 
 from __future__ import annotations
@@ -28,7 +36,7 @@ from shoal.providers.replicas import ReplicaProber, ReplicaRuntime, ReplicaState
 from shoal.store.events import NewEvent
 from shoal.store.records import ClusterRecord, NodeRecord
 from shoal.store.workload_rollouts import RolloutRow
-from shoal.store.workloads import ReplicaRow
+from shoal.store.workloads import ProbeCount, ProbeState, ReplicaRow
 
 MAX_PARALLEL = 64
 """Probes in flight at once (each may wait its timeout)."""
@@ -53,6 +61,11 @@ class _Check:
     ok: bool = False
     """A readiness check's verdict: True after a pass, False after `failure_threshold`
     failures in a row (and before the first pass)."""
+    last: bool | None = None
+    """The last result (None before the first probe of this start)."""
+
+    def count(self) -> ProbeCount:
+        return ProbeCount(self.container, self.liveness, self.failures, self.ok, self.last)
 
 
 @dataclass(slots=True)
@@ -63,6 +76,22 @@ class _Track:
     @property
     def ready(self) -> bool:
         return all(c.ok for c in self.checks if not c.liveness)
+
+    def state(self) -> ProbeState:
+        """What the row keeps of it."""
+        return ProbeState(self.started_at, tuple(c.count() for c in self.checks))
+
+    def take(self, kept: ProbeState) -> None:
+        """The counts another engine (or this one before a restart) kept on the row; a check
+        not probed yet since this engine took it runs at once."""
+        by = {(c.container, c.liveness): c for c in kept.checks}
+        for c in self.checks:
+            found = by.get((c.container, c.liveness))
+            if found is None:
+                continue
+            c.failures = min(found.failures, c.probe.failure_threshold)
+            c.ok = found.ok
+            c.last = found.last
 
 
 @dataclass(slots=True)
@@ -116,10 +145,21 @@ class Probes:
             ):
                 continue
             track = old.get(key)
+            kept = (
+                row.probes if row.probes is not None and row.probes.started_at == started else None
+            )
             if track is None or track.started_at != started:
                 # A replica found ready (by an engine before this one) stays so until its
-                # next probe; one started this tick waits for its first pass.
+                # next probe; one started this tick waits for its first pass. Counts kept on
+                # the row go on (an engine restart, a lease that moved), probed at once.
                 track = _new_track(w, started, ready=row.ready and not fresh)
+                if kept is not None:
+                    track.take(kept)
+                    for c in track.checks:
+                        if c.last is not None:
+                            c.due = now
+            elif kept is not None and kept != track.state():
+                track.take(kept)  # another engine probed it meanwhile: its counts win
             tracks[key] = track
             due += [(replica, c) for c in track.checks if c.due <= now]
         self._tracks[cluster.id] = tracks
@@ -135,7 +175,9 @@ class Probes:
         dead: dict[str, _Check] = {}
         for (replica, c), ok in zip(due, results, strict=True):
             c.due = now + c.probe.period_s
-            c.failures = 0 if ok else c.failures + 1
+            c.last = ok
+            # Counted up to the threshold only: beyond it nothing changes, nothing is written.
+            c.failures = 0 if ok else min(c.failures + 1, c.probe.failure_threshold)
             if c.liveness:
                 if c.failures >= c.probe.failure_threshold:
                     dead[replica] = c
@@ -145,10 +187,12 @@ class Probes:
                 c.ok = False
         for replica, row in rows.items():
             track = tracks.get(keys[replica])
-            if track is None or replica in dead or not gates_readiness(workloads[row.workload]):
+            if track is None or replica in dead:
                 continue
-            if row.ready != track.ready:
-                out.save.append(replace(row, ready=track.ready))
+            ready = track.ready if gates_readiness(workloads[row.workload]) else row.ready
+            state = track.state()
+            if row.ready != ready or row.probes != state:  # only rows that changed
+                out.save.append(replace(row, ready=ready, probes=state))
         for replica, c in dead.items():
             tracks.pop(keys[replica], None)
             row = rows[replica]
@@ -179,6 +223,7 @@ class Probes:
                     started_at=now,
                     not_before=None,
                     revision=template.revision,
+                    probes=None,
                 )
             )
             out.events.append(

@@ -123,21 +123,20 @@ def begin(
     *,
     salt: str = "",
     members: tuple[str, ...] = (),
+    outputs: tuple[str, ...] = (),
 ) -> tuple[RolloutRow, bool]:
-    """The workload's rollout after reading the document (and, with `salt`, the members its env
-    reads): a new one when its template changed. Returns the row and whether it changed."""
+    """The workload's rollout after reading the document (and, with `salt`, the members and
+    deployment outputs its env reads): a new one when its template changed. Returns the row and
+    whether it changed."""
     tmpl = rendered(w, salt)
     if rollout is None:  # the first replicas run the document's template: nothing to roll
         return RolloutRow(cluster.id, w.name, WorkloadPhase.COMPLETE, tmpl, None, now), True
     if rollout.target.revision == tmpl.revision:
         return rollout, False
-    if (
-        rollout.phase is WorkloadPhase.ROLLED_BACK
-        and members
-        and tmpl.containers == rollout.target.containers
-    ):
-        # Only the members its env reads moved: the template that failed is not tried again
-        # for that (the document must change); the replicas stay on the previous one.
+    sourced = bool(members or outputs) and tmpl.containers == rollout.target.containers
+    if rollout.phase is WorkloadPhase.ROLLED_BACK and sourced:
+        # Only the members or outputs its env reads moved: the template that failed is not
+        # tried again for that (the document must change); the replicas stay on the previous.
         return rollout, False
     # Roll from what last ran whole (a rollout replaced mid-way rolls from its own start).
     stable = (
@@ -146,8 +145,10 @@ def begin(
         else (rollout.previous or rollout.target)
     )
     why = ""
-    if members and tmpl.containers == rollout.target.containers:
-        why = f" (the ready members of {', '.join(members)} changed)"
+    if sourced:
+        read = [f"the ready members of {', '.join(members)}"] if members else []
+        read += [f"the outputs {', '.join(outputs)}"] if outputs else []
+        why = f" ({' or '.join(read)} changed)"
     surge = f", {w.update.max_surge} surge" if w.update.max_surge else ""
     out.events.append(
         cluster_event(

@@ -16,7 +16,9 @@ every start uses the template the workload's rollout says (the new one, or the p
 while and after a rollback). While a workload rolls forward, its `max_surge` extra replicas are
 placed with it (`_with_surge`; none when there is no room: `_refuse_surge`). A workload whose
 env reads `{members: X}` has those values folded into its revision (`member_salts`), so it
-rolls when X's ready replicas (or a group's active servers) change.
+rolls when X's ready replicas (or a group's active servers) change; one whose env reads
+`{output: D.X}` has a digest of those outputs folded in (`workload_env.output_salt`), so a
+changed output rolls it too (decided once D's runs settle).
 Every start gets the replica's env from secrets, outputs and members (engine/workload_env.py:
 the runtime is wrapped for the tick, the stored template keeps literal values only).
 Liveness and readiness probes run after those steps (engine/workload_probes.py): readiness
@@ -229,16 +231,24 @@ class WorkloadKeeper:
             if name not in workloads:
                 changes.drop_rollouts.append((cluster.id, name))
         salts = member_salts(spec, nodes, rows, live)
+        records: list[DeploymentRecord] = []
+        if workload_env.reads_outputs(spec.workloads):
+            records = await self.ctx.run_in_thread(self._records, cluster.id)
         for w in spec.workloads:
             salt, read = salts.get(w.name, ("", ()))
             secret = workload_env.secret_salt(w, spec.software.secrets)
             if secret:
                 salt = f"{salt}/{secret}"
+            outputs, named = workload_env.output_salt(w, records)
+            if outputs is None and w.name in rolls:
+                continue  # an output it reads is not settled: decide once it is
+            if outputs:
+                salt = f"{salt}//{outputs}"
             roll, changed = rollouts.begin(
-                cluster, w, rolls.get(w.name), now, out, salt=salt, members=read
+                cluster, w, rolls.get(w.name), now, out, salt=salt, members=read, outputs=named
             )
             rolls[w.name] = roll
-            if changed:
+            if changed and outputs is not None:  # (a first one waiting for outputs: not kept)
                 changes.rollouts.append(roll)
         changes.events.extend(out.events)
         goals = {name: rollouts.goal_of(r) for name, r in rolls.items() if name in workloads}
@@ -247,7 +257,7 @@ class WorkloadKeeper:
         waiting: set[str] = set()
         if workload_env.needs_resolving(spec.workloads):
             runtime, waiting = await self._with_env(
-                runtime, cluster, nodes, spec, rows, live, wanted
+                runtime, cluster, nodes, spec, rows, live, wanted, records
             )
         for replica, row in rows.items():
             if replica not in wanted:  # scaled in, or the workload left the document
@@ -355,14 +365,13 @@ class WorkloadKeeper:
         rows: dict[str, ReplicaRow],
         live: dict[str, NodeRecord],
         wanted: dict[str, Workload],
+        records: list[DeploymentRecord],
     ) -> tuple[ReplicaRuntime, set[str]]:
         """The runtime as this tick's starts see it: each start gets its replica's env from
-        secrets, members and outputs (engine/workload_env.py), never stored; and the workloads
-        whose env waits for an output not known yet."""
+        secrets, members and outputs (`records`, the cluster's deployment records when some env
+        reads an output; engine/workload_env.py), never stored; and the workloads whose env
+        waits for an output not known yet."""
         targets = workload_env.member_targets(spec.workloads)
-        records: list[DeploymentRecord] = []
-        if workload_env.reads_outputs(spec.workloads):
-            records = await self.ctx.run_in_thread(self._records, cluster.id)
         sources = workload_env.EnvSources(
             spec.software.secrets,
             member_facts(spec, nodes, rows, live, targets),

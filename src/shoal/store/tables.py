@@ -394,6 +394,8 @@ workload_replicas = Table(
     Column("started_at", Float, nullable=True),
     Column("updated_at", Float, nullable=False),
     Column("revision", String(64), nullable=True),
+    # What its probes saw since its last start (store/workloads.py `ProbeState`, JSON).
+    Column("probes", Text, nullable=True),
     PrimaryKeyConstraint("cluster_id", "replica"),
 )
 

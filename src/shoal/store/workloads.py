@@ -1,10 +1,11 @@
-"""Workloads' replicas as rows (issue 22): which node each runs on, whether it is ready, and its
-restart back-off. The engine's keeper (engine/workloads.py) reads every row of the clusters it
-manages in one query per tick and writes only the rows that changed; the API lists them a page
-at a time."""
+"""Workloads' replicas as rows (issue 22): which node each runs on, whether it is ready, its
+restart back-off and what its probes saw since its last start. The engine's keeper
+(engine/workloads.py) reads every row of the clusters it manages in one query per tick and
+writes only the rows that changed; the API lists them a page at a time."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -13,6 +14,56 @@ from sqlalchemy import Connection, delete, insert, select
 from shoal.store.tables import clusters, workload_replicas, workload_rollouts
 
 _t = workload_replicas.c
+
+
+@dataclass(frozen=True, slots=True)
+class ProbeCount:
+    """What one probe of one container saw (engine/workload_probes.py)."""
+
+    container: str
+    liveness: bool
+    failures: int
+    """Consecutive failures (a pass resets them; counted up to the probe's threshold)."""
+    ok: bool
+    """A readiness probe's verdict: passed last time it decided (unused for liveness)."""
+    last: bool | None
+    """The last result (None: not probed since the start)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ProbeState:
+    """A replica's probes since its start at `started_at` (a row restarted since carries a
+    state of an older start, which the keeper ignores)."""
+
+    started_at: float
+    checks: tuple[ProbeCount, ...]
+
+
+def probes_json(p: ProbeState) -> str:
+    return json.dumps(
+        {
+            "at": p.started_at,
+            "checks": [[c.container, c.liveness, c.failures, c.ok, c.last] for c in p.checks],
+        },
+        separators=(",", ":"),
+    )
+
+
+def probes_of(text: object) -> ProbeState | None:
+    """The stored state, or None (none stored, or not readable: the probes start over)."""
+    if not isinstance(text, str) or not text:
+        return None
+    try:
+        raw = json.loads(text)
+        return ProbeState(
+            float(raw["at"]),
+            tuple(
+                ProbeCount(str(c), bool(lv), int(f), bool(ok), None if last is None else bool(last))
+                for c, lv, f, ok, last in raw["checks"]
+            ),
+        )
+    except (ValueError, TypeError, KeyError):
+        return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,6 +79,8 @@ class ReplicaRow:
     started_at: float | None = None
     revision: str | None = None
     """The template revision its containers run (None: written before rollouts existed)."""
+    probes: ProbeState | None = None
+    """What its probes saw (None: never probed, or written before probes were kept)."""
 
 
 def _row(r: Sequence[object]) -> ReplicaRow:
@@ -41,6 +94,7 @@ def _row(r: Sequence[object]) -> ReplicaRow:
         None if r[6] is None else float(r[6]),  # type: ignore[arg-type]
         None if r[7] is None else float(r[7]),  # type: ignore[arg-type]
         None if r[8] is None else str(r[8]),
+        probes_of(r[9]),
     )
 
 
@@ -54,6 +108,7 @@ _COLUMNS = (
     _t.not_before,
     _t.started_at,
     _t.revision,
+    _t.probes,
 )
 
 
@@ -95,6 +150,7 @@ def save(conn: Connection, rows: Sequence[ReplicaRow], now: float) -> None:
                 "not_before": r.not_before,
                 "started_at": r.started_at,
                 "revision": r.revision,
+                "probes": None if r.probes is None else probes_json(r.probes),
                 "updated_at": now,
             }
             for r in rows

@@ -30,7 +30,7 @@ from shoal.documents.hot.outputs import map_outputs
 from shoal.documents.hot.report import Report, Unsupported
 from shoal.documents.hot.shapes import Shape, SoftwareShape
 from shoal.documents.hot.template import Stack
-from shoal.documents.hot.workloads import map_workloads
+from shoal.documents.hot.workloads import map_workloads, workload_ports
 from shoal.documents.membership import check_groupings
 from shoal.documents.names import is_name
 from shoal.documents.namespace import check_names
@@ -210,6 +210,7 @@ def read_hot(
         draft,
         report,
         {s.name: (stack.properties_of(s.name) or {}).get("networks") for s in shape.servers},
+        workload_ports(shape),
     )
     mapped = None
     if software == "ignore":

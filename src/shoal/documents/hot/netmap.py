@@ -15,7 +15,10 @@ points back at the resource it came from. What maps:
   `FloatingIPAssociation`);
 - `LoadBalancer` (its VIP subnet's net, `vip_address`), `Listener`, `Pool`, `HealthMonitor`;
   the pool's members are the servers its `PoolMember`s name by `get_attr` (one server, or a
-  ResourceGroup whose member template holds the `PoolMember`: the group, followed as it scales).
+  ResourceGroup whose member template holds the `PoolMember`: the group, followed as it scales),
+  or a `Shoal::Workload` a `PoolMember`'s `address` names by `get_attr` (the PoolMember stands
+  for each of its ready replicas, as a group member's PoolMember stands for each server: the
+  native `members: WORKLOAD`, docs/networks.md).
 
 Nets, subnets or ports that name an existing network by name or id are left out with a notice
 (only what the cluster owns is in its networking); a server keeps such a network by name.
@@ -32,6 +35,7 @@ from shoal.documents.hot.assemble import Placed
 from shoal.documents.hot.report import Report
 from shoal.documents.hot.shapes import NetResource, Shape
 from shoal.documents.hot.values import Attr, Ref
+from shoal.documents.net_common import WorkloadPorts
 from shoal.documents.networks import read_networking
 from shoal.model.networks import NetworkSpec
 
@@ -95,8 +99,10 @@ def map_networking(
     draft: ClusterDraft,
     report: Report,
     server_networks: dict[str, object],
+    workloads: dict[str, WorkloadPorts] | None = None,
 ) -> NetworkSpec | None:
-    """The template's networking; None (with the problems reported) when it does not read."""
+    """The template's networking; None (with the problems reported) when it does not read.
+    `workloads` are the template's workloads' ports (a pool may serve one's replicas)."""
     if not shape.network:
         _nested_notice(shape, report)
         return NetworkSpec()
@@ -108,7 +114,7 @@ def map_networking(
     _balancers(m)
     _nested_notice(shape, report)
     local = ProblemList()
-    spec = read_networking(m.tree, draft, local)
+    spec = read_networking(m.tree, draft, local, workloads)
     for p in local.items:
         origin = next(
             (
@@ -275,16 +281,31 @@ def _instances(m: _Map) -> Iterator[Any]:
 
 
 def _members(m: _Map, pool: str) -> str | None:
-    """The element the pool's members are: the servers its PoolMembers name."""
+    """The element the pool's members are: the servers its PoolMembers name, or the workload
+    whose replicas a PoolMember's address names."""
+    workloads = {w.name for w in m.shape.workloads}
     for pm in m.of("OS::Octavia::PoolMember"):
         if _ref(pm.props.get("pool")) == pool and isinstance(pm.props.get("address"), Attr):
             address = pm.props["address"]
             assert isinstance(address, Attr)
+            if address.name in workloads:
+                return address.name
             return m.element(address.name)
     for g in m.shape.groups:
         for pm in g.member.network:
             if pm.kind == "OS::Octavia::PoolMember" and _ref(pm.props.get("pool")) == pool:
                 return m.element(g.name)
+    return None
+
+
+def _member_of(m: _Map, pool: str) -> NetResource | None:
+    """The first PoolMember of `pool` (the template's own, else one in a group's member)."""
+    for pm in [
+        *m.of("OS::Octavia::PoolMember"),
+        *(x for g in m.shape.groups for x in g.member.network),
+    ]:
+        if pm.kind == "OS::Octavia::PoolMember" and _ref(pm.props.get("pool")) == pool:
+            return pm
     return None
 
 
@@ -319,7 +340,8 @@ def _balancers(m: _Map) -> None:
                     "pool members not named by a server's get_attr",
                     p.path,
                     f"the members of pool {p.name} must be PoolMembers whose address is a "
-                    "get_attr of a server (or of a group's member) of the template",
+                    "get_attr of a server (or of a group's member) or of a Shoal::Workload of "
+                    "the template",
                 )
                 return
             item: dict[str, Any] = {
@@ -377,4 +399,12 @@ def _balancers(m: _Map) -> None:
         }
         if isinstance(lb.props.get("vip_address"), str):
             entry["vip"] = lb.props["vip_address"]
+        at = f"/load_balancers/{len(m.tree.get('load_balancers', []))}"
         m.add("load_balancers", entry, lb.path)
+        # A pool's problems point at the pool, its members' and port's at the PoolMember.
+        for j, p in enumerate(pools):
+            m.origins[f"{at}/pools/{j}"] = p.path
+            member = _member_of(m, p.name)
+            if member is not None:
+                m.origins[f"{at}/pools/{j}/members"] = member.path
+                m.origins[f"{at}/pools/{j}/port"] = f"{member.path}/properties/protocol_port"

@@ -8,6 +8,11 @@ after deployments and other workloads. Values must be known when the template is
 `get_attr` of a server is not (use `{members: GROUP}` in env). A hidden parameter is refused
 in a workload (the stored document would show it); native documents' `{secret: NAME}` is
 the way to give one.
+
+An `OS::Octavia::PoolMember` whose `address` is a `get_attr` of the workload makes its pool
+serve the workload's ready replicas (documents/hot/netmap.py), as a PoolMember in a
+ResourceGroup's member template makes the pool follow the group; `workload_ports` gives the
+networking reader what it checks such a pool against.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from shoal.documents.hot.context import Resource, StackView
 from shoal.documents.hot.report import Report
 from shoal.documents.hot.shapes import Shape, WorkloadShape
 from shoal.documents.hot.values import first_symbolic
+from shoal.documents.net_common import WorkloadPorts
 from shoal.documents.params import ParameterTable
 from shoal.documents.workloads import build_workloads, check_workloads, read_workloads
 from shoal.model.software import SoftwareSpec
@@ -60,6 +66,17 @@ def _uses_param(value: object, names: set[str]) -> bool:
     if isinstance(value, list):
         return any(_uses_param(v, names) for v in value)
     return False
+
+
+def workload_ports(shape: Shape) -> dict[str, WorkloadPorts]:
+    """The ports of the template's workloads, for pools whose `PoolMember` names one
+    (documents/hot/netmap.py). Read apart from `map_workloads`, which runs after the networking
+    (deployments read addresses from it); a workload's problems are reported there, once."""
+    if not shape.workloads:
+        return {}
+    tree = {w.name: dict(w.props) for w in shape.workloads}
+    drafts = read_workloads(tree, "/workloads", ParameterTable(), ProblemList())
+    return {d.name: WorkloadPorts.of(d.containers) for d in drafts.workloads}
 
 
 def map_workloads(

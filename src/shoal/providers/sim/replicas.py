@@ -38,6 +38,8 @@ class SimReplicas:
         self._env: dict[str, dict[str, dict[str, str]]] = {}
         self.starts = 0
         self.probes = 0
+        self.probed: dict[tuple[str, ProbeKind], int] = {}
+        """(key, kind) -> probes run (tests count what an engine probed)."""
 
     def refuse(self, image: str) -> None:
         """Starts of `image` fail from now on (an image the registry does not have)."""
@@ -94,6 +96,7 @@ class SimReplicas:
     async def probe(self, key: str, server_id: str, container: str, probe: Probe) -> bool:
         """Simulated: passes while the container runs, unless failures were injected."""
         self.probes += 1
+        self.probed[(key, probe.kind)] = self.probed.get((key, probe.kind), 0) + 1
         c = self._containers.get(key)
         if c is None or c.exited or not self._view()(server_id):
             return False

@@ -37,6 +37,9 @@ class SimDeployments:
         self._rng = random.Random(seed)
         self.runs: list[DeploymentRun] = []
         """Every run, in order (tests read it to see what ran where and with which inputs)."""
+        self.outputs: dict[tuple[str, str], Json] = {}
+        """(deployment, output) -> the value runs from now on report instead of the made-up
+        one (a test changes an output this way, then makes the deployment run again)."""
 
     async def run(self, run: DeploymentRun) -> DeploymentSignal:
         self.runs.append(run)
@@ -49,7 +52,8 @@ class SimDeployments:
                 stderr=f"simulated failure of {run.deployment} on {run.node}",
             )
         outputs: dict[str, Json] = {
-            o: simulated_output(run.deployment, o, run.node) for o in run.outputs
+            o: self.outputs.get((run.deployment, o), simulated_output(run.deployment, o, run.node))
+            for o in run.outputs
         }
         return DeploymentSignal(status_code=0, stdout=_stdout(run), outputs=outputs)
 
