@@ -15,7 +15,9 @@ each (`scenario` plus the fields below; the names are relied upon by outside che
   with `status`, `active` and `cpu_s_per_engine` alongside;
 - `get-cluster`: one `GET /v1/clusters/NAME` of that cluster: `nodes`, `seconds`, `bytes`;
   then the first page of its nodes (`GET /v1/nodes?cluster=NAME`, the default page):
-  `first_page_s`, `first_page_nodes`;
+  `first_page_s`, `first_page_nodes`; then the dashboard's topology of the cluster
+  (`GET /ui/api/topology?cluster=ID`, counts per host above 2,000 nodes): `topology_s`,
+  `topology_bytes`, `topology_summarised`;
 - `create-pg-chaos` (with `--chaos`, instead of the scenarios above; issue 23's "an engine killed
   during a 100,000-node create"): the same create on a sim in real-cloud mode (a create the
   cloud sees twice makes two servers unless Shoal finds the first), with `kill -9` of the busiest
@@ -170,6 +172,15 @@ def get_cluster(server: Server, token: str, name: str, nodes: int) -> dict[str, 
         f"{server.url}/v1/nodes", params={"cluster": name}, headers=headers, timeout=900
     )
     first_page_s = time.perf_counter() - t0
+    cluster_id = r.json()["cluster"]["id"] if r.is_success else name
+    t0 = time.perf_counter()
+    topo = httpx.get(
+        f"{server.url}/ui/api/topology",
+        params={"cluster": cluster_id},
+        headers=headers,
+        timeout=900,
+    )
+    topology_s = time.perf_counter() - t0
     return {
         "scenario": "get-cluster",
         "nodes": nodes,
@@ -178,6 +189,9 @@ def get_cluster(server: Server, token: str, name: str, nodes: int) -> dict[str, 
         "bytes": len(r.content),
         "first_page_s": round(first_page_s, 3),
         "first_page_nodes": len(page.json().get("nodes", [])) if page.is_success else None,
+        "topology_s": round(topology_s, 3),
+        "topology_bytes": len(topo.content),
+        "topology_summarised": topo.json().get("summarised") if topo.is_success else None,
     }
 
 
