@@ -39,14 +39,17 @@ import time
 import uuid
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 import psycopg
-from sqlalchemy import create_engine, text
+from sqlalchemy import Engine, create_engine, text
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _servers import PG_ADMIN, Server, server_env
+
+if TYPE_CHECKING:
+    from shoal.model.inventory import Inventory
 
 HOSTS, ZONES = 4, 2
 LEASE_S = 3.0
@@ -198,17 +201,7 @@ class Chaos:
         server.start()
 
     def orphaned_leases(self) -> int:
-        now = time.time()
-        with self.db.connect() as c:
-            return int(
-                c.execute(
-                    text(
-                        "SELECT count(*) FROM actions WHERE status = 'RUNNING' "
-                        "AND lease_expires_at < :now"
-                    ),
-                    {"now": now - 0.5},
-                ).scalar_one()
-            )
+        return orphaned_leases(self.db)
 
     def takeover_watch(self, out: list[float]) -> None:
         """For each kill: the time until no running action is left with an expired lease."""
@@ -228,11 +221,25 @@ class Chaos:
                 time.sleep(0.2)
 
 
-def quiesce(chaos: Chaos, limit_s: float) -> tuple[int, int]:
+def orphaned_leases(db: Engine) -> int:
+    """Running actions whose lease ran out: work no engine has taken over (yet)."""
+    with db.connect() as c:
+        return int(
+            c.execute(
+                text(
+                    "SELECT count(*) FROM actions WHERE status = 'RUNNING' "
+                    "AND lease_expires_at < :now"
+                ),
+                {"now": time.time() - 0.5},
+            ).scalar_one()
+        )
+
+
+def quiesce(db: Engine, limit_s: float) -> tuple[int, int]:
     """Wait until no action runs and no cluster is locked (or `limit_s`); what is left."""
     deadline = time.monotonic() + limit_s
     while True:
-        with chaos.db.connect() as c:
+        with db.connect() as c:
             actions = int(
                 c.execute(
                     text("SELECT count(*) FROM actions WHERE status IN ('INIT','READY','RUNNING')")
@@ -251,16 +258,16 @@ def quiesce(chaos: Chaos, limit_s: float) -> tuple[int, int]:
         time.sleep(0.5)
 
 
-def settled(chaos: Chaos, limit_s: float) -> None:
+def settled(db: Engine, limit_s: float) -> None:
     """Give the manager time to converge clusters missing nodes (bounded)."""
     deadline = time.monotonic() + limit_s
     while time.monotonic() < deadline:
-        if all(ok for _, ok, _ in judge_clusters(chaos)):
+        if all(ok for _, ok, _ in judge_clusters(db)):
             return
         time.sleep(1.0)
 
 
-def judge_clusters(chaos: Chaos) -> list[tuple[str, bool, str]]:
+def judge_clusters(db: Engine) -> list[tuple[str, bool, str]]:
     """(name, converged, why) per live cluster."""
     from shoal.engine.settle import current_nodes, declared_nodes
     from shoal.model.enums import NodeStatus
@@ -268,7 +275,7 @@ def judge_clusters(chaos: Chaos) -> list[tuple[str, bool, str]]:
     from shoal.store.tables import clusters, nodes
 
     out: list[tuple[str, bool, str]] = []
-    with chaos.db.connect() as c:
+    with db.connect() as c:
         rows = c.execute(clusters.select().where(clusters.c.deleted_at.is_(None))).mappings()
         found = [ClusterRecord.from_row(r) for r in rows]
         for cl in found:
@@ -292,20 +299,19 @@ def judge_clusters(chaos: Chaos) -> list[tuple[str, bool, str]]:
     return out
 
 
-def books(chaos: Chaos, sim_state: Path, seed: int) -> dict[str, Any]:
-    """Store against cloud: duplicates, orphans, lost; hard rules; capacity per host."""
+def books(db: Engine, sim_state: Path, inventory: Inventory) -> dict[str, Any]:
+    """Store against cloud: duplicates, orphans, lost; hard rules; capacity per host.
+    `inventory` is what the servers' sim has (`synthetic_inventory` of its options)."""
     from shoal.documents import cluster_from_tree
     from shoal.engine.decide import observed_of
-    from shoal.model.catalogs import synthetic_inventory
     from shoal.model.nodes import expand
     from shoal.placement.verify import verify_placement
     from shoal.planning import choose_replicas
     from shoal.store.records import ClusterRecord, NodeRecord
     from shoal.store.tables import clusters, nodes
 
-    inventory = synthetic_inventory(HOSTS, ZONES, seed=seed)  # what the servers' sim has
     cap = {h.name: h for h in inventory.hosts}
-    with chaos.db.connect() as c:
+    with db.connect() as c:
         live_nodes = [
             NodeRecord.from_row(r)
             for r in c.execute(nodes.select().where(nodes.c.deleted_at.is_(None))).mappings()
@@ -431,10 +437,12 @@ def main() -> None:
             if not s.alive:
                 s.start()
         watcher.join()
-        actions_left, locked = quiesce(chaos, 120)
-        settled(chaos, 60)
-        judged = judge_clusters(chaos)
-        figures = books(chaos, sim_state, args.seed)
+        actions_left, locked = quiesce(chaos.db, 120)
+        settled(chaos.db, 60)
+        judged = judge_clusters(chaos.db)
+        from shoal.model.catalogs import synthetic_inventory
+
+        figures = books(chaos.db, sim_state, synthetic_inventory(HOSTS, ZONES, seed=args.seed))
         converged = sum(1 for _, ok, _ in judged if ok)
         line = {
             "benchmark": "chaos",

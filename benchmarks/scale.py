@@ -15,7 +15,20 @@ each (`scenario` plus the fields below; the names are relied upon by outside che
   with `status`, `active` and `cpu_s_per_engine` alongside;
 - `get-cluster`: one `GET /v1/clusters/NAME` of that cluster: `nodes`, `seconds`, `bytes`;
   then the first page of its nodes (`GET /v1/nodes?cluster=NAME`, the default page):
-  `first_page_s`, `first_page_nodes`;
+  `first_page_s`, `first_page_nodes`; then the dashboard's topology of the cluster
+  (`GET /ui/api/topology?cluster=ID`, counts per host above 2,000 nodes): `topology_s`,
+  `topology_bytes`, `topology_summarised`;
+- `create-pg-chaos` (with `--chaos`, instead of the scenarios above; issue 23's "an engine killed
+  during a 100,000-node create"): the same create on a sim in real-cloud mode (a create the
+  cloud sees twice makes two servers unless Shoal finds the first), with `kill -9` of the busiest
+  engine while the cluster action plans and writes its node rows, and (`--kills 2`) of the
+  busiest again once half the nodes are ACTIVE; each killed engine is restarted `--down` seconds
+  later. When the create has ended and the engines are quiet, `benchmarks/chaos.py`'s checks:
+  `nodes`, `engines`, `kills` (what each hit: `phase`, node rows and ACTIVE nodes then),
+  `duplicates`, `stuck_actions` (actions not ended, clusters still locked), `orphans` (sim
+  servers no live node accounts for), `lost`, `violations`, `converged`, `takeover_s` (the
+  longest time from a kill until no running action was left with an expired lease), `status`,
+  `active`, `seconds` (request -> action ended), `checks_s`;
 - `deploy-overhead` (with `--deploy`): `benchmarks/deployments.py`'s zero-time scenario at
   `--nodes` nodes (3 chained deployments each; SQLite, one engine, in-process):
   `nodes`, `overhead_ms_per_deployment`.
@@ -23,7 +36,8 @@ The machine is shared: read ratios (engines vs engines, sizes vs sizes) rather t
 note `uptime`'s load with the figures. Needs PostgreSQL at 127.0.0.1:5432 (trust auth); makes
 its own database and drops it.
 
-Run: `python benchmarks/scale.py --nodes 10000 --engines 3 [--latency 1] [--deploy]`.
+Run: `python benchmarks/scale.py --nodes 10000 --engines 3 [--latency 1] [--deploy]`, or
+`python benchmarks/scale.py --chaos --nodes 10000 [--kills 2] [--lease 10]`.
 """
 
 from __future__ import annotations
@@ -33,6 +47,7 @@ import json
 import shutil
 import sys
 import tempfile
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -157,6 +172,15 @@ def get_cluster(server: Server, token: str, name: str, nodes: int) -> dict[str, 
         f"{server.url}/v1/nodes", params={"cluster": name}, headers=headers, timeout=900
     )
     first_page_s = time.perf_counter() - t0
+    cluster_id = r.json()["cluster"]["id"] if r.is_success else name
+    t0 = time.perf_counter()
+    topo = httpx.get(
+        f"{server.url}/ui/api/topology",
+        params={"cluster": cluster_id},
+        headers=headers,
+        timeout=900,
+    )
+    topology_s = time.perf_counter() - t0
     return {
         "scenario": "get-cluster",
         "nodes": nodes,
@@ -165,7 +189,151 @@ def get_cluster(server: Server, token: str, name: str, nodes: int) -> dict[str, 
         "bytes": len(r.content),
         "first_page_s": round(first_page_s, 3),
         "first_page_nodes": len(page.json().get("nodes", [])) if page.is_success else None,
+        "topology_s": round(topology_s, 3),
+        "topology_bytes": len(topo.content),
+        "topology_summarised": topo.json().get("summarised") if topo.is_success else None,
     }
+
+
+def busiest(servers: list[Server], window_s: float = 0.5) -> Server:
+    """The live engine that burned the most CPU over `window_s`: during a big create's planning,
+    the one planning it (engine ids are random, so this is how to find it from outside)."""
+    live = [s for s in servers if s.alive and s.ready]
+    before = [cpu_seconds(s.pid) for s in live]
+    time.sleep(window_s)
+    spent = [cpu_seconds(s.pid) - b if s.alive else -1.0 for s, b in zip(live, before, strict=True)]
+    return live[spent.index(max(spent))]
+
+
+def chaos_create(
+    servers: list[Server],
+    token: str,
+    db_url: str,
+    nodes: int,
+    inventory: Any,
+    sim_state: Path,
+    *,
+    kills: int,
+    down_s: float,
+    lease_s: float,
+    limit_s: float,
+) -> dict[str, Any]:
+    """The create with engines killed (see the module's docstring), then chaos.py's checks."""
+    import chaos  # benchmarks/chaos.py: its checks, reused
+
+    name = "scale"
+    headers = {"Authorization": f"Bearer {token}"}
+    t0 = time.perf_counter()
+    r = httpx.post(
+        f"{servers[0].url}/v1/clusters",
+        content=document(name, nodes),
+        headers=headers,
+        timeout=600,
+    )
+    post_s = time.perf_counter() - t0
+    if r.status_code != 202:
+        raise SystemExit(f"POST answered {r.status_code}: {r.text[:500]}")
+    action_id = r.headers["Location"].rstrip("/").rsplit("/", 1)[-1]
+    hits: list[dict[str, Any]] = []
+    killed_at: list[float] = []
+    restarts: list[threading.Thread] = []
+    takeovers: list[float] = []
+    deadline = time.monotonic() + limit_s
+    status = "RUNNING"
+    last_owner: str | None = None
+
+    def restart(server: Server) -> None:
+        time.sleep(down_s)
+        server.start(600)
+
+    def kill(phase: str, owner: str | None, rows: int, active: int) -> None:
+        victim = busiest(servers)
+        victim.kill()
+        killed_at.append(time.monotonic())
+        hits.append({"phase": phase, "node_rows": rows, "active": active, "owner": owner})
+        t = threading.Thread(target=restart, args=(victim,))
+        t.start()
+        restarts.append(t)
+
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        while time.monotonic() < deadline:
+            row = conn.execute(
+                "SELECT a.status, a.owner, "
+                "(SELECT count(*) FROM nodes n WHERE n.cluster_id = a.cluster_id "
+                " AND n.deleted_at IS NULL), "
+                "(SELECT count(*) FROM nodes n WHERE n.cluster_id = a.cluster_id "
+                " AND n.deleted_at IS NULL AND n.status = 'ACTIVE') "
+                "FROM actions a WHERE a.id = %s",
+                (action_id,),
+            ).fetchone()
+            assert row is not None
+            status, owner, rows, active = str(row[0]), row[1], int(row[2]), int(row[3])
+            last_owner = owner or last_owner
+            if status in ("SUCCEEDED", "FAILED", "CANCELLED"):
+                break
+            if not hits and owner is not None and rows == 0:
+                kill("planning", owner, rows, active)
+            elif len(hits) == 1 and kills >= 2 and active >= nodes // 2:
+                kill("half-active", owner, rows, active)
+            # Takeover: after a kill's lease has run out, until no running action is orphaned.
+            if killed_at and len(takeovers) < len(killed_at):
+                since = time.monotonic() - killed_at[len(takeovers)]
+                if since > lease_s and chaos.orphaned_leases(_engine(db_url)) == 0:
+                    takeovers.append(since)
+            time.sleep(0.25)
+    seconds = time.perf_counter() - t0
+    # Whether the cluster action changed hands after the first kill: then the engine killed
+    # was the one planning it (the busiest), and another planned it again.
+    if hits:
+        hits[0]["action_taken_over"] = hits[0].pop("owner") != last_owner
+    for hit in hits[1:]:
+        hit.pop("owner")
+    for t in restarts:
+        t.join()
+    checks0 = time.perf_counter()
+    db = _engine(db_url)
+    actions_left, locked = chaos.quiesce(db, 600)
+    chaos.settled(db, 300)
+    judged = chaos.judge_clusters(db)
+    figures = chaos.books(db, sim_state, inventory)
+    with psycopg.connect(db_url) as conn:
+        row = conn.execute(
+            "SELECT count(*) FILTER (WHERE n.status = 'ACTIVE'), count(*) FROM nodes n "
+            "JOIN clusters c ON c.id = n.cluster_id WHERE c.name = %s AND n.deleted_at IS NULL",
+            (name,),
+        ).fetchone()
+    db.dispose()
+    return {
+        "scenario": "create-pg-chaos",
+        "nodes": nodes,
+        "engines": len(servers),
+        "kills": hits,
+        "status": status,
+        "active": int(row[0]) if row else 0,
+        "duplicates": figures["duplicates"],
+        "stuck_actions": actions_left + locked,
+        "orphans": figures["orphans"],
+        "lost": figures["lost"],
+        "violations": figures["violations"],
+        "converged": sum(1 for _, ok, _ in judged if ok) == len(judged),
+        "unexplained": [(n, why) for n, ok, why in judged if not ok][:3],
+        "takeover_s": round(max(takeovers), 2) if takeovers else None,
+        "seconds": round(seconds, 3),
+        "post_s": round(post_s, 3),
+        "checks_s": round(time.perf_counter() - checks0, 1),
+    }
+
+
+_engines: dict[str, Any] = {}
+
+
+def _engine(db_url: str) -> Any:
+    """One SQLAlchemy engine per URL for chaos.py's checks (they take one)."""
+    from sqlalchemy import create_engine
+
+    if db_url not in _engines:
+        _engines[db_url] = create_engine(db_url.replace("postgresql://", "postgresql+psycopg://"))
+    return _engines[db_url]
 
 
 def deploy_overhead(nodes: int) -> dict[str, Any]:
@@ -191,6 +359,11 @@ def main() -> None:
     ap.add_argument("--limit", type=float, default=3600.0, help="give up on the create after")
     ap.add_argument("--deploy", action="store_true", help="also the deploy-overhead scenario")
     ap.add_argument("--keep", action="store_true", help="keep the work directory and database")
+    ap.add_argument("--chaos", action="store_true", help="only the create-pg-chaos scenario")
+    ap.add_argument("--kills", type=int, default=2, choices=(1, 2), help="engines killed")
+    ap.add_argument("--down", type=float, default=3.0, help="seconds a killed engine stays down")
+    ap.add_argument("--lease", type=float, default=10.0, help="engines' lease (--chaos)")
+    ap.add_argument("--seed", type=int, default=1, help="the sim's seed (--chaos)")
     args = ap.parse_args()
 
     dbname = f"shoal_scale_{uuid.uuid4().hex[:8]}"
@@ -198,12 +371,16 @@ def main() -> None:
         conn.execute(f'CREATE DATABASE "{dbname}"')
     db_url = f"postgresql://postgres@127.0.0.1:5432/{dbname}"
     work = Path(tempfile.mkdtemp(prefix="shoal-scale-"))
-    options = {
+    options: dict[str, Any] = {
         "hosts": max(10, args.nodes // 8),
         "zones": 3,
         "create_latency_s": args.latency,
         "state_path": str(work / "sim.db"),
     }
+    chaos_settings: dict[str, str] = {}
+    if args.chaos:
+        options.update(real_cloud=True, seed=args.seed)
+        chaos_settings = {"SHOAL_LEASE_S": str(args.lease)}
     servers: list[Server] = []
     try:
         for i in range(args.engines):
@@ -214,6 +391,7 @@ def main() -> None:
                 SHOAL_PROVIDER_OPTIONS=json.dumps(options),
                 SHOAL_ENGINE_CONCURRENCY=str(args.concurrency),
                 SHOAL_MAX_CLUSTER_NODES=str(max(10_000, args.nodes)),
+                **chaos_settings,
             )
             servers.append(Server(work / f"s{i}", env))
         servers[0].start()  # alone first: it migrates and makes the admin token
@@ -223,6 +401,24 @@ def main() -> None:
             s.wait_ready()
         token = (servers[0].home / "admin-token").read_text().strip()
         time.sleep(3)  # start-up work done
+        if args.chaos:
+            from shoal.model.catalogs import synthetic_inventory
+
+            inventory = synthetic_inventory(options["hosts"], 3, seed=args.seed)
+            line = chaos_create(
+                servers,
+                token,
+                db_url,
+                args.nodes,
+                inventory,
+                work / "sim.db",
+                kills=args.kills,
+                down_s=args.down,
+                lease_s=args.lease,
+                limit_s=args.limit,
+            )
+            print(json.dumps(line), flush=True)
+            return
         quiet = idle(servers, args.idle_window)
         print(json.dumps(quiet), flush=True)
         line, name = create(

@@ -41,6 +41,22 @@ async def test_a_fresh_retry_makes_a_second_server_and_a_search_finds_the_first(
     await sim.close()
 
 
+@pytest.mark.parametrize("shared", [False, True])
+async def test_the_search_by_key_finds_only_that_keys_copies(tmp_path: Path, shared: bool) -> None:
+    """The search is an index range on the stored key: `node-1`'s copies, not `node-10`'s (a
+    key that merely starts with it) and not another cluster's."""
+    sim = SimProvider(
+        inventory(), real_cloud=True, state_path=tmp_path / "cloud.db" if shared else None
+    )
+    ten = await sim.create_server(dataclasses.replace(server_request("node-10", "h1"), fresh=True))
+    one = await sim.create_server(server_request("node-1", "h1"))
+    assert one.id != ten.id
+    assert (await sim.create_server(server_request("node-1", "h1"))).id == one.id
+    assert (await sim.create_server(server_request("node-10", "h1"))).id == ten.id
+    assert sorted(r.key for r in await sim.list_resources("c1")) == ["node-1", "node-10"]
+    await sim.close()
+
+
 async def test_a_failed_build_stays_in_error_and_a_retry_restarts_it() -> None:
     sim = SimProvider(inventory(), real_cloud=True, failure_rate=1.0)
     req = server_request("node-1", "h1")

@@ -133,3 +133,23 @@ def test_a_failed_dependency_leaves_dependents_waiting_until_cancelled(db: Datab
         assert repo.cancel_pending_children(conn, "x", NOW, "parent failed") == 1
         counts = repo.child_counts(conn, "x")
     assert counts == {ActionStatus.FAILED: 1, ActionStatus.CANCELLED: 1}
+
+
+def test_a_dead_owners_actions_are_claimed_before_ready_ones(db: Database) -> None:
+    """Issue 23's 100,000-node chaos run: a killed engine's running actions, their leases run
+    out, waited behind every READY action created before them (one plan's 100,000 siblings),
+    117 s with a 10 s lease. Claims now take expired leases first."""
+    orphaned = _children(db, 10)
+    assert sorted(_claim(db, "dead", limit=10)) == sorted(orphaned)
+    ready = [str(uuid.uuid4()) for _ in range(300)]
+    with db.transaction() as conn:
+        repo.insert_actions(
+            conn,
+            [
+                NewAction(id=i, project_id="proj", kind=ActionKind.NODE_CREATE, parent_id="old")
+                for i in ready
+            ],
+            NOW - 5,  # older than the orphans: first by creation
+        )
+    assert sorted(_claim(db, "b", limit=10, now=NOW + 20)) == sorted(orphaned)
+    assert set(_claim(db, "b", limit=10, now=NOW + 20)) <= set(ready)

@@ -321,6 +321,18 @@ def test_crowded_hosts_are_drawn_as_counts_until_opened(
     assert len(find(browser, "details.agg[open] li.node")) == 20
     screenshot(browser, "topology-crowded")
 
+    # Above the server's maximum of drawn nodes (issue 23) the view is counts per host alone.
+    shown = browser.execute_script(
+        """const el = document.createElement("div"); document.body.appendChild(el);
+        window.Shoal.topology.render(el, {admin: false, summarised: true, drawn_max: 2000,
+          total_nodes: 5, unplaced: [], unplaced_counts: {INIT: 1}, zones: [{name: "az1",
+          hosts: [{name: "h1", zone: "az1", failed: false, capacity: null, used: null,
+          nodes: [], node_count: 4, status_counts: {ACTIVE: 3, ERROR: 1}}]}]});
+        const text = el.innerText; el.remove(); return text;"""
+    )
+    assert "4 node(s) on 1 host(s)" in shown and "not drawn: more than 2000 nodes" in shown
+    assert "4 nodes: 3" in shown and "1 nodes: 1" in shown, shown
+
     # The cluster page shows the workload's replicas: node and readiness as the API has them.
     with server.client() as c:
         url = "/v1/clusters/crowd/workloads"

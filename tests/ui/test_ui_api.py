@@ -8,6 +8,8 @@ import re
 from importlib import resources
 from pathlib import Path
 
+import pytest
+
 from tests.api.conftest import Api
 from tests.ui.docs import BROKEN, DEMO, TOO_SPREAD, one_group, text
 
@@ -107,6 +109,40 @@ async def test_a_tenant_sees_only_its_own_nodes_and_no_host_capacity(api: Api) -
     assert error_of(r.json())["code"] == "not_found"
     one = (await tenant.call("GET", "/ui/api/topology", params={"cluster": mine["id"]})).json()
     assert one["total_nodes"] == 2
+
+
+async def test_above_the_drawn_maximum_the_topology_counts_in_sql_the_same_numbers(
+    api: Api, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 23: above `MAX_DRAWN` nodes the topology loads no node and counts per host and
+    status in SQL; its numbers are those of the full view, for an admin, one cluster and a
+    tenant."""
+    from shoal.api.ui import routes_topology
+
+    demo = await api.up(text(DEMO))
+    r = await api.call("POST", "/v1/projects", json={"name": "team-a"})
+    tenant = Api(api.http, api.runtime, api.clock, r.json()["token"])
+    await tenant.up(text(one_group("mine", 3)))
+
+    def numbers(shape: dict[str, object]) -> tuple[object, ...]:
+        zones = shape["zones"]
+        assert isinstance(zones, list)
+        hosts = {
+            h["name"]: (z["name"], h["node_count"], h["status_counts"])
+            for z in zones
+            for h in z["hosts"]
+        }
+        return hosts, shape["unplaced_counts"], shape["total_nodes"]
+
+    asks = [(api, {}), (api, {"cluster": demo["id"]}), (tenant, {})]
+    full = [(await who.call("GET", "/ui/api/topology", params=q)).json() for who, q in asks]
+    monkeypatch.setattr(routes_topology, "MAX_DRAWN", 2)
+    short = [(await who.call("GET", "/ui/api/topology", params=q)).json() for who, q in asks]
+    assert [numbers(s) for s in short] == [numbers(f) for f in full]
+    assert [f["total_nodes"] for f in full] == [8, 5, 3]
+    assert [f["summarised"] for f in full] == [False] * 3
+    assert [s["summarised"] for s in short] == [True] * 3
+    assert all(not h["nodes"] for s in short for z in s["zones"] for h in z["hosts"])
 
 
 async def test_plan_of_a_new_document_places_it_and_writes_nothing(api: Api) -> None:

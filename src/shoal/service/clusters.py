@@ -7,7 +7,10 @@ transaction `_submit` reads the cluster and refuses if another action holds it (
 applies the edits to a copy of its document (for a new cluster, `ReplaceDocument` on an empty
 one), performs the store writes the edits named (`service/effects.py`), validates the result
 (Invalid, with every problem), checks sizes and quotas, places it as a dry run (`_place`,
-Unplaceable with reasons), stores it, records the action and takes the lock. A create above
+Unplaceable with reasons), stores it, records the action and takes the lock. The placement
+itself is first tried on a snapshot without the placement lock and kept, under the lock, only
+if nothing it read has changed and its new nodes still fit (`service/guess.py`, issue 23): the
+lock is no longer held for a solve of a big cluster's change. A create above
 `sync_place_max_nodes` skips the dry run (issue 23): admitted on its size, quotas and the free
 capacity in total, its action places it (all or nothing, the cluster removed if it cannot).
 The engine does the rest. A recovery changes no document, so it is recorded the way the
@@ -36,7 +39,7 @@ from shoal.engine.submit import submit_recover
 from shoal.model.cluster import ClusterSpec
 from shoal.model.enums import ActionKind, ActionStatus, ClusterStatus, Health, NodeStatus
 from shoal.model.inventory import Inventory
-from shoal.model.nodes import Demand, demand_of
+from shoal.model.nodes import Demand
 from shoal.model.problems import InvalidDocument, Problem
 from shoal.placement import PlacementResult, solve
 from shoal.planning import ObservedNode, StepKind, choose_replicas, make_plan
@@ -44,7 +47,15 @@ from shoal.service import edits
 from shoal.service.containers import ContainerGate
 from shoal.service.deletion import dropped, victim_orders
 from shoal.service.edits import Edit
-from shoal.service.errors import ClusterBusy, Conflict, Invalid, NotFound, placement_refusal
+from shoal.service.errors import (
+    ClusterBusy,
+    Conflict,
+    Invalid,
+    NotFound,
+    ServiceError,
+    placement_refusal,
+)
+from shoal.service.guess import Guess, held_by_host
 from shoal.service.limits import (
     QUOTA_RESOURCES,
     Footprint,
@@ -358,6 +369,7 @@ class ClusterService:
         edits: an action on the cluster as it is (a delete)."""
         inv = self.inventory()
         now = self.clock.now()
+        guess = self._guess(who, ref, changes, inv, now) if changes else None
         with self.db.transaction() as conn:
             if changes:
                 # First, as the planner does: one lock order, so the two never deadlock.
@@ -397,7 +409,14 @@ class ClusterService:
                     if deferred is not None or pending != Demand():
                         check_free(spec, fp, inv, node_repo.used_capacity(conn), pending)
                 if deferred is None:
-                    chosen, placed = self._dry_run(conn, cluster, spec, nodes, list(victims), inv)
+                    if guess is not None and guess.holds(
+                        conn, cluster, nodes, applied.document, victims, inv
+                    ):
+                        chosen, placed = guess.chosen, guess.placed
+                    else:
+                        chosen, placed = self._dry_run(
+                            conn, cluster, spec, nodes, list(victims), inv
+                        )
                     victims = victims or tuple(chosen)
                 if cluster is None:
                     cluster = self._insert(conn, who, spec, asked.source_format, now)
@@ -433,6 +452,34 @@ class ClusterService:
                 )
         self.wake()
         return Submitted(cluster, action)
+
+    def _guess(
+        self, who: Principal, ref: str | None, changes: Sequence[Edit], inv: Inventory, now: float
+    ) -> Guess | None:
+        """`_submit`'s dry run on a snapshot, without the placement lock; None when there is
+        nothing to guess (the cluster busy or missing, edits that write, a document that does
+        not read or place, a create placed by its action): the locked path then decides, and
+        refuses, exactly as before."""
+        try:
+            with self.db.reading() as conn:
+                cluster = None if ref is None else self._free(conn, who, ref)
+                nodes = [] if cluster is None else node_repo.list_nodes(conn, cluster.id)
+                current = None if cluster is None else self._read_or_none(cluster.document)
+                scene = edits.Scene(cluster, tuple(nodes), current, now)
+                start = {} if cluster is None else copy.deepcopy(cluster.document)
+                applied = edits.apply_all(changes, start, scene)
+                if applied.effects:
+                    return None
+                spec = self._validated(applied.document)
+                fp = check_size(spec, inv, self.limits)
+                if cluster is None and fp.nodes > self.limits.sync_place_max_nodes:
+                    return None
+                chosen, placed = self._dry_run(
+                    conn, cluster, spec, nodes, list(applied.victims), inv
+                )
+        except ServiceError:
+            return None
+        return Guess.of(cluster, nodes, applied.document, applied.victims, chosen, placed)
 
     def _free(self, conn: Connection, who: Principal, ref: str) -> ClusterRecord:
         """The cluster `ref`, refused while another action holds it."""
@@ -580,20 +627,7 @@ def _reserve(
     conn: Connection, action: ActionRecord, desired: ClusterSpec, result: PlacementResult
 ) -> None:
     """Record what the action's new nodes will take, host by host, until it is planned."""
-    # A node's demand is its group part's (an instance's: its own): looked up per (group,
-    # part), not by expanding the cluster into its nodes once more.
-    demands: dict[tuple[str, str | None], Demand] = {
-        (i.name, None): demand_of(i.profile) for i in desired.instances
-    }
-    for g in desired.node_groups:
-        demands.update({(g.name, p.part): demand_of(p.profile) for p in g.parts})
-    held: dict[str, tuple[int, Demand]] = {}
-    for a in result.assignments:
-        demand = demands.get((a.group, a.part))
-        if a.existing or demand is None:
-            continue
-        count, total = held.get(a.host, (0, Demand()))
-        held[a.host] = (count + 1, total + demand)
+    held = held_by_host(desired, result)
     assert action.cluster_id is not None
     reservation_repo.reserve(
         conn,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from shoal.engine import workload_members
@@ -38,10 +38,25 @@ from shoal.store import deployments as deployment_repo
 from shoal.store import events as event_repo
 from shoal.store import network_addresses as address_repo
 from shoal.store import nodes as node_repo
+from shoal.store import topology as topology_repo
 from shoal.store import workloads as replica_repo
 from shoal.store.database import Database
 from shoal.store.deployments import Server
 from shoal.store.records import ClusterRecord, NodeRecord, Principal
+from shoal.store.topology import HostCount
+
+
+@dataclass(frozen=True, slots=True)
+class TopologyNodes:
+    """The caller's nodes for the topology: counted per host and status (always, in SQL), and
+    the nodes themselves only when there are at most the asked maximum (None above it)."""
+
+    counts: list[HostCount]
+    nodes: list[NodeView] | None
+
+    @property
+    def total(self) -> int:
+        return sum(c.count for c in self.counts)
 
 
 class Queries:
@@ -164,6 +179,21 @@ class Queries:
                 c = self._cluster(conn, who, cluster)
                 return [node_view(n) for n in node_repo.list_nodes(conn, c.id)]
             return [node_view(n) for n in node_repo.list_project_nodes(conn, self._scope(who))]
+
+    def topology_nodes(self, who: Principal, cluster: str | None, most: int) -> TopologyNodes:
+        """Counts per host and status, and (if no more than `most`) the nodes, in one read."""
+        with self.db.reading() as conn:
+            cluster_id = self._cluster(conn, who, cluster).id if cluster is not None else None
+            counts = topology_repo.count_by_host(
+                conn, cluster_id=cluster_id, project_id=self._scope(who)
+            )
+            if sum(c.count for c in counts) > most:
+                return TopologyNodes(counts, None)
+            if cluster_id is not None:
+                found = node_repo.list_nodes(conn, cluster_id)
+            else:
+                found = node_repo.list_project_nodes(conn, self._scope(who))
+        return TopologyNodes(counts, [node_view(n) for n in found])
 
     def nodes_page(
         self, who: Principal, cluster: str | None, limit: int, marker: str | None

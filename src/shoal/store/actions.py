@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import Connection, and_, bindparam, func, or_, select, update
+from sqlalchemy import ColumnElement, Connection, and_, bindparam, func, or_, select, update
 
 from shoal.model.enums import ActionKind, ActionStatus
 from shoal.store.bulk import bulk_insert
@@ -163,19 +163,20 @@ def claim(
         kind_filter = actions.c.kind.in_(NODE_KINDS)
     else:
         kind_filter = actions.c.kind.not_in(NODE_KINDS + SEPARATE_KINDS)
-    runnable = or_(
-        actions.c.status == ActionStatus.READY,
-        and_(actions.c.status == ActionStatus.RUNNING, actions.c.lease_expires_at < now),
-    )
-    pick = (
-        select(actions.c.id)
-        .where(kind_filter, runnable)
-        .order_by(actions.c.created_at)
-        .limit(limit)
-    )
-    if skip_locked:
-        pick = pick.with_for_update(skip_locked=True)
-    ids = [r[0] for r in conn.execute(pick)]
+    expired = and_(actions.c.status == ActionStatus.RUNNING, actions.c.lease_expires_at < now)
+    runnable = or_(actions.c.status == ActionStatus.READY, expired)
+
+    def pick(which: ColumnElement[bool], n: int) -> list[str]:
+        q = select(actions.c.id).where(kind_filter, which).order_by(actions.c.created_at).limit(n)
+        if skip_locked:
+            q = q.with_for_update(skip_locked=True)
+        return [r[0] for r in conn.execute(q)]
+
+    # A dead owner's work first (few rows: at most what the engines ran): by creation alone it
+    # waited behind every older READY action, 117 s with a 10 s lease at 100,000 nodes.
+    ids = pick(expired, limit)
+    if len(ids) < limit:
+        ids += pick(actions.c.status == ActionStatus.READY, limit - len(ids))
     if not ids:
         return []
     stmt = (

@@ -3,6 +3,9 @@
 Nodes come from the service's queries, scoped to the caller like `GET /v1/nodes`; a tenant sees
 only the hosts its own nodes sit on, with no capacity or failure state (those describe other
 projects too). An admin sees every host the provider has, failed ones included.
+
+Nodes are counted per host and status in SQL first; only when there are at most `MAX_DRAWN`
+are they loaded and drawn one by one (issue 23: a 100,000-node cluster is counts per host).
 """
 
 from __future__ import annotations
@@ -19,6 +22,9 @@ from shoal.store import nodes as node_repo
 from shoal.store.records import Principal
 
 router = APIRouter(prefix="/ui/api")
+
+MAX_DRAWN = 2_000
+"""Nodes drawn one by one at most; above, each host shows its counts per status."""
 
 
 async def _host_facts(rt: Runtime) -> list[HostFacts]:
@@ -50,10 +56,17 @@ def _names(rt: Runtime, who: Principal) -> dict[str, str]:
 async def topology(request: Request, who: Caller, cluster: str | None = None) -> JSONResponse:
     """Zones -> hosts -> nodes; with `cluster`, only that cluster's nodes (hosts stay)."""
     rt = runtime_of(request)
-    found = await run_in_threadpool(rt.queries.nodes, who, cluster)
-    nodes = [n.model_dump() for n in found]
+    found = await run_in_threadpool(rt.queries.topology_nodes, who, cluster, MAX_DRAWN)
+    nodes = None if found.nodes is None else [n.model_dump() for n in found.nodes]
     names = await run_in_threadpool(_names, rt, who)
     hosts = await _host_facts(rt) if who.is_admin else []
-    view = build(admin=who.is_admin, hosts=hosts, nodes=nodes, cluster_names=names)
+    view = build(
+        admin=who.is_admin,
+        hosts=hosts,
+        nodes=nodes,
+        cluster_names=names,
+        counts=found.counts,
+        drawn_max=MAX_DRAWN,
+    )
     # Plain JSON values already: skip FastAPI's encoder, which costs as much as the build.
     return JSONResponse(view.as_dict())

@@ -3,6 +3,10 @@
 Pure: it takes hosts (with capacity and use, when the caller may see them) and the caller's
 nodes, and returns typed records. Nodes the caller cannot see never reach it: the route asks
 the service's queries, which scope every read to the caller's project.
+
+Every host carries its nodes' count per status. Above the route's maximum of drawn nodes
+(issue 23: a 100,000-node cluster) the nodes are not loaded at all: the counts, made in SQL,
+are the view (`summarised`), and they are the same numbers the nodes would have given.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from shoal.model.nodes import Demand
+from shoal.store.topology import HostCount
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +71,8 @@ class HostView:
     capacity: Capacity | None
     used: Capacity | None
     nodes: list[NodeDot] = field(default_factory=list)
+    counts: dict[str, int] = field(default_factory=dict)
+    """Status -> how many of its nodes (all of them, drawn or not)."""
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -75,6 +82,8 @@ class HostView:
             "capacity": None if self.capacity is None else asdict(self.capacity),
             "used": None if self.used is None else asdict(self.used),
             "nodes": [n.as_dict() for n in self.nodes],
+            "node_count": sum(self.counts.values()),
+            "status_counts": dict(sorted(self.counts.items())),
         }
 
 
@@ -94,6 +103,10 @@ class Topology:
     unplaced: list[NodeDot]
     """Nodes with no host yet (being created, or lost with theirs)."""
     total_nodes: int
+    unplaced_counts: dict[str, int] = field(default_factory=dict)
+    summarised: bool = False
+    """Counts only: more nodes than `drawn_max` (no node is drawn, `unplaced` is empty)."""
+    drawn_max: int | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """The JSON shape (written out: `dataclasses.asdict` is slow at 1,000 nodes)."""
@@ -101,7 +114,10 @@ class Topology:
             "admin": self.admin,
             "zones": [z.as_dict() for z in self.zones],
             "unplaced": [n.as_dict() for n in self.unplaced],
+            "unplaced_counts": dict(sorted(self.unplaced_counts.items())),
             "total_nodes": self.total_nodes,
+            "summarised": self.summarised,
+            "drawn_max": self.drawn_max,
         }
 
 
@@ -118,16 +134,33 @@ def build(
     *,
     admin: bool,
     hosts: Iterable[HostFacts],
-    nodes: Iterable[Mapping[str, Any]],
+    nodes: Iterable[Mapping[str, Any]] | None,
     cluster_names: Mapping[str, str],
+    counts: Iterable[HostCount] = (),
+    drawn_max: int | None = None,
 ) -> Topology:
     """Zones -> hosts -> nodes. `hosts` are the known hosts (admin); a node on a host not among
-    them (a tenant's view, or a host the provider no longer lists) brings its host along."""
+    them (a tenant's view, or a host the provider no longer lists) brings its host along.
+    With `nodes` None, `counts` (per host and status) stand for them: a summarised view."""
     by_host: dict[str, HostView] = {
         h.name: HostView(h.name, h.zone, h.failed, h.capacity, h.used) for h in hosts
     }
     unplaced: list[NodeDot] = []
+    unplaced_counts: dict[str, int] = {}
     total = 0
+    summarised = nodes is None
+    if nodes is None:
+        for c in counts:
+            total += c.count
+            status = c.status.value
+            if not c.host:
+                unplaced_counts[status] = unplaced_counts.get(status, 0) + c.count
+                continue
+            view = by_host.get(c.host)
+            if view is None:
+                view = by_host[c.host] = HostView(c.host, c.zone or "?", False, None, None)
+            view.counts[status] = view.counts.get(status, 0) + c.count
+        nodes = ()
     for n in nodes:
         total += 1
         dot = NodeDot(
@@ -143,11 +176,13 @@ def build(
         host = n.get("host")
         if not host:
             unplaced.append(dot)
+            unplaced_counts[dot.status] = unplaced_counts.get(dot.status, 0) + 1
             continue
         view = by_host.get(host)
         if view is None:
             view = by_host[host] = HostView(host, str(n.get("zone") or "?"), False, None, None)
         view.nodes.append(dot)
+        view.counts[dot.status] = view.counts.get(dot.status, 0) + 1
     zones: dict[str, ZoneView] = {}
     for view in sorted(by_host.values(), key=lambda v: _natural(v.name)):
         view.nodes.sort(key=lambda d: (d.cluster, _natural(d.name)))
@@ -157,4 +192,7 @@ def build(
         zones=[zones[z] for z in sorted(zones, key=_natural)],
         unplaced=sorted(unplaced, key=lambda d: (d.cluster, _natural(d.name))),
         total_nodes=total,
+        unplaced_counts=unplaced_counts,
+        summarised=summarised,
+        drawn_max=drawn_max,
     )

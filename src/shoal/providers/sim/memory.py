@@ -109,6 +109,13 @@ class MemoryState:
     def records(self, cluster: str | None = None) -> list[SimRecord]:
         return [r for r in self._by_id.values() if cluster is None or r.cluster == cluster]
 
+    def copies(self, kind: str, key: str) -> list[SimRecord]:
+        return [
+            r
+            for r in self._by_id.values()
+            if r.kind == kind and (r.key == key or r.key.startswith(key + "#"))
+        ]
+
     def failed_hosts(self) -> set[str]:
         return set(self._failed)
 

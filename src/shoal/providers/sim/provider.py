@@ -266,9 +266,7 @@ class SimProvider:
             return self._state.by_key(kind, key)
         if fresh:
             return None
-        found = [
-            r for r in self._state.records(cluster) if r.kind == kind and client_key(r.key) == key
-        ]
+        found = [r for r in self._state.copies(kind, key) if r.cluster == cluster]
         rank = {ACTIVE: 0, BUILDING: 1}
         return min(found, key=lambda r: rank.get(r.state, 2), default=None)
 

@@ -217,6 +217,15 @@ class SqliteState:
             )
         return [_record(row) for row in rows]
 
+    def copies(self, kind: str, key: str) -> list[SimRecord]:
+        # `#` (0x23) then `$` (0x24): the stored keys `key#...`, a range of the UNIQUE index.
+        rows = self._db.execute(
+            f"SELECT {_COLUMNS} FROM resources WHERE kind = ? "
+            "AND (key = ? OR (key >= ? AND key < ?)) ORDER BY rowid",
+            (kind, key, key + "#", key + "$"),
+        )
+        return [_record(row) for row in rows]
+
     def failed_hosts(self) -> set[str]:
         return {h for (h,) in self._db.execute("SELECT host FROM failed_hosts")}
 

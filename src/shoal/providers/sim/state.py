@@ -72,6 +72,12 @@ class SimState(Protocol):
 
     def records(self, cluster: str | None = None) -> list[SimRecord]: ...
 
+    def copies(self, kind: str, key: str) -> list[SimRecord]:
+        """Records of `kind` whose stored key is `key` or `key` + `#` + a copy's suffix (real-cloud
+        mode's search by the client's key): an index range, not a scan of the cluster, which at
+        100,000 servers made every create read them all."""
+        ...
+
     def failed_hosts(self) -> set[str]: ...
 
     def mark_host(self, host: str, failed: bool) -> list[str]:

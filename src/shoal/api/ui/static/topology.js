@@ -1,7 +1,9 @@
 // Drawing zones -> hosts -> nodes. Every node shows its status as a shape and a word; every
 // node group gets its own border pattern; groupings are listed with what the placement did for
 // them (spread over N hosts, sharing one host) and can highlight their members. A host with
-// too many nodes to draw shows counts per status, with its nodes behind a disclosure.
+// too many nodes to draw shows counts per status, with its nodes behind a disclosure. Above the
+// server's maximum of drawn nodes (`summarised`, issue 23) every host shows only its counts,
+// made in SQL: no node is sent.
 "use strict";
 (function (S) {
   const { html, raw } = S;
@@ -44,13 +46,20 @@
   function counts(nodes) {
     const c = {};
     for (const n of nodes) c[n.status] = (c[n.status] || 0) + 1;
+    return countsOf(c);
+  }
+
+  function countsOf(c) {
     return Object.entries(c).sort().map(([s, k]) => html`<span class="count s-${S.statusClass(s)}">${k} <span aria-hidden="true">${S.shape(s)}</span> ${s}</span>`);
   }
 
   function hostCard(h, ctx) {
     const nodes = h.nodes;
+    const count = ctx.summarised ? (h.node_count || 0) : nodes.length;
     let body;
-    if (!nodes.length) {
+    if (ctx.summarised && count) {
+      body = html`<p class="agg" data-host="${h.name}">${count} nodes: ${countsOf(h.status_counts || {})}</p>`;
+    } else if (!nodes.length) {
       body = html`<p class="empty">${h.failed ? "empty: its nodes are gone" : "no nodes"}</p>`;
     } else if (nodes.length > PER_HOST_DRAWN) {
       body = html`<details class="agg" data-host="${h.name}"><summary>${nodes.length} nodes: ${counts(nodes)}</summary>
@@ -64,7 +73,7 @@
         : html`<button type="button" class="drill danger" data-fail="${h.name}">Fail ${h.name}</button>`)
       : "";
     return html`<li class="host${h.failed ? " failed" : ""}" data-host="${h.name}" data-failed="${h.failed ? "true" : "false"}"
-        data-count="${nodes.length}" aria-label="host ${h.name}${h.failed ? ", failed" : ""}, ${nodes.length} nodes">
+        data-count="${count}" aria-label="host ${h.name}${h.failed ? ", failed" : ""}, ${count} nodes">
       <h4><span class="hname">${h.name}</span>${h.failed ? html` <span class="badge s-bad"><span aria-hidden="true">✖</span> FAILED</span>` : ""}</h4>
       ${capacity(h)}${body}${drill}</li>`;
   }
@@ -133,20 +142,26 @@
     }
     let total = 0, hosts = 0;
     const clusters = new Set();
-    for (const z of data.zones) for (const h of z.hosts) { hosts++; total += h.nodes.length; h.nodes.forEach((n) => clusters.add(n.cluster)); }
+    const summarised = !!data.summarised;
+    const onHost = (h) => (summarised ? (h.node_count || 0) : h.nodes.length);
+    for (const z of data.zones) for (const h of z.hosts) { hosts++; total += onHost(h); h.nodes.forEach((n) => clusters.add(n.cluster)); }
     const ctx = {
       groups: groupIndex(data), compact: total > COMPACT_ABOVE, showCluster: clusters.size > 1,
-      admin: data.admin, drills: opts.drills,
+      admin: data.admin, drills: opts.drills, summarised,
     };
     const zones = data.zones.map((z) => html`<section class="zone" data-zone="${z.name}" aria-label="zone ${z.name}">
-      <h3>Zone ${z.name} <span class="muted">${z.hosts.length} host(s), ${z.hosts.reduce((a, h) => a + h.nodes.length, 0)} node(s)</span></h3>
+      <h3>Zone ${z.name} <span class="muted">${z.hosts.length} host(s), ${z.hosts.reduce((a, h) => a + onHost(h), 0)} node(s)</span></h3>
       <ul class="hosts">${z.hosts.map((h) => hostCard(h, ctx))}</ul></section>`);
-    const unplaced = data.unplaced && data.unplaced.length
+    const unplacedCount = Object.values(data.unplaced_counts || {}).reduce((a, k) => a + k, 0);
+    const unplaced = summarised && unplacedCount
+      ? html`<section class="zone" aria-label="nodes without a host"><h3>Without a host</h3><p class="agg">${unplacedCount} nodes: ${countsOf(data.unplaced_counts)}</p></section>`
+      : data.unplaced && data.unplaced.length
       ? html`<section class="zone" aria-label="nodes without a host"><h3>Without a host</h3><ul class="nodes">${data.unplaced.map((n) => chip(n, ctx.groups, ctx.compact, ctx.showCluster))}</ul></section>` : "";
     // A redraw (on events) keeps the hosts the user opened open.
     const opened = new Set([...el.querySelectorAll("details.agg[open]")].map((d) => d.dataset.host));
     el.innerHTML = html`<p class="summary" data-total="${total}">${total} node(s) on ${hosts} host(s) in ${data.zones.length} zone(s)${
-      data.admin ? "" : " (only the hosts your nodes are on)"}.</p>
+      data.admin ? "" : " (only the hosts your nodes are on)"}.${
+      summarised ? html` Counted per host, not drawn: more than ${data.drawn_max} nodes.` : ""}</p>
       <p class="legend" aria-label="Legend"><span aria-hidden="true">●</span> active · <span aria-hidden="true">◐</span> in progress · <span aria-hidden="true">◌</span> waiting/deleting · <span aria-hidden="true">▲</span> warning · <span aria-hidden="true">✖</span> error/failed · <span aria-hidden="true">◇</span> planned · <span aria-hidden="true">▭</span> volume · border pattern = node group</p>
       ${groupingsPanel(opts.groupings, data)}
       <div class="zones">${zones}${unplaced}</div>`.s;
