@@ -69,6 +69,8 @@ log_file = {STATE / "neutron-service.log"}
 debug = false
 host = neutron-peer
 allow_overlapping_ips = true
+notify_nova_on_port_status_changes = false
+notify_nova_on_port_data_changes = false
 [database]
 connection = {ARGS.db_url}
 [oslo_concurrency]
@@ -89,7 +91,7 @@ ML2_FILE.write_text(
     """[ml2]
 type_drivers = flat,vxlan
 tenant_network_types = vxlan
-mechanism_drivers =
+mechanism_drivers = shoal_bind_any
 extension_drivers = port_security
 [ml2_type_flat]
 flat_networks = public
@@ -97,6 +99,15 @@ flat_networks = public
 vni_ranges = 1:100000
 """
 )
+# The binding driver (neutron_bind.py, beside this script) is found by ML2 through its entry
+# point, as an installed driver would be: a distribution's metadata on the path.
+DIST = STATE / "shoal_neutron_bind-1.0.dist-info"
+DIST.mkdir()
+(DIST / "METADATA").write_text("Metadata-Version: 2.1\nName: shoal-neutron-bind\nVersion: 1.0\n")
+(DIST / "entry_points.txt").write_text(
+    "[neutron.ml2.mechanism_drivers]\nshoal_bind_any = neutron_bind:BindAnyHost\n"
+)
+sys.path.insert(0, str(STATE))
 started = time.monotonic()
 schema = dbcache.prepare(
     ARGS.db_url,
@@ -125,7 +136,11 @@ application = server.boot_server(api.api_server, prog="neutron-api")
 def as_admin(environ, start_response):  # type: ignore[no-untyped-def]
     environ.setdefault("HTTP_X_PROJECT_ID", ARGS.project)
     environ.setdefault("HTTP_X_USER_ID", "shoal-tests")
-    environ.setdefault("HTTP_X_ROLES", "admin,member,reader")
+    # A caller that sends a service token (Nova, tests/nova/cloud.py --neutron) is a service:
+    # Neutron lets only the `service` role write a port's `binding:profile`, which Nova's
+    # unbind on a server's delete does.
+    service = ",service" if environ.get("HTTP_X_SERVICE_TOKEN") else ""
+    environ.setdefault("HTTP_X_ROLES", "admin,member,reader" + service)
     return application(environ, start_response)
 
 
