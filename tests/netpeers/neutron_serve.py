@@ -4,17 +4,22 @@ in Neutron's own venv (conftest.py builds it).
 
 This is the WSGI application `neutron-api` serves under uWSGI (`neutron.wsgi.api`): the real
 paste pipeline with `auth_strategy = noauth`, the ML2 core plugin (type drivers flat and vxlan,
-**no mechanism drivers**) and the L3 router service plugin, served here by a threaded wsgiref
-server. No agents run (no DHCP, L3, OVS or OVN), and RPC goes to oslo.messaging's `fake:/`
-bus, so: ports are never bound and stay `DOWN`, routers and floating IPs exist only in
-Neutron's database (no namespace, no NAT), and security group rules are stored and validated
-but enforced by nobody. Everything Shoal talks to (the REST API, its validation, IPAM, quotas,
-tags, the database) is Neutron's own.
+one mechanism driver of the tests' own, `shoal_bind_any` in neutron_bind.py) and the L3 router
+service plugin, served here by a threaded wsgiref server. No agents run (no DHCP, L3, OVS or
+OVN), and RPC goes to oslo.messaging's `fake:/` bus, so: a port is bound only when a caller
+(Nova) sets its `binding:host_id`, and then by `shoal_bind_any` (vif type ovs, status
+`ACTIVE`, nothing wired); a port nobody binds stays `DOWN`; routers and floating IPs exist only
+in Neutron's database (no namespace, no NAT), and security group rules are stored and validated
+but enforced by nobody. Neutron does not notify Nova of port events (no `network-vif-plugged`;
+Nova's fake virt driver waits for none). Everything Shoal and Nova talk to (the REST API, its
+validation and policies, ML2's binding flow, IPAM, quotas, tags, the database) is Neutron's own.
 
 The database is a MariaDB database of its own (`--db-url`), its schema made by Neutron's real
 alembic migrations (`neutron-db-manage upgrade heads`). An external network `public`
 (flat, `router:external`, subnet 203.0.113.0/24) is made at start for routers and floating
-IPs. Requests without a token act as an admin of `--project` (noauth reads `X-Project-Id`).
+IPs. Requests without a token act as an admin of `--project` (noauth reads `X-Project-Id`;
+peers.py passes the Nova harness's project, as Nova boots only on a port of the server's
+project), and a request carrying `X-Service-Token` (Nova's) also has the `service` role.
 Prints `READY <url> <project>` when the API answers, and runs until killed.
 """
 
