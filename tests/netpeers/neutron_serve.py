@@ -4,17 +4,22 @@ in Neutron's own venv (conftest.py builds it).
 
 This is the WSGI application `neutron-api` serves under uWSGI (`neutron.wsgi.api`): the real
 paste pipeline with `auth_strategy = noauth`, the ML2 core plugin (type drivers flat and vxlan,
-**no mechanism drivers**) and the L3 router service plugin, served here by a threaded wsgiref
-server. No agents run (no DHCP, L3, OVS or OVN), and RPC goes to oslo.messaging's `fake:/`
-bus, so: ports are never bound and stay `DOWN`, routers and floating IPs exist only in
-Neutron's database (no namespace, no NAT), and security group rules are stored and validated
-but enforced by nobody. Everything Shoal talks to (the REST API, its validation, IPAM, quotas,
-tags, the database) is Neutron's own.
+one mechanism driver of the tests' own, `shoal_bind_any` in neutron_bind.py) and the L3 router
+service plugin, served here by a threaded wsgiref server. No agents run (no DHCP, L3, OVS or
+OVN), and RPC goes to oslo.messaging's `fake:/` bus, so: a port is bound only when a caller
+(Nova) sets its `binding:host_id`, and then by `shoal_bind_any` (vif type ovs, status
+`ACTIVE`, nothing wired); a port nobody binds stays `DOWN`; routers and floating IPs exist only
+in Neutron's database (no namespace, no NAT), and security group rules are stored and validated
+but enforced by nobody. Neutron does not notify Nova of port events (no `network-vif-plugged`;
+Nova's fake virt driver waits for none). Everything Shoal and Nova talk to (the REST API, its
+validation and policies, ML2's binding flow, IPAM, quotas, tags, the database) is Neutron's own.
 
 The database is a MariaDB database of its own (`--db-url`), its schema made by Neutron's real
 alembic migrations (`neutron-db-manage upgrade heads`). An external network `public`
 (flat, `router:external`, subnet 203.0.113.0/24) is made at start for routers and floating
-IPs. Requests without a token act as an admin of `--project` (noauth reads `X-Project-Id`).
+IPs. Requests without a token act as an admin of `--project` (noauth reads `X-Project-Id`;
+peers.py passes the Nova harness's project, as Nova boots only on a port of the server's
+project), and a request carrying `X-Service-Token` (Nova's) also has the `service` role.
 Prints `READY <url> <project>` when the API answers, and runs until killed.
 """
 
@@ -69,6 +74,8 @@ log_file = {STATE / "neutron-service.log"}
 debug = false
 host = neutron-peer
 allow_overlapping_ips = true
+notify_nova_on_port_status_changes = false
+notify_nova_on_port_data_changes = false
 [database]
 connection = {ARGS.db_url}
 [oslo_concurrency]
@@ -89,7 +96,7 @@ ML2_FILE.write_text(
     """[ml2]
 type_drivers = flat,vxlan
 tenant_network_types = vxlan
-mechanism_drivers =
+mechanism_drivers = shoal_bind_any
 extension_drivers = port_security
 [ml2_type_flat]
 flat_networks = public
@@ -97,6 +104,15 @@ flat_networks = public
 vni_ranges = 1:100000
 """
 )
+# The binding driver (neutron_bind.py, beside this script) is found by ML2 through its entry
+# point, as an installed driver would be: a distribution's metadata on the path.
+DIST = STATE / "shoal_neutron_bind-1.0.dist-info"
+DIST.mkdir()
+(DIST / "METADATA").write_text("Metadata-Version: 2.1\nName: shoal-neutron-bind\nVersion: 1.0\n")
+(DIST / "entry_points.txt").write_text(
+    "[neutron.ml2.mechanism_drivers]\nshoal_bind_any = neutron_bind:BindAnyHost\n"
+)
+sys.path.insert(0, str(STATE))
 started = time.monotonic()
 schema = dbcache.prepare(
     ARGS.db_url,
@@ -125,7 +141,11 @@ application = server.boot_server(api.api_server, prog="neutron-api")
 def as_admin(environ, start_response):  # type: ignore[no-untyped-def]
     environ.setdefault("HTTP_X_PROJECT_ID", ARGS.project)
     environ.setdefault("HTTP_X_USER_ID", "shoal-tests")
-    environ.setdefault("HTTP_X_ROLES", "admin,member,reader")
+    # A caller that sends a service token (Nova, tests/nova/cloud.py --neutron) is a service:
+    # Neutron lets only the `service` role write a port's `binding:profile`, which Nova's
+    # unbind on a server's delete does.
+    service = ",service" if environ.get("HTTP_X_SERVICE_TOKEN") else ""
+    environ.setdefault("HTTP_X_ROLES", "admin,member,reader" + service)
     return application(environ, start_response)
 
 

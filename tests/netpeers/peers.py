@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pymysql
 
-from tests.nova.conftest import Peer, start_peer
+from tests.nova.conftest import NOVA_PROJECT, Peer, start_peer
 from tests.support.server import free_port
 from tests.support.venvs import cache_root, cached_venv
 
@@ -78,6 +78,9 @@ def _start(kind: str, python: Path, tmp: Path, db: str) -> Peer:
         "--schema-cache",
         str(python.parent.parent.parent / "schema.sql"),
     ]
+    if kind == "neutron":
+        # Nova's project (tests/nova): Nova boots a server only on a port of the server's project.
+        args += ["--project", NOVA_PROJECT]
     return start_peer(python, HERE / f"{kind}_serve.py", args, tmp / f"{kind}.log")
 
 

@@ -9,6 +9,7 @@ here the interruption is deterministic: the attempt dies exactly in the window t
 
 from __future__ import annotations
 
+import asyncio
 import json
 import urllib.parse
 import urllib.request
@@ -440,4 +441,19 @@ async def _ports_before_boot(p: OpenStackProvider, nova: StubNova, netcloud: Net
     assert not neutron_get(netcloud, f"/ports?tags=shoal-cluster:{c}")["ports"]
     await p.delete(NodeKind.SERVER, made["web-2"].id)
     await p.networking.remove(c)
+    assert held(c, netcloud).resources == 0
+
+
+async def test_servers_booting_together_make_their_cluster_networks_once(
+    provider: OpenStackProvider, netcloud: NetCloud
+) -> None:
+    # A cluster's servers are created concurrently, each making sure of the networks its ports
+    # need first: one network, subnet, router and group, not one per server.
+    c = cluster_id()
+    doc = load_cluster(PORTS, default_inventory())
+    whole = ClusterNetworks(c, "os-ports", doc.networking, ())
+    await asyncio.gather(*(provider.networking.prepare(whole) for _ in range(3)))
+    made = held(c, netcloud)
+    assert made.by_kind == {"networks": 1, "subnets": 1, "routers": 1, "security-groups": 1}, made
+    await provider.networking.remove(c)
     assert held(c, netcloud).resources == 0

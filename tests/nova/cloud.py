@@ -10,7 +10,10 @@ compute API on 127.0.0.1:`--port` and prints `READY <url>` when it answers. It r
 is killed. Identity is stubbed: requests act as an admin of the harness's project unless they
 send `X-Roles` (see `DefaultAuthHeaders`); `--tenant-port` serves the same cloud to a plain
 member of the project (no admin role: no hypervisors, no forced hosts). Glance and Neutron are
-the harness's stand-ins, so servers boot with `"networks": "none"`.
+the harness's stand-ins, so servers boot with `"networks": "none"`, unless `--neutron URL`
+(a real Neutron, ../netpeers/neutron_serve.py, serving this cloud's project): then Nova's real
+Neutron client talks to it (`[neutron] auth_type = none`, `endpoint_override = URL`, no
+catalog, no Keystone) and the compute manager binds the ports a server boots on to its host.
 
 `--glance-port` serves the harness's images read-only in Glance v2's shape (`GlanceImages`),
 for Senlin's engine, which validates a profile's image through the catalog's `image` service.
@@ -63,6 +66,12 @@ def parse_args() -> argparse.Namespace:
         metavar="URL",
         default=None,
         help="Cinder v3 endpoint with project, e.g. http://127.0.0.1:18776/v3/<project>",
+    )
+    p.add_argument(
+        "--neutron",
+        metavar="URL",
+        default=None,
+        help="a real Neutron (noauth, serving this cloud's project), e.g. http://127.0.0.1:9696",
     )
     return p.parse_args()
 
@@ -214,7 +223,16 @@ class Cloud(test.TestCase, integrated_helpers.InstanceHelperMixin):
         self.stub_out("nova.virt.driver.load_compute_driver", _load_driver)
         self.useFixture(nova_fixtures.RealPolicyFixture())
         self.glance = self.useFixture(nova_fixtures.GlanceFixture(self))
-        self.useFixture(nova_fixtures.NeutronFixture(self))
+        if ARGS.neutron:
+            # Admin contexts without a token (the API's, below) use [neutron]'s own auth:
+            # keystoneauth's noauth plugin, straight at the endpoint, no catalog.
+            self.flags(auth_type="none", endpoint_override=ARGS.neutron, group="neutron")
+            # A service token on every call, as Nova's service user sends: the test Neutron
+            # gives it the `service` role, which unbinding a port on delete needs.
+            self.flags(send_service_user_token=True, group="service_user")
+            self.flags(auth_type="none", group="service_user")
+        else:
+            self.useFixture(nova_fixtures.NeutronFixture(self))
         self.useFixture(func_fixtures.PlacementFixture())
         self.useFixture(nova_fixtures.AllServicesCurrent())
         self.api_fixture = self.useFixture(nova_fixtures.OSAPIFixture(api_version="v2.1"))

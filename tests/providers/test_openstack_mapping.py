@@ -40,6 +40,19 @@ def test_a_server_reads_its_key_host_zone_address_and_fault() -> None:
     assert (r.id, r.key, r.kind, r.host, r.zone) == ("s1", "n1", NodeKind.SERVER, "host003", "az1")
     assert r.address == "10.0.0.5"
     assert r.details["fault"] == "No valid host was found."
+    # A floating IP Nova lists beside the fixed one is not the server's own address.
+    public = {"OS-EXT-IPS:type": "floating", "version": 4}
+    fixed = {"OS-EXT-IPS:type": "fixed", "version": 4}
+    nat = server_resource(
+        {
+            "id": "s2",
+            "status": "ACTIVE",
+            "addresses": {
+                "app": [{**public, "addr": "10.0.0.9"}, {**fixed, "addr": "192.168.0.5"}]
+            },
+        }
+    )
+    assert nat.address == "192.168.0.5"
 
 
 def test_a_volume_reads_its_attachment() -> None:

@@ -20,6 +20,8 @@ what a cluster deleted mid-way (a `kill -9` during its delete) left behind.
 
 from __future__ import annotations
 
+import asyncio
+
 from shoal.model.networks import (
     CidrSource,
     Direction,
@@ -170,21 +172,32 @@ class OpenStackNetworks:
         self._prepared: dict[str, ModelNetworks] = {}
         """Per cluster, the networking `prepare` last made (so a create of 100 servers makes
         sure of the networks once, not 100 times)."""
+        self._locks: dict[str, asyncio.Lock] = {}
+        """Per cluster: one make of its networks at a time. A cluster's servers boot
+        concurrently, and each create that found no network would make one of its own (seen
+        with a real Nova: three servers, three of every network, subnet, router and group)."""
+
+    def _lock(self, cluster_id: str) -> asyncio.Lock:
+        return self._locks.setdefault(cluster_id, asyncio.Lock())
 
     async def prepare(self, cluster: ClusterNetworks) -> None:
         """The networks and security groups a server's ports need, made if missing. Rules are
         added, never removed here: those naming servers are `apply`'s to keep."""
         if self._prepared.get(cluster.cluster_id) == cluster.spec:
             return
-        await self.neutron.ensure_networks(networks_request(cluster), prune_rules=False)
-        self._prepared[cluster.cluster_id] = cluster.spec
+        async with self._lock(cluster.cluster_id):
+            if self._prepared.get(cluster.cluster_id) == cluster.spec:
+                return  # made by the create this one waited for
+            await self.neutron.ensure_networks(networks_request(cluster), prune_rules=False)
+            self._prepared[cluster.cluster_id] = cluster.spec
 
     async def apply(self, cluster: ClusterNetworks) -> None:
         spec = cluster.spec
         if spec.empty:
             await self.remove(cluster.cluster_id)
             return
-        await self.neutron.ensure_networks(networks_request(cluster))
+        async with self._lock(cluster.cluster_id):
+            await self.neutron.ensure_networks(networks_request(cluster))
         wanted = {lb_key(lb.name) for lb in spec.load_balancers}
         if self.octavia is None:
             return
@@ -208,10 +221,11 @@ class OpenStackNetworks:
                 )
 
     async def remove(self, cluster_id: str) -> None:
-        self._prepared.pop(cluster_id, None)
-        if self.octavia is not None:
-            await self.octavia.delete_all(cluster_id)
-        await self.neutron.delete_all(cluster_id)
+        async with self._lock(cluster_id):
+            self._prepared.pop(cluster_id, None)
+            if self.octavia is not None:
+                await self.octavia.delete_all(cluster_id)
+            await self.neutron.delete_all(cluster_id)
 
     async def clusters(self) -> set[str]:
         found = await self.neutron.list_resources(None)

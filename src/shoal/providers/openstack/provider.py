@@ -118,12 +118,15 @@ def _fault(server: Json) -> str:
 
 
 def _address(server: Json) -> str | None:
-    found: list[tuple[int, str]] = []
+    """The server's own address: a fixed one (IPv4 first), never a floating IP Nova lists
+    beside it, which is the router's NAT address, not the server's (pools and rules use it)."""
+    found: list[tuple[bool, bool, str]] = []
     for addrs in (server.get("addresses") or {}).values():
         for a in addrs or []:
             if a.get("addr"):
-                found.append((0 if a.get("version") == 4 else 1, str(a["addr"])))
-    return min(found)[1] if found else None
+                floating = a.get("OS-EXT-IPS:type") == "floating"
+                found.append((floating, a.get("version") != 4, str(a["addr"])))
+    return min(found)[2] if found else None
 
 
 def server_resource(server: Json) -> Resource:
