@@ -14,6 +14,7 @@ from pathlib import Path
 import httpx
 import pytest_asyncio
 
+from shoal.engine.member_marks import MemberMarks
 from shoal.engine.nodework import RetryPolicy
 from shoal.engine.runtime import Engine
 from shoal.model.enums import ActionStatus
@@ -148,3 +149,12 @@ def _status(db: Database, action_id: str) -> ActionStatus | None:
     with db.reading() as conn:
         found = action_repo.get_action(conn, action_id)
     return found.status if found is not None else None
+
+
+def test_marks_are_bounded_oldest_first_and_taken_a_batch_at_a_time() -> None:
+    marks = MemberMarks(limit=3)
+    for cid in ("a", "b", "a", "c", "d"):  # a marked twice is one mark; d drops the oldest
+        marks.mark(cid)
+    assert len(marks) == 3
+    assert marks.take(2) == ["b", "c"]
+    assert marks.take(2) == ["d"] and marks.take() == []
