@@ -88,6 +88,11 @@ def octavia_post(cloud: NetCloud, path: str, body: Json) -> Any:
         return json.loads(resp.read())
 
 
+def octavia_get(cloud: NetCloud, path: str) -> Any:
+    with urllib.request.urlopen(f"{cloud.octavia.url}/v2/lbaas{path}", timeout=60) as resp:
+        return json.loads(resp.read())
+
+
 def held(c: str, cloud: NetCloud) -> Books:
     return books(c, cloud.neutron.url, cloud.octavia.url)
 
@@ -288,6 +293,31 @@ async def test_the_engine_driver_keeps_pool_and_rules_in_step_with_the_node_grou
         ("udp", 53, "10.0.0.0/8")
     ]
     assert c in await driver.clusters()
+
+    # Listeners changed alone (80 gone, 8080 new, 5432 sent to another pool): the same
+    # balancer (its id and VIP kept), its listeners made what the document says.
+    before = octavia_get(netcloud, f"/loadbalancers?tags=shoal-cluster:{c}")["loadbalancers"]
+    moved = DOCUMENT.replace(
+        "listeners: [{port: 80, protocol: HTTP, pool: web}, {port: 5432, pool: db}]",
+        "listeners: [{port: 8080, protocol: HTTP, pool: web}, {port: 5432, pool: web}]",
+    )
+    await driver.apply(cluster(networking(moved), [*now, db], c))
+    after = octavia_get(netcloud, f"/loadbalancers?tags=shoal-cluster:{c}")["loadbalancers"]
+    assert [(b["id"], b["vip_address"]) for b in after] == [
+        (b["id"], b["vip_address"]) for b in before
+    ]
+    lb_id = after[0]["id"]
+    pools = {
+        p["id"]: p["name"]
+        for p in octavia_get(netcloud, f"/pools?loadbalancer_id={lb_id}")["pools"]
+    }
+    listeners = octavia_get(netcloud, f"/listeners?loadbalancer_id={lb_id}")["listeners"]
+    assert sorted(
+        (x["protocol"], x["protocol_port"], pools[x["default_pool_id"]]) for x in listeners
+    ) == [("HTTP", 8080, "web"), ("TCP", 5432, "web")]
+    await driver.apply(cluster(networking(moved), [*now, db], c))  # again: nothing changes
+    again = octavia_get(netcloud, f"/listeners?loadbalancer_id={lb_id}")["listeners"]
+    assert sorted(x["id"] for x in again) == sorted(x["id"] for x in listeners)
 
     await driver.remove(c)
     assert held(c, netcloud).resources == 0
