@@ -1,8 +1,9 @@
-"""A balancer's members follow a scale-out while the action still runs (issue 26, gap 2), on
-`local` with the real HAProxy and real node processes, in-process (an engine over a real
-`LocalProvider`): the create of one new server is held until the test releases it, so the
-action cannot end before the other new server serves through the balancer. The node work
-marks the cluster (engine/member_marks.py) and the manager re-syncs its networking mid-action."""
+"""A balancer's members follow a scale-out or a scale-in while the action still runs (issue
+26, gap 2), on `local` with the real HAProxy and real node processes, in-process (an engine
+over a real `LocalProvider`): the create of one new server is held until the test releases it,
+so the action cannot end before the other new server serves through the balancer; a scale-in's
+deletes are held, so it cannot end before its victims leave the pool. The node work marks the
+cluster (engine/member_marks.py) and the manager re-syncs its networking mid-action."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ import pytest_asyncio
 from shoal.engine.member_marks import MemberMarks
 from shoal.engine.nodework import RetryPolicy
 from shoal.engine.runtime import Engine
-from shoal.model.enums import ActionStatus
+from shoal.model.enums import ActionStatus, NodeKind
 from shoal.providers.base import Resource, ServerRequest
 from shoal.providers.local import LocalProvider
 from shoal.service.clusters import ClusterService
@@ -29,15 +30,23 @@ from tests.support.server import free_port
 
 
 class HeldLocal(LocalProvider):
-    """A real local provider whose create of a server named `held` waits for `release`."""
+    """A real local provider whose create of a server named `held` waits for `release`, and
+    whose servers' deletes wait for `deletes`."""
 
     held = "-web-3"
     release: asyncio.Event
+    deletes: asyncio.Event
+    """Servers' deletes wait for it."""
 
     async def create_server(self, request: ServerRequest) -> Resource:
         if request.name.endswith(self.held):
             await self.release.wait()
         return await super().create_server(request)
+
+    async def delete(self, kind: NodeKind, resource_id: str) -> None:
+        if kind is NodeKind.SERVER:
+            await self.deletes.wait()
+        await super().delete(kind, resource_id)
 
 
 @pytest_asyncio.fixture
@@ -80,6 +89,7 @@ async def test_a_new_member_serves_before_the_scale_out_ends(
     home = tmp_path / "local"
     provider = HeldLocal(home, port=node_port, boot_timeout_s=30.0, stop_grace_s=2.0)
     provider.release = asyncio.Event()
+    provider.deletes = asyncio.Event()
     engine = Engine(
         sqlite,
         provider,
@@ -136,10 +146,20 @@ async def test_a_new_member_serves_before_the_scale_out_ends(
         provider.release.set()
         await _until(lambda: action_status() is ActionStatus.SUCCEEDED)
         await _until(lambda: _served(vip, listen) == {"web-1", "web-2", "web-3"})
+
+        # A scale-in whose deletes are held: the victims leave the pool before it ends.
+        back = await asyncio.to_thread(
+            lambda: service.scale(ADMIN, cid, out=False, count=2, nodegroup="web")
+        )
+        await _until(lambda: _served(vip, listen) == {"web-1"})
+        assert _status(sqlite, back.action.id) not in (ActionStatus.SUCCEEDED, ActionStatus.FAILED)
+        provider.deletes.set()
+        await _until(lambda: _status(sqlite, back.action.id) is ActionStatus.SUCCEEDED)
         gone = await asyncio.to_thread(service.delete, ADMIN, cid)
         await _until(lambda: _status(sqlite, gone.action.id) is ActionStatus.SUCCEEDED)
     finally:
         provider.release.set()
+        provider.deletes.set()
         await engine.stop()
         if (home / "resources").is_dir():
             await LocalProvider(home).purge()

@@ -410,6 +410,9 @@ class Engine:
             return False
         inventory = await self.inventory()
         for a in claimed:
+            if a.kind is ActionKind.NODE_DELETE and a.cluster_id is not None:
+                # Now DELETING: its server leaves the pools before it is stopped (issue 26).
+                self.context.members.mark(a.cluster_id)
             if a.attempts <= 1:
                 notifications.node_action(self.notifier, a, started=True)
             self._inflight += 1
