@@ -98,8 +98,16 @@ class LocalNetworking:
                 await netfilter.apply(table, script)
                 write_private(applied, script)
         else:
-            await netfilter.delete(table)
-            (directory / "filter.nft").unlink(missing_ok=True)
+            applied = directory / "filter.nft"
+            try:
+                await netfilter.delete(table)
+            except netfilter.NftError:
+                if applied.exists():
+                    raise
+                # Nothing was ever loaded for it: an nft that may not list tables (no
+                # CAP_NET_ADMIN) must not fail a cluster that needs no filter (its ports'
+                # addresses are recorded after this apply).
+            applied.unlink(missing_ok=True)
         wanted = {lb.name for lb in spec.load_balancers}
         for lb in spec.load_balancers:
             b = balancer.Balancer(directory, lb.name)
