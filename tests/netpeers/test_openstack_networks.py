@@ -10,6 +10,7 @@ here the interruption is deterministic: the attempt dies exactly in the window t
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import urllib.parse
 import urllib.request
@@ -86,6 +87,11 @@ def octavia_post(cloud: NetCloud, path: str, body: Json) -> Any:
         method="POST",
     )
     with urllib.request.urlopen(req, timeout=60) as resp:
+        return json.loads(resp.read())
+
+
+def octavia_get(cloud: NetCloud, path: str) -> Any:
+    with urllib.request.urlopen(f"{cloud.octavia.url}/v2/lbaas{path}", timeout=60) as resp:
         return json.loads(resp.read())
 
 
@@ -290,6 +296,31 @@ async def test_the_engine_driver_keeps_pool_and_rules_in_step_with_the_node_grou
     ]
     assert c in await driver.clusters()
 
+    # Listeners changed alone (80 gone, 8080 new, 5432 sent to another pool): the same
+    # balancer (its id and VIP kept), its listeners made what the document says.
+    before = octavia_get(netcloud, f"/loadbalancers?tags=shoal-cluster:{c}")["loadbalancers"]
+    moved = DOCUMENT.replace(
+        "listeners: [{port: 80, protocol: HTTP, pool: web}, {port: 5432, pool: db}]",
+        "listeners: [{port: 8080, protocol: HTTP, pool: web}, {port: 5432, pool: web}]",
+    )
+    await driver.apply(cluster(networking(moved), [*now, db], c))
+    after = octavia_get(netcloud, f"/loadbalancers?tags=shoal-cluster:{c}")["loadbalancers"]
+    assert [(b["id"], b["vip_address"]) for b in after] == [
+        (b["id"], b["vip_address"]) for b in before
+    ]
+    lb_id = after[0]["id"]
+    pools = {
+        p["id"]: p["name"]
+        for p in octavia_get(netcloud, f"/pools?loadbalancer_id={lb_id}")["pools"]
+    }
+    listeners = octavia_get(netcloud, f"/listeners?loadbalancer_id={lb_id}")["listeners"]
+    assert sorted(
+        (x["protocol"], x["protocol_port"], pools[x["default_pool_id"]]) for x in listeners
+    ) == [("HTTP", 8080, "web"), ("TCP", 5432, "web")]
+    await driver.apply(cluster(networking(moved), [*now, db], c))  # again: nothing changes
+    again = octavia_get(netcloud, f"/listeners?loadbalancer_id={lb_id}")["listeners"]
+    assert sorted(x["id"] for x in again) == sorted(x["id"] for x in listeners)
+
     await driver.remove(c)
     assert held(c, netcloud).resources == 0
     assert c not in await driver.clusters()
@@ -456,4 +487,90 @@ async def test_servers_booting_together_make_their_cluster_networks_once(
     made = held(c, netcloud)
     assert made.by_kind == {"networks": 1, "subnets": 1, "routers": 1, "security-groups": 1}, made
     await provider.networking.remove(c)
+
+
+def neutron_call(cloud: NetCloud, method: str, path: str, body: Json | None = None) -> Any:
+    req = urllib.request.Request(
+        f"{cloud.neutron.url}/v2.0{path}",
+        data=json.dumps(body).encode() if body is not None else None,
+        headers={"Content-Type": "application/json"},
+        method=method,
+    )
+    with urllib.request.urlopen(req, timeout=60) as resp:
+        raw = resp.read()
+    return json.loads(raw) if raw else None
+
+
+class PortingNova(StubNova):
+    """As StubNova, and like Nova makes a real Neutron port for each network a boot names (and
+    deletes it with the server), which is where a profile's floating IPs go."""
+
+    def __init__(self, cloud: NetCloud) -> None:
+        super().__init__()
+        self.cloud = cloud
+
+    def request(self, path: str, method: str, **kw: Any) -> _Answer:
+        answer = super().request(path, method, **kw)
+        url = urllib.parse.urlsplit(path)
+        if method == "POST" and url.path == "/servers":
+            sid = json.loads(answer.content)["server"]["id"]
+            for ref in kw["json"]["server"]["networks"]:
+                port = {"network_id": ref["uuid"], "device_id": sid, "device_owner": "compute:nova"}
+                neutron_call(self.cloud, "POST", "/ports", {"port": port})
+        elif method == "DELETE" and answer.status_code == 204:
+            sid = url.path.rsplit("/", 1)[-1]
+            for port in neutron_get(self.cloud, f"/ports?device_id={sid}")["ports"]:
+                neutron_call(self.cloud, "DELETE", f"/ports/{port['id']}")
+        return answer
+
+
+async def test_a_profiles_floating_network_gives_each_server_its_own_floating_ip(
+    provider: OpenStackProvider, netcloud: NetCloud
+) -> None:
+    """Senlin's `floating_network` (the profile's `floating_networks`): each server gets its
+    own floating IP on the port Nova made on that network, after its boot; a retried create
+    finds it; it goes with its server."""
+    c = cluster_id()
+    net_doc = "name: fipnet\nnetworks:\n  - {name: ext, cidr: 10.72.0.0/24, router: public}\n"
+    existing = ClusterNetworks(c, "fipnet", networking(net_doc), ())
+    await provider.networking.apply(existing)  # an existing network routed to `public`
+    (net,) = neutron_get(netcloud, f"/networks?tags=shoal-cluster:{c}")["networks"]
+    nova = PortingNova(netcloud)
+    real = provider._conn()
+    p = OpenStackProvider(lambda: _Cloud(real, nova), mode="tenant", poll_interval_s=0.01)
+    try:
+        base = load_cluster(PORTS, default_inventory()).node_groups[0].parts[0].profile
+        assert isinstance(base, ServerProfile)
+        profile = dataclasses.replace(
+            base, networks=(net["name"],), floating_networks=((net["name"], "public"),)
+        )
+        nodes = {name: uuid.uuid4().hex for name in ("web-1", "web-2")}
+
+        def request(name: str) -> ServerRequest:
+            return ServerRequest(nodes[name], f"fip-{name}", c, "", "nova", profile)
+
+        made = {name: await p.create_server(request(name)) for name in nodes}
+        again = await p.create_server(request("web-1"))  # a retry finds server and IP
+        assert again.id == made["web-1"].id and len(nova.boots) == 2
+
+        fips = neutron_get(netcloud, f"/floatingips?tags=shoal-cluster:{c}")["floatingips"]
+        owner = {
+            t.removeprefix("shoal-node:"): f["port_id"]
+            for f in fips
+            for t in f["tags"]
+            if t.startswith("shoal-node:")
+        }
+        assert len(fips) == 2 and set(owner) == set(nodes.values())
+        for name, key in nodes.items():
+            (port,) = neutron_get(netcloud, f"/ports?device_id={made[name].id}")["ports"]
+            assert owner[key] == port["id"]
+
+        await p.delete(NodeKind.SERVER, made["web-1"].id)  # scale-in: its IP goes with it
+        (left,) = neutron_get(netcloud, f"/floatingips?tags=shoal-cluster:{c}")["floatingips"]
+        assert f"shoal-node:{nodes['web-2']}" in left["tags"]
+        await p.delete(NodeKind.SERVER, made["web-2"].id)
+        assert not neutron_get(netcloud, f"/floatingips?tags=shoal-cluster:{c}")["floatingips"]
+    finally:
+        await p.close()
+        await provider.networking.remove(c)
     assert held(c, netcloud).resources == 0

@@ -1,6 +1,7 @@
 """Senlin server profiles' `networks` entries (issue 26), through the façade: the network and
-its ports' security groups are honoured; a port, fixed IP or floating IP, which Shoal's server
-profile cannot express, is refused naming the property (never silently dropped)."""
+its ports' security groups are honoured, and a floating network gives every member its own
+floating IP; a port, fixed IP or existing floating IP, which Shoal's server profile (shared by
+every member) cannot express, is refused naming the property (never silently dropped)."""
 
 from __future__ import annotations
 
@@ -35,15 +36,29 @@ async def test_networks_and_their_ports_groups_reach_the_members(senlin: Senlin)
     assert shown["spec"]["properties"]["networks"] == both, "the spec is shown as given"
 
 
+async def test_a_floating_network_gives_every_member_its_own_floating_ip(senlin: Senlin) -> None:
+    """Senlin's `floating_network` (one floating IP per server on that network) becomes the
+    member profile's `floating_networks`, which the openstack provider makes per server
+    (tests/netpeers); the same network given twice with different ones is refused."""
+    nets = [{"network": "private", "floating_network": "public"}, {"network": "public"}]
+    profile = await senlin.profile("fip", spec(nets))
+    body = {"cluster": {"name": "f", "profile_id": profile, "desired_capacity": 2}}
+    await senlin.accepted("POST", "/clusters", json=body)
+    r = await senlin.http.get("/v1/clusters/f", headers={"X-Auth-Token": senlin.token})
+    assert r.status_code == 200, r.text
+    (group,) = r.json()["cluster"]["node_groups"]
+    assert group["profile"]["networks"] == ["private", "public"]
+    assert group["profile"]["floating_networks"] == {"private": "public"}
+    twice = [*nets, {"network": "private", "floating_network": "other"}]
+    body = {"profile": {"name": "x", "spec": spec(twice)}}
+    error = senlin_error(await senlin.call("POST", "/profiles", json=body), 400)
+    assert "/spec/properties/networks/2/floating_network" in error["message"]
+
+
 async def test_what_the_profile_cannot_express_is_refused_naming_it(senlin: Senlin) -> None:
     cases: list[tuple[list[dict[str, Any]], dict[str, Any], list[str]]] = [
         ([{"network": "private", "fixed_ip": "10.0.0.5"}], {}, ["networks/0/fixed_ip"]),
         ([{"port": "p1"}], {}, ["networks/0/port"]),
-        (
-            [{"network": "private", "floating_network": "public"}],
-            {},
-            ["networks/0/floating_network"],
-        ),
         # Senlin's own checks, in its words.
         (
             [{"port": "p1", "fixed_ip": "10.0.0.5"}],
@@ -82,5 +97,5 @@ async def test_what_the_profile_cannot_express_is_refused_naming_it(senlin: Senl
     body = {"profile": {"name": "x", "spec": spec(many)}}
     error = senlin_error(await senlin.call("POST", "/profiles", json=body), 400)
     assert "/spec/properties/networks/0/fixed_ip" in error["message"]
-    assert "/spec/properties/networks/0/floating_network" in error["message"]
+    assert "/spec/properties/networks/0/floating_network" not in error["message"]
     assert (await senlin.ok("GET", "/profiles"))["profiles"] == [], "nothing stored"

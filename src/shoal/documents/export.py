@@ -39,6 +39,8 @@ def profile_document(p: Profile) -> dict[str, Any]:
             out["networks"] = list(p.networks)
         if p.security_groups:
             out["security_groups"] = list(p.security_groups)
+        if p.floating_networks:
+            out["floating_networks"] = dict(p.floating_networks)
     else:
         out = {"type": "volume", "size": p.size_gb}
         if p.volume_type:

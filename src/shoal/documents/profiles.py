@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from shoal.documents import catalog
-from shoal.documents.collect import ProblemList
+from shoal.documents.collect import ProblemList, child
 from shoal.documents.fields import Fields, mapping
 from shoal.documents.names import NAME_RULE, is_name, unknown
 from shoal.documents.tree import describe, is_mapping, quote
@@ -34,9 +34,10 @@ class Keys:
     metadata: str = "metadata"
     networks: str | None = "networks"
     security_groups: str | None = None
+    floating_networks: str | None = None
 
 
-NATIVE_KEYS = Keys(security_groups="security_groups")
+NATIVE_KEYS = Keys(security_groups="security_groups", floating_networks="floating_networks")
 
 
 def read_server(
@@ -56,6 +57,22 @@ def read_server(
     groups: list[tuple[str, str]] | None = []
     if keys.security_groups is not None:
         groups = f.names(keys.security_groups, what="security group name")
+    floating: dict[str, str] | None = {}
+    if keys.floating_networks is not None:
+        floating = f.text_map(keys.floating_networks)
+        attached = {n for n, _ in networks or []}
+        for net, external in (floating or {}).items():
+            if net not in attached:
+                f.out.add(
+                    child(f.at(keys.floating_networks), net),
+                    f"{quote(net)} is not one of the profile's networks: a floating IP is "
+                    "given through the server's port on one of them",
+                )
+            elif not is_name(external):
+                f.out.add(
+                    child(f.at(keys.floating_networks), net),
+                    f"{quote(external)} is not an external network's name",
+                )
     if len(f.out) != before or flavor is None or image is None:
         return None
     return ServerProfile(
@@ -66,6 +83,7 @@ def read_server(
         networks=tuple(n for n, _ in networks or []),
         name=name,
         security_groups=tuple(g for g, _ in groups or []),
+        floating_networks=tuple(sorted((floating or {}).items())),
     )
 
 

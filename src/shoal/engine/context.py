@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import ParamSpec, TypeVar
 
 from shoal.clock import Clock
+from shoal.engine.member_marks import MemberMarks
 from shoal.model.inventory import Inventory
 from shoal.providers.base import Provider
 from shoal.store.database import Database
@@ -39,6 +40,9 @@ class EngineContext:
     """Read the provider's inventory again (hosts fail and recover)."""
     wake: Callable[[], None]
     """New work was recorded: let the engine's loops look now rather than at the next poll."""
+    members: MemberMarks = field(default_factory=MemberMarks)
+    """Clusters whose servers the node work changed (the manager re-syncs their networking
+    even while an action runs: engine/member_marks.py)."""
 
     async def run_in_thread(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
         """Run blocking (database) work off the event loop."""

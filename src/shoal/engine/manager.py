@@ -206,6 +206,7 @@ class Manager:
         if self._client is None:
             self._client = httpx.AsyncClient(trust_env=False)
         clusters, busy, self._attempts = await ctx.run_in_thread(self._load)
+        await self._follow_busy(busy, now)
         if not clusters:
             # The last cluster's networking goes with it.
             await self.networks.forget(set(self._clusters.rows), self.mine, now)
@@ -243,6 +244,38 @@ class Manager:
         )
         await ctx.run_in_thread(self._write, writes, now)
         await self.workloads.tick(clusters, inventory)
+
+    async def _follow_busy(self, busy: set[str], now: float) -> None:
+        """The networking of busy clusters whose servers the node work changed since the last
+        tick (issue 26: a pool follows a scale-out's new servers before the action ends).
+        Only marked clusters (at most `member_marks.PER_TICK` a tick) with networking have
+        their nodes read; every other busy cluster costs nothing, as before."""
+        marked = self.ctx.members.take()
+        if self.networks.driver is None or not marked:
+            return
+        inventory = await self.ctx.inventory()
+        wanted: list[tuple[ClusterRecord, ClusterSpec]] = []
+        for cid in marked:
+            row = self._clusters.rows.get(cid)
+            if cid not in busy or row is None or not self.mine(cid):
+                continue  # settled: the tick's own pass syncs it
+            spec = self._spec(row[1], inventory)
+            if spec is not None and not spec.networking.empty:
+                wanted.append((row[1], spec))
+        if not wanted:
+            return
+
+        def read() -> dict[str, list[NodeRecord]]:
+            with self.ctx.db.reading() as conn:
+                return node_repo.live_nodes_by_cluster(conn, [c.id for c, _ in wanted])
+
+        nodes = await self.ctx.run_in_thread(read)
+        writes = _Writes()
+        for cluster, spec in wanted:
+            failed = await self.networks.sync(cluster, spec, nodes.get(cluster.id, []), now)
+            if failed is not None:
+                writes.events.append(cluster_event(cluster, cluster.status, failed, level="ERROR"))
+        await self.ctx.run_in_thread(self._write, writes, now)
 
     # -- reading -------------------------------------------------------------------------------
 

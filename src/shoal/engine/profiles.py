@@ -36,4 +36,5 @@ def profile_from_row(doc: dict[str, Any], inventory: Inventory) -> Profile:
         metadata=dict(doc.get("metadata") or {}),
         networks=tuple(doc.get("networks") or ()),
         security_groups=tuple(doc.get("security_groups") or ()),
+        floating_networks=tuple(sorted(dict(doc.get("floating_networks") or {}).items())),
     )

@@ -410,6 +410,9 @@ class Engine:
             return False
         inventory = await self.inventory()
         for a in claimed:
+            if a.kind is ActionKind.NODE_DELETE and a.cluster_id is not None:
+                # Now DELETING: its server leaves the pools before it is stopped (issue 26).
+                self.context.members.mark(a.cluster_id)
             if a.attempts <= 1:
                 notifications.node_action(self.notifier, a, started=True)
             self._inflight += 1
@@ -472,15 +475,19 @@ class Engine:
             return True
         batch, self._done = self._done[: self.flush_batch], self._done[self.flush_batch :]
         try:
-            await self._db(self._write, batch)
+            changed = await self._db(self._write, batch)
         except Exception:
             self._done = batch + self._done
             raise
+        for cluster_id in changed:  # issue 26: the manager re-syncs their networking now
+            self.context.members.mark(cluster_id)
         self._wake.set()
         return True
 
-    def _write(self, batch: list[NodeOutcome]) -> None:
+    def _write(self, batch: list[NodeOutcome]) -> list[str]:
+        """Record the batch; the clusters whose nodes changed status, in order."""
         now = self.clock.now()
+        changed: dict[str, None] = {}
         with self.db.transaction() as conn:
             finished = set(
                 action_repo.complete(
@@ -504,6 +511,8 @@ class Engine:
                 level = "INFO" if o.status is ActionStatus.SUCCEEDED else "ERROR"
                 if o.node_update is not None and a.node_id:
                     updates.append(o.node_update.change(a.node_id, now))
+                    if o.node_update.status is not None and a.cluster_id is not None:
+                        changed[a.cluster_id] = None
                 event = child_node_event(
                     a,
                     str(
@@ -533,6 +542,7 @@ class Engine:
                         status=str(o.node_update.status or "") if o.node_update else "",
                         physical_id=o.outputs.provider_id,
                     )
+        return list(changed)
 
     # -- active management ---------------------------------------------------------------------
 

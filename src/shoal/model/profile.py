@@ -25,6 +25,11 @@ class ServerProfile:
     security_groups: tuple[str, ...] = ()
     """Existing security groups (by name) of the server's ports on `networks` (Senlin's
     `os.nova.server` property; the openstack provider passes them to Nova)."""
+    floating_networks: tuple[tuple[str, str], ...] = ()
+    """(network, external network) pairs: every server of this profile gets its own floating
+    IP from the external network on its port of that network of `networks` (Senlin's
+    `floating_network`, issue 26): made after its boot, deleted with it, so it follows scale
+    out and in. The openstack provider makes them; `local` and `sim` ignore them (logical)."""
 
     @property
     def kind(self) -> NodeKind:

@@ -5,6 +5,13 @@ balancers' configs, pids and stats sockets, their loopback addresses in `vips.js
 nftables table named after the provider's home and the cluster, so a new provider on the same
 home finds it again and `remove` leaves nothing behind. Balancer addresses are 127.253.X.Y,
 outside the 127.Z.H.N of servers (zones and hosts are numbered from 1 and far below 253).
+
+Addresses a document leaves to the cloud are the ones that reach the thing here
+(`addresses`): a named port's is its server's own loopback address (every local server is
+reached there, whatever network the port is on), a floating IP's is its server's too (a public
+alias of the server, which on one machine is the server's address), a balancer's VIP is its
+HAProxy's 127.253.X.Y. So a deployment or an output taking one gets an address it can connect
+to, not a logical one.
 """
 
 from __future__ import annotations
@@ -15,6 +22,7 @@ import shutil
 from pathlib import Path
 
 from shoal.files import private_dir, write_private
+from shoal.model.outputs import NetAttr, NetworkFact
 from shoal.providers.local import balancer, netfilter
 from shoal.providers.networking import BalancerState, ClusterNetworks
 
@@ -90,8 +98,16 @@ class LocalNetworking:
                 await netfilter.apply(table, script)
                 write_private(applied, script)
         else:
-            await netfilter.delete(table)
-            (directory / "filter.nft").unlink(missing_ok=True)
+            applied = directory / "filter.nft"
+            try:
+                await netfilter.delete(table)
+            except netfilter.NftError:
+                if applied.exists():
+                    raise
+                # Nothing was ever loaded for it: an nft that may not list tables (no
+                # CAP_NET_ADMIN) must not fail a cluster that needs no filter (its ports'
+                # addresses are recorded after this apply).
+            applied.unlink(missing_ok=True)
         wanted = {lb.name for lb in spec.load_balancers}
         for lb in spec.load_balancers:
             b = balancer.Balancer(directory, lb.name)
@@ -125,3 +141,23 @@ class LocalNetworking:
             b = balancer.Balancer(directory, lb.name)
             out.append(await b.state(lb, cluster, vips.get(lb.name, "")))
         return tuple(out)
+
+    async def addresses(self, cluster: ClusterNetworks) -> dict[NetworkFact, str]:
+        """A named port's address for its first server (by name, as on openstack), a floating
+        IP's once its server exists, a VIP once its balancer was given its address."""
+        spec = cluster.spec
+        out: dict[NetworkFact, str] = {}
+        for p in spec.ports:
+            servers = cluster.members(p.member.target, p.member.part)
+            if p.name is not None and p.fixed_ip is None and servers:
+                out[NetworkFact(NetAttr.PORT_ADDRESS, p.name)] = servers[0].address
+        where = {s.name: s.address for s in cluster.servers}
+        for f in spec.floating_ips:
+            if f.address is None and f.server in where:
+                out[NetworkFact(NetAttr.FLOATING_IP_ADDRESS, f.name)] = where[f.server]
+        if any(lb.vip_address is None for lb in spec.load_balancers):
+            vips = self.vips(cluster) if self._dir(cluster.cluster_id).is_dir() else {}
+            for lb in spec.load_balancers:
+                if lb.vip_address is None and lb.name in vips:
+                    out[NetworkFact(NetAttr.VIP_ADDRESS, lb.name)] = vips[lb.name]
+        return out

@@ -7,7 +7,9 @@ tagged like Neutron's resources (`shoal`, `shoal-cluster:<cluster>`, `shoal-key:
 create retried after a crash either finds the balancer, whole, or makes it; there is no half
 graph to repair. Members are set per pool with the pool's batch update (`PUT .../members`),
 which makes the pool exactly the list given: the same call serves scale out, scale in,
-replacement and a host failure, and repeating it changes nothing.
+replacement and a host failure, and repeating it changes nothing. Listeners changed alone
+(a port, a protocol, the pool one sends to) are reconciled in place on the same balancer
+(`_reconcile_listeners`); a changed set of pools still makes a new balancer (netdriver.py).
 
 Octavia refuses any change while a balancer is PENDING_* (409, "immutable"): every change and
 the delete wait for it to settle and try again until `timeout_s`, so deleting a cluster whose
@@ -203,7 +205,80 @@ class Octavia:
             raise TemporaryError(f"{what} disappeared while being made")
         if lb.get("provisioning_status") == "ERROR":
             raise TemporaryError(f"{what} went to ERROR in Octavia")
+        if await self._reconcile_listeners(request, lb):
+            lb = await self._settle(str(lb["id"]), what)
+            if lb is None:
+                raise TemporaryError(f"{what} disappeared while its listeners changed")
         return _balancer(lb, await self._all_members(lb))
+
+    async def _reconcile_listeners(self, request: LoadBalancerRequest, lb: Json) -> bool:
+        """The balancer's listeners made what `request` says, in place (issue 26): one whose
+        port and protocol are no longer wanted is deleted (first: a port freed may be taken
+        again with another protocol), a missing one is made, one sending to another pool is
+        pointed at the right one. The balancer is kept (its VIP too). A listener is known by
+        its protocol and port, so a change retried after a crash finds what the first attempt
+        did. Whether anything changed."""
+        what = f"load balancer {request.name}"
+        found, _ = await self.api.call(
+            "GET", f"/lbaas/listeners?loadbalancer_id={lb['id']}", f"list listeners of {what}"
+        )
+        have = {
+            (str(x.get("protocol")), int(x["protocol_port"])): dict(x)
+            for x in found.get("listeners", [])
+        }
+        wanted = {(ln.protocol.value, ln.port): ln for ln in request.listeners}
+        pools = await self._pools(lb)
+        changed = False
+        for key, x in sorted(have.items()):
+            if key not in wanted:
+                await self._change(
+                    str(lb["id"]), "DELETE", f"/lbaas/listeners/{x['id']}", what, None
+                )
+                changed = True
+        for key, ln in sorted(wanted.items()):
+            pool_id = pools.get(ln.pool)
+            if pool_id is None:
+                raise PermanentError(f"{what} has no pool {ln.pool} for its listener {ln.port}")
+            current = have.get(key)
+            if current is None:
+                body: Json = {
+                    "name": f"{request.name}-{ln.protocol.value.lower()}-{ln.port}",
+                    "protocol": ln.protocol.value,
+                    "protocol_port": ln.port,
+                    "loadbalancer_id": str(lb["id"]),
+                    "default_pool_id": pool_id,
+                }
+                await self._change(str(lb["id"]), "POST", "/lbaas/listeners", what, body)
+                changed = True
+            elif current.get("default_pool_id") != pool_id:
+                path = f"/lbaas/listeners/{current['id']}"
+                await self._change(str(lb["id"]), "PUT", path, what, {"default_pool_id": pool_id})
+                changed = True
+        return changed
+
+    async def _change(
+        self, lb_id: str, method: str, path: str, what: str, listener: Json | None
+    ) -> None:
+        """One change of a balancer's listener, once the balancer is out of PENDING_* (Octavia
+        refuses changes until then, 409 "immutable"), tried again while it is busy."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.timeout_s
+        while True:
+            if await self._settle(lb_id, what) is None:
+                raise TemporaryError(f"{what} disappeared while its listeners changed")
+            try:
+                await self.api.call(
+                    method,
+                    path,
+                    f"change the listeners of {what}",
+                    body=None if listener is None else {"listener": listener},
+                    missing_ok=method == "DELETE",
+                )
+                return
+            except TemporaryError:
+                if loop.time() >= deadline:
+                    raise
+                await self._sleep(self.poll_interval_s)
 
     async def set_members(
         self, cluster: str, key: str, members: list[Member], pool: str = POOL

@@ -343,6 +343,8 @@ class OpenStackProvider:
             # Nova puts the ports it makes on the profile's networks in these groups (ports
             # Shoal made carry the document's own groups instead).
             server["security_groups"] = [{"name": g} for g in p.security_groups]
+        if p.floating_networks:
+            server["metadata"][PORTS_MARK] = "1"  # its floating IPs are deleted after it
         if request.metadata_url is not None:
             # An image with Heat's agents finds Shoal from this alone (userdata.py).
             settings = CollectorSettings(request.metadata_url, polling_interval=self.agent_poll_s)
@@ -403,6 +405,7 @@ class OpenStackProvider:
             server_id = str(existing["id"])
             status = existing.get("status")
             if status == "ACTIVE":
+                await self._floating_ips(request, server_id)
                 return server_resource(existing)
             if status == "ERROR" and not existing.get("OS-EXT-SRV-ATTR:host"):
                 # It never reached a host; nothing of it is worth keeping.
@@ -422,11 +425,42 @@ class OpenStackProvider:
                 await self.neutron.delete_node(request.key)
             raise
         try:
-            return await self._settle(server_id, what)
+            made = await self._settle(server_id, what)
         except PermanentError:
             # A server Nova could not place is of no use; leave nothing behind.
             await self._delete_server(server_id, what)
             raise
+        await self._floating_ips(request, server_id)
+        return made
+
+    async def _floating_ips(self, request: ServerRequest, server_id: str) -> None:
+        """The profile's `floating_networks` (Senlin's `floating_network`, issue 26): a
+        floating IP of the server's own, from the external network, on the port Nova made on
+        that network; keyed by node and network, so a retried create finds it, and tagged
+        with the node, so the server's delete removes it (`PORTS_MARK`). A failure is
+        temporary (the create is retried; the server is found, the IP made then)."""
+        what = f"server {request.profile.name or request.name}"
+        for net, external in request.profile.floating_networks:
+            refs = await self._network_refs(dataclasses.replace(request.profile, networks=(net,)))
+            assert isinstance(refs, list)  # a profile with networks names them
+            ref = refs[0]
+            found, _ = await self.network_api.call(
+                "GET",
+                f"/ports?device_id={quote(server_id)}&network_id={quote(str(ref['uuid']))}",
+                f"find the port of {what} on {net}",
+            )
+            ports = found.get("ports") or []
+            if not ports:
+                raise TemporaryError(f"{what} has no port on network {net} yet")
+            await self.neutron.ensure_floating_ip(
+                FloatingIpRequest(
+                    key=f"fip:{net}:{request.key}",
+                    cluster=request.cluster,
+                    external_network=external,
+                    port_id=str(ports[0]["id"]),
+                    node=request.key,
+                )
+            )
 
     async def _server_ports(self, request: ServerRequest, net: ServerNetworking) -> tuple[str, ...]:
         """The server's ports and floating IPs, made before it boots (found when made before)."""

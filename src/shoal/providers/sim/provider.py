@@ -46,6 +46,7 @@ from shoal.providers.base import (
 )
 from shoal.providers.errors import PermanentError, ResourceGone, TemporaryError
 from shoal.providers.sim.memory import MemoryState
+from shoal.providers.sim.networking import SimNetworking
 from shoal.providers.sim.replicas import SimReplicas
 from shoal.providers.sim.software import SimDeployments
 from shoal.providers.sim.sqlite import SqliteState
@@ -100,6 +101,8 @@ class SimProvider:
         """Ids being built by this process; a create with the same key waits on the event."""
         # Workloads' replicas (issue 22): simulated containers on the simulated servers.
         self.replicas = SimReplicas(self._server_view)
+        # Networking (issue 26): logical, with the addresses a document leaves to the cloud.
+        self.networking = SimNetworking()
 
     # -- the Provider protocol -------------------------------------------------------------
 

@@ -53,8 +53,9 @@ _NOVA_SCHEMA: dict[str, PropertySchema] = {
     "availability_zone": _p("String", "Zone to place the servers in"),
     "networks": _p(
         "List",
-        "Networks to attach: [{network: name, security_groups: [...]}]; a port, fixed_ip or "
-        "floating IP is refused (Shoal's server profile cannot express it)",
+        "Networks to attach: [{network: name, security_groups: [...], floating_network: "
+        "name}]; a port, fixed_ip or existing floating_ip is refused (Shoal's server profile, "
+        "shared by every member, cannot express it)",
         updatable=True,
     ),
     "key_name": _p("String", "Name of a key pair; " + _KEPT),
@@ -243,9 +244,11 @@ def to_native(type_name: str, props: JsonObject) -> JsonObject:
         networks = props.get("networks")
         groups = props.get("security_groups")
         if isinstance(networks, list):
-            names, port_groups = _networks(networks, groups)
+            names, port_groups, floating = _networks(networks, groups)
             if names:
                 out["networks"] = names
+            if floating:
+                out["floating_networks"] = floating  # issue 26: one floating IP per member
             groups = port_groups if port_groups is not None else groups
         elif networks is not None:
             out["networks"] = networks
@@ -265,10 +268,6 @@ _NOT_EXPRESSED = {
         "a fixed IP is one server's, and a Senlin cluster's members share the profile (a "
         "native document gives an instance's port a fixed_ip, docs/networks.md)"
     ),
-    "floating_network": (
-        "Shoal does not give every member of a cluster a floating IP (a native document's "
-        "floating_ips name the nodes, docs/networks.md)"
-    ),
     "floating_ip": (
         "Shoal does not associate an existing floating IP with a member (a native "
         "document's floating_ips name the nodes, docs/networks.md)"
@@ -280,9 +279,11 @@ names and one list of security groups): refused, naming the property, never drop
 
 def _networks(
     entries: list[JsonValue], groups: JsonValue
-) -> tuple[list[JsonValue], list[JsonValue] | None]:
-    """The network names of Senlin's `networks` entries, and the security groups their ports
-    take when the entries give them (one list for every port: the native profile's). Senlin's
+) -> tuple[list[JsonValue], list[JsonValue] | None, dict[str, JsonValue]]:
+    """The network names of Senlin's `networks` entries, the security groups their ports take
+    when the entries give them (one list for every port: the native profile's), and the
+    floating networks per network (`floating_network`: every member gets its own floating IP
+    on its port of that network, as Senlin makes one per server). Senlin's
     own checks first, in its words; then what the native profile cannot express, each named
     with its pointer, all at once (InvalidSpec)."""
     problems: list[dict[str, str]] = []
@@ -291,6 +292,7 @@ def _networks(
         problems.append({"path": f"/spec/properties/networks/{index}/{key}", "message": message})
 
     names: list[JsonValue] = []
+    floating: dict[str, JsonValue] = {}
     given: list[tuple[int, list[JsonValue]]] = []
     for i, entry in enumerate(entries):
         if not isinstance(entry, dict):
@@ -315,6 +317,14 @@ def _networks(
                 bad(i, key, f"The '{key}' property of networks is not supported: {why}.")
         if net:
             names.append(net)
+            if entry.get("floating_network") not in (None, ""):
+                if str(net) in floating and floating[str(net)] != entry["floating_network"]:
+                    bad(
+                        i,
+                        "floating_network",
+                        f"The network {net} is given twice with different floating networks.",
+                    )
+                floating[str(net)] = entry["floating_network"]
         sgs = entry.get("security_groups")
         if isinstance(sgs, list) and sgs:
             given.append((i, sgs))
@@ -334,7 +344,7 @@ def _networks(
     if problems:
         text = "; ".join(f"{p['path']}: {p['message']}" for p in problems)
         raise InvalidSpec(f"Failed in validating profile spec: {text}", problems)
-    return names, ports
+    return names, ports, floating
 
 
 def _boot_image(props: JsonObject) -> str | None:
