@@ -63,27 +63,65 @@ def constrainedness(problem: PlacementProblem, item: Item) -> tuple[float, ...]:
 
 
 def work_units(problem: PlacementProblem, rng: random.Random | None = None) -> list[list[int]]:
-    """Items grouped as the greedy places them: a zone block whole, other items alone."""
-    units: list[list[int]] = [list(b) for b in problem.blocks if b]
-    units.extend([it.index] for it in problem.items if it.block < 0)
-    rank = [constrainedness(problem, it) for it in problem.items]
-    # (rank, jitter, first item): the first item is unique, so the unit lists themselves
-    # are never compared and no key function is needed.
-    keyed = [
-        (
-            rank[u[0]] if len(u) == 1 else min(rank[i] for i in u),
-            rng.random() if rng else 0.0,
-            u[0],
-            u,
-        )
-        for u in units
-    ]
-    keyed.sort()
-    units = [ku[3] for ku in keyed]
-    for u in units:
-        if len(u) > 1:
-            u.sort(key=lambda i: (rank[i], i))
-    return units
+    """Items grouped as the greedy places them: a zone block whole, other items alone.
+
+    Order: constrainedness, then (with `rng`, on retries) a random jitter, then the first
+    item's index. Without `rng` the order is bucketed: a large cluster has a handful of
+    distinct ranks (replicas of a group share theirs), so the units are grouped by rank and
+    only the distinct ranks are sorted (linear in the items, where one sort of every unit
+    grew as n log n and compared long tuples).
+    """
+    items = problem.items
+    memo: dict[tuple[int, int, bool], tuple[float, ...]] = {}
+
+    def rank(it: Item) -> tuple[float, ...]:
+        if it.rules:
+            return constrainedness(problem, it)
+        # Without rules the rank depends only on the demand, zones and pin, which replicas
+        # of a group share (the same objects): one computation per group.
+        key = (id(it.demand), id(it.zones), it.fixed_host is None)
+        r = memo.get(key)
+        if r is None:
+            r = memo[key] = constrainedness(problem, it)
+        return r
+
+    # Blocks: (first item as listed, the block's items most constrained first). The listed
+    # first item breaks ties between units, as it always has.
+    blocks = [(b[0], sorted(b, key=lambda i: (rank(items[i]), i))) for b in problem.blocks if b]
+    if rng is not None:
+        units = [u for _, u in blocks]
+        units.extend([it.index] for it in items if it.block < 0)
+        firsts = [first for first, _ in blocks] + [u[0] for u in units[len(blocks) :]]
+        # (rank, jitter, first item): the first item is unique, so the unit lists themselves
+        # are never compared and no key function is needed.
+        keyed = [
+            (rank(items[u[0]]), rng.random(), first, u)
+            for first, u in zip(firsts, units, strict=True)
+        ]
+        keyed.sort()
+        return [ku[3] for ku in keyed]
+    by_rank: dict[tuple[float, ...], list[tuple[int, list[int]]]] = {}
+    for first, u in blocks:  # a block ranks as its most constrained item, which leads it
+        by_rank.setdefault(rank(items[u[0]]), []).append((first, u))
+    with_blocks = set(by_rank)
+    for it in items:
+        if it.block < 0:
+            r = rank(it)
+            bucket = by_rank.get(r)
+            if bucket is None:
+                bucket = by_rank[r] = []
+            bucket.append((it.index, [it.index]))
+    out: list[list[int]] = []
+    for r in sorted(by_rank):
+        bucket = by_rank[r]
+        if r in with_blocks:  # blocks came first: put every unit back in first-item order
+            bucket.sort(key=_first)
+        out.extend(u for _, u in bucket)
+    return out
+
+
+def _first(unit: tuple[int, list[int]]) -> int:
+    return unit[0]
 
 
 def has_zone_filters(item: Item) -> bool:

@@ -124,6 +124,13 @@ class _UnionFind:
             self.parent[rb] = ra
 
 
+# Most items of a large cluster belong to no counted rule: they share these two empties
+# (never changed: `_constraints` gives an item its own on its first membership) instead of
+# allocating a list and a dict each.
+_NO_MEMBERSHIPS: list[tuple[int, int]] = []
+_NO_RULES: dict[str, list[tuple[Constraint, int]]] = {}
+
+
 def _demand_tuple(d: Demand) -> list[int]:
     return [d.vcpus, d.ram_mb, d.disk_gb, d.volume_gb]
 
@@ -321,7 +328,9 @@ def _make_items(
         look = new_nodes[0].group if len(units) == 1 and fixed is None else None
         known = looks.get(look) if look is not None else None
         if known is not None and len(new_nodes) == len(unit_nodes[units[0]]):
-            item = Item(len(items), new_nodes, known[0], known[1], None, -1)
+            item = Item(
+                len(items), new_nodes, known[0], known[1], None, -1, _NO_MEMBERSHIPS, _NO_RULES
+            )
             items.append(item)
             unit_item[units[0]] = item.index
             continue
@@ -351,6 +360,8 @@ def _make_items(
             zones=zones,
             fixed_host=fixed,
             block=-1,
+            memberships=_NO_MEMBERSHIPS,
+            rules=_NO_RULES,
         )
         if zones is not None and not zones:
             reasons.append(f"{item.label()}: its nodes allow no common zone")
@@ -447,8 +458,11 @@ def _constraints(
             if ii is not None and u not in existing_units:
                 mult[ii] = mult.get(ii, 0) + 1
         for ii, m in mult.items():
-            items[ii].memberships.append((c.index, m))
-            items[ii].rules.setdefault(c.key, []).append((c, m))
+            item = items[ii]
+            if item.memberships is _NO_MEMBERSHIPS:  # its own, now that it has one
+                item.memberships, item.rules = [], {}
+            item.memberships.append((c.index, m))
+            item.rules.setdefault(c.key, []).append((c, m))
             if g.rule is Rule.ANTI_AFFINITY and m > g.max_per_domain:
                 reasons.append(
                     f"{g.describe()} allows {g.max_per_domain} member(s) per {g.scope}, but "

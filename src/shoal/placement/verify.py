@@ -85,9 +85,20 @@ def verify_placement(
     unit_host: dict[str, str] = {}
     # Replicas share their profile object: its demand is worked out once.
     demand_of: dict[int, tuple[int, int, int, int]] = {}
+    grouping_units = [
+        (g, list(dict.fromkeys(u for ref in g.members for u in member_units(spec, ref))))
+        for g in spec.groupings
+    ]
+    # Spreads need their members' nodes (for the zones they may use): gathered in the one
+    # pass over the nodes, for their units only (a list per unit of the cluster costs more
+    # than the rest of this check on a large one).
+    spread_units = {u for g, units in grouping_units if g.rule is Rule.SPREAD for u in units}
+    by_unit: dict[str, list[NodeSpec]] = {}
     # Bound methods and names held locally: this loop reads every node of the cluster.
     host_of, host_named, load_of, unit_at = hosts.get, inv_hosts.get, load.get, unit_host.setdefault
     for n in nodes:
+        if spread_units and n.unit in spread_units:
+            by_unit.setdefault(n.unit, []).append(n)
         host_name = host_of(n.name)
         if host_name is None:
             hard.append(f"node {n.name} has no host")
@@ -133,12 +144,8 @@ def verify_placement(
 
     soft_out: list[SoftViolation] = []
     checks: list[RuleCheck] = []
-    by_unit: dict[str, list[NodeSpec]] = {}
-    for n in nodes:
-        by_unit.setdefault(n.unit, []).append(n)
     known_zones = set(inventory.zones)
-    for g in spec.groupings:
-        units = list(dict.fromkeys(u for ref in g.members for u in member_units(spec, ref)))
+    for g, units in grouping_units:
         unit_domain: dict[str, str] = {}
         for u in units:
             h = inv_hosts.get(unit_host.get(u, ""))
