@@ -243,7 +243,7 @@ def _result(
     # Consecutive nodes nearly always share group and profile: the last look is at hand.
     last_profile: object = None
     last_group = ""
-    look = ("", None, None)
+    look: tuple[str, str | None, str | None] = ("", None, None)
     for item in problem.items:
         host, zone = where[host_of[item.index]]
         for n in item.nodes:
