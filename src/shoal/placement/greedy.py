@@ -21,6 +21,7 @@ from shoal.placement.filters import (
 from shoal.placement.problem import RAM, VCPU, VOL, Item, PlacementProblem, rule_key
 from shoal.placement.scorers import (
     ObjectiveScore,
+    SpreadBalance,
     ZoneScorer,
     affinity_hosts,
     has_soft_host_rules,
@@ -149,9 +150,11 @@ class Plan:
     rest: tuple[Filter, ...] = ()
     """The host filters besides capacity, for `_roomiest`."""
     objective_zone: int = 0
-    """-1 (spread) or 1 (pack) when the objective is the only zone scorer: the best zone is
-    then the first with the most (least) free room, read off the state with no sort key per
-    zone (most items of a large cluster); 0 otherwise."""
+    """-1 (spread) or 1 (pack) when the objective is the only zone scorer, or the last after
+    spread balance (`spread_first`): the best zone is then read off the state with no sort
+    key per zone (most items of a large cluster); 0 otherwise."""
+    spread_first: bool = False
+    """Spread balance, then the objective: the zones with the fewest members first."""
 
 
 def plans(
@@ -169,7 +172,9 @@ def plans(
             host_filters = tuple(f for f in HOST_FILTERS if f.can_reject(it))
             soft = has_soft_host_rules(it)
             active = tuple(s for s in scorers if s.applies(it))
-            only = active[0] if len(active) == 1 else None
+            last = active[-1] if active else None
+            spread_first = len(active) == 2 and isinstance(active[0], SpreadBalance)
+            only = last if len(active) == 1 or spread_first else None
             plan = memo[key] = Plan(
                 tuple(f for f in ZONE_FILTERS if f.can_reject(it)),
                 host_filters,
@@ -178,6 +183,7 @@ def plans(
                 not soft and objective is not Objective.PACK and it.fixed_host is None,
                 tuple(f for f in host_filters if f is not CAPACITY),
                 (-1 if only.sign < 0 else 1) if isinstance(only, ObjectiveScore) else 0,
+                spread_first and isinstance(only, ObjectiveScore),
             )
         out.append(plan)
     return out
@@ -266,6 +272,25 @@ def _host_in_zone(
     return pick_host(state, item, zone, objective, plan)
 
 
+def _best_zone(state: SearchState, item: Item, plan: Plan, fraction: list[float]) -> int | None:
+    """The zone with the least key (`zone_keys`: spread balance's count when it applies,
+    the objective's score, then the zone) without making the keys: the first zone with the
+    most free room (spread) or the least (pack), among those with the fewest members of the
+    item's one zone spread. None when the general way must answer (several spreads)."""
+    zones: list[int] | range = range(len(fraction))
+    if plan.spread_first:
+        rules = item.rules[_SPREAD_ZONE]
+        if len(rules) != 1:
+            return None
+        counts = state.zone_counts[rules[0][0].index]
+        low = min(counts)
+        if counts.count(low) == 1:
+            return counts.index(low)
+        zones = [z for z, c in enumerate(counts) if c == low]
+    pick = max if plan.objective_zone < 0 else min
+    return pick(zones, key=fraction.__getitem__)
+
+
 def place_item(state: SearchState, item: Item, objective: Objective, plan: Plan) -> int | None:
     # Soft host rules win over the zone order: a host that breaks one is kept only as a
     # fallback while a later zone may still offer one that does not (soft affinity with a
@@ -277,10 +302,8 @@ def place_item(state: SearchState, item: Item, objective: Objective, plan: Plan)
     if plan.objective_zone and item.zones is None:
         d = item.demand
         fraction = state.zone_fraction[0 if d[RAM] > 0 or d[VOL] == 0 else 1]
-        if fraction:
-            # The least key (the objective's score, then the zone) without the keys: the
-            # first zone with the most free room (spread) or the least (pack).
-            z = fraction.index(max(fraction) if plan.objective_zone < 0 else min(fraction))
+        z = _best_zone(state, item, plan, fraction) if fraction else None
+        if z is not None:
             h = _host_in_zone(state, item, z, objective, plan)
             if h is not None and not (soft and soft_host_breaks(state, item, h)):
                 state.place(item, h)
