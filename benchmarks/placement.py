@@ -9,7 +9,9 @@ Scenarios (each in its own process, so peak RSS is its own):
   places them (must be 0).
 - `1k-on-500`: 1,000 nodes on 500 hosts.
 - `growth` (issue 23): placement's CPU per node at 100,000 nodes over 1,000 (`growth`, target
-  <= 1.5), on `benchmarks/scale.py`'s cluster shape and host count.
+  <= 1.5), on `benchmarks/scale.py`'s cluster shape and host count; the same at 10,000
+  (`cpu_us_per_node_mid`, `growth_mid`), and at 10,000 the ratio to the reference greedy in
+  the same run (`ratio_mid` by wall time, `ratio_mid_cpu` by CPU time, target >= 0.5).
 - `10k-on-5000`: 10,000 nodes (server+volume units in host affinity, 200 host anti-affinity
   groups of 5, zone spread over 10 zones, mixed flavors) on 5,000 hosts. Target: >= 50,000
   nodes/s on one core, < 500 MB.
@@ -31,6 +33,7 @@ from __future__ import annotations
 
 import json
 import multiprocessing as mp
+import os
 import resource
 import sys
 import time
@@ -101,6 +104,16 @@ def _node_count(spec: ClusterSpec) -> int:
 
 def reference_greedy(spec: ClusterSpec, inv: Inventory, max_per_host: int = 2) -> tuple[int, float]:
     """Constraint-blind bucketed greedy over the same units and hosts: (nodes placed, seconds).
+    See `reference_greedy_timed`."""
+    placed, seconds, _ = reference_greedy_timed(spec, inv, max_per_host)
+    return placed, seconds
+
+
+def reference_greedy_timed(
+    spec: ClusterSpec, inv: Inventory, max_per_host: int = 2
+) -> tuple[int, float, float]:
+    """Constraint-blind bucketed greedy over the same units and hosts: (nodes placed, wall
+    seconds, CPU seconds), both of the placing only (its input made outside the timing).
 
     Hosts sit in per-zone buckets by free vcpus; a unit goes to the zone where its group has
     fewest members, on the first host of the smallest bucket that fits (best fit on vcpus)
@@ -119,7 +132,7 @@ def reference_greedy(spec: ClusterSpec, inv: Inventory, max_per_host: int = 2) -
         u[4] += nd.volume_gb
         u[5] += 1
     work = list(units.values())
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     nz = len(zones)
     top = max(h[1] for h in hosts) + 1
     buckets: list[list[set[int]]] = [[set() for _ in range(top)] for _ in range(nz)]
@@ -159,7 +172,7 @@ def reference_greedy(spec: ClusterSpec, inv: Inventory, max_per_host: int = 2) -
         per_host[g, found] = per_host.get((g, found), 0) + 1
         per_zone[g, f[0]] = per_zone.get((g, f[0]), 0) + 1
         placed += count
-    return placed, time.perf_counter() - t0
+    return placed, time.perf_counter() - t0, time.process_time() - c0
 
 
 def _timed(fn: Any) -> tuple[Any, float, float]:
@@ -308,15 +321,47 @@ def scale_shape(nodes: int) -> ClusterSpec:
     return ClusterSpec("scale", node_groups=node_groups, groupings=(spread,))
 
 
-def scenario_growth(small: int, large: int) -> dict[str, Any]:
+def scenario_growth(small: int, large: int, mid: int = 10_000) -> dict[str, Any]:
     """Placement's CPU per node at `large` nodes over `small` (issue 23: within 1.5x), on
-    `scale.py`'s shape and sim inventory (a host per 8 nodes, 3 zones); best of 3 each."""
+    `scale.py`'s shape and sim inventory (a host per 8 nodes, 3 zones); best of 3 at the
+    largest size, of up to 20 at smaller ones.
+
+    At `mid` nodes also the ratio to the reference greedy (issue 23: at least 0.5 at 10,000),
+    in the same run on the same units and hosts, Shoal and the reference alternating 3 times,
+    best of each. The reference is timed as /work/shared/peers/greedy/bench.py times its
+    placers: the placing loop only, by the wall clock and by CPU time (`ratio_mid`,
+    `ratio_mid_cpu`).
+    """
     per_node: dict[int, float] = {}
-    for n in (small, large):
+    ratio: dict[str, Any] = {}
+    refs: list[tuple[int, float, float]] = []
+    for n in (small, mid, large):
         spec, inv = scale_shape(n), synthetic_inventory(max(10, n // 8), 3, seed=7)
         solve(scale_shape(100), inv, seed=1)  # imports and caches outside the timing
-        best = min(_timed(lambda s=spec, i=inv: solve(s, i, seed=1))[2] for _ in range(3))
-        per_node[n] = best / n
+        runs = []
+        # Best of 3 at 100,000; more at smaller sizes, where a run is short enough that one
+        # slice of a loaded machine decides it (more samples only lower the small-size
+        # figures, so the growth is not flattered).
+        for _ in range(max(3, 20_000 // n)):
+            _, wall, cpu = _timed(lambda s=spec, i=inv: solve(s, i, seed=1))
+            runs.append((wall, cpu))
+            if n == mid and len(refs) < 3:
+                refs.append(reference_greedy_timed(spec, inv))
+        per_node[n] = min(c for _, c in runs) / n
+        if n == mid:
+            wall = min(w for w, _ in runs)
+            placed = refs[0][0]
+            ref_wall = min(r[1] for r in refs)
+            ref_cpu = min(r[2] for r in refs)
+            ratio = {
+                "nodes_per_s_mid": round(n / wall),
+                "nodes_per_s_cpu_mid": round(1 / per_node[n]),
+                "reference_nodes_per_s_mid": round(placed / ref_wall),
+                "reference_nodes_per_s_cpu_mid": round(placed / max(ref_cpu, 1e-9)),
+                "reference_unplaced_mid": n - placed,
+                "ratio_mid": round((n / wall) / (placed / ref_wall), 3),
+                "ratio_mid_cpu": round((1 / per_node[n]) / (placed / max(ref_cpu, 1e-9)), 3),
+            }
     return {
         "scenario": "growth",
         "nodes_small": small,
@@ -324,6 +369,11 @@ def scenario_growth(small: int, large: int) -> dict[str, Any]:
         "cpu_us_per_node_small": round(per_node[small] * 1e6, 2),
         "cpu_us_per_node_large": round(per_node[large] * 1e6, 2),
         "growth": round(per_node[large] / per_node[small], 3),
+        "nodes_mid": mid,
+        "cpu_us_per_node_mid": round(per_node[mid] * 1e6, 2),
+        "growth_mid": round(per_node[mid] / per_node[small], 3),
+        **ratio,
+        "load_1min": round(os.getloadavg()[0], 2),
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
     }
 

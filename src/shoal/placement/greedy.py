@@ -20,6 +20,8 @@ from shoal.placement.filters import (
 )
 from shoal.placement.problem import RAM, VCPU, VOL, Item, PlacementProblem, rule_key
 from shoal.placement.scorers import (
+    ObjectiveScore,
+    SpreadBalance,
     ZoneScorer,
     affinity_hosts,
     has_soft_host_rules,
@@ -62,28 +64,63 @@ def constrainedness(problem: PlacementProblem, item: Item) -> tuple[float, ...]:
     return (0 if item.fixed_host is not None else 1, nz, -hard, -size)
 
 
-def work_units(problem: PlacementProblem, rng: random.Random | None = None) -> list[list[int]]:
-    """Items grouped as the greedy places them: a zone block whole, other items alone."""
-    units: list[list[int]] = [list(b) for b in problem.blocks if b]
-    units.extend([it.index] for it in problem.items if it.block < 0)
-    rank = [constrainedness(problem, it) for it in problem.items]
-    # (rank, jitter, first item): the first item is unique, so the unit lists themselves
-    # are never compared and no key function is needed.
-    keyed = [
-        (
-            rank[u[0]] if len(u) == 1 else min(rank[i] for i in u),
-            rng.random() if rng else 0.0,
-            u[0],
-            u,
-        )
-        for u in units
-    ]
-    keyed.sort()
-    units = [ku[3] for ku in keyed]
-    for u in units:
-        if len(u) > 1:
-            u.sort(key=lambda i: (rank[i], i))
-    return units
+def work_units(
+    problem: PlacementProblem, rng: random.Random | None = None
+) -> tuple[list[int], list[list[int]]]:
+    """The order the greedy places items in: a zone block whole, other items alone.
+
+    Answers (order, blocks): an entry `i >= 0` of `order` is item `i` alone, an entry
+    `-1 - k` is `blocks[k]`, a zone block's items, most constrained first. (A list per item
+    cost more, on a large cluster, than ordering them.)
+
+    Order: constrainedness, then (with `rng`, on retries) a random jitter, then the first
+    item's index (a block's first as listed). Without `rng` the order is bucketed: a large
+    cluster has a handful of distinct ranks (replicas of a group share theirs), so only the
+    distinct ranks are sorted: linear in the items, where one sort of every unit grew as
+    n log n.
+    """
+    items = problem.items
+    memo: dict[tuple[int, int, bool], tuple[float, ...]] = {}
+
+    def rank(it: Item) -> tuple[float, ...]:
+        if it.rules:
+            return constrainedness(problem, it)
+        # Without rules the rank depends only on the demand, zones and pin, which replicas
+        # of a group share (the same objects): one computation per group.
+        key = (id(it.demand), id(it.zones), it.fixed_host is None)
+        r = memo.get(key)
+        if r is None:
+            r = memo[key] = constrainedness(problem, it)
+        return r
+
+    listed = [b for b in problem.blocks if b]
+    firsts = [b[0] for b in listed]
+    blocks = [sorted(b, key=lambda i: (rank(items[i]), i)) for b in listed]
+    if rng is not None:
+        # (rank, jitter, first item, entry): the first item is unique, so entries are never
+        # compared and no key function is needed.
+        keyed = [(rank(items[b[0]]), rng.random(), firsts[k], -1 - k) for k, b in enumerate(blocks)]
+        keyed.extend((rank(it), rng.random(), it.index, it.index) for it in items if it.block < 0)
+        keyed.sort()
+        return [ku[3] for ku in keyed], blocks
+    by_rank: dict[tuple[float, ...], list[int]] = {}
+    for k, b in enumerate(blocks):  # a block ranks as its most constrained item, its first
+        by_rank.setdefault(rank(items[b[0]]), []).append(-1 - k)
+    with_blocks = set(by_rank)
+    for it in items:
+        if it.block < 0:
+            r = rank(it)
+            bucket = by_rank.get(r)
+            if bucket is None:
+                bucket = by_rank[r] = []
+            bucket.append(it.index)
+    order: list[int] = []
+    for r in sorted(by_rank):
+        bucket = by_rank[r]
+        if r in with_blocks:  # blocks came first: put every entry back in first-item order
+            bucket.sort(key=lambda e: e if e >= 0 else firsts[-1 - e])
+        order.extend(bucket)
+    return order, blocks
 
 
 def has_zone_filters(item: Item) -> bool:
@@ -112,6 +149,12 @@ class Plan:
     room that `rest` passes (`_roomiest`), as for every item of a large cluster."""
     rest: tuple[Filter, ...] = ()
     """The host filters besides capacity, for `_roomiest`."""
+    objective_zone: int = 0
+    """-1 (spread) or 1 (pack) when the objective is the only zone scorer, or the last after
+    spread balance (`spread_first`): the best zone is then read off the state with no sort
+    key per zone (most items of a large cluster); 0 otherwise."""
+    spread_first: bool = False
+    """Spread balance, then the objective: the zones with the fewest members first."""
 
 
 def plans(
@@ -128,13 +171,19 @@ def plans(
         if plan is None:
             host_filters = tuple(f for f in HOST_FILTERS if f.can_reject(it))
             soft = has_soft_host_rules(it)
+            active = tuple(s for s in scorers if s.applies(it))
+            last = active[-1] if active else None
+            spread_first = len(active) == 2 and isinstance(active[0], SpreadBalance)
+            only = last if len(active) == 1 or spread_first else None
             plan = memo[key] = Plan(
                 tuple(f for f in ZONE_FILTERS if f.can_reject(it)),
                 host_filters,
-                tuple(s for s in scorers if s.applies(it)),
+                active,
                 soft,
                 not soft and objective is not Objective.PACK and it.fixed_host is None,
                 tuple(f for f in host_filters if f is not CAPACITY),
+                (-1 if only.sign < 0 else 1) if isinstance(only, ObjectiveScore) else 0,
+                spread_first and isinstance(only, ObjectiveScore),
             )
         out.append(plan)
     return out
@@ -223,6 +272,25 @@ def _host_in_zone(
     return pick_host(state, item, zone, objective, plan)
 
 
+def _best_zone(state: SearchState, item: Item, plan: Plan, fraction: list[float]) -> int | None:
+    """The zone with the least key (`zone_keys`: spread balance's count when it applies,
+    the objective's score, then the zone) without making the keys: the first zone with the
+    most free room (spread) or the least (pack), among those with the fewest members of the
+    item's one zone spread. None when the general way must answer (several spreads)."""
+    zones: list[int] | range = range(len(fraction))
+    if plan.spread_first:
+        rules = item.rules[_SPREAD_ZONE]
+        if len(rules) != 1:
+            return None
+        counts = state.zone_counts[rules[0][0].index]
+        low = min(counts)
+        if counts.count(low) == 1:
+            return counts.index(low)
+        zones = [z for z, c in enumerate(counts) if c == low]
+    pick = max if plan.objective_zone < 0 else min
+    return pick(zones, key=fraction.__getitem__)
+
+
 def place_item(state: SearchState, item: Item, objective: Objective, plan: Plan) -> int | None:
     # Soft host rules win over the zone order: a host that breaks one is kept only as a
     # fallback while a later zone may still offer one that does not (soft affinity with a
@@ -231,6 +299,16 @@ def place_item(state: SearchState, item: Item, objective: Objective, plan: Plan)
     # Zones are ordered lazily: the best zone (the least key) nearly always has a host, so
     # it is tried before the others are sorted, and most items never sort them. The order
     # does not depend on the filters, so zones are filtered as they come.
+    if plan.objective_zone and item.zones is None:
+        d = item.demand
+        fraction = state.zone_fraction[0 if d[RAM] > 0 or d[VOL] == 0 else 1]
+        z = _best_zone(state, item, plan, fraction) if fraction else None
+        if z is not None:
+            h = _host_in_zone(state, item, z, objective, plan)
+            if h is not None and not (soft and soft_host_breaks(state, item, h)):
+                state.place(item, h)
+                return h
+            # No host there: the general way below, which tries that zone first again.
     zones = state.all_zones if item.zones is None else sorted(item.zones)
     keys = zone_keys(plan.scorers, state, item, zones)
     if not keys:
@@ -287,22 +365,26 @@ def greedy(
     plan = plans(problem, zone_scorers(objective), objective)
     rng = random.Random(seed) if shuffle else None
     missed: list[Item] = []
-    for unit in work_units(problem, rng):
-        first = problem.items[unit[0]]
-        if first.block < 0:
-            if place_item(state, first, objective, plan[first.index]) is None:
+    order, blocks = work_units(problem, rng)
+    items = problem.items
+    for entry in order:
+        if entry >= 0:
+            item = items[entry]
+            if place_item(state, item, objective, plan[entry]) is None:
                 if not keep_going:
-                    return GreedyOutcome(state, first)
-                missed.append(first)
+                    return GreedyOutcome(state, item)
+                missed.append(item)
             continue
+        unit = blocks[-1 - entry]
+        first = items[unit[0]]
         failed: Item | None = None
         for z in _block_zones(state, unit, objective):
             mark = state.mark()
             state.fix_block_zone(first.block, z)
             failed = None
             for i in unit:
-                if place_item(state, problem.items[i], objective, plan[i]) is None:
-                    failed = problem.items[i]
+                if place_item(state, items[i], objective, plan[i]) is None:
+                    failed = items[i]
                     break
             if failed is None:
                 break
@@ -312,5 +394,5 @@ def greedy(
         if failed is not None:
             if not keep_going:
                 return GreedyOutcome(state, failed)
-            missed.extend(problem.items[i] for i in unit if state.host_of[i] < 0)
+            missed.extend(items[i] for i in unit if state.host_of[i] < 0)
     return GreedyOutcome(state, missed[0] if missed else None, missed)

@@ -8,7 +8,7 @@ blocks* that must share a zone. Building this once keeps the search loops free o
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from shoal.model.cluster import ClusterSpec, Grouping
@@ -124,6 +124,13 @@ class _UnionFind:
             self.parent[rb] = ra
 
 
+# Most items of a large cluster belong to no counted rule: they share these two empties
+# (never changed: `_constraints` gives an item its own on its first membership) instead of
+# allocating a list and a dict each.
+_NO_MEMBERSHIPS: list[tuple[int, int]] = []
+_NO_RULES: dict[str, list[tuple[Constraint, int]]] = {}
+
+
 def _demand_tuple(d: Demand) -> list[int]:
     return [d.vcpus, d.ram_mb, d.disk_gb, d.volume_gb]
 
@@ -141,20 +148,43 @@ class _Hosts:
 
 @dataclass(slots=True)
 class _Ties:
-    """What hard affinity ties together: units sharing a host (`components`, by root unit),
-    units sharing a zone, and the units each grouping stands for."""
+    """What hard affinity ties together: units sharing a host (`components`), units sharing a
+    zone, and the units each grouping stands for."""
 
     grouping_units: list[tuple[Grouping, list[str]]]
-    components: dict[str, list[str]]
+    units: Iterable[str]
+    """Every unit, in the order of the cluster's nodes."""
+    host_tied: dict[str, list[str]]
+    """Components host affinity made, by root unit (their units in `units` order)."""
+    root_of: dict[str, str]
+    """A host-tied unit's root."""
     zone_uf: _UnionFind
     zone_tied: set[str]
+
+    def components(self) -> Iterator[tuple[str, list[str]]]:
+        """(root, units) per component, in the order of each one's first unit: a unit no host
+        affinity touched is its own (most units of a large cluster: no list kept for each)."""
+        if not self.host_tied:
+            for unit in self.units:
+                yield unit, [unit]
+            return
+        seen: set[str] = set()
+        for unit in self.units:
+            root = self.root_of.get(unit)
+            if root is None:
+                yield unit, [unit]
+            elif root not in seen:
+                seen.add(root)
+                yield root, self.host_tied[root]
 
 
 @dataclass(slots=True)
 class _Items:
     items: list[Item]
     unit_item: dict[str, int]
-    """Unit name to the index of the item holding its new nodes."""
+    """Unit name to the index of the item holding its new nodes, for the units a grouping
+    names (zone blocks and constraints look only those up; most units of a large cluster
+    are in none)."""
     comp_host: dict[str, int]
     """Component root to the host an existing member pins it to."""
 
@@ -264,13 +294,17 @@ def _tie_units(spec: ClusterSpec, unit_nodes: dict[str, list[NodeSpec]]) -> _Tie
                 zone_tied.update(units)
             for u in units[1:]:
                 target.union(units[0], u)
-    components: dict[str, list[str]] = {}
-    tied = uf.parent
-    for unit in unit_nodes:
-        # A unit no host affinity touched is its own root: most units of a large cluster.
-        root = uf.find(unit) if unit in tied else unit
-        components.setdefault(root, []).append(unit)
-    return _Ties(grouping_units, components, zone_uf, zone_tied)
+    host_tied: dict[str, list[str]] = {}
+    root_of: dict[str, str] = {}
+    if uf.parent:  # only then is any unit tied to another
+        for unit in list(uf.parent):
+            root = uf.find(unit)
+            root_of[unit] = root_of[root] = root
+        for unit in unit_nodes:
+            tied_to = root_of.get(unit)
+            if tied_to is not None:
+                host_tied.setdefault(tied_to, []).append(unit)
+    return _Ties(grouping_units, unit_nodes.keys(), host_tied, root_of, zone_uf, zone_tied)
 
 
 def _make_items(
@@ -285,13 +319,14 @@ def _make_items(
     """One item per component with new nodes: summed demand, common zones, pinned host."""
     items: list[Item] = []
     unit_item: dict[str, int] = {}
+    grouped = {u for _, units in ties.grouping_units for u in units}
     # Replicas share profile objects and zone tuples: work each out once.
     demand_by_profile: dict[int, list[int]] = {}
     zone_sets: dict[tuple[str, ...], frozenset[int]] = {}
     comp_host: dict[str, int] = {}
     zone_index = hosts.zone_index
     looks: dict[str, tuple[tuple[int, int, int, int], frozenset[int] | None]] = {}
-    for root, units in ties.components.items():
+    for root, units in ties.components():
         fixed: int | None = None
         if existing_units:
             for u in units:
@@ -321,9 +356,12 @@ def _make_items(
         look = new_nodes[0].group if len(units) == 1 and fixed is None else None
         known = looks.get(look) if look is not None else None
         if known is not None and len(new_nodes) == len(unit_nodes[units[0]]):
-            item = Item(len(items), new_nodes, known[0], known[1], None, -1)
+            item = Item(
+                len(items), new_nodes, known[0], known[1], None, -1, _NO_MEMBERSHIPS, _NO_RULES
+            )
             items.append(item)
-            unit_item[units[0]] = item.index
+            if units[0] in grouped:
+                unit_item[units[0]] = item.index
             continue
         demand = [0, 0, 0, 0]
         zones: frozenset[int] | None = None
@@ -351,6 +389,8 @@ def _make_items(
             zones=zones,
             fixed_host=fixed,
             block=-1,
+            memberships=_NO_MEMBERSHIPS,
+            rules=_NO_RULES,
         )
         if zones is not None and not zones:
             reasons.append(f"{item.label()}: its nodes allow no common zone")
@@ -358,7 +398,8 @@ def _make_items(
             looks[look] = (item.demand, zones)
         items.append(item)
         for u in units:
-            unit_item[u] = item.index
+            if u in grouped:
+                unit_item[u] = item.index
     return _Items(items, unit_item, comp_host)
 
 
@@ -371,11 +412,11 @@ def _zone_blocks(
     if not ties.zone_tied:
         return blocks, block_fixed_zone
     zone_uf = ties.zone_uf
-    for units in ties.components.values():
+    for units in ties.host_tied.values():
         for u in units[1:]:
             zone_uf.union(units[0], u)
     block_of_root: dict[str, int] = {}
-    for root, units in ties.components.items():
+    for root, units in ties.components():
         if not any(u in ties.zone_tied for u in units):
             continue
         zroot = zone_uf.find(units[0])
@@ -447,8 +488,11 @@ def _constraints(
             if ii is not None and u not in existing_units:
                 mult[ii] = mult.get(ii, 0) + 1
         for ii, m in mult.items():
-            items[ii].memberships.append((c.index, m))
-            items[ii].rules.setdefault(c.key, []).append((c, m))
+            item = items[ii]
+            if item.memberships is _NO_MEMBERSHIPS:  # its own, now that it has one
+                item.memberships, item.rules = [], {}
+            item.memberships.append((c.index, m))
+            item.rules.setdefault(c.key, []).append((c, m))
             if g.rule is Rule.ANTI_AFFINITY and m > g.max_per_domain:
                 reasons.append(
                     f"{g.describe()} allows {g.max_per_domain} member(s) per {g.scope}, but "

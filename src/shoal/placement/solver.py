@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from shoal.model.cluster import ClusterSpec
 from shoal.model.enums import Objective
 from shoal.model.inventory import Inventory
-from shoal.model.nodes import Demand
+from shoal.model.nodes import Demand, NodeSpec
 from shoal.placement.complete import complete
 from shoal.placement.cpsat import ExactVerdict, solve_exact
 from shoal.placement.explain import diagnose, prechecks
@@ -220,34 +220,63 @@ def _result(
 ) -> PlacementResult:
     inv = problem.inventory
     node_host = dict(existing)
-    for item in problem.items:
-        host = inv.hosts[state.host_of[item.index]].name
-        for n in item.nodes:
-            node_host[n.name] = host
-    zone_of = {h.name: h.zone for h in inv.hosts}
+    nodes = problem.nodes
     roles = {g.name: g.role for g in problem.spec.node_groups}
+    # Each host's name and zone, as the pair an assignment takes.
+    where = [(h.name, h.zone) for h in inv.hosts]
     # Replicas of one part share kind, role and flavor: worked out once per group and profile.
     looks: dict[tuple[str, int], tuple[str, str | None, str | None]] = {}
-    assignments: list[Assignment] = []
-    for n in problem.nodes:
+
+    def look_of(n: NodeSpec) -> tuple[str, str | None, str | None]:
         key = (n.group, id(n.profile))
         look = looks.get(key)
         if look is None:
             look = looks[key] = (str(n.kind), roles.get(n.group), n.flavor_name)
-        host = node_host[n.name]
-        assignments.append(
-            Assignment(
-                n.name,
-                look[0],
-                n.group,
-                n.part,
-                look[1],
-                look[2],
-                zone_of[host],
-                host,
-                n.name in existing,
+        return look
+
+    # The items' nodes in item order are the cluster's nodes in order for a new cluster
+    # without host affinity (each unit one item): then the assignments are made as the
+    # items are read, with no lookup by name per node. `pos` checks that, node by node.
+    assignments: list[Assignment] = []
+    pos, in_order, total = 0, not existing, len(nodes)
+    host_of = state.host_of
+    # Consecutive nodes nearly always share group and profile: the last look is at hand.
+    last_profile: object = None
+    last_group = ""
+    look: tuple[str, str | None, str | None] = ("", None, None)
+    for item in problem.items:
+        host, zone = where[host_of[item.index]]
+        for n in item.nodes:
+            node_host[n.name] = host
+            if in_order and pos < total and nodes[pos] is n:
+                pos += 1
+                if n.profile is not last_profile or n.group is not last_group:
+                    look = look_of(n)
+                    last_profile, last_group = n.profile, n.group
+                assignments.append(
+                    Assignment(n.name, look[0], n.group, n.part, look[1], look[2], zone, host)
+                )
+            else:
+                in_order = False
+    if not in_order or pos != total:
+        zone_of = {h.name: h.zone for h in inv.hosts}
+        assignments = []
+        for n in nodes:
+            host = node_host[n.name]
+            look = look_of(n)
+            assignments.append(
+                Assignment(
+                    n.name,
+                    look[0],
+                    n.group,
+                    n.part,
+                    look[1],
+                    look[2],
+                    zone_of[host],
+                    host,
+                    n.name in existing,
+                )
             )
-        )
     check = verify_placement(problem.spec, inv, node_host, used, problem.nodes)
     stats["seconds"] = round(time.perf_counter() - started, 6)
     if check.hard_violations:

@@ -106,7 +106,9 @@ class SearchState:
         self.minimum: list[int] = [0] * len(problem.constraints)
         self.maximum: list[int] = [0] * len(problem.constraints)
         self.remaining: list[int] = [0] * len(problem.constraints)
-        self._undo: list[tuple[int, int]] = []
+        # What to take back: an item's index (its host is `host_of`'s), or -1 - block for a
+        # block's zone. An int the item already holds, so logging allocates nothing per item.
+        self._undo: list[int] = []
         self._init_counts()
 
     def _init_counts(self) -> None:
@@ -221,7 +223,7 @@ class SearchState:
     def place(self, item: Item, host: int) -> None:
         self._move(item, host, +1)
         self.host_of[item.index] = host
-        self._undo.append((item.index, host))
+        self._undo.append(item.index)
         if item.block >= 0:
             self.fix_block_zone(item.block, self.problem.host_zone[host])
 
@@ -229,14 +231,15 @@ class SearchState:
         """Decide the zone of a zone-affinity block before its first item is placed."""
         if self.block_zone[block] is None:
             self.block_zone[block] = zone
-            self._undo.append((-1 - block, -1))
+            self._undo.append(-1 - block)
 
     def undo_to(self, mark: int) -> None:
         while len(self._undo) > mark:
-            a, host = self._undo.pop()
+            a = self._undo.pop()
             if a < 0:
                 self.block_zone[-1 - a] = None
                 continue
+            host = self.host_of[a]
             item = self.problem.items[a]
             self._move(item, host, -1)
             self.host_of[a] = -1

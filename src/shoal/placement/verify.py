@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from shoal.model.cluster import ClusterSpec, Grouping
 from shoal.model.enums import Rule, Scope
-from shoal.model.inventory import Inventory
+from shoal.model.inventory import Host, Inventory
 from shoal.model.nodes import Demand, NodeSpec, expand, member_units
 from shoal.placement.result import RuleCheck, SoftViolation
 
@@ -85,26 +85,55 @@ def verify_placement(
     unit_host: dict[str, str] = {}
     # Replicas share their profile object: its demand is worked out once.
     demand_of: dict[int, tuple[int, int, int, int]] = {}
+    grouping_units = [
+        (g, list(dict.fromkeys(u for ref in g.members for u in member_units(spec, ref))))
+        for g in spec.groupings
+    ]
+    # Spreads need their members' nodes (for the zones they may use): gathered in the one
+    # pass over the nodes, for their units only (a list per unit of the cluster costs more
+    # than the rest of this check on a large one).
+    spread_units = {u for g, units in grouping_units if g.rule is Rule.SPREAD for u in units}
+    by_unit: dict[str, list[NodeSpec]] = {}
+    # Each host met so far with its load row: one lookup per node instead of two.
+    met: dict[str, tuple[Host, list[int]]] = {}
+    # Consecutive nodes often share a profile (replicas of a one-part group): its demand
+    # is at hand without a lookup.
+    last_profile: object = None
+    d = (0, 0, 0, 0)
     # Bound methods and names held locally: this loop reads every node of the cluster.
-    host_of, host_named, load_of, unit_at = hosts.get, inv_hosts.get, load.get, unit_host.setdefault
+    host_of, at, unit_at = hosts.get, met.get, unit_host.setdefault
     for n in nodes:
+        if spread_units and n.unit in spread_units:
+            by_unit.setdefault(n.unit, []).append(n)
         host_name = host_of(n.name)
         if host_name is None:
             hard.append(f"node {n.name} has no host")
             continue
-        host = host_named(host_name)
-        if host is None:
-            hard.append(f"node {n.name} is on unknown host {host_name}")
-            continue
+        seen = at(host_name)
+        if seen is None:
+            known = inv_hosts.get(host_name)
+            if known is None:
+                hard.append(f"node {n.name} is on unknown host {host_name}")
+                continue
+            row = load.get(host_name)
+            if row is None:
+                row = load[host_name] = [0, 0, 0, 0]
+            seen = met[host_name] = (known, row)
+        host, row = seen
         if n.zones and host.zone not in n.zones:
             hard.append(f"node {n.name} is in zone {host.zone}, outside {', '.join(n.zones)}")
-        d = demand_of.get(id(n.profile))
-        if d is None:
-            nd = n.demand
-            d = demand_of[id(n.profile)] = (nd.vcpus, nd.ram_mb, nd.disk_gb, nd.volume_gb)
-        row = load_of(host_name)
-        if row is None:
-            row = load[host_name] = [0, 0, 0, 0]
+        if n.profile is not last_profile:
+            last_profile = n.profile
+            known_d = demand_of.get(id(n.profile))
+            if known_d is None:
+                nd = n.demand
+                known_d = demand_of[id(n.profile)] = (
+                    nd.vcpus,
+                    nd.ram_mb,
+                    nd.disk_gb,
+                    nd.volume_gb,
+                )
+            d = known_d
         row[0] += d[0]
         row[1] += d[1]
         row[2] += d[2]
@@ -133,12 +162,8 @@ def verify_placement(
 
     soft_out: list[SoftViolation] = []
     checks: list[RuleCheck] = []
-    by_unit: dict[str, list[NodeSpec]] = {}
-    for n in nodes:
-        by_unit.setdefault(n.unit, []).append(n)
     known_zones = set(inventory.zones)
-    for g in spec.groupings:
-        units = list(dict.fromkeys(u for ref in g.members for u in member_units(spec, ref)))
+    for g, units in grouping_units:
         unit_domain: dict[str, str] = {}
         for u in units:
             h = inv_hosts.get(unit_host.get(u, ""))
