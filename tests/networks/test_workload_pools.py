@@ -43,12 +43,13 @@ class _Driver:
 
     def __init__(self) -> None:
         self.applied: list[ClusterNetworks] = []
+        self.removed: list[str] = []
 
     async def apply(self, cluster: ClusterNetworks) -> None:
         self.applied.append(cluster)
 
     async def remove(self, cluster_id: str) -> None:
-        return None
+        self.removed.append(cluster_id)
 
     async def clusters(self) -> set[str]:
         return set()
@@ -102,3 +103,23 @@ async def test_the_driver_gets_the_ready_replicas(db: Database) -> None:
 
     await sync.sync(cluster, spec, nodes, 2.0)  # unchanged: nothing applied again
     assert len(provider.networking.applied) == 2
+
+
+async def test_a_deleted_clusters_networking_goes_on_the_next_tick_not_the_next_listing(
+    db: Database,
+) -> None:
+    spec = load_cluster(DOC, default_inventory())
+    nodes = [server_node("web-1", "10.10.0.5"), server_node("web-2", "10.10.0.6")]
+    provider = _Provider()
+    sync = NetworkSync(cast(Provider, provider), full_s=30.0, db=db)
+    mine, theirs = _cluster("c-mine"), _cluster("c-theirs")
+    await sync.sync(mine, spec, nodes, 0.0)
+    await sync.sync(theirs, spec, nodes, 0.0)
+    await sync.forget({mine.id, theirs.id}, lambda c: True, 0.0)  # the first listing
+    assert provider.networking.removed == []
+    # Both deleted 1 s later, well inside `full_s`: this engine's goes at once; another
+    # partition's is left to its owner.
+    await sync.forget(set(), lambda c: c == mine.id, 1.0)
+    assert provider.networking.removed == [mine.id]
+    await sync.forget(set(), lambda c: c == mine.id, 2.0)  # not removed twice
+    assert provider.networking.removed == [mine.id]

@@ -181,9 +181,14 @@ class NetworkSync:
         clean up. The provider is listed at most every `full_s`, not every tick (idle cost)."""
         if self.driver is None:
             return
-        for cid in [c for c in self._applied if c not in stored]:
+        gone = [c for c in self._applied if c not in stored]
+        for cid in gone:
             del self._applied[cid]
             self._addresses.pop(cid, None)
+        # A cluster this engine applied and that is now deleted goes at once, on the tick after
+        # its delete action, not at the next listing (up to `full_s` later); a failure here is
+        # retried by that listing.
+        await self._remove([c for c in gone if mine(c)])
         if now - self._listed_at < self.full_s:
             return
         self._listed_at = now
@@ -192,9 +197,11 @@ class NetworkSync:
         except Exception:
             log.exception("listing the clusters' networking failed")
             return
-        for cid in held - stored:
-            if not mine(cid):
-                continue
+        await self._remove([c for c in held - stored if mine(c)])
+
+    async def _remove(self, cluster_ids: list[str]) -> None:
+        assert self.driver is not None
+        for cid in cluster_ids:
             try:
                 await self.driver.remove(cid)
             except Exception:
