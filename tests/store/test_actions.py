@@ -133,3 +133,33 @@ def test_a_failed_dependency_leaves_dependents_waiting_until_cancelled(db: Datab
         assert repo.cancel_pending_children(conn, "x", NOW, "parent failed") == 1
         counts = repo.child_counts(conn, "x")
     assert counts == {ActionStatus.FAILED: 1, ActionStatus.CANCELLED: 1}
+
+
+def test_a_flush_sized_completion_writes_each_actions_own_outputs(db: Database) -> None:
+    """Issue 23: a flush of hundreds of completions is one statement on PostgreSQL (values as
+    arrays); each action keeps its own status, reason and outputs, and only held ones end."""
+    ids = _children(db, 150)
+    held = _claim(db, "e", limit=140)
+    done = [
+        Completion(
+            a,
+            ActionStatus.SUCCEEDED if k % 4 else ActionStatus.FAILED,
+            "" if k % 4 else f"no {k}",
+            {"provider_id": f"srv-{k}", "address": None} if k % 4 else {},
+        )
+        for k, a in enumerate(ids)
+    ]
+    with db.transaction() as conn:
+        finished = repo.complete(conn, done, "e", NOW + 1)
+    assert sorted(finished) == sorted(held)
+    with db.reading() as conn:
+        for k, a in enumerate(ids):
+            got = repo.get_action(conn, a)
+            assert got is not None
+            if a not in held:
+                assert (got.status, got.ended_at) == (ActionStatus.READY, None)
+                continue
+            assert got.status is (ActionStatus.SUCCEEDED if k % 4 else ActionStatus.FAILED)
+            assert got.status_reason == ("" if k % 4 else f"no {k}")
+            assert got.outputs == ({"provider_id": f"srv-{k}", "address": None} if k % 4 else {})
+            assert (got.ended_at, got.lease_expires_at) == (NOW + 1, None)
