@@ -4,11 +4,14 @@ included — leaving the rest, with changes of different shapes in one call."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from shoal.model.enums import NodeKind, NodeStatus
 from shoal.model.nodes import Demand
 from shoal.store import nodes as repo
 from shoal.store.database import Database
 from shoal.store.records import NewNode, NodeChange
+from tests.databases import fresh_postgres
 
 
 def _new(nid: str) -> NewNode:
@@ -138,3 +141,24 @@ def test_a_flush_sized_batch_sets_each_nodes_own_values(db: Database) -> None:
     for i in ids[200:]:
         n = found[i]
         assert (n.status, n.updated_at, n.provider_id) == (NodeStatus.CREATING, 8.0, f"p-{i}")
+
+
+def test_a_plan_sized_insert_leaves_postgresql_statistics_current() -> None:
+    """Issue 23: right after a 100,000-node create, PostgreSQL (its statistics counting the
+    table empty) sorted every node of the cluster for its first page; an insert that at least
+    doubles a table analyzes it in the inserting transaction."""
+    with fresh_postgres() as url:
+        db = Database(url)
+        try:
+            db.migrate()
+            with db.transaction() as conn:
+                repo.insert_nodes(
+                    conn, [replace(_new(f"n{i}"), name=f"s-{i}") for i in range(10_000)]
+                )
+            with db.reading() as conn:
+                counted = conn.exec_driver_sql(
+                    "SELECT reltuples FROM pg_class WHERE relname = 'nodes'"
+                ).scalar()
+            assert counted == 10_000
+        finally:
+            db.dispose()
