@@ -5,7 +5,8 @@ pick runnable actions by status and kind; with an index on status alone, every R
 action of every kind was read to find none of the asked kind whose lease ran out, a cost per
 poll that grew with the deployments under way. The deployments' counts by status (the
 cluster's deployments page, watched while they run) read every row of the cluster, bodies and
-outputs included; a covering index counts them from the index.
+outputs included; a covering index counts them from the index. A page of them (one row, to go
+with the counts) sorted every row of the cluster: an index in page order reads only the page.
 
 Revision ID: 0015_scale_indexes
 Revises: 0014
@@ -26,8 +27,12 @@ def upgrade() -> None:
     op.create_index(
         "ix_deployments_cluster_status", "deployments", ["cluster_id", "status", "node_id"]
     )
+    op.create_index(
+        "ix_deployments_cluster_order", "deployments", ["cluster_id", "created_at", "id"]
+    )
 
 
 def downgrade() -> None:
+    op.drop_index("ix_deployments_cluster_order", table_name="deployments")
     op.drop_index("ix_deployments_cluster_status", table_name="deployments")
     op.drop_index("ix_actions_runnable", table_name="actions")
