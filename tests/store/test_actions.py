@@ -153,3 +153,33 @@ def test_a_dead_owners_actions_are_claimed_before_ready_ones(db: Database) -> No
         )
     assert sorted(_claim(db, "b", limit=10, now=NOW + 20)) == sorted(orphaned)
     assert set(_claim(db, "b", limit=10, now=NOW + 20)) <= set(ready)
+
+
+def test_a_flush_sized_completion_writes_each_actions_own_outputs(db: Database) -> None:
+    """Issue 23: a flush of hundreds of completions is one statement on PostgreSQL (values as
+    arrays); each action keeps its own status, reason and outputs, and only held ones end."""
+    ids = _children(db, 150)
+    held = _claim(db, "e", limit=140)
+    done = [
+        Completion(
+            a,
+            ActionStatus.SUCCEEDED if k % 4 else ActionStatus.FAILED,
+            "" if k % 4 else f"no {k}",
+            {"provider_id": f"srv-{k}", "address": None} if k % 4 else {},
+        )
+        for k, a in enumerate(ids)
+    ]
+    with db.transaction() as conn:
+        finished = repo.complete(conn, done, "e", NOW + 1)
+    assert sorted(finished) == sorted(held)
+    with db.reading() as conn:
+        for k, a in enumerate(ids):
+            got = repo.get_action(conn, a)
+            assert got is not None
+            if a not in held:
+                assert (got.status, got.ended_at) == (ActionStatus.READY, None)
+                continue
+            assert got.status is (ActionStatus.SUCCEEDED if k % 4 else ActionStatus.FAILED)
+            assert got.status_reason == ("" if k % 4 else f"no {k}")
+            assert got.outputs == ({"provider_id": f"srv-{k}", "address": None} if k % 4 else {})
+            assert (got.ended_at, got.lease_expires_at) == (NOW + 1, None)

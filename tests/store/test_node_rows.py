@@ -4,11 +4,14 @@ included — leaving the rest, with changes of different shapes in one call."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from shoal.model.enums import NodeKind, NodeStatus
 from shoal.model.nodes import Demand
 from shoal.store import nodes as repo
 from shoal.store.database import Database
 from shoal.store.records import NewNode, NodeChange
+from tests.databases import fresh_postgres
 
 
 def _new(nid: str) -> NewNode:
@@ -105,3 +108,57 @@ def test_a_plan_sized_batch_reads_back_as_written(db: Database) -> None:
             r.created_at,
         )
         assert (got.health, got.deleted_at, got.provider_id) == ("UNKNOWN", None, None)
+
+
+def test_a_flush_sized_batch_sets_each_nodes_own_values(db: Database) -> None:
+    """Issue 23: thousands of changes are one statement (PostgreSQL: values as arrays; all
+    alike: one `IN` list); each node still gets its own values, None and enums included."""
+    ids = [f"n{i:03d}" for i in range(250)]
+    with db.transaction() as conn:
+        repo.insert_nodes(conn, [_new(i) for i in ids])
+    with db.transaction() as conn:
+        repo.update_nodes(
+            conn,
+            [
+                NodeChange(
+                    i,
+                    7.0,
+                    status=NodeStatus.ACTIVE if k % 2 else NodeStatus.ERROR,
+                    provider_id=f"srv-{i}",
+                    address=None if k % 3 == 0 else f"10.1.0.{k}",
+                )
+                for k, i in enumerate(ids[:200])
+            ]
+            + [NodeChange(i, 8.0, status=NodeStatus.CREATING) for i in ids[200:]],
+        )
+    with db.reading() as conn:
+        found = repo.get_nodes(conn, ids)
+    for k, i in enumerate(ids[:200]):
+        n = found[i]
+        assert n.status is (NodeStatus.ACTIVE if k % 2 else NodeStatus.ERROR)
+        assert (n.provider_id, n.updated_at, n.name) == (f"srv-{i}", 7.0, f"node-{i}")
+        assert n.address == (None if k % 3 == 0 else f"10.1.0.{k}")
+    for i in ids[200:]:
+        n = found[i]
+        assert (n.status, n.updated_at, n.provider_id) == (NodeStatus.CREATING, 8.0, f"p-{i}")
+
+
+def test_a_plan_sized_insert_leaves_postgresql_statistics_current() -> None:
+    """Issue 23: right after a 100,000-node create, PostgreSQL (its statistics counting the
+    table empty) sorted every node of the cluster for its first page; an insert that at least
+    doubles a table analyzes it in the inserting transaction."""
+    with fresh_postgres() as url:
+        db = Database(url)
+        try:
+            db.migrate()
+            with db.transaction() as conn:
+                repo.insert_nodes(
+                    conn, [replace(_new(f"n{i}"), name=f"s-{i}") for i in range(10_000)]
+                )
+            with db.reading() as conn:
+                counted = conn.exec_driver_sql(
+                    "SELECT reltuples FROM pg_class WHERE relname = 'nodes'"
+                ).scalar()
+            assert counted == 10_000
+        finally:
+            db.dispose()

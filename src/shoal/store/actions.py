@@ -16,7 +16,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, Connection, and_, bindparam, func, or_, select, update
 
 from shoal.model.enums import ActionKind, ActionStatus
-from shoal.store.bulk import bulk_insert
+from shoal.store.bulk import bulk_insert, bulk_update
 from shoal.store.pages import page_rows
 from shoal.store.records import ActionRecord
 from shoal.store.tables import action_deps, actions
@@ -263,35 +263,18 @@ def complete(conn: Connection, done: list[Completion], owner: str, now: float) -
                 )
             )
         )
-    rows = [
-        {
-            "a_id": d.action_id,
-            "a_status": d.status,
-            "a_reason": d.reason,
-            "a_outputs": d.outputs,
-            "a_now": now,
-        }
+    rows: list[dict[str, object]] = [
+        {"id": d.action_id, "status": d.status, "status_reason": d.reason, "outputs": d.outputs}
         for d in done
         if d.action_id in held
     ]
-    if rows:
-        conn.execute(
-            update(actions)
-            .where(actions.c.id == bindparam("a_id"))
-            .values(
-                status=bindparam("a_status"),
-                status_reason=bindparam("a_reason"),
-                outputs=bindparam("a_outputs"),
-                ended_at=bindparam("a_now"),
-                lease_expires_at=None,
-            ),
-            rows,
-        )
+    # One statement for a flush of thousands (store/bulk.py), not one bound row each.
+    bulk_update(conn, actions, "id", rows, {"ended_at": now, "lease_expires_at": None})
     succeeded = [
         d.action_id for d in done if d.action_id in held and d.status is ActionStatus.SUCCEEDED
     ]
     release_dependents(conn, succeeded)
-    return [str(r["a_id"]) for r in rows]
+    return [str(r["id"]) for r in rows]
 
 
 def release_dependents(conn: Connection, succeeded: list[str]) -> None:

@@ -1,4 +1,6 @@
-"""Bulk inserts: PostgreSQL's COPY for the thousands of rows one plan writes (issue 23).
+"""Bulk inserts and updates: PostgreSQL's COPY for the thousands of rows one plan writes, one
+`UPDATE ... FROM unnest(arrays)` for the thousands of rows a flush of node work changes
+(issue 23).
 
 A 100,000-node create writes 100,000 node rows and as many actions in its planning
 transaction. An `executemany` through SQLAlchemy compiles, binds and sends each row on its own
@@ -12,7 +14,7 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from enum import Enum
 
-from sqlalchemy import JSON, Connection, Table, insert
+from sqlalchemy import JSON, Connection, Table, bindparam, insert, update
 
 _BATCH = 2000
 _COPY_FROM = 100
@@ -48,6 +50,107 @@ def bulk_insert(conn: Connection, table: Table, rows: Sequence[Mapping[str, obje
                 copy.write_row(values)
     finally:
         cursor.close()
+    if len(rows) >= _ANALYZE_FROM:
+        _analyze_if_stale(conn, table, len(rows))
+
+
+_ANALYZE_FROM = 10_000
+"""A batch this large may leave the table's statistics far behind (a 100,000-node plan)."""
+
+
+def _analyze_if_stale(conn: Connection, table: Table, added: int) -> None:
+    """ANALYZE `table` when this insert at least doubles what its statistics say it holds (or
+    it was never analyzed): issue 23, the first page of a 100,000-node cluster right after its
+    create took 1.3 s because PostgreSQL, its statistics counting the table empty, picked the
+    index on live names and sorted every node instead of reading the page's index in order.
+    Autovacuum's ANALYZE comes later (or, switched off, never). In the inserting transaction,
+    whose own rows ANALYZE counts; a table that only doubles is analyzed a few times at most."""
+    known = conn.exec_driver_sql(
+        "SELECT reltuples FROM pg_class WHERE oid = %(t)s::regclass", {"t": table.name}
+    ).scalar()
+    if known is None or known < added:
+        conn.exec_driver_sql(f"ANALYZE {conn.dialect.identifier_preparer.quote(table.name)}")
+
+
+_IN_CHUNK = 1000
+"""Keys per `IN (...)` list: well under SQLite's bound on parameters."""
+
+
+def bulk_update(
+    conn: Connection,
+    table: Table,
+    key: str,
+    rows: Sequence[Mapping[str, object]],
+    constants: Mapping[str, object] | None = None,
+) -> None:
+    """On the row of `table` whose `key` column equals each row's `key`, set that row's other
+    columns (every row names the same columns) and `constants`, in `conn`'s transaction.
+
+    Rows that all set the same values (a claim: one status, one time) are one
+    `UPDATE ... WHERE key IN (...)`. Otherwise, on PostgreSQL, a batch is one statement whose
+    values come as one array per column (`FROM unnest(...)`): an `executemany` converts, binds
+    and sends each row on its own, a cost per node that was most of a flush's CPU. Other
+    databases (SQLite) and small batches keep the `executemany`."""
+    if not rows:
+        return
+    fixed = dict(constants or {})
+    names = [n for n in rows[0] if n != key]
+    first = rows[0]
+    if all(r[n] == first[n] for r in rows for n in names):
+        values = {**{n: first[n] for n in names}, **fixed}
+        if not values:
+            return
+        ids = [r[key] for r in rows]
+        for start in range(0, len(ids), _IN_CHUNK):
+            conn.execute(
+                update(table)
+                .where(table.c[key].in_(ids[start : start + _IN_CHUNK]))
+                .values(**values)
+            )
+        return
+    if conn.dialect.name == "postgresql" and len(rows) >= _COPY_FROM:
+        _update_from_arrays(conn, table, key, names, rows, fixed)
+        return
+    stmt = (
+        update(table)
+        .where(table.c[key] == bindparam("b__key"))
+        .values(**{n: bindparam(f"b_{n}") for n in names}, **fixed)
+    )
+    batch = [{"b__key": r[key], **{f"b_{n}": r[n] for n in names}} for r in rows]
+    for start in range(0, len(batch), _BATCH):
+        conn.execute(stmt, batch[start : start + _BATCH])
+
+
+def _update_from_arrays(
+    conn: Connection,
+    table: Table,
+    key: str,
+    names: list[str],
+    rows: Sequence[Mapping[str, object]],
+    fixed: Mapping[str, object],
+) -> None:
+    quote = conn.dialect.identifier_preparer.quote
+    columns = [key, *names]
+    values: dict[str, list[object]] = {}
+    arrays: list[str] = []
+    for i, n in enumerate(columns):
+        convert = _text_of(table, n, rows[0][n]) or _enum_value
+        values[f"a{i}"] = [convert(r[n]) for r in rows]
+        # Cast to the column's own type: a NULL or a JSON text becomes the column's value.
+        arrays.append(f"%(a{i})s::{table.c[n].type.compile(dialect=conn.dialect)}[]")
+    sets = [f"{quote(n)} = u.{quote(n)}" for n in names]
+    constants: dict[str, object] = {}
+    for j, (n, value) in enumerate(fixed.items()):
+        constants[f"c{j}"] = _enum_value(value)
+        sets.append(f"{quote(n)} = %(c{j})s")
+    listed = ", ".join(quote(n) for n in columns)
+    sql = (
+        f"UPDATE {quote(table.name)} AS t SET {', '.join(sets)} "
+        f"FROM unnest({', '.join(arrays)}) AS u({listed}) WHERE t.{quote(key)} = u.{quote(key)}"
+    )
+    for start in range(0, len(rows), _BATCH):
+        chunk = {k: v[start : start + _BATCH] for k, v in values.items()}
+        conn.exec_driver_sql(sql, {**constants, **chunk})
 
 
 def _enum_value(value: object) -> object:

@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 
-from sqlalchemy import Connection, bindparam, func, or_, select, tuple_, update
+from sqlalchemy import Connection, func, or_, select, tuple_
 
 from shoal.model.enums import NodeStatus
 from shoal.model.nodes import Demand
-from shoal.store.bulk import bulk_insert
+from shoal.store.bulk import bulk_insert, bulk_update
 from shoal.store.records import NewNode, NodeChange, NodeRecord
 from shoal.store.reservations import reserved_by_host
 from shoal.store.tables import nodes
@@ -145,23 +145,14 @@ def get_nodes(conn: Connection, ids: Iterable[str]) -> dict[str, NodeRecord]:
 
 def update_nodes(conn: Connection, changes: Sequence[NodeChange]) -> None:
     """Each change sets its columns on its node; changes that set the same columns run as
-    one batch."""
-    by_keys: dict[tuple[str, ...], list[tuple[str, dict[str, object]]]] = {}
+    one batch (`bulk_update`: one statement for a flush's thousands of nodes)."""
+    by_keys: dict[tuple[str, ...], list[dict[str, object]]] = {}
     for c in changes:
         cols = c.columns()
-        by_keys.setdefault(tuple(sorted(cols)), []).append((c.node_id, cols))
-    for keys, batch in by_keys.items():
-        if not keys:
-            continue
-        stmt = (
-            update(nodes)
-            .where(nodes.c.id == bindparam("node_id"))
-            .values(**{k: bindparam(f"v_{k}") for k in keys})
-        )
-        conn.execute(
-            stmt,
-            [{"node_id": nid, **{f"v_{k}": cols[k] for k in keys}} for nid, cols in batch],
-        )
+        if cols:
+            by_keys.setdefault(tuple(sorted(cols)), []).append({"id": c.node_id, **cols})
+    for batch in by_keys.values():
+        bulk_update(conn, nodes, "id", batch)
 
 
 def used_capacity(conn: Connection, exclude_cluster: str | None = None) -> dict[str, Demand]:

@@ -157,6 +157,9 @@ actions = Table(
     Column("ended_at", Float, nullable=True),
     Column("request_id", String(64), nullable=True),  # issue 27 (0009)
     Index("ix_actions_status", "status", "parent_id"),
+    # Claims pick runnable actions by status and kind, and RUNNING ones by their lease
+    # (issue 23, migration 0015): not every RUNNING action of every kind.
+    Index("ix_actions_runnable", "status", "kind", "lease_expires_at"),
     Index("ix_actions_parent", "parent_id"),
     Index("ix_actions_cluster", "cluster_id"),
 )
@@ -339,6 +342,10 @@ deployments = Table(
     Column("previous", JSON, nullable=True),
     Index("ix_deployments_node_name", "node_id", "name", unique=True),
     Index("ix_deployments_cluster", "cluster_id"),
+    # A cluster's deployments counted by status from the index alone (issue 23, 0015).
+    Index("ix_deployments_cluster_status", "cluster_id", "status", "node_id"),
+    # Its pages in (created_at, id) order, read without sorting every row (issue 23, 0015).
+    Index("ix_deployments_cluster_order", "cluster_id", "created_at", "id"),
     Index("ix_deployments_action", "action_id"),
 )
 

@@ -175,7 +175,7 @@ class Deployer:
         """Where servers' agents reach the API (set by `shoal server`); None: no agents."""
         self._clusters = cluster_repo.ClusterCache()
         """Cluster rows read by earlier passes (a document changes only with its generation)."""
-        self._has_software: dict[str, bool] = {}
+        self._has_software: dict[str, asyncio.Future[bool]] = {}
         """Per cluster action (parent id): whether its cluster declares software (the document
         cannot change under an action that holds the cluster's lock)."""
 
@@ -457,11 +457,22 @@ class Deployer:
         if isinstance(profile, dict) and profile.get("type") == "volume":
             return action
         key = action.parent_id or action.id
-        if key not in self._has_software:
-            self._has_software[key] = await asyncio.to_thread(self._declares, action.cluster_id)
-            if len(self._has_software) > 10_000:
+        known = self._has_software.get(key)
+        if known is None:
+            # One read per cluster action, shared: the thousands of node creates a large create
+            # starts at once all ask before the first answer is in (issue 23: each read the
+            # cluster's row, its whole document, again).
+            if len(self._has_software) >= 10_000:
                 self._has_software.clear()
-        if not self._has_software[key]:
+            known = asyncio.ensure_future(asyncio.to_thread(self._declares, action.cluster_id))
+            self._has_software[key] = known
+        try:
+            declares = await asyncio.shield(known)
+        except Exception:
+            if self._has_software.get(key) is known:
+                del self._has_software[key]  # the next create of this action reads again
+            raise
+        if not declares:
             return action
         url = Urls(self.agent_url).metadata(
             action.node_id, await asyncio.to_thread(self._server_secret, action.node_id)

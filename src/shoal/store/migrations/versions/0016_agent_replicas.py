@@ -5,7 +5,7 @@ row per replica: the server it was delivered to, the generation, the run's actio
 hash, the compose config (never a secret value) and what the agents signalled.
 
 Revision ID: 0016
-Revises: 0014 (the coordinator re-chains it after 0015)
+Revises: 0015
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0016"
-down_revision = "0014"
+down_revision = "0015"
 branch_labels = None
 depends_on = None
 

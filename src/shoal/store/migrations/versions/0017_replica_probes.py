@@ -6,7 +6,7 @@ restart or a new holder of the manager lease goes on counting instead of startin
 Written only when a count or result changes: a replica whose probes keep passing costs nothing.
 
 Revision ID: 0017
-Revises: 0014 (the coordinator re-chains it after 0016)
+Revises: 0016
 """
 
 from __future__ import annotations
