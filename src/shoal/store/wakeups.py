@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import uuid
 from collections.abc import Callable
 
 from sqlalchemy import Connection, text
@@ -24,9 +25,10 @@ log = logging.getLogger("shoal.store.wakeups")
 CHANNEL = "shoal_work"
 
 
-_STOP_CHECK_S = 0.1
-"""How often a listener idle on its connection looks whether it was asked to stop: an
-engine's stop (every test's teardown) waits for it."""
+_STOP_CHECK_S = 5.0
+"""How often a listener idle on its connection looks whether it was asked to stop, should the
+NOTIFY on its own channel that `stop` sends not arrive (issue 23: looking every 0.1 s was a
+quarter of an idle engine's CPU)."""
 
 
 def notify_work(conn: Connection) -> None:
@@ -42,7 +44,10 @@ class Listener:
     engine falls back to its short poll."""
 
     def __init__(self, db: Database, wake: Callable[[], None], *, retry_s: float = 1.0) -> None:
+        self._db = db
         self._url = db.engine.url
+        self._own = f"shoal_stop_{uuid.uuid4().hex[:16]}"
+        """This listener's own channel: `stop` wakes the thread through it."""
         self.available = db.engine.dialect.name == "postgresql"
         self._wake = wake
         self._retry_s = retry_s
@@ -60,6 +65,13 @@ class Listener:
     def stop(self) -> None:
         self._stop.set()
         thread, self._thread = self._thread, None
+        if thread is not None and self.healthy:
+            try:
+                with self._db.engine.connect() as conn:
+                    conn.execute(text(f"NOTIFY {self._own}"))
+                    conn.commit()
+            except Exception:  # the database is gone: the thread sees `_stop` within its wait
+                log.debug("waking the listener to stop failed", exc_info=True)
         if thread is not None:
             thread.join(timeout=5)
         self.healthy = False
@@ -75,11 +87,13 @@ class Listener:
             try:
                 with psycopg.connect(self._conninfo(), autocommit=True) as conn:
                     conn.execute(f"LISTEN {CHANNEL}")
+                    conn.execute(f"LISTEN {self._own}")
                     self.healthy = True
                     self._wake()  # anything sent while we were not listening
                     while not self._stop.is_set():
-                        for _ in conn.notifies(timeout=_STOP_CHECK_S, stop_after=1):
-                            self._wake()
+                        for n in conn.notifies(timeout=_STOP_CHECK_S, stop_after=1):
+                            if n.channel == CHANNEL:
+                                self._wake()
             except Exception as e:  # the database restarted, the network dropped
                 log.warning("listening for work failed (%s); polling until it is back", e)
             self.healthy = False
