@@ -168,8 +168,12 @@ class Engine:
         await self._db(self._beat)  # registered at once: the others count it in their shares
         self._listener.start()
         self._tasks = [
-            asyncio.create_task(self._forever(self._parents_once), name="shoal-parents"),
-            asyncio.create_task(self._forever(self._children_once), name="shoal-children"),
+            asyncio.create_task(
+                self._forever(self._parents_once, backoff=True), name="shoal-parents"
+            ),
+            asyncio.create_task(
+                self._forever(self._children_once, backoff=True), name="shoal-children"
+            ),
             asyncio.create_task(self._forever(self._flush_once), name="shoal-flush"),
             asyncio.create_task(self._forever(self._heartbeat_once), name="shoal-heartbeat"),
             asyncio.create_task(self._forever(self.deployer.once), name="shoal-deployer"),
@@ -249,7 +253,12 @@ class Engine:
         self._inventory = await self.provider.inventory()
         return self._inventory
 
-    async def _forever(self, step: Callable[[], Awaitable[bool]]) -> None:
+    async def _forever(self, step: Callable[[], Awaitable[bool]], backoff: bool = False) -> None:
+        """Run `step` until stopped, waiting for a wake-up (or the idle poll) whenever it found
+        nothing. With `backoff` (the claim loops, which NOTIFY wakes), each further empty
+        look waits twice as long, up to `_idle_max_s`: what the timeout finds alone are
+        leases that ran out."""
+        quiet = 0
         while not self._stopping:
             try:
                 busy = await step()
@@ -259,17 +268,35 @@ class Engine:
                 # A database hiccup must not kill the engine; the lease model makes a retry safe.
                 log.exception("engine step failed; retrying")
                 busy = False
-            if not busy:
-                await self._idle()
+            if busy or await self._idle(quiet if backoff else 0):
+                quiet = 0
+            else:
+                quiet += 1
 
     @property
     def _poll_now_s(self) -> float:
         return self.idle_poll_s if self._listener.healthy else self.poll_s
 
-    async def _idle(self) -> None:
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._wake.wait(), self._poll_now_s)
+    @property
+    def _idle_max_s(self) -> float:
+        """The longest idle wait of a claim loop while NOTIFY wakes it: a lease that ran out
+        is taken over at most this much later than at the short poll (a third of the lease,
+        at most 4 s; issue 23: looking every second was most of an idle engine's CPU)."""
+        return max(self.idle_poll_s, min(4.0, self.lease_s / 3))
+
+    async def _idle(self, quiet: int = 0) -> bool:
+        """Wait for a wake-up or the poll; whether woken. After `quiet` empty looks in a row,
+        and only while the database wakes this engine, the wait is longer (doubled each)."""
+        wait = self._poll_now_s
+        if quiet and self._listener.healthy:
+            wait = min(self._idle_max_s, wait * 2 ** min(quiet, 8))
+        woken = True
+        try:
+            await asyncio.wait_for(self._wake.wait(), wait)
+        except TimeoutError:
+            woken = False
         self._wake.clear()
+        return woken
 
     async def _db(self, fn: Callable[..., T], *args: Any) -> T:
         return await self.context.run_in_thread(fn, *args)
