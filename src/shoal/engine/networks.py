@@ -245,6 +245,9 @@ class ServerPorts:
         self.ctx = ctx
         self.enabled = makes_ports(ctx.provider)
         self._specs = SpecCache(limit=10_000)
+        self._networking: dict[str, asyncio.Future[ClusterNetworks | None]] = {}
+        """Per cluster action (its id, the parent of its node creates): the cluster's
+        networking as read for its first node create."""
 
     async def release(self, action: ActionRecord, inventory: Inventory) -> None:
         """After a server's NODE_DELETE: its node's ports, in case its create died before the
@@ -283,22 +286,56 @@ class ServerPorts:
         profile = action.inputs.get("profile")
         if isinstance(profile, dict) and profile.get("type") == "volume":
             return None
-        cluster_id, node_id = action.cluster_id, action.node_id
+        node_id = action.node_id
+        whole = await self._networks(action, inventory)
+        if whole is None:
+            return None
 
-        def read() -> tuple[ClusterRecord | None, NodeRecord | None]:
+        def read() -> NodeRecord | None:
             with self.ctx.db.reading() as conn:
-                cluster = cluster_repo.get_cluster(conn, cluster_id)
-                node = node_repo.get_nodes(conn, [node_id]).get(node_id)
-            return cluster, node
+                return node_repo.get_nodes(conn, [node_id]).get(node_id)
 
-        cluster, node = await self.ctx.run_in_thread(read)
-        if cluster is None or node is None:
+        node = await self.ctx.run_in_thread(read)
+        if node is None:
+            return None
+        return server_networking(whole, node.name, node.group_name, node.part)
+
+    async def _networks(self, action: ActionRecord, inventory: Inventory) -> ClusterNetworks | None:
+        """The cluster's networking as its cluster action sees it, None when it has no ports:
+        one read per cluster action, shared (issue 23: a 100,000-node create read the
+        cluster's row, its whole document, for every node, though the document changes only
+        through another cluster action, which is another key here)."""
+        key = action.parent_id or action.id
+        known = self._networking.get(key)
+        if known is None:
+            if len(self._networking) >= 10_000:
+                self._networking.clear()
+            known = asyncio.ensure_future(self._read_networks(action, inventory))
+            self._networking[key] = known
+        try:
+            return await asyncio.shield(known)
+        except Exception:
+            if self._networking.get(key) is known:
+                del self._networking[key]  # the next create of this action reads again
+            raise
+
+    async def _read_networks(
+        self, action: ActionRecord, inventory: Inventory
+    ) -> ClusterNetworks | None:
+        cluster_id = action.cluster_id
+        assert cluster_id is not None
+
+        def read() -> ClusterRecord | None:
+            with self.ctx.db.reading() as conn:
+                return cluster_repo.get_cluster(conn, cluster_id)
+
+        cluster = await self.ctx.run_in_thread(read)
+        if cluster is None:
             return None
         spec = self._spec(cluster, inventory)
         if spec is None or not spec.networking.ports:
             return None
-        whole = ClusterNetworks(cluster.id, cluster.name, spec.networking, ())
-        return server_networking(whole, node.name, node.group_name, node.part)
+        return ClusterNetworks(cluster.id, cluster.name, spec.networking, ())
 
     def _spec(self, cluster: ClusterRecord, inventory: Inventory) -> ClusterSpec | None:
         return self._specs.get(cluster, inventory)
