@@ -58,6 +58,10 @@ _STARTED_NODE_STATUS = {
 }
 
 
+def _always() -> bool:
+    return True
+
+
 class Engine:
     """One engine process's worth of workers over a shared store."""
 
@@ -169,14 +173,17 @@ class Engine:
         self._listener.start()
         self._tasks = [
             asyncio.create_task(
-                self._forever(self._parents_once, backoff=True), name="shoal-parents"
+                self._forever(self._parents_once, backoff=_always), name="shoal-parents"
             ),
             asyncio.create_task(
-                self._forever(self._children_once, backoff=True), name="shoal-children"
+                self._forever(self._children_once, backoff=_always), name="shoal-children"
             ),
             asyncio.create_task(self._forever(self._flush_once), name="shoal-flush"),
             asyncio.create_task(self._forever(self._heartbeat_once), name="shoal-heartbeat"),
-            asyncio.create_task(self._forever(self.deployer.once), name="shoal-deployer"),
+            asyncio.create_task(
+                self._forever(self.deployer.once, backoff=lambda: self.deployer.idle),
+                name="shoal-deployer",
+            ),
         ]
         if self.manager is not None:
             self._tasks.append(
@@ -253,11 +260,13 @@ class Engine:
         self._inventory = await self.provider.inventory()
         return self._inventory
 
-    async def _forever(self, step: Callable[[], Awaitable[bool]], backoff: bool = False) -> None:
+    async def _forever(
+        self, step: Callable[[], Awaitable[bool]], backoff: Callable[[], bool] = lambda: False
+    ) -> None:
         """Run `step` until stopped, waiting for a wake-up (or the idle poll) whenever it found
-        nothing. With `backoff` (the claim loops, which NOTIFY wakes), each further empty
-        look waits twice as long, up to `_idle_max_s`: what the timeout finds alone are
-        leases that ran out."""
+        nothing. While `backoff()` (the claim loops, which NOTIFY wakes; the deployer with
+        nothing to time), each further empty look waits twice as long, up to `_idle_max_s`:
+        what the timeout finds alone are leases that ran out."""
         quiet = 0
         while not self._stopping:
             try:
@@ -268,7 +277,7 @@ class Engine:
                 # A database hiccup must not kill the engine; the lease model makes a retry safe.
                 log.exception("engine step failed; retrying")
                 busy = False
-            if busy or await self._idle(quiet if backoff else 0):
+            if busy or await self._idle(quiet if backoff() else 0):
                 quiet = 0
             else:
                 quiet += 1

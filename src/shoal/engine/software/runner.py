@@ -134,6 +134,9 @@ class _Pacing:
     this way the deployer decides at most half the time and each pass finds more to do."""
     balanced_at: float = -1e18
     """When the deployer partitions were last renewed and balanced."""
+    software: bool = True
+    """Whether the last decision pass found a cluster of this engine's with deployments (until
+    one ran, assume so)."""
 
 
 class Deployer:
@@ -208,6 +211,15 @@ class Deployer:
             member_prefix=engine_repo.DEPLOYING_PREFIX,
         )
         self.partitions = frozenset()
+
+    @property
+    def idle(self) -> bool:
+        """Nothing of its own to time: no run in flight, waiting or to publish, nothing to decide
+        at once, and no cluster of its partitions with deployments. Its loop may then wait
+        longer for a wake-up (issue 23: deciding and claiming over nothing every second was
+        most of an idle engine's CPU); runs made elsewhere NOTIFY it."""
+        p = self._pace
+        return not (self._inflight or self._waiting or self._done or p.dirty or p.software)
 
     def mine(self, cluster_id: str) -> bool:
         """Whether `cluster_id` is in this engine's deployer partitions."""
@@ -295,6 +307,7 @@ class Deployer:
         now = e.clock.now()
         self._balance(now)
         if not self.partitions:
+            self._pace.software = False
             return 0
         with e.db.reading() as conn:
             clusters = [
@@ -303,10 +316,12 @@ class Deployer:
                 if c.status in SETTLED and c.lock_action_id is None and self.mine(c.id)
             ]
         made = 0
+        self._pace.software = False
         for c in clusters:
             software = self.software_of(c)
             if software is None or not software.deployments:
                 continue
+            self._pace.software = True
             try:
                 made += self._decide_one(c, software, now)
             except Exception:
