@@ -289,6 +289,8 @@ class Manager:
                 for c in cluster_repo.list_clusters_cached(conn, self._clusters)
                 if self.mine(c.id)
             ]
+            if not found:  # nothing of this engine's: no repair to read (issue 23: idle ticks)
+                return [], set(), {}
             busy = {c.id for c in found if c.status not in _SETTLED}
             settled = [c for c in found if c.status in _SETTLED]
             attempts = {k: a for k, a in repair_repo.load(conn).items() if self.mine(a.cluster_id)}
