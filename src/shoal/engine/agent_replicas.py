@@ -28,10 +28,7 @@ variables' names; the metadata fills them in from the cluster's document when it
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import http.client
 import logging
-import socket
 import uuid
 
 from shoal.engine.context import EngineContext
@@ -41,6 +38,7 @@ from shoal.model.enums import NodeStatus
 from shoal.model.software import DeploymentStatus
 from shoal.model.workload_rollouts import ReplicaTemplate
 from shoal.model.workloads import Probe, ProbeKind, RestartPolicy
+from shoal.providers import netprobe
 from shoal.providers.errors import PermanentError, ResourceGone
 from shoal.providers.replicas import ReplicaState, carried_by_agents
 from shoal.store import agent_replicas as repo
@@ -199,12 +197,14 @@ class AgentReplicas:
             assert probe.port is not None
             if not address:
                 return False
-            return await asyncio.to_thread(_http_ok, address, probe.port, probe.path, timeout)
+            return await asyncio.to_thread(
+                netprobe.http_ok, address, probe.port, probe.path, timeout
+            )
         if probe.kind is ProbeKind.TCP:
             assert probe.port is not None
             if not address:
                 return False
-            return await asyncio.to_thread(_tcp_ok, address, probe.port, timeout)
+            return await asyncio.to_thread(netprobe.tcp_ok, address, probe.port, timeout)
         if key not in self._warned_exec:
             self._warned_exec.add(key)
             log.warning("replica %s: an exec probe cannot run through the agents; passing", key)
@@ -222,20 +222,3 @@ class AgentReplicas:
                 if address:
                     self._addresses[server_id] = address
         return d, address
-
-
-def _http_ok(address: str, port: int, path: str, timeout_s: float) -> bool:
-    conn = http.client.HTTPConnection(address, port, timeout=timeout_s)
-    try:
-        conn.request("GET", path)
-        return 200 <= conn.getresponse().status < 400
-    except (OSError, http.client.HTTPException):
-        return False
-    finally:
-        conn.close()
-
-
-def _tcp_ok(address: str, port: int, timeout_s: float) -> bool:
-    with contextlib.suppress(OSError), socket.create_connection((address, port), timeout_s):
-        return True
-    return False

@@ -21,18 +21,16 @@ runtime knows the server's address and how to enter a container.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import hashlib
-import http.client
 import json
 import logging
 import re
-import socket
 import subprocess
 from dataclasses import dataclass
 from typing import Protocol
 
 from shoal.model.workloads import Probe, ProbeKind
+from shoal.providers import netprobe
 from shoal.providers.errors import PermanentError, ResourceGone, TemporaryError
 from shoal.providers.local import podman
 from shoal.providers.local.records import ServerRecord
@@ -224,10 +222,12 @@ class LocalReplicas:
         timeout = max(0.1, probe.timeout_s)
         if probe.kind is ProbeKind.HTTP:
             assert probe.port is not None
-            return await asyncio.to_thread(_http_ok, address, probe.port, probe.path, timeout)
+            return await asyncio.to_thread(
+                netprobe.http_ok, address, probe.port, probe.path, timeout
+            )
         if probe.kind is ProbeKind.TCP:
             assert probe.port is not None
-            return await asyncio.to_thread(_tcp_ok, address, probe.port, timeout)
+            return await asyncio.to_thread(netprobe.tcp_ok, address, probe.port, timeout)
         found = self._provider.podman_runtime()
         if found is None:
             return False
@@ -332,23 +332,6 @@ def _list(found: podman.Podman, store: podman.Store) -> list[tuple[str, str]]:
 
 def _remove(found: podman.Podman, store: podman.Store, key: str) -> None:
     _run(found, store, "rm", "--force", "--time", "0", "--filter", f"label={LABEL}={key}")
-
-
-def _http_ok(address: str, port: int, path: str, timeout_s: float) -> bool:
-    conn = http.client.HTTPConnection(address, port, timeout=timeout_s)
-    try:
-        conn.request("GET", path)
-        return 200 <= conn.getresponse().status < 400
-    except (OSError, http.client.HTTPException):
-        return False
-    finally:
-        conn.close()
-
-
-def _tcp_ok(address: str, port: int, timeout_s: float) -> bool:
-    with contextlib.suppress(OSError), socket.create_connection((address, port), timeout_s):
-        return True
-    return False
 
 
 def _tail(text: str, limit: int = 400) -> str:
