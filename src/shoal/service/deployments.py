@@ -31,6 +31,7 @@ from shoal.model.problems import InvalidDocument, Problem
 from shoal.model.rollouts import SoftwareRollout
 from shoal.model.software import (
     DeployAction,
+    DeploymentSignal,
     DeploymentStatus,
     HookGroup,
     Json,
@@ -317,21 +318,7 @@ class DeploymentService:
             owner = None if row is None else node_repo.get_node(conn, row.node_id)
         if row is None:
             return self._replica_signal(action_id, token, body)
-        if (
-            owner is None
-            or not _still_there(owner)
-            or not token
-            or not secrets.matches(row.signal_hash, secrets.digest_of(token))
-        ):
-            raise NotFound("no such deployment run, or the token is not its token")
-        # Read before anything else, so a bad body is the same 4xx whenever it comes.
-        try:
-            signal = heat_agent.parse_signal(body)
-        except InvalidDocument as e:
-            raise Invalid(
-                "the signal is not what heat-config-notify sends",
-                [{"path": p.path, "message": p.message} for p in e.problems],
-            ) from e
+        _, signal = _checked_signal(owner, row.signal_hash, token, body)
         if row.status is not DeploymentStatus.IN_PROGRESS:
             return row.status  # a repeated signal (agents retry) changes nothing
         now = self.clock.now()
@@ -420,21 +407,9 @@ class DeploymentService:
         with self.db.reading() as conn:
             found = agent_repo.by_action(conn, action_id)
             owner = None if found is None else node_repo.get_node(conn, found.node_id)
-        if (
-            found is None
-            or owner is None
-            or not _still_there(owner)
-            or not token
-            or not secrets.matches(found.signal_hash, secrets.digest_of(token))
-        ):
+        if found is None:
             raise NotFound("no such deployment run, or the token is not its token")
-        try:
-            signal = heat_agent.parse_signal(body)
-        except InvalidDocument as e:
-            raise Invalid(
-                "the signal is not what heat-config-notify sends",
-                [{"path": p.path, "message": p.message} for p in e.problems],
-            ) from e
+        owner, signal = _checked_signal(owner, found.signal_hash, token, body)
         if found.status is not DeploymentStatus.IN_PROGRESS:
             return found.status
         ok = signal.status_code == 0
@@ -500,6 +475,29 @@ def replica_delivery(
         secret_inputs=frozenset(inputs),
         digest=d.digest,
     )
+
+
+def _checked_signal(
+    owner: NodeRecord | None, signal_hash: str, token: str | None, body: bytes
+) -> tuple[NodeRecord, DeploymentSignal]:
+    """The run's server and its signal, once its token is the run's and its server still there
+    (else 404, the same whether the run or the token is wrong); the body read before anything
+    else, so a bad one is the same 4xx whenever it comes. A deployment's run and a replica's
+    delivery alike."""
+    if (
+        owner is None
+        or not _still_there(owner)
+        or not token
+        or not secrets.matches(signal_hash, secrets.digest_of(token))
+    ):
+        raise NotFound("no such deployment run, or the token is not its token")
+    try:
+        return owner, heat_agent.parse_signal(body)
+    except InvalidDocument as e:
+        raise Invalid(
+            "the signal is not what heat-config-notify sends",
+            [{"path": p.path, "message": p.message} for p in e.problems],
+        ) from e
 
 
 def _still_there(node: NodeRecord) -> bool:
