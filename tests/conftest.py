@@ -9,19 +9,24 @@ import pytest
 
 from shoal.cli import background
 from shoal.store.database import Database
-from tests.databases import database_url
+from tests import databases
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
 def db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Database]:
-    """A migrated, empty store on SQLite and on PostgreSQL."""
-    with database_url(request.param, tmp_path) as url:
+    """A migrated, empty store on SQLite and on PostgreSQL (a copy of the session's migrated
+    template; `migrate()` runs again, as a server's start would, and finds nothing to do)."""
+    with databases.migrated_database_url(request.param, tmp_path) as url:
         database = Database(url)
         database.migrate()
         try:
             yield database
         finally:
             database.dispose()
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    databases.finish()
 
 
 @pytest.fixture(autouse=True)

@@ -17,7 +17,7 @@ from shoal.api.app import create_app
 from shoal.clock import Clock
 from shoal.runtime import Runtime
 from shoal.settings import Settings
-from tests.databases import database_url
+from tests.databases import migrated_database_url
 
 TERMINAL = ("SUCCEEDED", "FAILED", "CANCELLED")
 
@@ -124,7 +124,7 @@ async def senlin(tmp_path: Path) -> AsyncIterator[Senlin]:
 
 @pytest.fixture(params=["sqlite", "postgres"])
 async def senlin_db(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Senlin]:
-    """The façade over SQLite, then over a fresh PostgreSQL database."""
-    with database_url(str(request.param), tmp_path) as url:
+    """The façade over SQLite, then over a fresh PostgreSQL database (both already migrated)."""
+    with migrated_database_url(str(request.param), tmp_path) as url:
         async with serving(tmp_path / "home", url) as served:
             yield served
