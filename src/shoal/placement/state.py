@@ -71,6 +71,14 @@ class Chunked:
         chunks, maxes = self.chunks, self.maxes
         i = bisect_left(maxes, old)
         c = chunks[i]
+        j = bisect_left(maxes, new)
+        if i == j or (j == len(maxes) and i == j - 1):
+            # Both in one chunk (every move of a small zone's, which is one chunk): its size
+            # is unchanged, so it neither empties nor splits.
+            del c[bisect_left(c, old)]
+            insort(c, new)
+            maxes[i] = c[-1]
+            return
         del c[bisect_left(c, old)]
         if not c:
             del chunks[i]
