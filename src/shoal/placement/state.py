@@ -23,19 +23,24 @@ def _remove(index: list[int], entry: int) -> None:
     del index[bisect_left(index, entry)]
 
 
-CHUNK = 128
-"""Entries per chunk of a capacity index when it is made; a chunk splits at twice this."""
+CHUNK = 512
+"""Most entries a chunk of a capacity index holds (one that grows past it splits in halves):
+a zone of up to this many hosts is one chunk, moved in as a flat list, and a placement moves
+at most this many entries (4 KiB). Timed on the greedy pass alone: 128 cost 7 % on 10,000
+nodes over 5,000 hosts in 10 zones (500 a zone, several chunks), 512 nothing there, and
+both about 8 % less than one flat list on 100,000 nodes over 3 zones."""
 
 
 class Chunked:
     """A capacity index: one sorted run of entries kept as sorted chunks, each chunk's last
     entry in `maxes`.
 
-    A placement takes a host's entry out near the top and puts it back a little lower: in one
-    flat list of a zone's hosts that moved every entry above, half the zone per placement on
-    average (issue 23: CPU per node grew with the inventory). In chunks it moves at most one
-    chunk's entries. Read from the top with `descending`; `chunks` and `maxes` in place by the
-    hot loops (`_roomiest`, `SearchState._move`), which nothing changes while they run.
+    A placement takes a host's entry out at the top and puts it back below every host with
+    the room it had: in one flat list of a zone's hosts that moved every entry above its new
+    place, half the zone per placement (2,065 of 4,166 on 100,000 nodes; issue 23: CPU per
+    node grew with the inventory). In chunks it moves at most one chunk's entries. Read from
+    the top with `descending`; `chunks` in place by `_roomiest`, the hot loop, which nothing
+    changes while it runs.
     """
 
     __slots__ = ("chunks", "maxes")
@@ -98,9 +103,10 @@ class Chunked:
         else:
             c = chunks[i]
             insort(c, new)
-        if len(c) > 2 * CHUNK:
-            chunks[i : i + 1] = [c[:CHUNK], c[CHUNK:]]
-            maxes[i : i + 1] = [c[CHUNK - 1], c[-1]]
+        if len(c) > CHUNK:
+            half = len(c) // 2
+            chunks[i : i + 1] = [c[:half], c[half:]]
+            maxes[i : i + 1] = [c[half - 1], c[-1]]
 
 
 def shuffled(n: int, seed: int) -> list[int]:
