@@ -112,7 +112,7 @@ def _shortlist(base: SearchState, kept: SearchState, released: set[int]) -> set[
     pool = {kept.host_of[i] for i in released if kept.host_of[i] >= 0}
     for z in range(nz):
         for index in base.index[z]:
-            pool.update(base.entry_host(e) for e in index[-per_list:])
+            pool.update(base.entry_host(e) for e in index.top(per_list))
     return pool
 
 

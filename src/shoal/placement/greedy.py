@@ -244,18 +244,19 @@ def _roomiest(
     d0, d1, d2, d3 = item.demand
     k = 0 if d1 > 0 or d3 == 0 else 1
     low = (d1 if k == 0 else d3) << state.bits  # the smallest entry with that much free
-    index = state.index[zone][k]
+    chunks = state.index[zone][k].chunks
     by_rank, mask = state.by_rank, state.mask
-    for j in range(len(index) - 1, -1, -1):
-        entry = index[j]
-        if entry < low:
-            return None  # emptiest first: every host from here on has less
-        h = by_rank[entry & mask]
-        f = free[h]
-        if (f[0] >= d0 and f[1] >= d1 and f[2] >= d2 and f[3] >= d3) and (
-            not rest or first_rejection(rest, state, item, h) is None
-        ):
-            return h
+    for c in reversed(chunks):
+        for j in range(len(c) - 1, -1, -1):
+            entry = c[j]
+            if entry < low:
+                return None  # emptiest first: every host from here on has less
+            h = by_rank[entry & mask]
+            f = free[h]
+            if (f[0] >= d0 and f[1] >= d1 and f[2] >= d2 and f[3] >= d3) and (
+                not rest or first_rejection(rest, state, item, h) is None
+            ):
+                return h
     return None
 
 

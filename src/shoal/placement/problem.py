@@ -206,7 +206,13 @@ def build_problem(
     nodes = expand(spec)
     unit_nodes: dict[str, list[NodeSpec]] = {}
     for n in nodes:
-        unit_nodes.setdefault(n.unit, []).append(n)
+        # A unit's list made with its first node: sized for it (most units have one node),
+        # where appending to an empty list reserves room for four.
+        listed = unit_nodes.get(n.unit)
+        if listed is None:
+            unit_nodes[n.unit] = [n]
+        else:
+            listed.append(n)
     existing_units = _place_existing(nodes, existing, inventory, hosts, reasons)
     ties = _tie_units(spec, unit_nodes)
     made = _make_items(ties, unit_nodes, existing, existing_units, inventory, hosts, reasons)
