@@ -317,13 +317,22 @@ class Engine:
                 wait = min(wait, await self._until_takeover_s())
         return wait
 
+    _next_expiry: tuple[float, float | None] = (-math.inf, None)
+    """(read at, the first lease of another engine to run out then): shared by the loops."""
+
     async def _until_takeover_s(self) -> float:
         now = self.clock.now()
-        try:
-            expiry = await self._db(self._next_lease_expiry, now)
-        except Exception:
-            log.exception("reading the next lease to run out failed; idling as before")
-            return math.inf
+        read_at, expiry = self._next_expiry
+        # A lease taken after the read runs out at least a lease later (claims and heartbeats
+        # set now + lease), so one read serves every idle loop for `_idle_max_s` (a third of
+        # a lease): the parents', children's and deployer's loops make one read, not three.
+        if now - read_at >= self._idle_max_s or (expiry is not None and expiry <= now):
+            try:
+                expiry = await self._db(self._next_lease_expiry, now)
+            except Exception:
+                log.exception("reading the next lease to run out failed; idling as before")
+                return math.inf
+            self._next_expiry = (now, expiry)
         if expiry is None:
             return math.inf
         # Just past it: a claim takes a lease that ran out strictly before its `now`.
