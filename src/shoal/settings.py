@@ -101,6 +101,12 @@ class Settings(BaseSettings):
     # -- limits and quotas (issue 9) --
     max_cluster_nodes: int = Field(default=10_000, ge=1)
     """The most nodes one cluster may declare; checked before any per-node work."""
+    topology_max_drawn: int = Field(default=2_000, ge=0)
+    """The dashboard's topology draws nodes one by one up to this many; above, it sends each
+    host's counts per status, made in SQL (issue 23)."""
+    topology_max_hosts: int = Field(default=1_000, ge=1)
+    """A topology of counts (above `topology_max_drawn` nodes) lists hosts up to this many;
+    above, each zone is one line of totals (hosts, failed hosts, capacity, use, nodes)."""
     sync_place_max_nodes: int = Field(default=1_000, ge=0)
     """A new cluster declaring at most this many nodes is placed in the request (unplaceable:
     409 at once); a larger one is placed by its create action, which fails (and removes the

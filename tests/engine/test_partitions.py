@@ -134,3 +134,38 @@ def test_node_claims_take_a_fair_share(db: Database, engines_alive: int) -> None
     _ready(db, 90)
     claimed = rig.engine._claim(2000, True)
     assert len(claimed) == 90 // engines_alive
+
+
+async def test_an_idle_engine_waits_only_until_a_dead_engines_lease_runs_out(
+    db: Database,
+) -> None:
+    """Issue 23: nothing NOTIFYs when a lease runs out, so an engine idle at its longest wait
+    ends that wait when the first lease of another engine's action runs out, and claims the
+    action then; with nothing held elsewhere (or only by itself) it keeps its long wait."""
+    clock = ManualClock(1_000.0)
+    rig = make_rig(db, clock=clock, engine_id="e1")
+    engine = rig.engine
+    engine._listener.healthy = True  # as while NOTIFY wakes it: the long back-off applies
+    longest = engine._idle_max_s
+    assert longest > engine.idle_poll_s
+    assert await engine._idle_wait_s(8) == longest, "nothing runs anywhere"
+    _ready(db, 1)
+    with db.transaction() as conn:
+        [held] = action_repo.claim(
+            conn,
+            owner="dead",
+            now=clock.now(),
+            lease_s=10.0,
+            limit=1,
+            node_level=True,
+            skip_locked=False,
+        )
+    clock.advance(10.0 - longest / 2)  # the dead engine's lease runs out in half the wait
+    wait = await engine._idle_wait_s(8)
+    assert wait == pytest.approx(longest / 2 + engine.poll_s)
+    assert await engine._idle_wait_s(0) == engine.idle_poll_s, "a short wait reads nothing"
+    assert engine._claim(2000, True) == [], "still held"
+    clock.advance(wait)  # the wait ends: the lease has run out and the engine claims it
+    [taken] = engine._claim(2000, True)
+    assert (taken.id, taken.owner, taken.attempts) == (held.id, "e1", 2)
+    assert await engine._idle_wait_s(8) == longest, "its own leases do not shorten its wait"

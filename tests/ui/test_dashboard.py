@@ -332,6 +332,20 @@ def test_crowded_hosts_are_drawn_as_counts_until_opened(
     )
     assert "4 node(s) on 1 host(s)" in shown and "not drawn: more than 2000 nodes" in shown
     assert "4 nodes: 3" in shown and "1 nodes: 1" in shown, shown
+    # And above its maximum of listed hosts, each zone is one line of totals.
+    shown = browser.execute_script(
+        """const el = document.createElement("div"); document.body.appendChild(el);
+        window.Shoal.topology.render(el, {admin: true, summarised: true, drawn_max: 2000,
+          hosts_summarised: true, hosts_max: 1000, total_nodes: 7, unplaced: [],
+          unplaced_counts: {}, zones: [{name: "az1", hosts: [], summary: {host_count: 1500,
+          failed_hosts: 2, capacity: {vcpus: 24000, ram_mb: 4096, disk_gb: 1, volume_gb: 0},
+          used: {vcpus: 7, ram_mb: 1024, disk_gb: 1, volume_gb: 0}, node_count: 7,
+          status_counts: {ACTIVE: 6, ERROR: 1}}}]});
+        const text = el.innerText; el.remove(); return text;"""
+    )
+    assert "7 node(s) on 1500 host(s) in 1 zone(s)" in shown, shown
+    assert "more than 1000 hosts" in shown and "2 FAILED" in shown, shown
+    assert "7 nodes: 6" in shown and "7/24000" in shown, shown
 
     # The cluster page shows the workload's replicas: node and readiness as the API has them.
     with server.client() as c:

@@ -5,8 +5,10 @@ plan preview that answers as `POST /v1/clusters` would, writing nothing."""
 from __future__ import annotations
 
 import re
+from collections import Counter
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -114,11 +116,9 @@ async def test_a_tenant_sees_only_its_own_nodes_and_no_host_capacity(api: Api) -
 async def test_above_the_drawn_maximum_the_topology_counts_in_sql_the_same_numbers(
     api: Api, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Issue 23: above `MAX_DRAWN` nodes the topology loads no node and counts per host and
-    status in SQL; its numbers are those of the full view, for an admin, one cluster and a
-    tenant."""
-    from shoal.api.ui import routes_topology
-
+    """Issue 23: above `topology_max_drawn` nodes the topology loads no node and counts per
+    host and status in SQL; its numbers are those of the full view, for an admin, one cluster
+    and a tenant. Above `topology_max_hosts` hosts as well, each zone is its hosts' totals."""
     demo = await api.up(text(DEMO))
     r = await api.call("POST", "/v1/projects", json={"name": "team-a"})
     tenant = Api(api.http, api.runtime, api.clock, r.json()["token"])
@@ -136,13 +136,56 @@ async def test_above_the_drawn_maximum_the_topology_counts_in_sql_the_same_numbe
 
     asks = [(api, {}), (api, {"cluster": demo["id"]}), (tenant, {})]
     full = [(await who.call("GET", "/ui/api/topology", params=q)).json() for who, q in asks]
-    monkeypatch.setattr(routes_topology, "MAX_DRAWN", 2)
+    monkeypatch.setattr(api.runtime.settings, "topology_max_drawn", 2)
     short = [(await who.call("GET", "/ui/api/topology", params=q)).json() for who, q in asks]
     assert [numbers(s) for s in short] == [numbers(f) for f in full]
     assert [f["total_nodes"] for f in full] == [8, 5, 3]
     assert [f["summarised"] for f in full] == [False] * 3
     assert [s["summarised"] for s in short] == [True] * 3
     assert all(not h["nodes"] for s in short for z in s["zones"] for h in z["hosts"])
+
+    def per_zone(shape: dict[str, Any]) -> dict[str, tuple[object, ...]]:
+        out = {}
+        for z in shape["zones"]:
+            hosts = z["hosts"]
+            counts: Counter[str] = Counter()
+            for h in hosts:
+                counts.update(h["status_counts"])
+            vcpus = [h["capacity"]["vcpus"] for h in hosts if h["capacity"]]
+            used = [h["used"]["vcpus"] for h in hosts if h["used"]]
+            out[z["name"]] = (
+                len(hosts),
+                sum(h["failed"] for h in hosts),
+                sum(vcpus) if vcpus else None,
+                sum(used) if used else None,
+                sum(counts.values()),
+                dict(sorted(counts.items())),
+            )
+        return out
+
+    monkeypatch.setattr(api.runtime.settings, "topology_max_hosts", 1)
+    zoned = [(await who.call("GET", "/ui/api/topology", params=q)).json() for who, q in asks]
+    assert [z["hosts_summarised"] for z in zoned] == [True] * 3
+    assert all(not z["hosts"] for shape in zoned for z in shape["zones"])
+    got = [
+        {
+            z["name"]: (
+                (s := z["summary"])["host_count"],
+                s["failed_hosts"],
+                s["capacity"] and s["capacity"]["vcpus"],
+                s["used"] and s["used"]["vcpus"],
+                s["node_count"],
+                s["status_counts"],
+            )
+            for z in shape["zones"]
+        }
+        for shape in zoned
+    ]
+    assert got == [per_zone(s) for s in short]
+    assert [(z["total_nodes"], z["unplaced_counts"]) for z in zoned] == [
+        (s["total_nodes"], s["unplaced_counts"]) for s in short
+    ]
+    assert [s["hosts_summarised"] for s in short] == [False] * 3
 
 
 async def test_plan_of_a_new_document_places_it_and_writes_nothing(api: Api) -> None:

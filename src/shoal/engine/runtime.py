@@ -296,9 +296,7 @@ class Engine:
     async def _idle(self, quiet: int = 0) -> bool:
         """Wait for a wake-up or the poll; whether woken. After `quiet` empty looks in a row,
         and only while the database wakes this engine, the wait is longer (doubled each)."""
-        wait = self._poll_now_s
-        if quiet and self._listener.healthy:
-            wait = min(self._idle_max_s, wait * 2 ** min(quiet, 8))
+        wait = await self._idle_wait_s(quiet)
         woken = True
         try:
             await asyncio.wait_for(self._wake.wait(), wait)
@@ -306,6 +304,43 @@ class Engine:
             woken = False
         self._wake.clear()
         return woken
+
+    async def _idle_wait_s(self, quiet: int) -> float:
+        """How long `_idle` waits. A long wait ends when another engine's lease runs out
+        (one read, only before a wait longer than the short poll): a dead engine's work is
+        taken over then, not up to `_idle_max_s` later, while an engine with nothing to
+        take over still sleeps long."""
+        wait = self._poll_now_s
+        if quiet and self._listener.healthy:
+            wait = min(self._idle_max_s, wait * 2 ** min(quiet, 8))
+            if wait > self.idle_poll_s:
+                wait = min(wait, await self._until_takeover_s())
+        return wait
+
+    _next_expiry: tuple[float, float | None] = (-math.inf, None)
+    """(read at, the first lease of another engine to run out then): shared by the loops."""
+
+    async def _until_takeover_s(self) -> float:
+        now = self.clock.now()
+        read_at, expiry = self._next_expiry
+        # A lease taken after the read runs out at least a lease later (claims and heartbeats
+        # set now + lease), so one read serves every idle loop for `_idle_max_s` (a third of
+        # a lease): the parents', children's and deployer's loops make one read, not three.
+        if now - read_at >= self._idle_max_s or (expiry is not None and expiry <= now):
+            try:
+                expiry = await self._db(self._next_lease_expiry, now)
+            except Exception:
+                log.exception("reading the next lease to run out failed; idling as before")
+                return math.inf
+            self._next_expiry = (now, expiry)
+        if expiry is None:
+            return math.inf
+        # Just past it: a claim takes a lease that ran out strictly before its `now`.
+        return max(self.poll_s, expiry - now + self.poll_s)
+
+    def _next_lease_expiry(self, now: float) -> float | None:
+        with self.db.reading() as conn:
+            return action_repo.next_lease_expiry(conn, self.id, now)
 
     async def _db(self, fn: Callable[..., T], *args: Any) -> T:
         return await self.context.run_in_thread(fn, *args)

@@ -4,8 +4,10 @@ Nodes come from the service's queries, scoped to the caller like `GET /v1/nodes`
 only the hosts its own nodes sit on, with no capacity or failure state (those describe other
 projects too). An admin sees every host the provider has, failed ones included.
 
-Nodes are counted per host and status in SQL first; only when there are at most `MAX_DRAWN`
-are they loaded and drawn one by one (issue 23: a 100,000-node cluster is counts per host).
+Nodes are counted per host and status in SQL first; only when there are at most
+`topology_max_drawn` (a setting, 2,000) are they loaded and drawn one by one (issue 23: a
+100,000-node cluster is counts per host). Counts over more than `topology_max_hosts` hosts (1,000)
+are summed per zone: 12,500 hosts listed were 2.8 MB.
 """
 
 from __future__ import annotations
@@ -22,9 +24,6 @@ from shoal.store import nodes as node_repo
 from shoal.store.records import Principal
 
 router = APIRouter(prefix="/ui/api")
-
-MAX_DRAWN = 2_000
-"""Nodes drawn one by one at most; above, each host shows its counts per status."""
 
 
 async def _host_facts(rt: Runtime) -> list[HostFacts]:
@@ -56,7 +55,8 @@ def _names(rt: Runtime, who: Principal) -> dict[str, str]:
 async def topology(request: Request, who: Caller, cluster: str | None = None) -> JSONResponse:
     """Zones -> hosts -> nodes; with `cluster`, only that cluster's nodes (hosts stay)."""
     rt = runtime_of(request)
-    found = await run_in_threadpool(rt.queries.topology_nodes, who, cluster, MAX_DRAWN)
+    drawn_max = rt.settings.topology_max_drawn
+    found = await run_in_threadpool(rt.queries.topology_nodes, who, cluster, drawn_max)
     nodes = None if found.nodes is None else [n.model_dump() for n in found.nodes]
     names = await run_in_threadpool(_names, rt, who)
     hosts = await _host_facts(rt) if who.is_admin else []
@@ -66,7 +66,8 @@ async def topology(request: Request, who: Caller, cluster: str | None = None) ->
         nodes=nodes,
         cluster_names=names,
         counts=found.counts,
-        drawn_max=MAX_DRAWN,
+        drawn_max=drawn_max,
+        hosts_max=rt.settings.topology_max_hosts,
     )
     # Plain JSON values already: skip FastAPI's encoder, which costs as much as the build.
     return JSONResponse(view.as_dict())

@@ -6,7 +6,10 @@ the service's queries, which scope every read to the caller's project.
 
 Every host carries its nodes' count per status. Above the route's maximum of drawn nodes
 (issue 23: a 100,000-node cluster) the nodes are not loaded at all: the counts, made in SQL,
-are the view (`summarised`), and they are the same numbers the nodes would have given.
+are the view (`summarised`), and they are the same numbers the nodes would have given. Such a
+view with more hosts than the route's maximum (12,500 sim hosts under a 100,000-node cluster:
+2.8 MB) lists no host: each zone is one line of totals (`hosts_summarised`), so its size is
+bounded by the zones, not the hosts.
 """
 
 from __future__ import annotations
@@ -87,13 +90,41 @@ class HostView:
         }
 
 
+@dataclass(frozen=True, slots=True)
+class ZoneSummary:
+    """A zone's hosts as totals, in place of the hosts: how many, how many failed, their
+    capacity and use summed (None when the caller sees none), its nodes per status."""
+
+    hosts: int
+    failed: int
+    capacity: Capacity | None
+    used: Capacity | None
+    counts: dict[str, int]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "host_count": self.hosts,
+            "failed_hosts": self.failed,
+            "capacity": None if self.capacity is None else asdict(self.capacity),
+            "used": None if self.used is None else asdict(self.used),
+            "node_count": sum(self.counts.values()),
+            "status_counts": dict(sorted(self.counts.items())),
+        }
+
+
 @dataclass(slots=True)
 class ZoneView:
     name: str
     hosts: list[HostView] = field(default_factory=list)
+    summary: ZoneSummary | None = None
+    """Set (and `hosts` empty) when the view has too many hosts to list."""
 
     def as_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "hosts": [h.as_dict() for h in self.hosts]}
+        return {
+            "name": self.name,
+            "hosts": [h.as_dict() for h in self.hosts],
+            "summary": None if self.summary is None else self.summary.as_dict(),
+        }
 
 
 @dataclass(slots=True)
@@ -107,6 +138,9 @@ class Topology:
     summarised: bool = False
     """Counts only: more nodes than `drawn_max` (no node is drawn, `unplaced` is empty)."""
     drawn_max: int | None = None
+    hosts_summarised: bool = False
+    """Zones as totals, no host listed: a summarised view with more hosts than `hosts_max`."""
+    hosts_max: int | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """The JSON shape (written out: `dataclasses.asdict` is slow at 1,000 nodes)."""
@@ -118,6 +152,8 @@ class Topology:
             "total_nodes": self.total_nodes,
             "summarised": self.summarised,
             "drawn_max": self.drawn_max,
+            "hosts_summarised": self.hosts_summarised,
+            "hosts_max": self.hosts_max,
         }
 
 
@@ -130,6 +166,33 @@ def _natural(name: str) -> tuple[Any, ...]:
     return tuple(int(p) if p.isdigit() else p for p in re.split(r"(\d+)", name))
 
 
+def _sum(a: Capacity | None, b: Capacity | None) -> Capacity | None:
+    if a is None or b is None:
+        return a or b
+    return Capacity(
+        a.vcpus + b.vcpus, a.ram_mb + b.ram_mb, a.disk_gb + b.disk_gb, a.volume_gb + b.volume_gb
+    )
+
+
+def _zone_totals(views: Iterable[HostView]) -> list[ZoneView]:
+    """Each zone's hosts added up into one `ZoneSummary` (no host sorted or listed)."""
+    per: dict[str, list[HostView]] = {}
+    for v in views:
+        per.setdefault(v.zone, []).append(v)
+    zones = []
+    for name in sorted(per, key=_natural):
+        cap: Capacity | None = None
+        used: Capacity | None = None
+        counts: dict[str, int] = {}
+        for v in per[name]:
+            cap, used = _sum(cap, v.capacity), _sum(used, v.used)
+            for status, n in v.counts.items():
+                counts[status] = counts.get(status, 0) + n
+        failed = sum(v.failed for v in per[name])
+        zones.append(ZoneView(name, [], ZoneSummary(len(per[name]), failed, cap, used, counts)))
+    return zones
+
+
 def build(
     *,
     admin: bool,
@@ -138,10 +201,12 @@ def build(
     cluster_names: Mapping[str, str],
     counts: Iterable[HostCount] = (),
     drawn_max: int | None = None,
+    hosts_max: int | None = None,
 ) -> Topology:
     """Zones -> hosts -> nodes. `hosts` are the known hosts (admin); a node on a host not among
     them (a tenant's view, or a host the provider no longer lists) brings its host along.
-    With `nodes` None, `counts` (per host and status) stand for them: a summarised view."""
+    With `nodes` None, `counts` (per host and status) stand for them: a summarised view; and
+    with more hosts than `hosts_max` as well, each zone is its totals."""
     by_host: dict[str, HostView] = {
         h.name: HostView(h.name, h.zone, h.failed, h.capacity, h.used) for h in hosts
     }
@@ -160,6 +225,18 @@ def build(
             if view is None:
                 view = by_host[c.host] = HostView(c.host, c.zone or "?", False, None, None)
             view.counts[status] = view.counts.get(status, 0) + c.count
+        if hosts_max is not None and len(by_host) > hosts_max:
+            return Topology(
+                admin=admin,
+                zones=_zone_totals(by_host.values()),
+                unplaced=[],
+                total_nodes=total,
+                unplaced_counts=unplaced_counts,
+                summarised=True,
+                drawn_max=drawn_max,
+                hosts_summarised=True,
+                hosts_max=hosts_max,
+            )
         nodes = ()
     for n in nodes:
         total += 1
@@ -195,4 +272,5 @@ def build(
         unplaced_counts=unplaced_counts,
         summarised=summarised,
         drawn_max=drawn_max,
+        hosts_max=hosts_max,
     )

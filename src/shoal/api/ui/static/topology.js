@@ -3,7 +3,8 @@
 // them (spread over N hosts, sharing one host) and can highlight their members. A host with
 // too many nodes to draw shows counts per status, with its nodes behind a disclosure. Above the
 // server's maximum of drawn nodes (`summarised`, issue 23) every host shows only its counts,
-// made in SQL: no node is sent.
+// made in SQL: no node is sent; and above its maximum of listed hosts (`hosts_summarised`) each
+// zone is one line of totals (hosts, failed ones, capacity and use summed, nodes per status).
 "use strict";
 (function (S) {
   const { html, raw } = S;
@@ -144,14 +145,21 @@
     const clusters = new Set();
     const summarised = !!data.summarised;
     const onHost = (h) => (summarised ? (h.node_count || 0) : h.nodes.length);
-    for (const z of data.zones) for (const h of z.hosts) { hosts++; total += onHost(h); h.nodes.forEach((n) => clusters.add(n.cluster)); }
+    const inZone = (z) => (z.summary ? z.summary.node_count : z.hosts.reduce((a, h) => a + onHost(h), 0));
+    const hostsIn = (z) => (z.summary ? z.summary.host_count : z.hosts.length);
+    for (const z of data.zones) {
+      hosts += hostsIn(z); total += inZone(z);
+      for (const h of z.hosts) h.nodes.forEach((n) => clusters.add(n.cluster));
+    }
     const ctx = {
       groups: groupIndex(data), compact: total > COMPACT_ABOVE, showCluster: clusters.size > 1,
       admin: data.admin, drills: opts.drills, summarised,
     };
+    const zoneTotals = (s) => html`${s.failed_hosts ? html`<p><span class="badge s-bad"><span aria-hidden="true">✖</span> ${s.failed_hosts} FAILED</span></p>` : ""}${
+      capacity(s)}<p class="agg" data-zone-total="${s.node_count}">${s.node_count} nodes${s.node_count ? html`: ${countsOf(s.status_counts || {})}` : ""}</p>`;
     const zones = data.zones.map((z) => html`<section class="zone" data-zone="${z.name}" aria-label="zone ${z.name}">
-      <h3>Zone ${z.name} <span class="muted">${z.hosts.length} host(s), ${z.hosts.reduce((a, h) => a + onHost(h), 0)} node(s)</span></h3>
-      <ul class="hosts">${z.hosts.map((h) => hostCard(h, ctx))}</ul></section>`);
+      <h3>Zone ${z.name} <span class="muted">${hostsIn(z)} host(s), ${inZone(z)} node(s)</span></h3>
+      ${z.summary ? zoneTotals(z.summary) : html`<ul class="hosts">${z.hosts.map((h) => hostCard(h, ctx))}</ul>`}</section>`);
     const unplacedCount = Object.values(data.unplaced_counts || {}).reduce((a, k) => a + k, 0);
     const unplaced = summarised && unplacedCount
       ? html`<section class="zone" aria-label="nodes without a host"><h3>Without a host</h3><p class="agg">${unplacedCount} nodes: ${countsOf(data.unplaced_counts)}</p></section>`
@@ -161,7 +169,8 @@
     const opened = new Set([...el.querySelectorAll("details.agg[open]")].map((d) => d.dataset.host));
     el.innerHTML = html`<p class="summary" data-total="${total}">${total} node(s) on ${hosts} host(s) in ${data.zones.length} zone(s)${
       data.admin ? "" : " (only the hosts your nodes are on)"}.${
-      summarised ? html` Counted per host, not drawn: more than ${data.drawn_max} nodes.` : ""}</p>
+      data.hosts_summarised ? html` Counted per zone, hosts not listed: more than ${data.drawn_max} nodes on more than ${data.hosts_max} hosts.`
+        : summarised ? html` Counted per host, not drawn: more than ${data.drawn_max} nodes.` : ""}</p>
       <p class="legend" aria-label="Legend"><span aria-hidden="true">●</span> active · <span aria-hidden="true">◐</span> in progress · <span aria-hidden="true">◌</span> waiting/deleting · <span aria-hidden="true">▲</span> warning · <span aria-hidden="true">✖</span> error/failed · <span aria-hidden="true">◇</span> planned · <span aria-hidden="true">▭</span> volume · border pattern = node group</p>
       ${groupingsPanel(opts.groupings, data)}
       <div class="zones">${zones}${unplaced}</div>`.s;
