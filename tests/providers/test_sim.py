@@ -8,6 +8,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from prometheus_client import generate_latest
 
 from shoal.model.catalogs import CIRROS, CLASSIC_FLAVORS, default_inventory, synthetic_inventory
 from shoal.model.enums import NodeKind
@@ -16,6 +17,8 @@ from shoal.model.profile import ServerProfile
 from shoal.providers.base import Provider, ResourceState, ServerRequest
 from shoal.providers.errors import PermanentError, ResourceGone, TemporaryError
 from shoal.providers.sim import SimProvider
+from shoal.providers.sim.metered import SIM_CPU
+from shoal.telemetry.metrics import PROCESS
 
 from .support import server_request, volume_request
 
@@ -254,6 +257,19 @@ async def test_another_process_sees_the_same_cloud(tmp_path: Path) -> None:
     assert {r.key for r in await sim.list_resources()} == {"mine", "theirs"}
     assert mine.address == "10.1.1.2"
     await sim.close()
+
+
+async def test_the_simulated_clouds_cpu_is_counted_apart(tmp_path: Path) -> None:
+    """Its CPU is Shoal's to subtract (benchmarks/scale.py's `shoal_cpu_ms_per_node`)."""
+    reserve = SIM_CPU.labels("reserve")
+    before = reserve._value.get()
+    sim = SimProvider(default_inventory(), state_path=tmp_path / "sim.db")
+    try:
+        await sim.create_server(server_request("a", "az1-host1"))
+    finally:
+        await sim.close()
+    assert reserve._value.get() > before
+    assert "shoal_sim_cpu_seconds_total" in generate_latest(PROCESS).decode()
 
 
 async def test_a_crashed_server_reads_error_until_created_again() -> None:

@@ -46,6 +46,7 @@ from shoal.providers.base import (
 )
 from shoal.providers.errors import PermanentError, ResourceGone, TemporaryError
 from shoal.providers.sim.memory import MemoryState
+from shoal.providers.sim.metered import MeteredState
 from shoal.providers.sim.networking import SimNetworking
 from shoal.providers.sim.replicas import SimReplicas
 from shoal.providers.sim.software import SimDeployments
@@ -89,7 +90,10 @@ class SimProvider:
         self.failure_rate = failure_rate
         self._rng = random.Random(seed)
         self._sleep = clock_sleep
-        self._state: SimState = SqliteState(state_path) if state_path else MemoryState()
+        # Metered: the simulated cloud's CPU is not Shoal's (shoal_sim_cpu_seconds_total).
+        self._state: SimState = MeteredState(
+            SqliteState(state_path) if state_path else MemoryState()
+        )
         self._orphan_after_s = max(2 * create_latency_s, create_latency_s + 2.0)
         """How long another process's build may take before it counts as abandoned."""
         self.real_cloud = real_cloud
