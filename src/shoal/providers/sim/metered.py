@@ -77,10 +77,10 @@ class MeteredState:
         finally:
             _spent("reserve", t)
 
-    def set_state(self, resource_id: str, state: str) -> None:
+    def set_state(self, resource_id: str, state: str) -> bool:
         t = thread_time()
         try:
-            self._state.set_state(resource_id, state)
+            return self._state.set_state(resource_id, state)
         finally:
             _spent("set_state", t)
 
