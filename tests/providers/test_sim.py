@@ -259,6 +259,34 @@ async def test_another_process_sees_the_same_cloud(tmp_path: Path) -> None:
     await sim.close()
 
 
+async def test_concurrent_creates_on_a_shared_file_keep_the_books(tmp_path: Path) -> None:
+    """One process's creates in the same turn are reserved in one transaction (batch.py): the
+    same answers as one by one: capacity, slots, one resource per key, a cancelled create
+    reserves nothing."""
+    sim = SimProvider(one_host(vcpus=3), state_path=tmp_path / "sim.db")
+    try:
+        cancelled = asyncio.ensure_future(sim.create_server(tiny("gone")))
+        creates = [sim.create_server(tiny(k)) for k in ("a", "b", "a", "c", "d")]
+        await asyncio.sleep(0)
+        cancelled.cancel()
+        out = await asyncio.gather(*creates, return_exceptions=True)
+        refused = [o for o in out if isinstance(o, PermanentError)]
+        made = {o.key: o for o in out if not isinstance(o, BaseException)}
+        assert [str(e) for e in refused] == [
+            "no valid host: host h1 has not enough vcpus (4 needed of 3)"
+        ]
+        assert sorted(made) == ["a", "b", "c"]
+        assert out[0].id == out[2].id  # type: ignore[union-attr]
+        assert sorted(r.address or "" for r in made.values()) == [
+            "10.1.1.2",
+            "10.1.1.3",
+            "10.1.1.4",
+        ]
+        assert sorted(r.key for r in await sim.list_resources()) == ["a", "b", "c"]
+    finally:
+        await sim.close()
+
+
 async def test_the_simulated_clouds_cpu_is_counted_apart(tmp_path: Path) -> None:
     """Its CPU is Shoal's to subtract (benchmarks/scale.py's `shoal_cpu_ms_per_node`)."""
     reserve = SIM_CPU.labels("reserve")

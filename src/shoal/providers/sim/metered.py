@@ -45,7 +45,8 @@ _OPERATIONS = (
 _CHILDREN = {op: SIM_CPU.labels(op) for op in _OPERATIONS}
 
 
-def _spent(operation: str, since: float) -> None:
+def spent(operation: str, since: float) -> None:
+    """Count the thread CPU since `since` (a `thread_time()`) against `operation`."""
     if metrics.enabled:
         _CHILDREN[operation].inc(thread_time() - since)
 
@@ -61,28 +62,28 @@ class MeteredState:
         try:
             return self._state.by_key(kind, key)
         finally:
-            _spent("by_key", t)
+            spent("by_key", t)
 
     def by_id(self, resource_id: str) -> SimRecord | None:
         t = thread_time()
         try:
             return self._state.by_id(resource_id)
         finally:
-            _spent("by_id", t)
+            spent("by_id", t)
 
     def reserve(self, record: SimRecord, host: Host) -> tuple[SimRecord, bool]:
         t = thread_time()
         try:
             return self._state.reserve(record, host)
         finally:
-            _spent("reserve", t)
+            spent("reserve", t)
 
     def set_state(self, resource_id: str, state: str) -> bool:
         t = thread_time()
         try:
             return self._state.set_state(resource_id, state)
         finally:
-            _spent("set_state", t)
+            spent("set_state", t)
 
     def rebuild(
         self, resource_id: str, host: Host, demand: Demand, flavor: str, image: str
@@ -91,56 +92,56 @@ class MeteredState:
         try:
             return self._state.rebuild(resource_id, host, demand, flavor, image)
         finally:
-            _spent("rebuild", t)
+            spent("rebuild", t)
 
     def set_attached(self, resource_id: str, server_id: str | None) -> None:
         t = thread_time()
         try:
             self._state.set_attached(resource_id, server_id)
         finally:
-            _spent("set_attached", t)
+            spent("set_attached", t)
 
     def remove(self, resource_id: str) -> SimRecord | None:
         t = thread_time()
         try:
             return self._state.remove(resource_id)
         finally:
-            _spent("remove", t)
+            spent("remove", t)
 
     def records(self, cluster: str | None = None) -> list[SimRecord]:
         t = thread_time()
         try:
             return self._state.records(cluster)
         finally:
-            _spent("records", t)
+            spent("records", t)
 
     def copies(self, kind: str, key: str) -> list[SimRecord]:
         t = thread_time()
         try:
             return self._state.copies(kind, key)
         finally:
-            _spent("copies", t)
+            spent("copies", t)
 
     def failed_hosts(self) -> set[str]:
         t = thread_time()
         try:
             return self._state.failed_hosts()
         finally:
-            _spent("failed_hosts", t)
+            spent("failed_hosts", t)
 
     def mark_host(self, host: str, failed: bool) -> list[str]:
         t = thread_time()
         try:
             return self._state.mark_host(host, failed)
         finally:
-            _spent("mark_host", t)
+            spent("mark_host", t)
 
     def host_counts(self) -> dict[str, int]:
         t = thread_time()
         try:
             return self._state.host_counts()
         finally:
-            _spent("host_counts", t)
+            spent("host_counts", t)
 
     def close(self) -> None:
         self._state.close()

@@ -45,6 +45,7 @@ from shoal.providers.base import (
     VolumeRequest,
 )
 from shoal.providers.errors import PermanentError, ResourceGone, TemporaryError
+from shoal.providers.sim.batch import Reservations
 from shoal.providers.sim.memory import MemoryState
 from shoal.providers.sim.metered import MeteredState
 from shoal.providers.sim.networking import SimNetworking
@@ -91,9 +92,10 @@ class SimProvider:
         self._rng = random.Random(seed)
         self._sleep = clock_sleep
         # Metered: the simulated cloud's CPU is not Shoal's (shoal_sim_cpu_seconds_total).
-        self._state: SimState = MeteredState(
-            SqliteState(state_path) if state_path else MemoryState()
-        )
+        books = SqliteState(state_path) if state_path else None
+        self._state: SimState = MeteredState(books or MemoryState())
+        self._reservations = Reservations(books) if books else None
+        """A shared file's reservations, made together per turn of the loop (`batch.py`)."""
         self._orphan_after_s = max(2 * create_latency_s, create_latency_s + 2.0)
         """How long another process's build may take before it counts as abandoned."""
         self.real_cloud = real_cloud
@@ -302,7 +304,7 @@ class SimProvider:
         # The draw is for a key the books did not hold (refused or not), as when the key was
         # looked up before `_create`: the seed gives the same failures as it did then.
         try:
-            stored, new = self._state.reserve(record, host)
+            stored, new = await self._reserve(record, host)
         except NoCapacityError as e:
             self._draw()
             raise PermanentError(f"no valid host: {e}") from e
@@ -339,6 +341,20 @@ class SimProvider:
             del self._builds[record.id]
             done.set()
         return self._resource(record, self._state.failed_hosts())
+
+    async def _reserve(self, record: SimRecord, host: Host) -> tuple[SimRecord, bool]:
+        if self._reservations is None:
+            return self._state.reserve(record, host)
+        outcome = self._reservations.reserve(record, host)
+        try:
+            return await outcome
+        except asyncio.CancelledError:
+            # Cancelled after the reservation was made: as a create cancelled while building.
+            if outcome.done() and not outcome.cancelled() and outcome.exception() is None:
+                stored, new = outcome.result()
+                if new and not self.real_cloud:
+                    self._state.remove(stored.id)
+            raise
 
     async def _settle(self, record: SimRecord) -> Resource:
         """The answer to a create whose key is known: wait out a build, restart a dead server."""

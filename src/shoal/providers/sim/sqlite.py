@@ -8,6 +8,7 @@ Calls are short and synchronous: the file is local and each statement touches a 
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -83,53 +84,73 @@ class SqliteState:
         return _record(row) if row else None
 
     def reserve(self, record: SimRecord, host: Host) -> tuple[SimRecord, bool]:
+        (outcome,) = self.reserve_many([(record, host)])
+        if isinstance(outcome, NoCapacityError):
+            raise outcome
+        return outcome
+
+    def reserve_many(
+        self, wanted: Sequence[tuple[SimRecord, Host]]
+    ) -> list[tuple[SimRecord, bool] | NoCapacityError]:
+        """`reserve` of each, in order, in one transaction: one lock and one commit (the
+        commit, which writes every page an insert touched, is most of a reservation's CPU)."""
         db = self._db
         db.execute("BEGIN IMMEDIATE")
         try:
-            existing = self.by_key(record.kind, record.key)
-            if existing is not None:
-                db.execute("COMMIT")
-                return existing, False
-            if db.execute("SELECT 1 FROM failed_hosts WHERE host = ?", (host.name,)).fetchone():
-                raise NoCapacityError(f"host {host.name} is down")
-            row = db.execute(
-                "SELECT COALESCE(SUM(vcpus), 0), COALESCE(SUM(ram_mb), 0), "
-                "COALESCE(SUM(disk_gb), 0), COALESCE(SUM(volume_gb), 0) "
-                "FROM resources WHERE host = ?",
-                (host.name,),
-            ).fetchone()
-            short = fits(host, Demand(*row), record.demand)
-            if short is not None:
-                raise NoCapacityError(short)
-            if record.kind == "server":
-                record.slot = self._free_slot(host.name)
-            d = record.demand
-            db.execute(
-                f"INSERT INTO resources ({_COLUMNS}) VALUES "
-                "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    record.id,
-                    record.kind,
-                    record.key,
-                    record.name,
-                    record.cluster,
-                    record.host,
-                    record.zone,
-                    record.state,
-                    d.vcpus,
-                    d.ram_mb,
-                    d.disk_gb,
-                    d.volume_gb,
-                    record.slot,
-                    record.attached_to,
-                    record.flavor,
-                    record.image,
-                ),
-            )
+            outcomes: list[tuple[SimRecord, bool] | NoCapacityError] = []
+            for record, host in wanted:
+                try:
+                    outcomes.append(self._reserve(record, host))
+                except NoCapacityError as e:
+                    outcomes.append(e)
             db.execute("COMMIT")
         except BaseException:
             db.execute("ROLLBACK")
             raise
+        return outcomes
+
+    def _reserve(self, record: SimRecord, host: Host) -> tuple[SimRecord, bool]:
+        """One reservation inside the caller's transaction; it writes only once it fits."""
+        db = self._db
+        existing = self.by_key(record.kind, record.key)
+        if existing is not None:
+            return existing, False
+        if db.execute("SELECT 1 FROM failed_hosts WHERE host = ?", (host.name,)).fetchone():
+            raise NoCapacityError(f"host {host.name} is down")
+        row = db.execute(
+            "SELECT COALESCE(SUM(vcpus), 0), COALESCE(SUM(ram_mb), 0), "
+            "COALESCE(SUM(disk_gb), 0), COALESCE(SUM(volume_gb), 0) "
+            "FROM resources WHERE host = ?",
+            (host.name,),
+        ).fetchone()
+        short = fits(host, Demand(*row), record.demand)
+        if short is not None:
+            raise NoCapacityError(short)
+        if record.kind == "server":
+            record.slot = self._free_slot(host.name)
+        d = record.demand
+        db.execute(
+            f"INSERT INTO resources ({_COLUMNS}) VALUES "
+            "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                record.id,
+                record.kind,
+                record.key,
+                record.name,
+                record.cluster,
+                record.host,
+                record.zone,
+                record.state,
+                d.vcpus,
+                d.ram_mb,
+                d.disk_gb,
+                d.volume_gb,
+                record.slot,
+                record.attached_to,
+                record.flavor,
+                record.image,
+            ),
+        )
         return record, True
 
     def _free_slot(self, host: str) -> int:
