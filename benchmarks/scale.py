@@ -12,7 +12,10 @@ each (`scenario` plus the fields below; the names are relied upon by outside che
   the same less what they burn idle, at the `idle` scenario's rate, over the create's wall
   time, which load stretches), `engine_share` (each
   engine's fraction of the cluster's node actions, by the `owner` recorded on each action),
-  with `status`, `active` and `cpu_s_per_engine` alongside;
+  `sim_cpu_ms_per_node` (the part of that CPU the engines spent in the simulated cloud's books,
+  from their `shoal_sim_cpu_seconds_total`: a real cloud spends it on its own machines) and
+  `shoal_cpu_ms_per_node` (`cpu_ms_per_node` less it: Shoal's own), with `status`, `active`,
+  `cpu_s_per_engine`, `sim_cpu_s_per_engine` and `sim_cpu_s_by_operation` alongside;
 - `get-cluster`: one `GET /v1/clusters/NAME` of that cluster: `nodes`, `seconds`, `bytes`;
   then the first page of its nodes (`GET /v1/nodes?cluster=NAME`, the default page):
   `first_page_s`, `first_page_nodes`; then the dashboard's topology of the cluster
@@ -92,6 +95,19 @@ def engine_shares(db_url: str, action_id: str, engines: int) -> tuple[list[float
     return [round(s, 4) for s in shares], total
 
 
+def sim_cpu_seconds(server: Server, token: str) -> dict[str, float] | None:
+    """The engine's `shoal_sim_cpu_seconds_total` by operation (None: not exported)."""
+    r = httpx.get(f"{server.url}/metrics", headers={"Authorization": f"Bearer {token}"}, timeout=60)
+    r.raise_for_status()
+    prefix = 'shoal_sim_cpu_seconds_total{operation="'
+    by_operation = {}
+    for line in r.text.splitlines():
+        if line.startswith(prefix):
+            labels, value = line.rsplit(" ", 1)
+            by_operation[labels[len(prefix) :].split('"', 1)[0]] = float(value)
+    return by_operation or None
+
+
 def idle(servers: list[Server], window_s: float) -> dict[str, Any]:
     before = [cpu_seconds(s.pid) for s in servers]
     time.sleep(window_s)
@@ -117,6 +133,7 @@ def create(
     name = "scale"
     headers = {"Authorization": f"Bearer {token}"}
     with httpx.Client(base_url=servers[0].url, headers=headers, timeout=600) as http:
+        sim0 = [sim_cpu_seconds(s, token) for s in servers]
         cpu0 = [cpu_seconds(s.pid) for s in servers]
         t0 = time.perf_counter()
         r = http.post("/v1/clusters", content=document(name, nodes))
@@ -135,6 +152,16 @@ def create(
             time.sleep(0.25)
         seconds = time.perf_counter() - t0
         cpu = [cpu_seconds(s.pid) - c for s, c in zip(servers, cpu0, strict=True)]
+        sim1 = [sim_cpu_seconds(s, token) for s in servers]
+    sim: list[float] | None = None
+    sim_ops: dict[str, float] = {}
+    for before, after in zip(sim0, sim1, strict=True):
+        if before is None or after is None:  # engines without the counter (older code)
+            sim, sim_ops = None, {}
+            break
+        for op, spent in after.items():
+            sim_ops[op] = sim_ops.get(op, 0.0) + spent - before.get(op, 0.0)
+        sim = [*(sim or []), sum(after.values()) - sum(before.values())]
     shares, actions = engine_shares(db_url, action_id, len(servers))
     with psycopg.connect(db_url) as conn:
         row = conn.execute(
@@ -156,7 +183,13 @@ def create(
         "post_s": round(post_s, 3),
         "cpu_ms_per_node": round(sum(cpu) * 1000 / nodes, 4),
         "cpu_ms_per_node_net": round(max(0.0, sum(cpu) - idle_s) * 1000 / nodes, 4),
+        "sim_cpu_ms_per_node": round(sum(sim) * 1000 / nodes, 4) if sim is not None else None,
+        "shoal_cpu_ms_per_node": (
+            round((sum(cpu) - sum(sim)) * 1000 / nodes, 4) if sim is not None else None
+        ),
         "cpu_s_per_engine": [round(c, 2) for c in cpu],
+        "sim_cpu_s_per_engine": [round(c, 2) for c in sim] if sim is not None else None,
+        "sim_cpu_s_by_operation": {op: round(c, 3) for op, c in sim_ops.items() if c > 0},
         "engine_share": shares,
         "node_actions": actions,
     }, name

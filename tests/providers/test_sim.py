@@ -8,6 +8,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from prometheus_client import generate_latest
 
 from shoal.model.catalogs import CIRROS, CLASSIC_FLAVORS, default_inventory, synthetic_inventory
 from shoal.model.enums import NodeKind
@@ -16,6 +17,8 @@ from shoal.model.profile import ServerProfile
 from shoal.providers.base import Provider, ResourceState, ServerRequest
 from shoal.providers.errors import PermanentError, ResourceGone, TemporaryError
 from shoal.providers.sim import SimProvider
+from shoal.providers.sim.metered import SIM_CPU
+from shoal.telemetry.metrics import PROCESS
 
 from .support import server_request, volume_request
 
@@ -254,6 +257,47 @@ async def test_another_process_sees_the_same_cloud(tmp_path: Path) -> None:
     assert {r.key for r in await sim.list_resources()} == {"mine", "theirs"}
     assert mine.address == "10.1.1.2"
     await sim.close()
+
+
+async def test_concurrent_creates_on_a_shared_file_keep_the_books(tmp_path: Path) -> None:
+    """One process's creates in the same turn are reserved in one transaction (batch.py): the
+    same answers as one by one: capacity, slots, one resource per key, a cancelled create
+    reserves nothing."""
+    sim = SimProvider(one_host(vcpus=3), state_path=tmp_path / "sim.db")
+    try:
+        cancelled = asyncio.ensure_future(sim.create_server(tiny("gone")))
+        creates = [sim.create_server(tiny(k)) for k in ("a", "b", "a", "c", "d")]
+        await asyncio.sleep(0)
+        cancelled.cancel()
+        out = await asyncio.gather(*creates, return_exceptions=True)
+        refused = [o for o in out if isinstance(o, PermanentError)]
+        made = {o.key: o for o in out if not isinstance(o, BaseException)}
+        assert [str(e) for e in refused] == [
+            "no valid host: host h1 has not enough vcpus (4 needed of 3)"
+        ]
+        assert sorted(made) == ["a", "b", "c"]
+        assert out[0].id == out[2].id  # type: ignore[union-attr]
+        assert sorted(r.address or "" for r in made.values()) == [
+            "10.1.1.2",
+            "10.1.1.3",
+            "10.1.1.4",
+        ]
+        assert sorted(r.key for r in await sim.list_resources()) == ["a", "b", "c"]
+    finally:
+        await sim.close()
+
+
+async def test_the_simulated_clouds_cpu_is_counted_apart(tmp_path: Path) -> None:
+    """Its CPU is Shoal's to subtract (benchmarks/scale.py's `shoal_cpu_ms_per_node`)."""
+    reserve = SIM_CPU.labels("reserve")
+    before = reserve._value.get()
+    sim = SimProvider(default_inventory(), state_path=tmp_path / "sim.db")
+    try:
+        await sim.create_server(server_request("a", "az1-host1"))
+    finally:
+        await sim.close()
+    assert reserve._value.get() > before
+    assert "shoal_sim_cpu_seconds_total" in generate_latest(PROCESS).decode()
 
 
 async def test_a_crashed_server_reads_error_until_created_again() -> None:

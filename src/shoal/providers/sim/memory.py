@@ -60,10 +60,11 @@ class MemoryState:
         self._next_slot[host] = slot + 1
         return slot
 
-    def set_state(self, resource_id: str, state: str) -> None:
+    def set_state(self, resource_id: str, state: str) -> bool:
         record = self._by_id.get(resource_id)
         if record is not None:
             record.state = state
+        return record is not None
 
     def rebuild(
         self, resource_id: str, host: Host, demand: Demand, flavor: str, image: str

@@ -45,7 +45,9 @@ from shoal.providers.base import (
     VolumeRequest,
 )
 from shoal.providers.errors import PermanentError, ResourceGone, TemporaryError
+from shoal.providers.sim.batch import Reservations
 from shoal.providers.sim.memory import MemoryState
+from shoal.providers.sim.metered import MeteredState
 from shoal.providers.sim.networking import SimNetworking
 from shoal.providers.sim.replicas import SimReplicas
 from shoal.providers.sim.software import SimDeployments
@@ -89,7 +91,11 @@ class SimProvider:
         self.failure_rate = failure_rate
         self._rng = random.Random(seed)
         self._sleep = clock_sleep
-        self._state: SimState = SqliteState(state_path) if state_path else MemoryState()
+        # Metered: the simulated cloud's CPU is not Shoal's (shoal_sim_cpu_seconds_total).
+        books = SqliteState(state_path) if state_path else None
+        self._state: SimState = MeteredState(books or MemoryState())
+        self._reservations = Reservations(books) if books else None
+        """A shared file's reservations, made together per turn of the loop (`batch.py`)."""
         self._orphan_after_s = max(2 * create_latency_s, create_latency_s + 2.0)
         """How long another process's build may take before it counts as abandoned."""
         self.real_cloud = real_cloud
@@ -114,12 +120,17 @@ class SimProvider:
         )
 
     async def create_server(self, request: ServerRequest) -> Resource:
-        existing = self._earlier(_SERVER, request.key, request.cluster, request.fresh)
+        existing = self._searched(_SERVER, request.key, request.cluster, request.fresh)
         if existing is not None:
             return await self._settle(existing)
         profile = request.profile
-        self._check_catalog(profile)
-        host = self._host(request.host)
+        try:
+            self._check_catalog(profile)
+            host = self._host(request.host)
+        except PermanentError:
+            if (existing := self._by_key(_SERVER, request.key)) is None:
+                raise
+            return await self._settle(existing)
         record = SimRecord(
             id=str(uuid.uuid4()),
             kind=_SERVER,
@@ -136,10 +147,15 @@ class SimProvider:
         return await self._create(record, host)
 
     async def create_volume(self, request: VolumeRequest) -> Resource:
-        existing = self._earlier(_VOLUME, request.key, request.cluster, False)
+        existing = self._searched(_VOLUME, request.key, request.cluster, False)
         if existing is not None:
             return await self._settle(existing)
-        host = self._host(request.host)
+        try:
+            host = self._host(request.host)
+        except PermanentError:
+            if (existing := self._by_key(_VOLUME, request.key)) is None:
+                raise
+            return await self._settle(existing)
         record = SimRecord(
             id=str(uuid.uuid4()),
             kind=_VOLUME,
@@ -262,29 +278,39 @@ class SimProvider:
 
         return active
 
-    def _earlier(self, kind: str, key: str, cluster: str, fresh: bool) -> SimRecord | None:
-        """An earlier attempt of this create: by key in the cloud's books, or (real cloud) by
-        the client's search of the cluster's resources, best state first."""
+    def _searched(self, kind: str, key: str, cluster: str, fresh: bool) -> SimRecord | None:
+        """An earlier attempt of this create found by the client's search of the cluster's
+        resources, best state first (real cloud). Without `real_cloud` there is no search:
+        the reservation finds the key in the cloud's books (one read less per create), and
+        `_by_key` answers a request that would be refused before it reaches the books."""
         if not self.real_cloud:
-            return self._state.by_key(kind, key)
+            return None
         if fresh:
             return None
         found = [r for r in self._state.copies(kind, key) if r.cluster == cluster]
         rank = {ACTIVE: 0, BUILDING: 1}
         return min(found, key=lambda r: rank.get(r.state, 2), default=None)
 
+    def _by_key(self, kind: str, key: str) -> SimRecord | None:
+        """An earlier create by key in the cloud's books (not with `real_cloud`: there a refused
+        request was not searched for, so it stays refused)."""
+        return None if self.real_cloud else self._state.by_key(kind, key)
+
     def _stored_key(self, key: str) -> str:
         # A real cloud keeps every create apart, whatever metadata the client gave it.
         return f"{key}{_COPY}{uuid.uuid4().hex[:12]}" if self.real_cloud else key
 
     async def _create(self, record: SimRecord, host: Host) -> Resource:
-        fails = self.failure_rate > 0 and self._rng.random() < self.failure_rate
+        # The draw is for a key the books did not hold (refused or not), as when the key was
+        # looked up before `_create`: the seed gives the same failures as it did then.
         try:
-            stored, new = self._state.reserve(record, host)
+            stored, new = await self._reserve(record, host)
         except NoCapacityError as e:
+            self._draw()
             raise PermanentError(f"no valid host: {e}") from e
         if not new:
             return await self._settle(stored)
+        fails = self._draw()
         if self.create_latency_s <= 0 and not fails:
             self._state.set_state(record.id, ACTIVE)
             record.state = ACTIVE
@@ -293,14 +319,14 @@ class SimProvider:
         try:
             if self.create_latency_s > 0:
                 await self._sleep(self.create_latency_s)
-            if self._state.by_id(record.id) is None:
-                raise TemporaryError(f"{record.kind} {record.name} was deleted while building")
-            if fails:
+            # The state's answer says whether the record is still there: no read before it.
+            if fails or not self._state.set_state(record.id, ACTIVE):
+                if self._state.by_id(record.id) is None:
+                    raise TemporaryError(f"{record.kind} {record.name} was deleted while building")
                 raise TemporaryError(
                     f"simulated failure creating {record.kind} {record.name}",
                     fault="simulated failure",
                 )
-            self._state.set_state(record.id, ACTIVE)
             record.state = ACTIVE
         except BaseException as e:
             if not self.real_cloud:
@@ -315,6 +341,20 @@ class SimProvider:
             del self._builds[record.id]
             done.set()
         return self._resource(record, self._state.failed_hosts())
+
+    async def _reserve(self, record: SimRecord, host: Host) -> tuple[SimRecord, bool]:
+        if self._reservations is None:
+            return self._state.reserve(record, host)
+        outcome = self._reservations.reserve(record, host)
+        try:
+            return await outcome
+        except asyncio.CancelledError:
+            # Cancelled after the reservation was made: as a create cancelled while building.
+            if outcome.done() and not outcome.cancelled() and outcome.exception() is None:
+                stored, new = outcome.result()
+                if new and not self.real_cloud:
+                    self._state.remove(stored.id)
+            raise
 
     async def _settle(self, record: SimRecord) -> Resource:
         """The answer to a create whose key is known: wait out a build, restart a dead server."""
@@ -370,9 +410,13 @@ class SimProvider:
         if event is not None:
             event.set()
 
+    def _draw(self) -> bool:
+        """Whether this create, reboot or rebuild fails (at `failure_rate`, by the seed)."""
+        return self.failure_rate > 0 and self._rng.random() < self.failure_rate
+
     async def _boot(self, record: SimRecord, what: str) -> Resource:
         """Take `create_latency_s`, then make a claimed BUILDING server ACTIVE (or ERROR)."""
-        fails = self.failure_rate > 0 and self._rng.random() < self.failure_rate
+        fails = self._draw()
         try:
             if self.create_latency_s > 0:
                 await self._sleep(self.create_latency_s)

@@ -53,7 +53,9 @@ class SimState(Protocol):
         Returns the stored record and whether it is new; raises NoCapacityError."""
         ...
 
-    def set_state(self, resource_id: str, state: str) -> None: ...
+    def set_state(self, resource_id: str, state: str) -> bool:
+        """Whether the record exists (and now has `state`)."""
+        ...
 
     def rebuild(
         self, resource_id: str, host: Host, demand: Demand, flavor: str, image: str
