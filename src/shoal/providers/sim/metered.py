@@ -11,6 +11,8 @@ benchmark can subtract it. The provider's own Python around the state (building 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from time import thread_time
 
 from prometheus_client import Counter
@@ -51,6 +53,15 @@ def spent(operation: str, since: float) -> None:
         _CHILDREN[operation].inc(thread_time() - since)
 
 
+@contextmanager
+def _metered(operation: str) -> Iterator[None]:
+    t = thread_time()
+    try:
+        yield
+    finally:
+        spent(operation, t)
+
+
 class MeteredState:
     """`state`, with the CPU of each call counted in `SIM_CPU` (a `SimState` itself)."""
 
@@ -58,90 +69,54 @@ class MeteredState:
         self._state = state
 
     def by_key(self, kind: str, key: str) -> SimRecord | None:
-        t = thread_time()
-        try:
+        with _metered("by_key"):
             return self._state.by_key(kind, key)
-        finally:
-            spent("by_key", t)
 
     def by_id(self, resource_id: str) -> SimRecord | None:
-        t = thread_time()
-        try:
+        with _metered("by_id"):
             return self._state.by_id(resource_id)
-        finally:
-            spent("by_id", t)
 
     def reserve(self, record: SimRecord, host: Host) -> tuple[SimRecord, bool]:
-        t = thread_time()
-        try:
+        with _metered("reserve"):
             return self._state.reserve(record, host)
-        finally:
-            spent("reserve", t)
 
     def set_state(self, resource_id: str, state: str) -> bool:
-        t = thread_time()
-        try:
+        with _metered("set_state"):
             return self._state.set_state(resource_id, state)
-        finally:
-            spent("set_state", t)
 
     def rebuild(
         self, resource_id: str, host: Host, demand: Demand, flavor: str, image: str
     ) -> SimRecord | None:
-        t = thread_time()
-        try:
+        with _metered("rebuild"):
             return self._state.rebuild(resource_id, host, demand, flavor, image)
-        finally:
-            spent("rebuild", t)
 
     def set_attached(self, resource_id: str, server_id: str | None) -> None:
-        t = thread_time()
-        try:
+        with _metered("set_attached"):
             self._state.set_attached(resource_id, server_id)
-        finally:
-            spent("set_attached", t)
 
     def remove(self, resource_id: str) -> SimRecord | None:
-        t = thread_time()
-        try:
+        with _metered("remove"):
             return self._state.remove(resource_id)
-        finally:
-            spent("remove", t)
 
     def records(self, cluster: str | None = None) -> list[SimRecord]:
-        t = thread_time()
-        try:
+        with _metered("records"):
             return self._state.records(cluster)
-        finally:
-            spent("records", t)
 
     def copies(self, kind: str, key: str) -> list[SimRecord]:
-        t = thread_time()
-        try:
+        with _metered("copies"):
             return self._state.copies(kind, key)
-        finally:
-            spent("copies", t)
 
     def failed_hosts(self) -> set[str]:
-        t = thread_time()
-        try:
+        with _metered("failed_hosts"):
             return self._state.failed_hosts()
-        finally:
-            spent("failed_hosts", t)
 
     def mark_host(self, host: str, failed: bool) -> list[str]:
-        t = thread_time()
-        try:
+        with _metered("mark_host"):
             return self._state.mark_host(host, failed)
-        finally:
-            spent("mark_host", t)
 
     def host_counts(self) -> dict[str, int]:
-        t = thread_time()
-        try:
+        with _metered("host_counts"):
             return self._state.host_counts()
-        finally:
-            spent("host_counts", t)
 
     def close(self) -> None:
         self._state.close()
