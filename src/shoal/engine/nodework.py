@@ -62,7 +62,10 @@ async def _with_retries(
         attempt += 1
         started = time.perf_counter()
         try:
-            answer = await asyncio.wait_for(call(), policy.call_timeout_s)
+            # A deadline on this task, not `wait_for`'s second task and callbacks per call
+            # (issue 23: a tenth of the engines' CPU in a 10,000-node create).
+            async with asyncio.timeout(policy.call_timeout_s):
+                answer = await call()
         except TimeoutError as e:
             metrics.provider_call(*meter, e, time.perf_counter() - started)
             err: ProviderError = TemporaryError(

@@ -13,8 +13,20 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from enum import Enum
+from typing import Any
 
-from sqlalchemy import JSON, Connection, Table, bindparam, insert, update
+from sqlalchemy import (
+    ARRAY,
+    JSON,
+    Column,
+    ColumnElement,
+    Connection,
+    Table,
+    any_,
+    bindparam,
+    insert,
+    update,
+)
 
 _BATCH = 2000
 _COPY_FROM = 100
@@ -76,6 +88,23 @@ _IN_CHUNK = 1000
 """Keys per `IN (...)` list: well under SQLite's bound on parameters."""
 
 
+def in_keys(conn: Connection, column: Column[Any], keys: Sequence[object]) -> ColumnElement[bool]:
+    """`column IN keys`, on PostgreSQL as `column = ANY(array)`: one parameter whatever the
+    count. An `IN` of 1,000 keys is rendered, bound and parsed key by key (issue 23: a
+    claim's node statuses spent most of their CPU turning one such statement into SQL);
+    the array's statement is the same text each time, compiled and converted once. Other
+    databases (SQLite: at most `_IN_CHUNK` keys a call) keep the `IN` list."""
+    if conn.dialect.name == "postgresql":
+        return column == any_(bindparam(None, list(keys), type_=ARRAY(column.type)))
+    return column.in_(keys)
+
+
+def key_chunk(conn: Connection, other: int = _IN_CHUNK) -> int:
+    """Keys one statement matches by `in_keys`: any number in one array on PostgreSQL,
+    `other` elsewhere."""
+    return 1_000_000 if conn.dialect.name == "postgresql" else other
+
+
 def bulk_update(
     conn: Connection,
     table: Table,
@@ -101,10 +130,11 @@ def bulk_update(
         if not values:
             return
         ids = [r[key] for r in rows]
-        for start in range(0, len(ids), _IN_CHUNK):
+        chunk = key_chunk(conn)
+        for start in range(0, len(ids), chunk):
             conn.execute(
                 update(table)
-                .where(table.c[key].in_(ids[start : start + _IN_CHUNK]))
+                .where(in_keys(conn, table.c[key], ids[start : start + chunk]))
                 .values(**values)
             )
         return
