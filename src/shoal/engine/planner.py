@@ -34,7 +34,7 @@ from shoal.engine.contracts import (
 from shoal.engine.decide import Decision, Unplaceable, decide, node_inputs
 from shoal.engine.events import action_event, cluster_event
 from shoal.engine.profiles import profile_row
-from shoal.engine.settle import declared_nodes, settled_status
+from shoal.engine.settle import declared_nodes, settled_standing, settled_status, standing_of
 from shoal.engine.stale import start_rolling
 from shoal.model.enums import ActionKind, ActionStatus, ClusterStatus, NodeKind, NodeStatus
 from shoal.model.inventory import Inventory
@@ -518,13 +518,16 @@ def close_action(
     assert action.cluster_id is not None
     cluster = cluster_repo.get_cluster(conn, action.cluster_id, include_deleted=True)
     assert cluster is not None
-    nodes = node_repo.list_nodes(conn, cluster.id)
-    if final is not ActionStatus.SUCCEEDED:
-        nodes = _drop_unmade(conn, nodes, reason, now)
     explanation = ""
-    if action.kind is ActionKind.CLUSTER_DELETE and final is ActionStatus.SUCCEEDED and not nodes:
-        status = ClusterStatus.DELETED
+    if final is ActionStatus.SUCCEEDED:
+        # Counted in SQL: nothing unmade to drop, no node row needed (issue 23).
+        counted = standing_of(conn, cluster.id)
+        if action.kind is ActionKind.CLUSTER_DELETE and not counted.rows:
+            status = ClusterStatus.DELETED
+        else:
+            status, explanation = settled_standing(counted, declared_nodes(cluster.document))
     else:
+        nodes = _drop_unmade(conn, node_repo.list_nodes(conn, cluster.id), reason, now)
         status, explanation = settled_status(nodes, declared_nodes(cluster.document))
     action_repo.set_status(conn, action.id, final, now, reason=reason, owner=owner)
     # A cluster not ACTIVE always says why: the action's reason, else what its nodes show.
