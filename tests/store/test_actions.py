@@ -183,3 +183,29 @@ def test_a_flush_sized_completion_writes_each_actions_own_outputs(db: Database) 
             assert got.status_reason == ("" if k % 4 else f"no {k}")
             assert got.outputs == ({"provider_id": f"srv-{k}", "address": None} if k % 4 else {})
             assert (got.ended_at, got.lease_expires_at) == (NOW + 1, None)
+
+
+def test_a_small_completion_with_shared_values_writes_each_action(db: Database) -> None:
+    """Issue 23: columns every row sets alike (one status, empty outputs) go as one value,
+    the others as arrays, in batches of any size; each action still gets its own."""
+    ids = _children(db, 5)
+    held = _claim(db, "e", limit=5)
+    shared = [Completion(a, ActionStatus.SUCCEEDED, "", {}) for a in ids[:3]]
+    varying = [
+        Completion(a, ActionStatus.SUCCEEDED, "", {"provider_id": f"srv-{k}"})
+        for k, a in enumerate(ids[3:])
+    ]
+    with db.transaction() as conn:
+        assert sorted(repo.complete(conn, shared, "e", NOW + 1)) == sorted(ids[:3])
+        assert sorted(repo.complete(conn, varying, "e", NOW + 1)) == sorted(ids[3:])
+    assert sorted(held) == sorted(ids)
+    with db.reading() as conn:
+        for k, a in enumerate(ids):
+            got = repo.get_action(conn, a)
+            assert got is not None
+            assert (got.status, got.status_reason, got.ended_at) == (
+                ActionStatus.SUCCEEDED,
+                "",
+                NOW + 1,
+            )
+            assert got.outputs == ({} if k < 3 else {"provider_id": f"srv-{k - 3}"})

@@ -162,3 +162,30 @@ def test_a_plan_sized_insert_leaves_postgresql_statistics_current() -> None:
             assert counted == 10_000
         finally:
             db.dispose()
+
+
+def test_a_clusters_standing_is_counted_as_its_rows_would_be(db: Database) -> None:
+    """Issue 23: closing an action counts its cluster's nodes in SQL; the settled status and
+    its words are those judged from the rows themselves."""
+    from shoal.engine.settle import settled_standing, settled_status, standing_of
+    from shoal.store import clusters as cluster_repo
+
+    with db.transaction() as conn:
+        cluster_repo.insert_cluster(
+            conn, id="c", project_id="proj", name="c", document={}, source_format="native", now=1.0
+        )
+        statuses = [NodeStatus.ACTIVE] * 4 + [NodeStatus.ERROR] * 7 + [NodeStatus.DELETING]
+        repo.insert_nodes(
+            conn,
+            [
+                replace(_new(f"n{k:02}"), cluster_id="c", status=s, created_at=float(k))
+                for k, s in enumerate(statuses)
+            ]
+            + [replace(_new("old"), cluster_id="c", name="web-1~1", status=NodeStatus.ERROR)],
+        )
+    with db.reading() as conn:
+        counted = standing_of(conn, "c")
+        rows = repo.list_nodes(conn, "c")
+    assert (counted.rows, counted.current, counted.troubled) == (13, 11, 7)
+    for declared in (11, 14):
+        assert settled_standing(counted, declared) == settled_status(rows, declared)

@@ -8,6 +8,7 @@ The heavy imports (uvicorn, the app, the runtime) happen only when a server real
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import signal
 import socket
@@ -106,6 +107,12 @@ def server(
                 state = background.ServerState(os.getpid(), url, in_background)
                 background.write_state(settings.home, state)
             app = create_app(runtime, run_engine=True)
+            # Issue 23: everything built so far (modules, the app, the runtime) lives as long
+            # as the process, yet each full collection walked it again: 0.2 s a collection,
+            # a quarter of the engines' CPU during a 10,000-node create. Frozen, a collection
+            # walks only what was made since.
+            gc.collect()
+            gc.freeze()
             config = uvicorn.Config(
                 app,
                 lifespan="on",

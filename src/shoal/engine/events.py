@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
-
 from shoal.engine.contracts import StepLabel
 from shoal.store.events import NewEvent
 from shoal.store.records import ActionRecord, ClusterRecord, NodeRecord
@@ -91,14 +89,15 @@ def child_node_event(
     """An event about the node a child action works on (None for actions without a node)."""
     if a.node_id is None or a.cluster_id is None:
         return None
-    event = node_event(
+    return NewEvent(
         project_id=a.project_id,
-        cluster_id=a.cluster_id,
-        node_id=a.node_id,
-        name=StepLabel.from_json(a.inputs).node,
+        obj_type="NODE",
+        obj_name=StepLabel.from_json(a.inputs).node,
         status=status,
         message=message,
+        cluster_id=a.cluster_id,
+        node_id=a.node_id,
         action_id=a.id,
         level=level,
+        request_id=a.request_id,  # issue 27
     )
-    return dataclasses.replace(event, request_id=a.request_id)  # issue 27

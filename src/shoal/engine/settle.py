@@ -12,6 +12,9 @@ from __future__ import annotations
 from typing import Any
 
 from shoal.model.enums import ClusterStatus, NodeStatus
+from shoal.store import nodes as node_repo
+from shoal.store.database import Connection
+from shoal.store.nodes import Standing
 from shoal.store.records import NodeRecord
 
 _SAMPLES = 5
@@ -39,8 +42,24 @@ def settled_status(nodes: list[NodeRecord], declared: int) -> tuple[ClusterStatu
     """ACTIVE when every declared node exists and is ACTIVE; else WARNING (some ACTIVE) or
     ERROR (none), with what is wrong."""
     live = current_nodes(nodes)
-    missing = max(0, declared - len(live))
     troubled = [n for n in live if n.status is not NodeStatus.ACTIVE]
+    return _judged(len(live), len(troubled), troubled[:_SAMPLES], declared)
+
+
+def settled_standing(counted: Standing, declared: int) -> tuple[ClusterStatus, str]:
+    """`settled_status` from the nodes counted in SQL (`store/nodes.standing`)."""
+    return _judged(counted.current, counted.troubled, counted.samples, declared)
+
+
+def standing_of(conn: Connection, cluster_id: str) -> Standing:
+    """A cluster's nodes counted for `settled_standing`."""
+    return node_repo.standing(conn, cluster_id, _SAMPLES)
+
+
+def _judged(
+    live: int, troubled: int, samples: list[NodeRecord], declared: int
+) -> tuple[ClusterStatus, str]:
+    missing = max(0, declared - live)
     if not missing and not troubled:
         return ClusterStatus.ACTIVE, ""
     words: list[str] = []
@@ -49,10 +68,10 @@ def settled_status(nodes: list[NodeRecord], declared: int) -> tuple[ClusterStatu
     if troubled:
         shown = ", ".join(
             f"{n.name} {n.status}" + (f" ({n.status_reason})" if n.status_reason else "")
-            for n in troubled[:_SAMPLES]
+            for n in samples[:_SAMPLES]
         )
-        more = f" and {len(troubled) - _SAMPLES} more" if len(troubled) > _SAMPLES else ""
-        words.append(f"{len(troubled)} node(s) not ACTIVE: {shown}{more}")
-    active = len(live) - len(troubled)
+        more = f" and {troubled - _SAMPLES} more" if troubled > _SAMPLES else ""
+        words.append(f"{troubled} node(s) not ACTIVE: {shown}{more}")
+    active = live - troubled
     status = ClusterStatus.WARNING if active else ClusterStatus.ERROR
     return status, "; ".join(words)

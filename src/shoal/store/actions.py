@@ -16,7 +16,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, Connection, and_, bindparam, func, or_, select, update
 
 from shoal.model.enums import ActionKind, ActionStatus
-from shoal.store.bulk import bulk_insert, bulk_update
+from shoal.store.bulk import bulk_insert, bulk_update, in_keys, key_chunk
 from shoal.store.pages import page_rows
 from shoal.store.records import ActionRecord
 from shoal.store.tables import action_deps, actions
@@ -181,7 +181,7 @@ def claim(
         return []
     stmt = (
         update(actions)
-        .where(actions.c.id.in_(ids), runnable)
+        .where(in_keys(conn, actions.c.id, ids), runnable)
         .values(
             status=ActionStatus.RUNNING,
             owner=owner,
@@ -252,12 +252,13 @@ def complete(conn: Connection, done: list[Completion], owner: str, now: float) -
         return []
     held: set[str] = set()
     ids = [d.action_id for d in done]
-    for start in range(0, len(ids), 500):
+    chunk = key_chunk(conn, 500)
+    for start in range(0, len(ids), chunk):
         held.update(
             r[0]
             for r in conn.execute(
                 select(actions.c.id).where(
-                    actions.c.id.in_(ids[start : start + 500]),
+                    in_keys(conn, actions.c.id, ids[start : start + chunk]),
                     actions.c.owner == owner,
                     actions.c.status == ActionStatus.RUNNING,
                 )
@@ -282,10 +283,11 @@ def release_dependents(conn: Connection, succeeded: list[str]) -> None:
     if not succeeded:
         return
     counts: Counter[str] = Counter()
-    for start in range(0, len(succeeded), 500):
+    chunk = key_chunk(conn, 500)
+    for start in range(0, len(succeeded), chunk):
         for r in conn.execute(
             select(action_deps.c.action_id).where(
-                action_deps.c.depends_on.in_(succeeded[start : start + 500])
+                in_keys(conn, action_deps.c.depends_on, succeeded[start : start + chunk])
             )
         ):
             counts[r[0]] += 1
@@ -298,11 +300,11 @@ def release_dependents(conn: Connection, succeeded: list[str]) -> None:
         [{"d_id": k, "d_n": n} for k, n in counts.items()],
     )
     waiting = list(counts)
-    for start in range(0, len(waiting), 500):
+    for start in range(0, len(waiting), chunk):
         conn.execute(
             update(actions)
             .where(
-                actions.c.id.in_(waiting[start : start + 500]),
+                in_keys(conn, actions.c.id, waiting[start : start + chunk]),
                 actions.c.status == ActionStatus.INIT,
                 actions.c.deps_pending <= 0,
             )

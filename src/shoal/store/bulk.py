@@ -13,8 +13,20 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from enum import Enum
+from typing import Any
 
-from sqlalchemy import JSON, Connection, Table, bindparam, insert, update
+from sqlalchemy import (
+    ARRAY,
+    JSON,
+    Column,
+    ColumnElement,
+    Connection,
+    Table,
+    any_,
+    bindparam,
+    insert,
+    update,
+)
 
 _BATCH = 2000
 _COPY_FROM = 100
@@ -76,6 +88,23 @@ _IN_CHUNK = 1000
 """Keys per `IN (...)` list: well under SQLite's bound on parameters."""
 
 
+def in_keys(conn: Connection, column: Column[Any], keys: Sequence[object]) -> ColumnElement[bool]:
+    """`column IN keys`, on PostgreSQL as `column = ANY(array)`: one parameter whatever the
+    count. An `IN` of 1,000 keys is rendered, bound and parsed key by key (issue 23: a
+    claim's node statuses spent most of their CPU turning one such statement into SQL);
+    the array's statement is the same text each time, compiled and converted once. Other
+    databases (SQLite: at most `_IN_CHUNK` keys a call) keep the `IN` list."""
+    if conn.dialect.name == "postgresql":
+        return column == any_(bindparam(None, list(keys), type_=ARRAY(column.type)))
+    return column.in_(keys)
+
+
+def key_chunk(conn: Connection, other: int = _IN_CHUNK) -> int:
+    """Keys one statement matches by `in_keys`: any number in one array on PostgreSQL,
+    `other` elsewhere."""
+    return 1_000_000 if conn.dialect.name == "postgresql" else other
+
+
 def bulk_update(
     conn: Connection,
     table: Table,
@@ -86,29 +115,41 @@ def bulk_update(
     """On the row of `table` whose `key` column equals each row's `key`, set that row's other
     columns (every row names the same columns) and `constants`, in `conn`'s transaction.
 
-    Rows that all set the same values (a claim: one status, one time) are one
-    `UPDATE ... WHERE key IN (...)`. Otherwise, on PostgreSQL, a batch is one statement whose
-    values come as one array per column (`FROM unnest(...)`): an `executemany` converts, binds
-    and sends each row on its own, a cost per node that was most of a flush's CPU. Other
-    databases (SQLite) and small batches keep the `executemany`."""
+    A column every row sets alike is one value. Rows that all set the same values (a claim:
+    one status, one time) are one `UPDATE ... WHERE key IN (...)`. Otherwise, on PostgreSQL,
+    a batch is one statement whose varying values come as one array per column
+    (`FROM unnest(...)`): an `executemany` converts, binds and sends each row on its own, a
+    cost per node that was most of a flush's CPU. Other databases (SQLite) and single rows
+    keep the `executemany`."""
     if not rows:
         return
     fixed = dict(constants or {})
-    names = [n for n in rows[0] if n != key]
     first = rows[0]
-    if all(r[n] == first[n] for r in rows for n in names):
-        values = {**{n: first[n] for n in names}, **fixed}
+    names: list[str] = []
+    for n in first:
+        if n == key:
+            continue
+        if n not in fixed and all(r[n] == first[n] for r in rows):
+            # The same in every row (a flush's status, its time): one parameter, not an
+            # array of thousands dumped element by element (issue 23).
+            fixed[n] = first[n]
+        else:
+            names.append(n)
+    if not names:
+        values = fixed
         if not values:
             return
         ids = [r[key] for r in rows]
-        for start in range(0, len(ids), _IN_CHUNK):
+        chunk = key_chunk(conn)
+        for start in range(0, len(ids), chunk):
             conn.execute(
                 update(table)
-                .where(table.c[key].in_(ids[start : start + _IN_CHUNK]))
+                .where(in_keys(conn, table.c[key], ids[start : start + chunk]))
                 .values(**values)
             )
         return
-    if conn.dialect.name == "postgresql" and len(rows) >= _COPY_FROM:
+    if conn.dialect.name == "postgresql" and len(rows) > 1:
+        # Small batches too: a flush finds a few dozen finished calls as often as thousands.
         _update_from_arrays(conn, table, key, names, rows, fixed)
         return
     stmt = (
@@ -141,8 +182,9 @@ def _update_from_arrays(
     sets = [f"{quote(n)} = u.{quote(n)}" for n in names]
     constants: dict[str, object] = {}
     for j, (n, value) in enumerate(fixed.items()):
-        constants[f"c{j}"] = _enum_value(value)
-        sets.append(f"{quote(n)} = %(c{j})s")
+        convert = _text_of(table, n, value) or _enum_value
+        constants[f"c{j}"] = convert(value)
+        sets.append(f"{quote(n)} = %(c{j})s::{table.c[n].type.compile(dialect=conn.dialect)}")
     listed = ", ".join(quote(n) for n in columns)
     sql = (
         f"UPDATE {quote(table.name)} AS t SET {', '.join(sets)} "

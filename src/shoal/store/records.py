@@ -172,11 +172,15 @@ class NodeChange:
     def columns(self) -> dict[str, object]:
         """The columns set, by name (node_id is the row, not a column set)."""
         out: dict[str, object] = {}
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if f.name != "node_id" and value is not UNSET:
-                out[f.name] = value
+        for name in _CHANGE_COLUMNS:
+            value = getattr(self, name)
+            if value is not UNSET:
+                out[name] = value
         return out
+
+
+_CHANGE_COLUMNS = tuple(f.name for f in fields(NodeChange) if f.name != "node_id")
+"""Read once: `fields()` each call was a tenth of a flush's own CPU (issue 23)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,13 +208,28 @@ class ActionRecord:
 
     @classmethod
     def from_row(cls, row: RowMapping) -> ActionRecord:
-        values = dict(row)
-        values["kind"] = ActionKind(values["kind"])
-        values["status"] = ActionStatus(values["status"])
-        values["inputs"] = dict(values["inputs"])
-        values["outputs"] = dict(values["outputs"])
-        values["cancel_requested"] = bool(values["cancel_requested"])
-        return cls(**values)
+        # Column by column, not through a dict of the row: a claim builds thousands.
+        return cls(
+            row["id"],
+            row["project_id"],
+            row["cluster_id"],
+            row["node_id"],
+            row["parent_id"],
+            ActionKind(row["kind"]),
+            ActionStatus(row["status"]),
+            row["status_reason"],
+            dict(row["inputs"]),
+            dict(row["outputs"]),
+            row["owner"],
+            row["lease_expires_at"],
+            row["attempts"],
+            row["deps_pending"],
+            bool(row["cancel_requested"]),
+            row["created_at"],
+            row["started_at"],
+            row["ended_at"],
+            row.get("request_id"),
+        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -482,7 +482,9 @@ class Deployer:
             known = asyncio.ensure_future(asyncio.to_thread(self._declares, action.cluster_id))
             self._has_software[key] = known
         try:
-            declares = await asyncio.shield(known)
+            # Answered already (every create but the first few): no shield, no wait.
+            done = known.done() and not known.cancelled() and known.exception() is None
+            declares = known.result() if done else await asyncio.shield(known)
         except Exception:
             if self._has_software.get(key) is known:
                 del self._has_software[key]  # the next create of this action reads again
