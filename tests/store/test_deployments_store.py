@@ -10,12 +10,17 @@ import dataclasses
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 
+from shoal.model.enums import NodeKind, NodeStatus
+from shoal.model.nodes import Demand
 from shoal.model.rollouts import RolloutPhase, SoftwareRollout
 from shoal.model.software import DeployAction, DeploymentStatus, HookGroup, SoftwareConfig
+from shoal.store import clusters as cluster_repo
 from shoal.store import deployments as repo
+from shoal.store import nodes as node_repo
 from shoal.store import rollouts as rollout_repo
 from shoal.store.database import Database
 from shoal.store.deployments import TAIL_CHARS, Finish, Publish
+from shoal.store.records import NewNode, NodeChange
 from shoal.store.tables import deployments, metadata, software_keys, software_rollouts
 
 
@@ -62,6 +67,53 @@ def test_runs_attempts_and_stale_signals(db: Database) -> None:
         [row] = repo.for_node(conn, "n1")
         assert row.attempts == 1 and row.action_id == "a3"
         assert repo.by_action(conn, "a3") is not None and repo.by_action(conn, "a1") is None
+
+
+def test_pages_and_counts_cover_only_the_live_nodes_of_the_cluster(db: Database) -> None:
+    """Issue 23: a page looks up each row's node (no list of every live node per page); rows
+    on a deleted node, or on a node of another cluster, are neither paged nor counted."""
+    with db.transaction() as conn:
+        for cid in ("c", "other"):
+            cluster_repo.insert_cluster(
+                conn, id=cid, project_id="p", name=cid, document={}, source_format="yaml", now=0.0
+            )
+        node_repo.insert_nodes(
+            conn,
+            [
+                NewNode(
+                    id=nid,
+                    project_id="p",
+                    name=nid,
+                    kind=NodeKind.SERVER,
+                    status=NodeStatus.ACTIVE,
+                    host=None,
+                    zone=None,
+                    profile={},
+                    demand=Demand(vcpus=1, ram_mb=1, disk_gb=1, volume_gb=0),
+                    created_at=0.0,
+                    updated_at=0.0,
+                    cluster_id=cid,
+                )
+                for nid, cid in (("n1", "c"), ("n2", "c"), ("n3", "c"), ("n4", "other"))
+            ],
+        )
+        for i, nid in enumerate(("n1", "n2", "n3", "n4")):
+            repo.publish(conn, [dataclasses.replace(run(f"a{i}"), node_id=nid)], float(i))
+        repo.finish(conn, [Finish("a1", DeploymentStatus.COMPLETE, 0)], 9.0)
+        node_repo.update_nodes(conn, [NodeChange("n3", 9.0, deleted_at=9.0)])
+    with db.reading() as conn:
+        got = repo.page_for_cluster(conn, "c", limit=1, marker=None)
+        assert got is not None
+        first, more = got
+        assert [r.node_id for r in first] == ["n1"] and more
+        got = repo.page_for_cluster(conn, "c", limit=5, marker=first[0].id)
+        assert got is not None and [r.node_id for r in got[0]] == ["n2"] and not got[1]
+        got = repo.page_for_cluster(
+            conn, "c", limit=5, marker=None, status=DeploymentStatus.COMPLETE
+        )
+        assert got is not None and [r.node_id for r in got[0]] == ["n2"]
+        counts = repo.counts_for_cluster(conn, "c")
+        assert counts == {DeploymentStatus.IN_PROGRESS: 1, DeploymentStatus.COMPLETE: 1}
 
 
 def test_a_newer_revision_keeps_the_one_completed_before(db: Database) -> None:

@@ -359,10 +359,22 @@ def for_cluster(
 
 
 def _live_rows(cluster_id: str) -> Select[Any]:
-    """The cluster's rows on its live nodes (a deleted node's rows stay for its history)."""
-    live = select(nodes.c.id).where(nodes.c.cluster_id == cluster_id, nodes.c.deleted_at.is_(None))
+    """The cluster's rows on its live nodes (a deleted node's rows stay for its history).
+    Each row's node is looked up by its key (a correlated EXISTS), not matched against the list
+    of every live node of the cluster: a page in (created_at, id) order then stops after its
+    rows (issue 23: with `IN (live nodes)` SQLite built that list, 20,000 node rows, for every
+    page, so a watcher's one-row page cost as much as reading the cluster)."""
+    live = (
+        select(nodes.c.id)
+        .where(
+            nodes.c.id == deployments.c.node_id,
+            nodes.c.cluster_id == cluster_id,
+            nodes.c.deleted_at.is_(None),
+        )
+        .exists()
+    )
     return select(*[c for c in deployments.c if c.name not in _REVISION_COLUMNS]).where(
-        deployments.c.cluster_id == cluster_id, deployments.c.node_id.in_(live)
+        deployments.c.cluster_id == cluster_id, live
     )
 
 
