@@ -17,7 +17,7 @@ from shoal.model.catalogs import CIRROS, CLASSIC_FLAVORS, DEFAULT_IMAGES, defaul
 from shoal.model.cluster import ClusterSpec, Grouping, Instance, MemberRef, NodeGroup, UnitPart
 from shoal.model.enums import Objective, Rule, Scope
 from shoal.model.inventory import Flavor, Host, Inventory
-from shoal.model.nodes import Demand
+from shoal.model.nodes import Demand, expand
 from shoal.model.profile import ServerProfile, VolumeProfile
 from shoal.placement import PlacementResult, PlacementStatus, solve, verify_placement
 from tests.oracle import check_placement, cpsat_min_hosts, cpsat_place, small_pack_case
@@ -564,3 +564,19 @@ def test_soft_affinity_with_existing_members_is_the_same_in_every_process() -> N
         )
         seen.add(out.stdout.strip())
     assert len(seen) == 1, seen
+
+
+def test_verifier_reads_hosts_in_node_order_as_by_name() -> None:
+    """The solver hands the verifier each node's host in the order of the nodes: the same
+    verdict as by name, for a placement that keeps the rules and for one that breaks them."""
+    anti = Grouping("anti", (MemberRef("web"),), Rule.ANTI_AFFINITY, Scope.HOST)
+    spec = ClusterSpec("c", node_groups=(group("web", count=4),), groupings=(anti,))
+    nodes = expand(spec)
+    good = solve(spec, INV).hosts
+    bad = {n.name: HOSTS[0] for n in nodes}
+    for hosts in (good, bad):
+        in_order = [hosts[n.name] for n in nodes]
+        assert verify_placement(spec, INV, in_order, None, nodes) == verify_placement(
+            spec, INV, hosts
+        )
+    assert verify_placement(spec, INV, bad).hard_violations

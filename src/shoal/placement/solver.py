@@ -219,7 +219,6 @@ def _result(
     started: float,
 ) -> PlacementResult:
     inv = problem.inventory
-    node_host = dict(existing)
     nodes = problem.nodes
     roles = {g.name: g.role for g in problem.spec.node_groups}
     # Each host's name and zone, as the pair an assignment takes.
@@ -236,29 +235,46 @@ def _result(
 
     # The items' nodes in item order are the cluster's nodes in order for a new cluster
     # without host affinity (each unit one item): then the assignments are made as the
-    # items are read, with no lookup by name per node. `pos` checks that, node by node.
+    # items are read, with no lookup by name per node, and the verifier is given each
+    # node's host in order (a dict by name of 100,000 nodes is memory traffic that grows
+    # with the cluster). `pos` checks that, node by node.
     assignments: list[Assignment] = []
+    placed: list[str] = []
     pos, in_order, total = 0, not existing, len(nodes)
     host_of = state.host_of
+    # `Assignment(...)` runs the named tuple's `__new__`, a Python call per node.
+    make = tuple.__new__
     # Consecutive nodes nearly always share group and profile: the last look is at hand.
     last_profile: object = None
     last_group = ""
     look: tuple[str, str | None, str | None] = ("", None, None)
-    for item in problem.items:
+    for item in problem.items if in_order else ():
         host, zone = where[host_of[item.index]]
         for n in item.nodes:
-            node_host[n.name] = host
-            if in_order and pos < total and nodes[pos] is n:
+            if pos < total and nodes[pos] is n:
                 pos += 1
                 if n.profile is not last_profile or n.group is not last_group:
                     look = look_of(n)
                     last_profile, last_group = n.profile, n.group
+                placed.append(host)
                 assignments.append(
-                    Assignment(n.name, look[0], n.group, n.part, look[1], look[2], zone, host)
+                    make(
+                        Assignment,
+                        (n.name, look[0], n.group, n.part, look[1], look[2], zone, host, False),
+                    )
                 )
             else:
                 in_order = False
+                break
+        if not in_order:
+            break
+    answer: dict[str, str] | list[str] = placed
     if not in_order or pos != total:
+        node_host = dict(existing)
+        for item in problem.items:
+            host = where[host_of[item.index]][0]
+            for n in item.nodes:
+                node_host[n.name] = host
         zone_of = {h.name: h.zone for h in inv.hosts}
         assignments = []
         for n in nodes:
@@ -277,7 +293,8 @@ def _result(
                     n.name in existing,
                 )
             )
-    check = verify_placement(problem.spec, inv, node_host, used, problem.nodes)
+        answer = node_host
+    check = verify_placement(problem.spec, inv, answer, used, nodes)
     stats["seconds"] = round(time.perf_counter() - started, 6)
     if check.hard_violations:
         # A solver bug, never an expected outcome: say so loudly instead of returning it.

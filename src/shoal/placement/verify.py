@@ -67,16 +67,24 @@ def _check_grouping(
 def verify_placement(
     spec: ClusterSpec,
     inventory: Inventory,
-    hosts: Mapping[str, str],
+    hosts: Mapping[str, str] | Sequence[str],
     used: Mapping[str, Demand] | None = None,
     nodes: Sequence[NodeSpec] | None = None,
 ) -> Verification:
     """Check `hosts` (node name to host name, every node of the cluster) against every rule.
 
+    `hosts` may also be the host of each of `nodes`, in their order (the solver has it so:
+    no dict by name of every node to make and to read).
+
     `nodes`: `expand(spec)` when the caller has it already (the model's own expansion, so
     the check stays independent of the solver; expanding again costs a tenth of a solve).
     """
     nodes = expand(spec) if nodes is None else nodes
+    if isinstance(hosts, Mapping):
+        by_name = hosts.get
+        in_order: Sequence[str | None] = [by_name(n.name) for n in nodes]
+    else:
+        in_order = hosts
     inv_hosts = {h.name: h for h in inventory.hosts}
     hard: list[str] = []
     load: dict[str, list[int]] = {
@@ -101,11 +109,10 @@ def verify_placement(
     last_profile: object = None
     d = (0, 0, 0, 0)
     # Bound methods and names held locally: this loop reads every node of the cluster.
-    host_of, at, unit_at = hosts.get, met.get, unit_host.setdefault
-    for n in nodes:
+    at, unit_at = met.get, unit_host.setdefault
+    for n, host_name in zip(nodes, in_order, strict=True):
         if spread_units and n.unit in spread_units:
             by_unit.setdefault(n.unit, []).append(n)
-        host_name = host_of(n.name)
         if host_name is None:
             hard.append(f"node {n.name} has no host")
             continue
