@@ -17,7 +17,7 @@ from shoal.model.profile import ServerProfile
 from shoal.providers.base import Provider, ResourceState, ServerRequest
 from shoal.providers.errors import PermanentError, ResourceGone, TemporaryError
 from shoal.providers.sim import SimProvider
-from shoal.providers.sim.metered import SIM_CPU
+from shoal.providers.sim.metered import spent_seconds
 from shoal.telemetry.metrics import PROCESS
 
 from .support import server_request, volume_request
@@ -289,14 +289,13 @@ async def test_concurrent_creates_on_a_shared_file_keep_the_books(tmp_path: Path
 
 async def test_the_simulated_clouds_cpu_is_counted_apart(tmp_path: Path) -> None:
     """Its CPU is Shoal's to subtract (benchmarks/scale.py's `shoal_cpu_ms_per_node`)."""
-    reserve = SIM_CPU.labels("reserve")
-    before = reserve._value.get()
+    before = spent_seconds("reserve")
     sim = SimProvider(default_inventory(), state_path=tmp_path / "sim.db")
     try:
         await sim.create_server(server_request("a", "az1-host1"))
     finally:
         await sim.close()
-    assert reserve._value.get() > before
+    assert spent_seconds("reserve") > before
     assert "shoal_sim_cpu_seconds_total" in generate_latest(PROCESS).decode()
 
 
