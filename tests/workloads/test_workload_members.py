@@ -102,6 +102,24 @@ async def test_members_of_a_workload_follow_its_ready_replicas(db: Database) -> 
         both = tuple(sorted(f"{address[rows(db, cid)[x].node]}:5432" for x in ("db-1", "db-2")))
         await until(clock, lambda: _backends(db, cid) == {both})
         assert _output(rig, "svc") == list(both)
+        # web was first rendered before db's replicas were ready: wait for its rollout to the
+        # revision rendered with both members (the keeper's next ticks), not the one before.
+        seen_both = clock.now()
+
+        def web_settled_on_both() -> bool:
+            target = _web_revision(db, cid)
+            told = events(db, cid)
+            rolled = any(f"to {target} (the ready members of db changed)" in e for e in told)
+            done = not any("rolling update from" in e for e in told) or any(
+                f"rolling update to revision {target} complete" in e for e in told
+            )
+            return (
+                (rolled or clock.now() - seen_both >= 20)
+                and done
+                and rows(db, cid)["web-1"].revision == target
+            )
+
+        await until(clock, web_settled_on_both)
         first = _web_revision(db, cid)
 
         # db-1's container exits: not ready for its 10 s back-off.
