@@ -41,11 +41,13 @@ def _drop(name: str) -> None:
 
 
 @contextmanager
-def fresh_postgres() -> Iterator[str]:
-    """An empty database (no schema); dropped after the test, in the background."""
+def fresh_postgres(template: str | None = None) -> Iterator[str]:
+    """An empty database (no schema), or a copy of `template`; dropped after the test, in the
+    background."""
     name = f"shoal_t_{uuid.uuid4().hex[:12]}"
+    copied = f' TEMPLATE "{template}"' if template else ""
     with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
+        conn.execute(f'CREATE DATABASE "{name}"{copied}')
     try:
         yield _pg_url(name)
     finally:
@@ -130,13 +132,8 @@ def migrated_database_url(kind: str, tmp: Path) -> Iterator[str]:
         os.chmod(path, 0o600)
         yield f"sqlite:///{path}"
         return
-    name = f"shoal_t_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}" TEMPLATE "{_templates.postgres_template()}"')
-    try:
-        yield _pg_url(name)
-    finally:
-        _templates.drop_later(name)
+    with fresh_postgres(_templates.postgres_template()) as url:
+        yield url
 
 
 def finish() -> None:
