@@ -132,12 +132,14 @@ def plan_action(
             return PlanOutcome(planned=False, empty=False, reasons=("cluster is gone",))
         nodes = node_repo.list_nodes(conn, cluster.id)
         decision = guess
-        if (
-            decision is None
-            or seen is None
-            or not _unchanged(seen, cluster, nodes)
-            or not _fits(conn, cluster, nodes, decision, inventory)
-        ):
+        # What the guess's new nodes take, per host: counted once, for the check and the
+        # claims (issue 23: it was counted twice, node by node).
+        held = (
+            _held_by_host(decision)
+            if decision is not None and seen is not None and _unchanged(seen, cluster, nodes)
+            else None
+        )
+        if decision is None or held is None or not _fits(conn, cluster, nodes, held, inventory):
             try:
                 decision = decide(
                     conn, action.kind, inputs, cluster, nodes, inventory, stage, retire_first
@@ -147,7 +149,7 @@ def plan_action(
                     return PlanOutcome(planned=False, empty=False, reasons=e.reasons)
                 _fail_planning(conn, action, cluster, e.reasons, now)
                 return PlanOutcome(planned=False, empty=False, reasons=e.reasons)
-        held = _held_by_host(decision)
+            held = _held_by_host(decision)
         if held:
             # The claims, per host, replace whatever admission reserved; the lock is let go
             # here, before the node rows (100,000 of them take seconds to write).
@@ -228,16 +230,30 @@ def _unchanged(seen: _Seen, cluster: ClusterRecord, nodes: list[NodeRecord]) -> 
 
 def _held_by_host(decision: Decision) -> list[Reserved]:
     """What the plan's new nodes take, host by host."""
-    held: dict[str, tuple[int, Demand]] = {}
-    demands: dict[int, tuple[Profile, Demand]] = {}
-    for step in decision.plan.of(StepKind.CREATE):
-        if step.spec is None or step.host is None:
+    # Counted per host and profile, the demands added up after: issue 23, a Demand made per
+    # node (100,000 of them) cost more than the rest of the count.
+    counts: dict[tuple[str, int], int] = {}
+    profiles: dict[int, Profile] = {}
+    for step in decision.plan.steps:
+        spec = step.spec
+        if step.kind is not StepKind.CREATE or spec is None or step.host is None:
             continue
-        hit = demands.get(id(step.spec.profile))
-        if hit is None or hit[0] is not step.spec.profile:
-            hit = demands[id(step.spec.profile)] = (step.spec.profile, step.spec.demand)
-        count, total = held.get(step.host, (0, Demand()))
-        held[step.host] = (count + 1, total + hit[1])
+        key = (step.host, id(spec.profile))
+        n = counts.get(key)
+        if n is None:
+            # Every step's profile lives as long as the plan: its id names it meanwhile.
+            profiles[key[1]] = spec.profile
+            n = 0
+        counts[key] = n + 1
+    demands = {pid: demand_of(p) for pid, p in profiles.items()}
+    held: dict[str, tuple[int, Demand]] = {}
+    for (host, pid), n in counts.items():
+        d = demands[pid]
+        count, total = held.get(host, (0, Demand()))
+        held[host] = (
+            count + n,
+            total + Demand(d.vcpus * n, d.ram_mb * n, d.disk_gb * n, d.volume_gb * n),
+        )
     return [Reserved(host, n, d) for host, (n, d) in sorted(held.items())]
 
 
@@ -245,13 +261,12 @@ def _fits(
     conn: Connection,
     cluster: ClusterRecord,
     nodes: list[NodeRecord],
-    decision: Decision,
+    wanted: list[Reserved],
     inventory: Inventory,
 ) -> bool:
-    """Whether the plan's new nodes fit now: on every host they go to, what other clusters
-    hold and reserve, this cluster's nodes (leaving or staying) and the new ones, within the
-    host's capacity."""
-    wanted = _held_by_host(decision)
+    """Whether the plan's new nodes (`wanted`, per host) fit now: on every host they go to,
+    what other clusters hold and reserve, this cluster's nodes (leaving or staying) and the
+    new ones, within the host's capacity."""
     if not wanted:
         return True
     used = node_repo.used_capacity(conn, exclude_cluster=cluster.id)

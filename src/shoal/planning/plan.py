@@ -104,14 +104,19 @@ def make_plan(
     observed: list[ObservedNode],
     attached: Mapping[str, str] | None = None,
     dependencies: Mapping[str, tuple[str, ...]] | None = None,
+    expanded: list[NodeSpec] | None = None,
 ) -> Plan:
     """Steps from what exists (`observed`) to `desired` placed at `hosts` (None: delete all).
 
     `attached` maps existing volume names to the server they are attached to; `dependencies`
     (group or instance to what it depends on) default to the desired cluster's, and should be
-    given when deleting everything, so deletion still runs in reverse order.
+    given when deleting everything, so deletion still runs in reverse order. `expanded` is
+    `expand(desired)` when the caller has it already.
     """
-    want = expand(desired) if desired is not None else []
+    if desired is None:
+        want: list[NodeSpec] = []
+    else:
+        want = expand(desired) if expanded is None else expanded
     want_names = {n.name for n in want}
     have = {o.name: o for o in observed}
     deps: dict[str, tuple[str, ...]] = dict(dependencies or {})
