@@ -195,12 +195,21 @@ class _JsonTexts:
     def __init__(self) -> None:
         self._seen: dict[int, tuple[object, str]] = {}
         self._keys: dict[str, str] = {}
+        self._last: tuple[object, str] = (None, "null")
+        """The last row's value and its text: consecutive rows often share theirs (a group's
+        nodes, their profile); rows' own objects are not kept beyond the next row."""
 
     def text(self, value: object) -> str:
-        if value is None:
-            return "null"
+        last, text = self._last
+        if value is last:
+            return text
         if type(value) is not dict or not value:
             return self._whole(value)
+        text = self._members(value)
+        self._last = (value, text)
+        return text
+
+    def _members(self, value: dict[object, object]) -> str:
         parts: list[str] = []
         for k, v in value.items():
             if type(k) is not str:
