@@ -261,31 +261,39 @@ def _unchanged(seen: _Seen, cluster: ClusterRecord, nodes: list[NodeRecord]) -> 
 
 def _held_by_host(decision: Decision) -> list[Reserved]:
     """What the plan's new nodes take, host by host."""
-    # Counted per host and profile, the demands added up after: issue 23, a Demand made per
-    # node (100,000 of them) cost more than the rest of the count.
+    # Counted per host and demand, then added up in plain ints: issue 23, a Demand made and
+    # added per node (100,000 of them) cost more than the rest of the count. Groups have
+    # profiles of their own (equal or not): their demands are told apart by value.
+    demand_by_profile: dict[int, tuple[Profile, Demand]] = {}
+    distinct: dict[Demand, Demand] = {}
     counts: dict[tuple[str, int], int] = {}
-    profiles: dict[int, Profile] = {}
     for step in decision.plan.steps:
         spec = step.spec
         if step.kind is not StepKind.CREATE or spec is None or step.host is None:
             continue
-        key = (step.host, id(spec.profile))
-        n = counts.get(key)
-        if n is None:
-            # Every step's profile lives as long as the plan: its id names it meanwhile.
-            profiles[key[1]] = spec.profile
-            n = 0
-        counts[key] = n + 1
-    demands = {pid: demand_of(p) for pid, p in profiles.items()}
-    held: dict[str, tuple[int, Demand]] = {}
-    for (host, pid), n in counts.items():
-        d = demands[pid]
-        count, total = held.get(host, (0, Demand()))
-        held[host] = (
-            count + n,
-            total + Demand(d.vcpus * n, d.ram_mb * n, d.disk_gb * n, d.volume_gb * n),
-        )
-    return [Reserved(host, n, d) for host, (n, d) in sorted(held.items())]
+        hit = demand_by_profile.get(id(spec.profile))
+        if hit is None or hit[0] is not spec.profile:
+            demand = demand_of(spec.profile)
+            hit = demand_by_profile[id(spec.profile)] = (
+                spec.profile,
+                distinct.setdefault(demand, demand),
+            )
+        key = (step.host, id(hit[1]))
+        counts[key] = counts.get(key, 0) + 1
+    demands = {id(d): d for d in distinct}
+    sums: dict[str, list[int]] = {}
+    for (host, did), n in counts.items():
+        d = demands[did]
+        add = (n, d.vcpus * n, d.ram_mb * n, d.disk_gb * n, d.volume_gb * n)
+        total = sums.get(host)
+        if total is None:
+            sums[host] = list(add)
+        else:
+            for i, v in enumerate(add):
+                total[i] += v
+    return [
+        Reserved(host, t[0], Demand(t[1], t[2], t[3], t[4])) for host, t in sorted(sums.items())
+    ]
 
 
 def _fits(
