@@ -121,6 +121,7 @@ def place(
         # Replicas were admitted by the service (unless it left the placement to the action);
         # repairs never wait on them.
         workloads=workloads,
+        nodes=expanded,
     )
     if not result.feasible:
         raise Unplaceable(result.reasons)
