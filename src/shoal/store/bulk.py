@@ -11,7 +11,7 @@ statement. Other databases (SQLite) keep the batched `executemany`.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from enum import Enum
 from itertools import repeat
 from operator import is_
@@ -113,13 +113,11 @@ def insert_columns(
                     _copy_texts(table, n, columns[n][start : start + _COPY_CHUNK], json_texts)
                     for n in varying
                 ]
-                lines: Iterable[str]
+                end = tail + "\n"
                 if texts:
-                    rows_text = map("\t".join, zip(*texts, strict=True))
-                    lines = map("".join, zip(rows_text, repeat(tail + "\n")))
+                    copy.write(end.join(map("\t".join, zip(*texts, strict=True))) + end)
                 else:
-                    lines = (tail[1:] + "\n" for _ in range(min(_COPY_CHUNK, count - start)))
-                copy.write("".join(lines))
+                    copy.write((tail[1:] + "\n") * min(_COPY_CHUNK, count - start))
     finally:
         cursor.close()
     if count >= _ANALYZE_FROM:
