@@ -11,9 +11,11 @@ leaves the action (and what it reserved) to be planned again by whoever claims i
 from __future__ import annotations
 
 import dataclasses
+import gc
 import logging
 import os
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -99,6 +101,35 @@ def plan_action(
     With `stage`, plan one more batch of an action already running (a rolling update) and
     store its `rolling` state with it.
     """
+    with _collector_paused():
+        return _plan_action(db, action, inventory, owner, now, stage, retire_first, rolling)
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Issue 23: planning a 100,000-node create makes some million objects (node specs,
+    steps, rows, inputs) that all live until it returns; the cyclic garbage collector, run
+    again and again over them meanwhile, finds nothing and cost a fifth of the planner's CPU
+    (placement/solver.py pauses it over a solve for the same reason)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+def _plan_action(
+    db: Database,
+    action: ActionRecord,
+    inventory: Inventory,
+    owner: str,
+    now: float,
+    stage: tuple[Repair, ...] | None,
+    retire_first: bool,
+    rolling: RollingState | None,
+) -> PlanOutcome:
     inputs = ClusterInputs.from_json(action.inputs)
     # 1. Decide on a snapshot, without the placement lock: the solve, O(nodes), holds nobody
     # up (issue 23; optimistic, as Nova's placement claims are).
@@ -132,12 +163,14 @@ def plan_action(
             return PlanOutcome(planned=False, empty=False, reasons=("cluster is gone",))
         nodes = node_repo.list_nodes(conn, cluster.id)
         decision = guess
-        if (
-            decision is None
-            or seen is None
-            or not _unchanged(seen, cluster, nodes)
-            or not _fits(conn, cluster, nodes, decision, inventory)
-        ):
+        # What the guess's new nodes take, per host: counted once, for the check and the
+        # claims (issue 23: it was counted twice, node by node).
+        held = (
+            _held_by_host(decision)
+            if decision is not None and seen is not None and _unchanged(seen, cluster, nodes)
+            else None
+        )
+        if decision is None or held is None or not _fits(conn, cluster, nodes, held, inventory):
             try:
                 decision = decide(
                     conn, action.kind, inputs, cluster, nodes, inventory, stage, retire_first
@@ -147,7 +180,7 @@ def plan_action(
                     return PlanOutcome(planned=False, empty=False, reasons=e.reasons)
                 _fail_planning(conn, action, cluster, e.reasons, now)
                 return PlanOutcome(planned=False, empty=False, reasons=e.reasons)
-        held = _held_by_host(decision)
+            held = _held_by_host(decision)
         if held:
             # The claims, per host, replace whatever admission reserved; the lock is let go
             # here, before the node rows (100,000 of them take seconds to write).
@@ -228,30 +261,51 @@ def _unchanged(seen: _Seen, cluster: ClusterRecord, nodes: list[NodeRecord]) -> 
 
 def _held_by_host(decision: Decision) -> list[Reserved]:
     """What the plan's new nodes take, host by host."""
-    held: dict[str, tuple[int, Demand]] = {}
-    demands: dict[int, tuple[Profile, Demand]] = {}
-    for step in decision.plan.of(StepKind.CREATE):
-        if step.spec is None or step.host is None:
+    # Counted per host and demand, then added up in plain ints: issue 23, a Demand made and
+    # added per node (100,000 of them) cost more than the rest of the count. Groups have
+    # profiles of their own (equal or not): their demands are told apart by value.
+    demand_by_profile: dict[int, tuple[Profile, Demand]] = {}
+    distinct: dict[Demand, Demand] = {}
+    counts: dict[tuple[str, int], int] = {}
+    for step in decision.plan.steps:
+        spec = step.spec
+        if step.kind is not StepKind.CREATE or spec is None or step.host is None:
             continue
-        hit = demands.get(id(step.spec.profile))
-        if hit is None or hit[0] is not step.spec.profile:
-            hit = demands[id(step.spec.profile)] = (step.spec.profile, step.spec.demand)
-        count, total = held.get(step.host, (0, Demand()))
-        held[step.host] = (count + 1, total + hit[1])
-    return [Reserved(host, n, d) for host, (n, d) in sorted(held.items())]
+        hit = demand_by_profile.get(id(spec.profile))
+        if hit is None or hit[0] is not spec.profile:
+            demand = demand_of(spec.profile)
+            hit = demand_by_profile[id(spec.profile)] = (
+                spec.profile,
+                distinct.setdefault(demand, demand),
+            )
+        key = (step.host, id(hit[1]))
+        counts[key] = counts.get(key, 0) + 1
+    demands = {id(d): d for d in distinct}
+    sums: dict[str, list[int]] = {}
+    for (host, did), n in counts.items():
+        d = demands[did]
+        add = (n, d.vcpus * n, d.ram_mb * n, d.disk_gb * n, d.volume_gb * n)
+        total = sums.get(host)
+        if total is None:
+            sums[host] = list(add)
+        else:
+            for i, v in enumerate(add):
+                total[i] += v
+    return [
+        Reserved(host, t[0], Demand(t[1], t[2], t[3], t[4])) for host, t in sorted(sums.items())
+    ]
 
 
 def _fits(
     conn: Connection,
     cluster: ClusterRecord,
     nodes: list[NodeRecord],
-    decision: Decision,
+    wanted: list[Reserved],
     inventory: Inventory,
 ) -> bool:
-    """Whether the plan's new nodes fit now: on every host they go to, what other clusters
-    hold and reserve, this cluster's nodes (leaving or staying) and the new ones, within the
-    host's capacity."""
-    wanted = _held_by_host(decision)
+    """Whether the plan's new nodes (`wanted`, per host) fit now: on every host they go to,
+    what other clusters hold and reserve, this cluster's nodes (leaving or staying) and the
+    new ones, within the host's capacity."""
     if not wanted:
         return True
     used = node_repo.used_capacity(conn, exclude_cluster=cluster.id)

@@ -194,16 +194,19 @@ def build_problem(
     inventory: Inventory,
     existing: Mapping[str, str],
     used: Mapping[str, Demand],
+    nodes: list[NodeSpec] | None = None,
 ) -> PlacementProblem:
     """Turn a cluster, what exists, and what others use into a `PlacementProblem`.
 
     Named steps, in order: index the hosts and take what others use; expand the nodes and
     take what existing nodes use; tie units by hard affinity; make items; make zone blocks;
     make the counted constraints. Each step appends the contradictions it finds to `reasons`.
+    `nodes` is `expand(spec)` when the caller has it already.
     """
     reasons: list[str] = []
     hosts = _index_hosts(inventory, used)
-    nodes = expand(spec)
+    if nodes is None:
+        nodes = expand(spec)
     unit_nodes: dict[str, list[NodeSpec]] = {}
     for n in nodes:
         # A unit's list made with its first node: sized for it (most units have one node),

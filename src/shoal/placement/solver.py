@@ -76,6 +76,7 @@ def solve(
     time_limit_s: float | None = None,
     replicas: Mapping[str, str] | None = None,
     workloads: bool = True,
+    nodes: list[NodeSpec] | None = None,
 ) -> PlacementResult:
     """Place every node of `spec` on `inventory`, or explain why that cannot be done.
 
@@ -86,11 +87,12 @@ def solve(
     `existing` maps nodes that already exist to their hosts (they never move); `used` is capacity
     taken on hosts by everything else. Deterministic for a given `seed` (an answer the exact
     method reaches within `time_limit_s` on an idle machine may be undecided on a busy one).
+    `nodes`: `expand(spec)` when the caller has it already (issue 23: not made twice).
     """
     limit = time_limit_s if time_limit_s is not None else _limits["time_limit_s"]
     started = time.perf_counter()
     with _collector_paused():
-        result = _solve(spec, inventory, existing, used, objective, seed, limit)
+        result = _solve(spec, inventory, existing, used, objective, seed, limit, nodes)
         if workloads and result.feasible and spec.workloads:
             result = second_level(spec, result, replicas or {}, limit)
     metrics.placed(str(result.status), time.perf_counter() - started)  # issue 27
@@ -105,11 +107,12 @@ def _solve(
     objective: Objective | None,
     seed: int,
     limit: float,
+    nodes: list[NodeSpec] | None = None,
 ) -> PlacementResult:
     started = time.perf_counter()
     existing = dict(existing or {})
     objective = objective or spec.objective
-    problem = build_problem(spec, inventory, existing, used or {})
+    problem = build_problem(spec, inventory, existing, used or {}, nodes)
     stats: dict[str, object] = {"items": len(problem.items), "hosts": len(inventory.hosts)}
 
     def infeasible(reasons: list[str], solver: str) -> PlacementResult:

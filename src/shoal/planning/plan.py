@@ -71,6 +71,8 @@ def attach_targets(spec: ClusterSpec, nodes: list[NodeSpec]) -> dict[str, str]:
     a host-affinity grouping ties it to (the seed vcluster's server-with-its-volume).
     """
     out: dict[str, str] = {}
+    if all(n.kind is not NodeKind.VOLUME for n in nodes):
+        return out  # only volumes attach (issue 23: a cluster of servers indexes nothing)
     by_unit: dict[str, list[NodeSpec]] = {}
     for n in nodes:
         by_unit.setdefault(n.unit, []).append(n)
@@ -104,15 +106,20 @@ def make_plan(
     observed: list[ObservedNode],
     attached: Mapping[str, str] | None = None,
     dependencies: Mapping[str, tuple[str, ...]] | None = None,
+    expanded: list[NodeSpec] | None = None,
 ) -> Plan:
     """Steps from what exists (`observed`) to `desired` placed at `hosts` (None: delete all).
 
     `attached` maps existing volume names to the server they are attached to; `dependencies`
     (group or instance to what it depends on) default to the desired cluster's, and should be
-    given when deleting everything, so deletion still runs in reverse order.
+    given when deleting everything, so deletion still runs in reverse order. `expanded` is
+    `expand(desired)` when the caller has it already.
     """
-    want = expand(desired) if desired is not None else []
-    want_names = {n.name for n in want}
+    if desired is None:
+        want: list[NodeSpec] = []
+    else:
+        want = expand(desired) if expanded is None else expanded
+    want_names = {n.name for n in want} if observed else set()
     have = {o.name: o for o in observed}
     deps: dict[str, tuple[str, ...]] = dict(dependencies or {})
     if desired is not None and dependencies is None:
@@ -129,8 +136,10 @@ def make_plan(
             Step(sid, StepKind.CREATE, n.name, spec=n, host=hosts[n.name], zone=zones[n.name])
         )
         create_ids.setdefault(_entity(n), []).append(sid)
-    creating = {n.name for n in creates}
-    for n in creates:
+    # Issue 23: the sets and indexes below are made only when something uses them (a plain
+    # 100,000-node create attaches nothing, waits on nothing, deletes nothing).
+    creating = {n.name for n in creates} if targets else set()
+    for n in creates if targets else ():
         server = targets.get(n.name)
         if n.kind is NodeKind.VOLUME and server is not None:
             after = [f"create:{x}" for x in (n.name, server) if x in creating]
@@ -138,8 +147,9 @@ def make_plan(
             steps.append(Step(sid, StepKind.ATTACH, n.name, depends_on=after, server=server))
             create_ids[_entity(n)].append(sid)
     # Creation waits for what each entity depends on, through one barrier per entity.
-    by_id = {s.id: s for s in steps}
-    for entity, ids in create_ids.items():
+    waits = any(dep in create_ids for e in create_ids for dep in deps.get(e, ()))
+    by_id = {s.id: s for s in steps} if waits else {}
+    for entity, ids in create_ids.items() if waits else ():
         for dep in deps.get(entity, ()):
             if dep in create_ids:
                 barrier = f"created:{dep}"
@@ -152,6 +162,8 @@ def make_plan(
                         by_id[sid].depends_on.append(barrier)
 
     deletes = [o for o in observed if o.name not in want_names]
+    if not deletes:
+        return Plan(steps)
     delete_ids: dict[str, list[str]] = {}
     for o in deletes:
         sid = f"delete:{o.name}"

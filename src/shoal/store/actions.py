@@ -9,8 +9,9 @@ it by heartbeat, and a RUNNING action whose lease ran out is claimable again (it
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Any
 
 from sqlalchemy import (
@@ -26,7 +27,7 @@ from sqlalchemy import (
 )
 
 from shoal.model.enums import ActionKind, ActionStatus
-from shoal.store.bulk import bulk_insert, bulk_update, in_keys, key_chunk
+from shoal.store.bulk import bulk_update, in_keys, insert_columns, key_chunk
 from shoal.store.pages import page_rows
 from shoal.store.records import ActionRecord
 from shoal.store.tables import action_deps, actions
@@ -58,39 +59,38 @@ class NewAction:
 def insert_actions(conn: Connection, new: list[NewAction], now: float) -> None:
     if not new:
         return
-    rows: list[dict[str, Any]] = []
-    deps: list[dict[str, str]] = []
+    # Column by column (issue 23: a dict per row, then psycopg's formatting of each, was
+    # some 20 us an action of a 100,000-node plan).
+    count = len(new)
     request_id = requestid.get()
-    for a in new:
-        status = a.status or (ActionStatus.INIT if a.depends_on else ActionStatus.READY)
-        rows.append(
-            {
-                "id": a.id,
-                "project_id": a.project_id,
-                "cluster_id": a.cluster_id,
-                "node_id": a.node_id,
-                "parent_id": a.parent_id,
-                "kind": a.kind,
-                "status": status,
-                "status_reason": "",
-                "inputs": a.inputs,
-                "outputs": {},
-                "owner": None,
-                "lease_expires_at": None,
-                "attempts": 0,
-                "deps_pending": len(set(a.depends_on)),
-                "cancel_requested": False,
-                "created_at": now,
-                "started_at": None,
-                "ended_at": None,
-                "request_id": a.request_id or request_id,
-            }
-        )
-        if a.depends_on:
-            deps.extend({"action_id": a.id, "depends_on": d} for d in set(a.depends_on))
-    bulk_insert(conn, actions, rows)
-    bulk_insert(conn, action_deps, deps)
-    if any(r["status"] == ActionStatus.READY for r in rows):
+    statuses = [
+        a.status or (ActionStatus.INIT if a.depends_on else ActionStatus.READY) for a in new
+    ]
+    columns: dict[str, Sequence[object]] = {
+        f: list(map(attrgetter(f), new))
+        for f in ("id", "project_id", "cluster_id", "node_id", "parent_id", "kind")
+    }
+    columns.update(
+        status=statuses,
+        status_reason=[""] * count,
+        inputs=list(map(attrgetter("inputs"), new)),
+        outputs=[{}] * count,
+        owner=[None] * count,
+        lease_expires_at=[None] * count,
+        attempts=[0] * count,
+        deps_pending=[len(set(a.depends_on)) if a.depends_on else 0 for a in new],
+        cancel_requested=[False] * count,
+        created_at=[now] * count,
+        started_at=[None] * count,
+        ended_at=[None] * count,
+        request_id=[a.request_id or request_id for a in new],
+    )
+    insert_columns(conn, actions, columns, count)
+    deps = [(a.id, d) for a in new if a.depends_on for d in set(a.depends_on)]
+    if deps:
+        ids, on = zip(*deps, strict=True)
+        insert_columns(conn, action_deps, {"action_id": ids, "depends_on": on}, len(deps))
+    if ActionStatus.READY in statuses:
         notify_work(conn)
 
 

@@ -3,20 +3,35 @@
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
+from operator import attrgetter
 
 from sqlalchemy import Connection, case, func, or_, select, tuple_
 
 from shoal.model.enums import NodeStatus
 from shoal.model.nodes import Demand
-from shoal.store.bulk import bulk_insert, bulk_update
+from shoal.store.bulk import bulk_update, insert_columns
 from shoal.store.records import NewNode, NodeChange, NodeRecord
 from shoal.store.reservations import reserved_by_host
 from shoal.store.tables import nodes
 
 
 def insert_nodes(conn: Connection, rows: Sequence[NewNode]) -> None:
-    bulk_insert(conn, nodes, [r.columns() for r in rows])
+    # Column by column, each read off every row at once (issue 23: a dict per row, then
+    # psycopg's formatting of each, was some 12 us a node of a 100,000-node plan).
+    columns: dict[str, Sequence[object]] = {
+        f: list(map(attrgetter(f), rows)) for f in _NEW_NODE_COLUMNS
+    }
+    demands = list(map(attrgetter("demand"), rows))
+    for f in _DEMAND_COLUMNS:
+        columns[f] = list(map(attrgetter(f), demands))
+    columns["deleted_at"] = [None] * len(rows)
+    insert_columns(conn, nodes, columns, len(rows))
+
+
+_NEW_NODE_COLUMNS = tuple(f.name for f in fields(NewNode) if f.name != "demand")
+"""`NewNode`'s fields that are columns of their own (`NewNode.columns()`'s)."""
+_DEMAND_COLUMNS = tuple(f.name for f in fields(Demand))
 
 
 def list_nodes(
