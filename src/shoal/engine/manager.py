@@ -133,6 +133,7 @@ class Manager:
         self._short: set[tuple[str, str]] = set()
         self._specs = SpecCache()
         self._clusters = cluster_repo.ClusterCache()
+        self._nodes = node_repo.NodeCache()
         self._cluster_of: dict[str, str] = {}
         # Per node, repairs that did not change what they found (read from the store each tick).
         self._attempts: dict[str, RepairAttempt] = {}
@@ -290,12 +291,15 @@ class Manager:
                 if self.mine(c.id)
             ]
             if not found:  # nothing of this engine's: no repair to read (issue 23: idle ticks)
+                self._nodes.rows.clear()
                 return [], set(), {}
             busy = {c.id for c in found if c.status not in _SETTLED}
             settled = [c for c in found if c.status in _SETTLED]
             attempts = {k: a for k, a in repair_repo.load(conn).items() if self.mine(a.cluster_id)}
             # This engine's partitions' nodes only, not the installation's.
-            nodes = node_repo.live_nodes_by_cluster(conn, [c.id for c in settled])
+            nodes = node_repo.live_nodes_by_cluster_cached(
+                conn, [c.id for c in settled], self._nodes
+            )
             return [(c, nodes.get(c.id, [])) for c in settled], busy, attempts
 
     def _quiet(self, cluster: ClusterRecord, now: float) -> bool:
