@@ -74,7 +74,7 @@ def server(
     async def body() -> int:
         import uvicorn
 
-        from shoal.api.app import create_app
+        from shoal.api.app import create_app, warm_up
         from shoal.cli.client import load_settings
         from shoal.cli.header_timeout import with_timeout
         from shoal.cli.stopping import DRAIN_SHARE, BoundedServer
@@ -111,6 +111,7 @@ def server(
                 state = background.ServerState(os.getpid(), url, in_background)
                 background.write_state(settings.home, state)
             app = create_app(runtime, run_engine=True)
+            await warm_up(app)  # before the freeze: what it builds lives as long as the app
             # Issue 23: everything built so far (modules, the app, the runtime) lives as long
             # as the process, yet each full collection walked it again: 0.2 s a collection,
             # a quarter of the engines' CPU during a 10,000-node create. Frozen, a collection

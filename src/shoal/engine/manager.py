@@ -133,6 +133,7 @@ class Manager:
         self._short: set[tuple[str, str]] = set()
         self._specs = SpecCache()
         self._clusters = cluster_repo.ClusterCache()
+        self._nodes = node_repo.NodeCache()
         self._cluster_of: dict[str, str] = {}
         # Per node, repairs that did not change what they found (read from the store each tick).
         self._attempts: dict[str, RepairAttempt] = {}
@@ -290,12 +291,15 @@ class Manager:
                 if self.mine(c.id)
             ]
             if not found:  # nothing of this engine's: no repair to read (issue 23: idle ticks)
+                self._nodes.rows.clear()
                 return [], set(), {}
             busy = {c.id for c in found if c.status not in _SETTLED}
             settled = [c for c in found if c.status in _SETTLED]
             attempts = {k: a for k, a in repair_repo.load(conn).items() if self.mine(a.cluster_id)}
             # This engine's partitions' nodes only, not the installation's.
-            nodes = node_repo.live_nodes_by_cluster(conn, [c.id for c in settled])
+            nodes = node_repo.live_nodes_by_cluster_cached(
+                conn, [c.id for c in settled], self._nodes
+            )
             return [(c, nodes.get(c.id, [])) for c in settled], busy, attempts
 
     def _quiet(self, cluster: ClusterRecord, now: float) -> bool:
@@ -369,7 +373,7 @@ class Manager:
         done to it this tick).
         """
         live = current_nodes(nodes)
-        declared = declared_nodes(cluster.document)
+        declared = self._declared_nodes(cluster)
         missing = max(0, declared - len(live))
         unmade = [
             n
@@ -556,11 +560,17 @@ class Manager:
         trouble: dict[str, _Trouble],
         writes: _Writes,
     ) -> None:
+        if spec.health is None and all(g.health is None for g in spec.node_groups):
+            return  # no node has a policy (issue 23: not a look at each of 100,000 every tick)
+        policies: dict[str, HealthPolicy | None] = {}
         due: list[tuple[NodeRecord, HealthPolicy]] = []
         for n in nodes:
             if n.status not in _WATCHED or n.provider_id is None or n.name in trouble:
                 continue
-            policy = spec.health_of(n.group_name)
+            if n.group_name in policies:
+                policy = policies[n.group_name]
+            else:
+                policy = policies[n.group_name] = spec.health_of(n.group_name)
             if policy is None:
                 continue
             first = self._first_seen.setdefault(n.id, now)
@@ -654,7 +664,7 @@ class Manager:
         if not trouble:
             for key in [k for k in self._short if k[0] == cluster.id]:
                 self._short.discard(key)
-            settled, why = settled_status(nodes, declared_nodes(cluster.document))
+            settled, why = settled_status(nodes, self._declared_nodes(cluster))
             gave_up = self._gave_up(cluster, nodes)
             if gave_up:
                 settled, why = ClusterStatus.WARNING, gave_up
@@ -708,11 +718,16 @@ class Manager:
 
     def _gave_up(self, cluster: ClusterRecord, nodes: list[NodeRecord]) -> str:
         """The reported repairs still standing in this cluster, in words ("" if none)."""
+        reported = [
+            a for a in self._attempts.values() if a.reported and a.generation == cluster.generation
+        ]
+        if not reported:
+            return ""  # issue 23: no name map of a 100,000-node cluster every tick for nothing
         names = {n.id: n.name for n in nodes}
         words = [
             f"{names[a.node_id]} still in trouble after {a.attempts} repair(s) ({a.finding})"
-            for a in self._attempts.values()
-            if a.reported and a.node_id in names and a.generation == cluster.generation
+            for a in reported
+            if a.node_id in names
         ]
         if not words:
             return ""

@@ -128,6 +128,8 @@ class NetworkSync:
         """Apply when needed; the reason it could not (once per new reason), else None."""
         if self.driver is None:
             return None
+        if spec.networking.empty and cluster.id not in self._applied:
+            return None  # issue 23: as below, without listing a 100,000-node cluster's servers
         wanted = cluster_networks(cluster, spec, nodes, await self._replicas(cluster, spec, nodes))
         last = self._applied.get(cluster.id)
         if wanted.spec.empty and last is None:
