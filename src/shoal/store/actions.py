@@ -367,7 +367,7 @@ def _complete_pg(conn: Connection, done: list[Completion], owner: str, now: floa
     waited_on: set[str] = set()
     for action_id, others_wait in conn.exec_driver_sql(
         _COMPLETE_PG, {"rows": document, "now": now, "owner": owner}
-    ):
+    ).all():
         ended.add(action_id)
         if others_wait:
             waited_on.add(action_id)
