@@ -226,6 +226,11 @@ text (issue 23: the driver's JSON loader decoded bytes, detecting their encoding
 every claimed row's inputs and outputs; the outputs of a claim are most often `{}`)."""
 
 
+_KINDS = {k.value: k for k in ActionKind}
+_STATUSES = {s.value: s for s in ActionStatus}
+"""The enums by value: a lookup, where calling the enum costs 0.8 us a column a row."""
+
+
 def _claimed(row: Row[Any]) -> ActionRecord:
     v: tuple[Any, ...] = tuple(row)
     return ActionRecord(
@@ -234,8 +239,8 @@ def _claimed(row: Row[Any]) -> ActionRecord:
         v[2],
         v[3],
         v[4],
-        ActionKind(v[5]),
-        ActionStatus(v[6]),
+        _KINDS.get(v[5]) or ActionKind(v[5]),
+        _STATUSES.get(v[6]) or ActionStatus(v[6]),
         v[7],
         _json_object(v[8]),
         _json_object(v[9]),
