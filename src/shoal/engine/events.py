@@ -84,15 +84,21 @@ def node_record_event(
 
 
 def child_node_event(
-    a: ActionRecord, status: str, message: str, level: str = "INFO"
+    a: ActionRecord,
+    status: str,
+    message: str,
+    level: str = "INFO",
+    *,
+    label: StepLabel | None = None,
 ) -> NewEvent | None:
-    """An event about the node a child action works on (None for actions without a node)."""
+    """An event about the node a child action works on (None for actions without a node);
+    `label`: its inputs' label, when the caller read it already."""
     if a.node_id is None or a.cluster_id is None:
         return None
     return NewEvent(
         project_id=a.project_id,
         obj_type="NODE",
-        obj_name=StepLabel.from_json(a.inputs).node,
+        obj_name=(label or StepLabel.from_json(a.inputs)).node,
         status=status,
         message=message,
         cluster_id=a.cluster_id,

@@ -473,8 +473,11 @@ class Engine:
             for a in claimed:
                 status = _STARTED_NODE_STATUS.get(a.kind)
                 retry = f" (attempt {a.attempts})" if a.attempts > 1 else ""
-                where = StepLabel.from_json(a.inputs).host or "its host"
-                event = child_node_event(a, str(status), f"{a.kind} started on {where}{retry}")
+                label = StepLabel.from_json(a.inputs)
+                where = label.host or "its host"
+                event = child_node_event(
+                    a, str(status), f"{a.kind} started on {where}{retry}", label=label
+                )
                 if status is None or event is None or a.node_id is None:
                     continue
                 updates.append(NodeChange(a.node_id, now, status=status))
@@ -639,11 +642,12 @@ class Engine:
                     events.append(event)
             node_repo.update_nodes(conn, updates)
             add_events(conn, events, now)
+        took: dict[tuple[str, str], list[float | None]] = {}
         for o in batch:
             if o.action.id in finished:
                 start = o.action.started_at
-                metrics.action_ended(
-                    str(o.action.kind), str(o.status), now - start if start else None
+                took.setdefault((o.action.kind, o.status), []).append(
+                    now - start if start else None
                 )
                 if self.notifier.enabled:
                     ended = dataclasses.replace(
@@ -656,6 +660,8 @@ class Engine:
                         status=str(o.node_update.status or "") if o.node_update else "",
                         physical_id=o.outputs.provider_id,
                     )
+        for (kind, result), seconds in took.items():
+            metrics.actions_ended(kind, result, seconds)
         return list(changed)
 
     # -- active management ---------------------------------------------------------------------

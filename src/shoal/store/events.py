@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from sqlalchemy import Connection, func, select
 
-from shoal.store.bulk import bulk_insert
+from shoal.store.bulk import insert_from_json
 from shoal.store.records import EventRecord
 from shoal.store.tables import events
 from shoal.telemetry import requestid
@@ -31,8 +31,8 @@ def add_events(conn: Connection, new: list[NewEvent], now: float) -> None:
     if not new:
         return
     serving = requestid.get()
-    # A flush of node work writes one event per node: plan-sized batches go by COPY.
-    bulk_insert(
+    # A flush of node work writes one event per node: one statement, whatever the count.
+    insert_from_json(
         conn,
         events,
         [

@@ -328,7 +328,8 @@ def update_nodes(conn: Connection, changes: Sequence[NodeChange]) -> None:
     for c in changes:
         cols = c.columns()
         if cols:
-            by_keys.setdefault(tuple(sorted(cols)), []).append({"id": c.node_id, **cols})
+            # Named in one order whatever the change (`NodeChange.columns`): no sort needed.
+            by_keys.setdefault(tuple(cols), []).append({"id": c.node_id, **cols})
     for batch in by_keys.values():
         bulk_update(conn, nodes, "id", batch)
 

@@ -174,7 +174,8 @@ class NodeChange:
     deleted_at: float | Unset | None = UNSET
 
     def columns(self) -> dict[str, object]:
-        """The columns set, by name (node_id is the row, not a column set)."""
+        """The columns set, by name (node_id is the row, not a column set), always in the
+        order of the fields: changes that set the same columns list them alike."""
         out: dict[str, object] = {}
         for name in _CHANGE_COLUMNS:
             value = getattr(self, name)

@@ -112,6 +112,18 @@ def action_ended(kind: str, result: str, seconds: float | None) -> None:
         ACTION_SECONDS.labels(kind, result).observe(seconds)
 
 
+def actions_ended(kind: str, result: str, seconds: list[float | None]) -> None:
+    """`action_ended` of several actions alike (issue 23: a flush ends thousands; a label
+    lookup per action and per metric was 6 % of its CPU)."""
+    if not enabled or not seconds:
+        return
+    ACTIONS.labels(kind, result).inc(len(seconds))
+    observe = ACTION_SECONDS.labels(kind, result).observe
+    for s in seconds:
+        if s is not None and s >= 0:
+            observe(s)
+
+
 def placed(outcome: str, seconds: float) -> None:
     if not enabled:
         return
