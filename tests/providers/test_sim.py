@@ -287,6 +287,36 @@ async def test_concurrent_creates_on_a_shared_file_keep_the_books(tmp_path: Path
         await sim.close()
 
 
+async def test_builds_on_a_shared_file_end_together_in_real_time(tmp_path: Path) -> None:
+    """Builds ending in the same tick are marked ACTIVE together (batch.py's `Builds`): not
+    before their latency; a cancelled build marks nothing and leaves no record; a record
+    deleted while building makes its create fail."""
+    sim = SimProvider(one_host(vcpus=4), create_latency_s=0.05, state_path=tmp_path / "sim.db")
+    try:
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        cancelled = asyncio.ensure_future(sim.create_server(tiny("gone")))
+        deleted = asyncio.ensure_future(sim.create_server(tiny("deleted")))
+        creates = [sim.create_server(tiny(k)) for k in ("a", "b")]
+        made = asyncio.gather(*creates)
+        while len(await sim.list_resources()) < 4:
+            await asyncio.sleep(0.001)
+        cancelled.cancel()
+        (victim,) = [r for r in await sim.list_resources() if r.key == "deleted"]
+        await sim.delete(NodeKind.SERVER, victim.id)
+        a, b = await made
+        assert loop.time() - started >= 0.05
+        assert a.state is ResourceState.ACTIVE and b.state is ResourceState.ACTIVE
+        with pytest.raises(TemporaryError, match="deleted while building"):
+            await deleted
+        with pytest.raises(asyncio.CancelledError):
+            await cancelled
+        listed = {r.key: r.state for r in await sim.list_resources()}
+        assert listed == {"a": ResourceState.ACTIVE, "b": ResourceState.ACTIVE}
+    finally:
+        await sim.close()
+
+
 async def test_the_simulated_clouds_cpu_is_counted_apart(tmp_path: Path) -> None:
     """Its CPU is Shoal's to subtract (benchmarks/scale.py's `shoal_cpu_ms_per_node`)."""
     before = spent_seconds("reserve")

@@ -138,6 +138,9 @@ class ClusterInputs:
 # -- node-level actions -------------------------------------------------------------------------
 
 
+_NODE_KINDS = {k.value: k for k in NodeKind}
+
+
 def _hint_to_json(hint: ServerGroupHint | None) -> JSON | None:
     if hint is None:
         return None
@@ -198,10 +201,12 @@ class NodeInputs:
     @classmethod
     def from_json(cls, row: Mapping[str, Any]) -> NodeInputs:
         pid = row.get("provider_id")
+        kind = row.get("kind", NodeKind.SERVER)
         return cls(
             node=str(row.get("node", "")),
             cluster_name=str(row.get("cluster_name") or ""),
-            kind=NodeKind(row.get("kind", NodeKind.SERVER)),
+            # Issue 23: a dict lookup before the enum's call (read once per node action).
+            kind=_NODE_KINDS.get(kind) or NodeKind(kind),
             host=row.get("host"),
             zone=row.get("zone"),
             profile=dict(row.get("profile") or {}),

@@ -104,16 +104,17 @@ async def _with_retries(
 ) -> T:
     """`meter`: (provider service, operation), the labels of issue 27's provider-call metrics."""
     attempt = 0
+    deadlines = _deadlines()  # one lookup per action (issue 23), not two per try
     while True:
         attempt += 1
         started = time.perf_counter()
         try:
             async with asyncio.timeout(None) as limit:
-                slot = _deadlines().watch(limit, policy.call_timeout_s)
+                slot = deadlines.watch(limit, policy.call_timeout_s)
                 try:
                     answer = await call()
                 finally:
-                    _deadlines().done(limit, slot)
+                    deadlines.done(limit, slot)
         except TimeoutError as e:
             metrics.provider_call(*meter, e, time.perf_counter() - started)
             err: ProviderError = TemporaryError(
@@ -180,7 +181,8 @@ async def _create(
     host, zone = i.host or "", i.zone or ""
     resource: Resource
     if isinstance(profile, ServerProfile):
-        req = ServerRequest(
+        # Only the first try of an action never claimed before can be sure nothing was made.
+        first = ServerRequest(
             action.node_id,
             name,
             owner,
@@ -188,14 +190,15 @@ async def _create(
             zone,
             profile,
             i.server_group,
+            fresh=action.attempts <= 1 and not i.existing,
             metadata_url=i.metadata_url,  # issue 11: set by the deployer for agents
             networking=networking,  # issue 26: its ports, made before it boots
         )
-        # Only the first try of an action never claimed before can be sure nothing was made.
-        tries = [dataclasses.replace(req, fresh=action.attempts <= 1 and not i.existing)]
+        tries = [first]
 
         def create() -> Awaitable[Resource]:
-            request = tries.pop() if tries else req
+            # Issue 23: the retries' request (never fresh) is made only when there is a retry.
+            request = tries.pop() if tries else dataclasses.replace(first, fresh=False)
             return provider.create_server(request)
 
         resource = await _with_retries(create, policy, clock, (provider.name, "create_server"))

@@ -18,7 +18,36 @@ def profile_row(profile: Profile) -> dict[str, Any]:
     return profile_document(profile)
 
 
+class _Parsed:
+    """Profiles parsed against one inventory, by their row's items. Issue 23: every node of a
+    create carries the same small profile row, parsed again per node (two catalog lookups and
+    a dataclass) in a 100,000-node create; a row with a list or mapping in it (metadata,
+    networks) is unhashable and parsed each time, as before."""
+
+    LIMIT = 1024
+
+    def __init__(self) -> None:
+        self.inventory: Inventory | None = None
+        self.found: dict[tuple[tuple[str, Any], ...], Profile] = {}
+
+
+_parsed = _Parsed()
+
+
 def profile_from_row(doc: dict[str, Any], inventory: Inventory) -> Profile:
+    if _parsed.inventory is not inventory or len(_parsed.found) >= _Parsed.LIMIT:
+        _parsed.inventory, _parsed.found = inventory, {}
+    key = tuple(doc.items())
+    try:
+        found = _parsed.found.get(key)
+    except TypeError:  # unhashable values
+        return _profile_from_row(doc, inventory)
+    if found is None:
+        found = _parsed.found[key] = _profile_from_row(doc, inventory)
+    return found
+
+
+def _profile_from_row(doc: dict[str, Any], inventory: Inventory) -> Profile:
     zone = doc.get("zone")
     if doc.get("type") == "volume":
         return VolumeProfile(

@@ -131,11 +131,25 @@ def placed(outcome: str, seconds: float) -> None:
     PLACEMENT_SECONDS.labels(outcome).observe(seconds)
 
 
+# Issue 23: `labels()` builds a key and takes the family's lock on every call, a few per cent
+# of an engine's Python per node; the children of these small closed label sets are kept here.
+_call_counts: dict[tuple[str, str, str], Counter] = {}
+_call_seconds: dict[tuple[str, str], Histogram] = {}
+
+
 def provider_call(service: str, operation: str, error: BaseException | None, s: float) -> None:
     if not enabled:
         return
-    PROVIDER_CALLS.labels(service, operation, error_class(error)).inc()
-    PROVIDER_SECONDS.labels(service, operation).observe(s)
+    key = (service, operation)
+    seconds = _call_seconds.get(key)
+    if seconds is None:
+        seconds = _call_seconds[key] = PROVIDER_SECONDS.labels(service, operation)
+    counted = (service, operation, "none" if error is None else error_class(error))
+    count = _call_counts.get(counted)
+    if count is None:
+        count = _call_counts[counted] = PROVIDER_CALLS.labels(*counted)
+    count.inc()
+    seconds.observe(s)
 
 
 def repair_reason(why: str) -> str:

@@ -15,7 +15,7 @@ from typing import Any
 from shoal.files import narrow, private_dir, private_file
 from shoal.model.inventory import Host
 from shoal.model.nodes import Demand
-from shoal.providers.sim.state import BUILDING, ERROR, NoCapacityError, SimRecord, fits
+from shoal.providers.sim.state import ACTIVE, BUILDING, ERROR, NoCapacityError, SimRecord, fits
 
 FIRST_SLOT = 2
 
@@ -178,6 +178,26 @@ class SqliteState:
             "UPDATE resources SET state = ? WHERE id = ?", (state, resource_id)
         ).rowcount
         return bool(changed)
+
+    def finish_builds(self, resource_ids: Sequence[str]) -> tuple[list[bool], frozenset[str]]:
+        """`set_state(id, ACTIVE)` of each, in one transaction, and the failed hosts then."""
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            changed = [
+                bool(
+                    db.execute(
+                        "UPDATE resources SET state = ? WHERE id = ?", (ACTIVE, rid)
+                    ).rowcount
+                )
+                for rid in resource_ids
+            ]
+            failed = frozenset(h for (h,) in db.execute("SELECT host FROM failed_hosts"))
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        return changed, failed
 
     def rebuild(
         self, resource_id: str, host: Host, demand: Demand, flavor: str, image: str
