@@ -136,7 +136,9 @@ async def warm_up(app: FastAPI) -> None:
 
     Issue 23: FastAPI (0.165) builds each included router's route state (a pydantic
     TypeAdapter per field) the first time a request walks that router: 2.6 s of the engines'
-    CPU in a 20,000-node create, paid by its first requests. A request that no route answers
+    CPU of a 20,000-node create's profile, paid by each server's first requests (there, the
+    benchmark's readiness check) and then walked by every full collection, as it was made after
+    the start-up heap was frozen. A request that no route answers
     walks every router; made in-process, it meets no access log, and a 404 touches no metric,
     event or store. The middleware stack, built on the first call too, is built here as well.
     """
