@@ -27,6 +27,7 @@ without it, in memory.
 from __future__ import annotations
 
 import asyncio
+import os
 import random
 import uuid
 from collections.abc import Awaitable, Callable
@@ -138,7 +139,7 @@ class SimProvider:
                 raise
             return await self._settle(existing)
         record = SimRecord(
-            id=str(uuid.uuid4()),
+            id=_new_id(),
             kind=_SERVER,
             key=self._stored_key(request.key),
             name=profile.name or request.name,
@@ -163,7 +164,7 @@ class SimProvider:
                 raise
             return await self._settle(existing)
         record = SimRecord(
-            id=str(uuid.uuid4()),
+            id=_new_id(),
             kind=_VOLUME,
             key=self._stored_key(request.key),
             name=request.profile.name or request.name,
@@ -397,7 +398,7 @@ class SimProvider:
         return self._resource(record, ())
 
     async def _retry(self, record: SimRecord) -> Resource:
-        record.id = str(uuid.uuid4())
+        record.id = _new_id()
         record.state = BUILDING
         record.slot = None
         record.attached_to = None
@@ -495,6 +496,16 @@ class SimProvider:
             attached_to=r.attached_to,
             details=details,
         )
+
+
+def _new_id() -> str:
+    """A random (version 4) UUID's text, as `str(uuid.uuid4())` gives it. Issue 23: built from
+    the random bytes directly, 1.7 µs rather than 4.7 (the `UUID` object and its `__str__`)."""
+    b = bytearray(os.urandom(16))
+    b[6] = b[6] & 0x0F | 0x40  # version 4
+    b[8] = b[8] & 0x3F | 0x80  # the RFC 4122 variant
+    h = b.hex()
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
 def client_key(stored: str) -> str:
