@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, fields
 from enum import Enum
-from operator import attrgetter
 from typing import Any, cast
 
 from sqlalchemy import RowMapping
@@ -178,17 +176,16 @@ class NodeChange:
     def columns(self) -> dict[str, object]:
         """The columns set, by name (node_id is the row, not a column set), always in the
         order of the fields: changes that set the same columns list them alike."""
-        # Issue 23: every value read in one C call, not a getattr per field (1.5 -> 0.9 us).
-        return {
-            n: v
-            for n, v in zip(_CHANGE_COLUMNS, _change_values(self), strict=True)
-            if v is not UNSET
-        }
+        out: dict[str, object] = {}
+        for name in _CHANGE_COLUMNS:
+            value = getattr(self, name)
+            if value is not UNSET:
+                out[name] = value
+        return out
 
 
 _CHANGE_COLUMNS = tuple(f.name for f in fields(NodeChange) if f.name != "node_id")
 """Read once: `fields()` each call was a tenth of a flush's own CPU (issue 23)."""
-_change_values: Callable[[NodeChange], tuple[object, ...]] = attrgetter(*_CHANGE_COLUMNS)
 
 
 @dataclass(frozen=True, slots=True)
