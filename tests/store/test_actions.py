@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import uuid
+
+import pytest
 
 from shoal.model.enums import ActionKind, ActionStatus
 from shoal.store import actions as repo
 from shoal.store.actions import Completion, NewAction
 from shoal.store.database import Database
+from shoal.store.records import ActionRecord
 
 NOW = 1_000.0
 
@@ -209,3 +213,21 @@ def test_a_small_completion_with_shared_values_writes_each_action(db: Database) 
                 NOW + 1,
             )
             assert got.outputs == ({} if k < 3 else {"provider_id": f"srv-{k - 3}"})
+
+
+def test_a_claimed_record_is_the_stored_one_and_frozen(db: Database) -> None:
+    """A claim builds its records by a faster path (issue 23): equal to the row as read, frozen
+    like any `ActionRecord`."""
+    (action_id,) = _children(db, 1)
+    with db.transaction() as conn:
+        (got,) = repo.claim(
+            conn, owner="e1", now=NOW, lease_s=10, limit=1, node_level=True, skip_locked=False
+        )
+    with db.reading() as conn:
+        stored = repo.get_action(conn, action_id)
+    assert type(got) is ActionRecord
+    assert got == stored
+    assert got.status is ActionStatus.RUNNING and got.kind is ActionKind.NODE_CREATE
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        got.status = ActionStatus.READY  # type: ignore[misc]
+    assert dataclasses.replace(got, owner="e2").owner == "e2"

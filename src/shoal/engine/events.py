@@ -98,7 +98,9 @@ def child_node_event(
     return NewEvent(
         project_id=a.project_id,
         obj_type="NODE",
-        obj_name=(label or StepLabel.from_json(a.inputs)).node,
+        # `StepLabel.from_json(a.inputs).node` without the label (issue 23: a write made one
+        # frozen object per node only for this).
+        obj_name=label.node if label is not None else str(a.inputs.get("node", "")),
         status=status,
         message=message,
         cluster_id=a.cluster_id,

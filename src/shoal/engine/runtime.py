@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 from shoal.clock import Clock, SystemClock
 from shoal.engine import notifications, rolling
 from shoal.engine.context import EngineContext
-from shoal.engine.contracts import ClusterOutputs, Finish, StepLabel
+from shoal.engine.contracts import ClusterOutputs, Finish
 from shoal.engine.events import action_event, child_node_event
 from shoal.engine.manager import Manager
 from shoal.engine.networks import ServerPorts
@@ -473,11 +473,11 @@ class Engine:
             for a in claimed:
                 status = _STARTED_NODE_STATUS.get(a.kind)
                 retry = f" (attempt {a.attempts})" if a.attempts > 1 else ""
-                label = StepLabel.from_json(a.inputs)
-                where = label.host or "its host"
-                event = child_node_event(
-                    a, str(status), f"{a.kind} started on {where}{retry}", label=label
-                )
+                # `StepLabel.from_json(a.inputs).host`, without a frozen object per node (issue
+                # 23); `child_node_event` reads the node's name alike.
+                host = a.inputs.get("host")
+                where = str(host) if host else "its host"
+                event = child_node_event(a, str(status), f"{a.kind} started on {where}{retry}")
                 if status is None or event is None or a.node_id is None:
                     continue
                 updates.append(NodeChange(a.node_id, now, status=status))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 from enum import Enum
-from typing import Any
+from typing import Any, cast
 
 from sqlalchemy import RowMapping
 
@@ -235,6 +235,50 @@ class ActionRecord:
             row["ended_at"],
             row.get("request_id"),
         )
+
+
+class _ActionRecordSlots:
+    """`ActionRecord`'s very slots, set by a plain `__init__`; `action_record` then makes the
+    object an `ActionRecord` (its layout is the same, so CPython allows the class change)."""
+
+    __slots__ = ActionRecord.__slots__
+
+    def __init__(self, values: tuple[Any, ...]) -> None:
+        (
+            self.id,
+            self.project_id,
+            self.cluster_id,
+            self.node_id,
+            self.parent_id,
+            self.kind,
+            self.status,
+            self.status_reason,
+            self.inputs,
+            self.outputs,
+            self.owner,
+            self.lease_expires_at,
+            self.attempts,
+            self.deps_pending,
+            self.cancel_requested,
+            self.created_at,
+            self.started_at,
+            self.ended_at,
+            self.request_id,
+        ) = values
+
+
+def action_record(values: tuple[Any, ...]) -> ActionRecord:
+    """An `ActionRecord` of all its fields' values, in their order, already typed (a claim's
+    rows, decoded). Issue 23: the frozen dataclass's `__init__` sets each field through
+    `object.__setattr__`, 4.7 us a record against 0.9 us so, and a claim builds thousands; the
+    record is frozen as any other once made."""
+    record = _ActionRecordSlots(values)
+    object.__setattr__(record, "__class__", ActionRecord)
+    return cast(ActionRecord, record)
+
+
+if _ActionRecordSlots.__slots__ != tuple(f.name for f in fields(ActionRecord)):
+    raise TypeError("_ActionRecordSlots.__init__ must set ActionRecord's fields in their order")
 
 
 @dataclass(frozen=True, slots=True)
