@@ -11,11 +11,10 @@ time limit, which places, proves infeasible, or leaves the answer undecided. Wit
 
 from __future__ import annotations
 
-import gc
 import time
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 
+from shoal.gc_pause import collector_paused
 from shoal.model.cluster import ClusterSpec
 from shoal.model.enums import Objective
 from shoal.model.inventory import Inventory
@@ -52,19 +51,6 @@ def configure(*, time_limit_s: float) -> None:
     _limits["time_limit_s"] = time_limit_s
 
 
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """A solve allocates some 100,000 objects that all live until it returns: the cyclic
-    garbage collector, run in the middle, finds nothing and costs a fifth of the time."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
-
-
 def solve(
     spec: ClusterSpec,
     inventory: Inventory,
@@ -91,7 +77,7 @@ def solve(
     """
     limit = time_limit_s if time_limit_s is not None else _limits["time_limit_s"]
     started = time.perf_counter()
-    with _collector_paused():
+    with collector_paused():
         result = _solve(spec, inventory, existing, used, objective, seed, limit, nodes)
         if workloads and result.feasible and spec.workloads:
             result = second_level(spec, result, replicas or {}, limit)
