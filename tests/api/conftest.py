@@ -67,17 +67,21 @@ class Api:
         return actions
 
 
-@pytest.fixture
-async def api(db: Database, tmp_path: Path) -> AsyncIterator[Api]:
-    url = db.engine.url.render_as_string(hide_password=False)
-    settings = Settings(
+def sim_settings(db: Database, tmp_path: Path, **more: Any) -> Settings:
+    """A server's settings on `db` with the in-memory sim and no manager, plus `more`."""
+    return Settings(
         home=tmp_path / "home",
-        database_url=url,
+        database_url=db.engine.url.render_as_string(hide_password=False),
         provider="sim",
         provider_options={"state_path": "memory"},
         manage=False,
-        retry_backoff_s=0.0,
+        **more,
     )
+
+
+@pytest.fixture
+async def api(db: Database, tmp_path: Path) -> AsyncIterator[Api]:
+    settings = sim_settings(db, tmp_path, retry_backoff_s=0.0)
     clock = ManualClock()
     runtime = await Runtime.open(settings, clock=clock)
     try:

@@ -11,22 +11,14 @@ from fastapi import routing
 
 from shoal.api.app import create_app, warm_up
 from shoal.runtime import Runtime
-from shoal.settings import Settings
 from shoal.store.database import Database
+from tests.api.conftest import sim_settings
 
 
 async def test_first_requests_build_nothing_after_the_warm_up(
     db: Database, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    url = db.engine.url.render_as_string(hide_password=False)
-    settings = Settings(
-        home=tmp_path / "home",
-        database_url=url,
-        provider="sim",
-        provider_options={"state_path": "memory"},
-        manage=False,
-    )
-    runtime = await Runtime.open(settings)
+    runtime = await Runtime.open(sim_settings(db, tmp_path))
     try:
         app = create_app(runtime)
         await warm_up(app)
