@@ -304,6 +304,12 @@ async def test_an_engine_dying_mid_deployment_never_repeats_a_completed_one(
         return lambda: (r := rows(first, cid).get((name, node))) is not None and r.status is status
 
     await until(row_is("db-setup", "db-1", DeploymentStatus.IN_PROGRESS), lambda: "no db run")
+    # The row says IN_PROGRESS before the sim's run starts its wait on the clock: moved earlier,
+    # the clock would leave that wait 60 s away (a loaded machine lost this race in CI).
+    await until(
+        lambda: any(r.deployment == "db-setup" for r in runs_of(first).runs),
+        lambda: "the db run not started",
+    )
     await advance(clock, 60.0)
     await until(row_is("db-setup", "db-1", DeploymentStatus.COMPLETE), lambda: "db not done")
     await until(row_is("app-setup", "app-1", DeploymentStatus.IN_PROGRESS), lambda: "no app run")

@@ -108,6 +108,21 @@ def visible(driver: WebDriver, css: str, what: str | None = None) -> WebElement:
     return found
 
 
+def click(driver: WebDriver, css: str, what: str | None = None) -> None:
+    """Click the first displayed element matching `css`, found again if the page redrew it
+    between finding and clicking (the topology redraws on every event: a button found a moment
+    before is then a stale reference, and the click never happened)."""
+
+    def check() -> bool:
+        for el in find(driver, css):
+            if el.is_displayed():
+                el.click()
+                return True
+        return False
+
+    until(driver, check, what or css)
+
+
 def sign_in(driver: WebDriver, url: str, token: str) -> None:
     """Sign in with the keyboard alone: type the token, press Enter."""
     driver.get(f"{url}/ui")

@@ -19,6 +19,7 @@ from selenium.webdriver.remote.webdriver import WebDriver
 
 from tests.support.server import REPO, wait_ok
 from tests.ui.browser import (
+    click,
     console_errors,
     find,
     go,
@@ -72,7 +73,7 @@ def plan(driver: WebDriver, document: str) -> None:
     area = visible(driver, "#plan-doc")
     area.clear()
     area.send_keys(document)
-    visible(driver, "#plan-preview").click()
+    click(driver, "#plan-preview")
 
 
 def test_plan_apply_see_nodes_on_their_hosts_scale_and_fail_a_host(
@@ -91,7 +92,7 @@ def test_plan_apply_see_nodes_on_their_hosts_scale_and_fail_a_host(
     assert all("PLANNED" in p.text for p in planned)
     assert client.get("/v1/clusters").json()["clusters"] == []
     screenshot(browser, "plan")
-    visible(browser, "#plan-apply").click()
+    click(browser, "#plan-apply")
     visible(browser, "#plan-applied", "the apply's acceptance")
     cluster = client.get("/v1/clusters").json()["clusters"][0]
     assert cluster["name"] == "ui-demo"
@@ -136,11 +137,11 @@ def test_plan_apply_see_nodes_on_their_hosts_scale_and_fail_a_host(
     field = visible(browser, "#scale-web")
     field.clear()
     field.send_keys("4")
-    visible(browser, "form.scale[data-group='web'] button[name='preview']").click()
+    click(browser, "form.scale[data-group='web'] button[name='preview']")
     preview = visible(browser, "form.scale[data-group='web'] .preview", "the scale preview")
     assert "create web-4 on" in preview.text
     screenshot(browser, "cluster")
-    visible(browser, "form.scale[data-group='web'] button[name='apply']").click()
+    click(browser, "form.scale[data-group='web'] button[name='apply']")
     visible(browser, "form.scale[data-group='web'] [role='status'] a", "the resize accepted")
 
     # Live: the actions with their progress, and the events as they came.
@@ -165,7 +166,7 @@ def test_plan_apply_see_nodes_on_their_hosts_scale_and_fail_a_host(
     until(browser, lambda: len(chips(browser, "ACTIVE")) == 6, "six ACTIVE nodes")
     lost = host_of(browser, "ui-demo", "cache-1")
     assert lost and lost == host_of(browser, "ui-demo", "cache-2")
-    visible(browser, f"button[data-fail='{lost}']").click()
+    click(browser, f"button[data-fail='{lost}']")
     until(
         browser,
         lambda: find(browser, f"li.host[data-host='{lost}'][data-failed='true']"),
@@ -188,7 +189,7 @@ def test_plan_apply_see_nodes_on_their_hosts_scale_and_fail_a_host(
     after = {n["name"]: n["host"] for n in api_nodes(client, cluster["id"])}
     assert after["cache-1"] == after["cache-2"] != lost
     screenshot(browser, "host-failed")
-    visible(browser, f"button[data-recover='{lost}']").click()
+    click(browser, f"button[data-recover='{lost}']")
     until(
         browser,
         lambda: find(browser, f"li.host[data-host='{lost}'][data-failed='false']"),
@@ -225,7 +226,7 @@ def test_plan_preview_reads_the_reasons_it_cannot_be_placed(
         lambda: "db-pair" in visible(browser, "#plan-doc").get_attribute("value"),
         "the file's text in the editor",
     )
-    visible(browser, "#plan-preview").click()
+    click(browser, "#plan-preview")
     ok = visible(browser, "#plan-ok", "the uploaded document's placement")
     assert "db-pair can be placed" in ok.text
     # The drawing follows the answer: wait for it as the first plan test does.
@@ -313,7 +314,7 @@ def test_crowded_hosts_are_drawn_as_counts_until_opened(
     opened = find(browser, "details.agg[open]")[0].get_attribute("data-host")
     before = find(browser, "#topo-updated")[0].text
     browser.execute_script("document.querySelector('#topo-updated').textContent = ''")
-    visible(browser, "#topo-refresh").click()
+    click(browser, "#topo-refresh")
     until(browser, lambda: find(browser, "#topo-updated")[0].text, "the redraw")
     assert before and [
         d.get_attribute("data-host") for d in find(browser, "details.agg[open]")
