@@ -99,27 +99,7 @@ class _Deadlines:
     def _expire(self, slot: int) -> None:
         for limit in self.due.pop(slot, ()):
             limit.expired = True
-            limit.task.cancel()  # a TimeoutError in `_limited`
-
-
-async def _limited(
-    call: Callable[[], Awaitable[T]], deadlines: _Deadlines, task: asyncio.Task[object], s: float
-) -> T:
-    """`call()`, a TimeoutError when it takes more than about `s`, as with `asyncio.timeout`."""
-    limit = _Limit(task)
-    slot = deadlines.watch(limit, s)
-    try:
-        return await call()
-    except asyncio.CancelledError as e:
-        if limit.expired:
-            limit.expired = False
-            if task.uncancel() <= limit.cancelling:  # ours, and no one else's is pending
-                raise TimeoutError from e
-        raise
-    finally:
-        deadlines.done(limit, slot)
-        if limit.expired:  # the call ended some other way after its limit passed
-            task.uncancel()
+            limit.task.cancel()  # a TimeoutError in `_with_retries`
 
 
 _by_loop: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Deadlines] = (
@@ -154,8 +134,24 @@ async def _with_retries(
     while True:
         attempt += 1
         started = time.perf_counter()
+        # `call()`, a TimeoutError when it takes more than about `call_timeout_s`, as with
+        # `asyncio.timeout`. Issue 23: here, not in a coroutine of its own (one per try, and a
+        # frame more to resume at each of the call's waits).
+        limit = _Limit(task)
+        slot = deadlines.watch(limit, policy.call_timeout_s)
         try:
-            answer = await _limited(call, deadlines, task, policy.call_timeout_s)
+            try:
+                answer = await call()
+            except asyncio.CancelledError as e:
+                if limit.expired:
+                    limit.expired = False
+                    if task.uncancel() <= limit.cancelling:  # ours, and no one else's is pending
+                        raise TimeoutError from e
+                raise
+            finally:
+                deadlines.done(limit, slot)
+                if limit.expired:  # the call ended some other way after its limit passed
+                    task.uncancel()
         except TimeoutError as e:
             metrics.provider_call(*meter, e, time.perf_counter() - started)
             err: ProviderError = TemporaryError(
