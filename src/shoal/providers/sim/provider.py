@@ -335,7 +335,17 @@ class SimProvider:
         # The draw is for a key the books did not hold (refused or not), as when the key was
         # looked up before `_create`: the seed gives the same failures as it did then.
         try:
-            stored, new = await self._reserve(record, host)
+            # Issue 23: the reservation awaited here, not in a coroutine of its own (one per
+            # create, and a frame more to resume).
+            if self._reservations is None:
+                stored, new = self._state.reserve(record, host)
+            else:
+                outcome = self._reservations.reserve(record, host)
+                try:
+                    stored, new = await outcome
+                except asyncio.CancelledError:
+                    self._unreserve(outcome)
+                    raise
         except NoCapacityError as e:
             self._draw()
             raise PermanentError(f"no valid host: {e}") from e
@@ -378,19 +388,13 @@ class SimProvider:
             self._release(record.id)
         return self._resource(record, self._state.failed_hosts() if failed is None else failed)
 
-    async def _reserve(self, record: SimRecord, host: Host) -> tuple[SimRecord, bool]:
-        if self._reservations is None:
-            return self._state.reserve(record, host)
-        outcome = self._reservations.reserve(record, host)
-        try:
-            return await outcome
-        except asyncio.CancelledError:
-            # Cancelled after the reservation was made: as a create cancelled while building.
-            if outcome.done() and not outcome.cancelled() and outcome.exception() is None:
-                stored, new = outcome.result()
-                if new and not self.real_cloud:
-                    self._state.remove(stored.id)
-            raise
+    def _unreserve(self, outcome: asyncio.Future[tuple[SimRecord, bool]]) -> None:
+        """A create cancelled while waiting for its reservation: if it was made all the same,
+        as a create cancelled while building."""
+        if outcome.done() and not outcome.cancelled() and outcome.exception() is None:
+            stored, new = outcome.result()
+            if new and not self.real_cloud:
+                self._state.remove(stored.id)
 
     async def _settle(self, record: SimRecord) -> Resource:
         """The answer to a create whose key is known: wait out a build, restart a dead server."""
