@@ -72,3 +72,26 @@ async def test_a_create_with_the_same_key_waits_for_the_build_in_progress(tmp_pa
         await p.close()
     assert first == second and first.state is ResourceState.ACTIVE
     assert p._builds == {}
+
+
+@pytest.mark.parametrize("turns", [1, 2])
+async def test_a_create_cancelled_around_its_reservation_leaves_nothing(
+    tmp_path: Path, turns: int
+) -> None:
+    """Cancelled before its turn's reservations are made (1) or after, before it resumes (2):
+    either way the key is not in the books, and a later create makes it afresh."""
+    inventory = default_inventory()
+    host = inventory.hosts[0].name
+    p = SimProvider(inventory, state_path=tmp_path / "sim.db", create_latency_s=0.01)
+    try:
+        task = asyncio.create_task(p.create_server(server_request("k1", host)))
+        for _ in range(turns):
+            await asyncio.sleep(0)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert p._state.by_key("server", "k1") is None and p._builds == {}
+        made = await p.create_server(server_request("k1", host))
+    finally:
+        await p.close()
+    assert made.state is ResourceState.ACTIVE
