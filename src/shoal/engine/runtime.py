@@ -550,6 +550,10 @@ class Engine:
                 # Issue 11: agents. Issue 23: without an agent URL the deployer gives the
                 # action back as it is; not making the coroutine saves 3 % of a create's work.
                 action = await self.deployer.with_metadata_url(action)
+            ports = self.server_ports
+            # Issue 23: a provider that makes no ports (sim, local) has no networking to give a
+            # create, as `ServerPorts.of` would answer, without a coroutine per action.
+            networking = await ports.of(action, inventory) if ports.enabled else None
             outcome = await run_node_action(
                 action,
                 self.provider,
@@ -557,7 +561,7 @@ class Engine:
                 self.retry,
                 self.clock,
                 self._provider_ids,
-                await self.server_ports.of(action, inventory),
+                networking,
             )
             if outcome.status is ActionStatus.SUCCEEDED and action.kind is ActionKind.NODE_DELETE:
                 # Issue 26; only a delete's ports are released (issue 23: no coroutine made
