@@ -143,15 +143,17 @@ class SimProvider:
         )
 
     async def create_server(self, request: ServerRequest) -> Resource:
-        existing = self._searched(_SERVER, request.key, request.cluster, request.fresh)
-        if existing is not None:
-            return await self._settle(existing)
+        key = request.key
+        if self.real_cloud:  # only there does the client search (`_searched`)
+            existing = self._searched(_SERVER, key, request.cluster, request.fresh)
+            if existing is not None:
+                return await self._settle(existing)
         profile = request.profile
         try:
             if profile is not self._checked:
                 self._check_catalog(profile)
                 self._checked = profile
-            host = self._host(request.host)
+            host = self._hosts.get(request.host) or self._host(request.host)
         except PermanentError:
             if (existing := self._by_key(_SERVER, request.key)) is None:
                 raise
@@ -162,18 +164,22 @@ class SimProvider:
         else:
             demand = demand_of(profile)
             self._demand = (profile, demand)
+        # By position (issue 23: once per create): id, kind, key, name, cluster, host, zone,
+        # state, demand, slot, attached_to, flavor, image.
         record = SimRecord(
-            id=_new_id(),
-            kind=_SERVER,
-            key=self._stored_key(request.key),
-            name=profile.name or request.name,
-            cluster=request.cluster,
-            host=host.name,
-            zone=host.zone,
-            state=BUILDING,
-            demand=demand,
-            flavor=profile.flavor.name,
-            image=profile.image.name,
+            _new_id(),
+            _SERVER,
+            self._stored_key(key) if self.real_cloud else key,
+            profile.name or request.name,
+            request.cluster,
+            host.name,
+            host.zone,
+            BUILDING,
+            demand,
+            None,
+            None,
+            profile.flavor.name,
+            profile.image.name,
         )
         return await self._create(record, host)
 
