@@ -7,7 +7,7 @@ import dataclasses
 
 import pytest
 
-from shoal.engine.contracts import NodeInputs, NodeUpdate
+from shoal.engine.contracts import NodeInputs, NodeOutputs, NodeUpdate
 from shoal.engine.nodework import _server_request
 from shoal.model.catalogs import CIRROS, CLASSIC_FLAVORS
 from shoal.model.enums import NodeKind, NodeStatus
@@ -87,3 +87,12 @@ def test_a_create_request_is_a_plain_frozen_server_request() -> None:
     with pytest.raises(dataclasses.FrozenInstanceError):
         got.fresh = False  # type: ignore[misc]
     assert dataclasses.replace(got, fresh=False) == dataclasses.replace(expected, fresh=False)
+
+
+def test_made_outputs_are_plain_frozen_node_outputs() -> None:
+    got = NodeOutputs.made("srv-1", None)
+    expected = NodeOutputs(provider_id="srv-1", address=None, server=None)
+    assert type(got) is NodeOutputs and got == expected and repr(got) == repr(expected)
+    assert got.to_json() == {"provider_id": "srv-1", "address": None}
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        got.server = "s"  # type: ignore[misc]

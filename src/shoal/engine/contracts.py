@@ -349,6 +349,7 @@ class StepLabel:
 # -- outcomes -----------------------------------------------------------------------------------
 
 
+@final  # `made` builds exactly this class (issue 23)
 @dataclass(frozen=True, slots=True)
 class NodeOutputs:
     """What a node action reports: the resource it made or touched, or the server attached to."""
@@ -357,12 +358,35 @@ class NodeOutputs:
     address: str | None = None
     server: str | None = None
 
+    @classmethod
+    def made(cls, provider_id: str, address: str | None) -> NodeOutputs:
+        """A resource made or restarted. Issue 23: once per node created, without the frozen
+        init's `object.__setattr__` per field (as `NodeInputs.from_json`)."""
+        outputs = _NodeOutputsSlots(provider_id, address)
+        _set(outputs, "__class__", NodeOutputs)
+        return cast(NodeOutputs, outputs)
+
     def to_json(self) -> JSON:
         if self.server is not None:
             return {"server": self.server}
         if self.provider_id is None:
             return {}
         return {"provider_id": self.provider_id, "address": self.address}
+
+
+class _NodeOutputsSlots:
+    """`NodeOutputs`' slots as `made` sets them (see `_NodeInputsSlots`)."""
+
+    __slots__ = NodeOutputs.__slots__
+
+    def __init__(self, provider_id: str, address: str | None) -> None:
+        self.provider_id = provider_id
+        self.address = address
+        self.server = None
+
+
+if set(_NodeOutputsSlots.__slots__) != {f.name for f in fields(NodeOutputs)}:
+    raise TypeError("_NodeOutputsSlots.__init__ must set every field of NodeOutputs")
 
 
 @final  # `running` builds exactly this class (issue 23)

@@ -245,13 +245,15 @@ async def _create(
         resource = await _with_retries(
             lambda: provider.create_volume(vreq), policy, clock, (provider.name, "create_volume")
         )
-    where = f" at {resource.address}" if resource.address else ""
-    return NodeOutcome(
+    rid, address = resource.id, resource.address
+    where = f" at {address}" if address else ""
+    return NodeOutcome(  # by position: action, status, reason, outputs, node_update, message
         action,
         ActionStatus.SUCCEEDED,
-        outputs=NodeOutputs(resource.id, resource.address),
-        node_update=NodeUpdate.running(resource.id, resource.address),
-        node_message=f"created on {i.host}{where}",
+        "",
+        NodeOutputs.made(rid, address),
+        NodeUpdate.running(rid, address),
+        f"created on {i.host}{where}",
     )
 
 
