@@ -526,6 +526,9 @@ class Engine:
         if not claimed:
             return False
         inventory = await self.inventory()
+        # Issue 23: once per claimed child, so the lookups are made once per batch.
+        children, run, create_task = self._children, self._run_child, asyncio.create_task
+        forget = children.discard
         for a in claimed:
             if a.kind is ActionKind.NODE_DELETE and a.cluster_id is not None:
                 # Now DELETING: its server leaves the pools before it is stopped (issue 26).
@@ -533,9 +536,9 @@ class Engine:
             if a.attempts <= 1:
                 notifications.node_action(self.notifier, a, started=True)
             self._inflight += 1
-            task = asyncio.create_task(self._run_child(a, inventory))
-            self._children.add(task)
-            task.add_done_callback(self._children.discard)
+            task = create_task(run(a, inventory))
+            children.add(task)
+            task.add_done_callback(forget)
         return True
 
     async def _run_child(self, action: ActionRecord, inventory: Inventory) -> None:
@@ -547,6 +550,10 @@ class Engine:
                 # Issue 11: agents. Issue 23: without an agent URL the deployer gives the
                 # action back as it is; not making the coroutine saves 3 % of a create's work.
                 action = await self.deployer.with_metadata_url(action)
+            ports = self.server_ports
+            # Issue 23: a provider that makes no ports (sim, local) has no networking to give a
+            # create, as `ServerPorts.of` would answer, without a coroutine per action.
+            networking = await ports.of(action, inventory) if ports.enabled else None
             outcome = await run_node_action(
                 action,
                 self.provider,
@@ -554,10 +561,12 @@ class Engine:
                 self.retry,
                 self.clock,
                 self._provider_ids,
-                await self.server_ports.of(action, inventory),
+                networking,
             )
-            if outcome.status is ActionStatus.SUCCEEDED:
-                await self.server_ports.release(action, inventory)  # issue 26
+            if outcome.status is ActionStatus.SUCCEEDED and action.kind is ActionKind.NODE_DELETE:
+                # Issue 26; only a delete's ports are released (issue 23: no coroutine made
+                # and run to learn so for every create).
+                await self.server_ports.release(action, inventory)
         except Exception as e:  # a bug must still end the action, not leave it RUNNING forever
             log.exception("node action %s crashed", action.id)
             outcome = NodeOutcome(action, ActionStatus.FAILED, f"internal error: {e!r}")
