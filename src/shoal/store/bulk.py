@@ -31,7 +31,7 @@ from sqlalchemy import (
 )
 
 _BATCH = 2000
-_COPY_FROM = 100
+COPY_FROM = 100
 """Fewer rows than this go through `executemany`: COPY pays off on a plan, not on one row."""
 
 
@@ -42,7 +42,7 @@ def bulk_insert(conn: Connection, table: Table, rows: Sequence[Mapping[str, obje
     column whose default is only SQLAlchemy's (`default=`) a value."""
     if not rows:
         return
-    if conn.dialect.name != "postgresql" or len(rows) < _COPY_FROM:
+    if conn.dialect.name != "postgresql" or len(rows) < COPY_FROM:
         for start in range(0, len(rows), _BATCH):
             conn.execute(insert(table), list(rows[start : start + _BATCH]))
         return
@@ -83,7 +83,7 @@ def insert_columns(
     if count <= 0:
         return
     names = list(columns)
-    if conn.dialect.name != "postgresql" or count < _COPY_FROM:
+    if conn.dialect.name != "postgresql" or count < COPY_FROM:
         rows = [
             dict(zip(names, values, strict=True)) for values in zip(*columns.values(), strict=True)
         ]
@@ -242,7 +242,7 @@ _json_str: Callable[[str], str] = json.encoder.encode_basestring_ascii
 
 def insert_from_json(conn: Connection, table: Table, rows: Sequence[Mapping[str, object]]) -> None:
     """`bulk_insert` of a flush's rows (each with the same columns, in order: a serial key
-    follows it). On PostgreSQL, fewer than `_COPY_FROM` rows are one `INSERT ... SELECT` from
+    follows it). On PostgreSQL, fewer than `COPY_FROM` rows are one `INSERT ... SELECT` from
     the rows as one JSON document of arrays. Issue 23: an engine writes from a few to 2,000
     events per claim and per flush; below COPY's threshold `executemany` bound each row,
     40-70 us of CPU a row at 10-30 rows against 16-26 us so (from 100 rows on, COPY and this
@@ -252,7 +252,7 @@ def insert_from_json(conn: Connection, table: Table, rows: Sequence[Mapping[str,
         return
     names = list(rows[0])
     document = None
-    if conn.dialect.name == "postgresql" and len(rows) < _COPY_FROM:
+    if conn.dialect.name == "postgresql" and len(rows) < COPY_FROM:
         try:
             document = json.dumps(
                 list(map(itemgetter(*names) if len(names) > 1 else _single(names[0]), rows)),
