@@ -377,6 +377,31 @@ def bulk_update(
         conn.execute(stmt, batch[start : start + _BATCH])
 
 
+def update_rows(
+    conn: Connection,
+    table: Table,
+    key: str,
+    names: Sequence[str],
+    rows: Sequence[Sequence[object]],
+) -> None:
+    """`bulk_update` of rows given as tuples: each row's `key` value, then its values of the
+    columns `names`, in order (issue 23: a flush made two dicts per node for `bulk_update`,
+    and `_update_from_json` read them back into a tuple each). On PostgreSQL the tuples are
+    the JSON document as they are; elsewhere, or with a value JSON cannot hold, the dicts."""
+    if not rows:
+        return
+    if conn.dialect.name == "postgresql":
+        try:
+            document = json.dumps(rows, default=_json_value, allow_nan=False, check_circular=False)
+        except (TypeError, ValueError):
+            document = None
+        if document is not None:
+            _update_json_document(conn, table, [key, *names], document, {})
+            return
+    columns = [key, *names]
+    bulk_update(conn, table, key, [dict(zip(columns, r, strict=True)) for r in rows])
+
+
 def _update_from_json(
     conn: Connection,
     table: Table,
@@ -401,6 +426,20 @@ def _update_from_json(
         )
     except (TypeError, ValueError):
         return False
+    _update_json_document(conn, table, columns, document, fixed)
+    return True
+
+
+def _update_json_document(
+    conn: Connection,
+    table: Table,
+    columns: Sequence[str],
+    document: str,
+    fixed: Mapping[str, object],
+) -> None:
+    """Set `columns[1:]` and `fixed` on the rows of `table` whose `columns[0]` matches a
+    row of `document` (a JSON array of arrays, by position)."""
+    key = columns[0]
     quote = conn.dialect.identifier_preparer.quote
     typed = ", ".join(
         f"(e->{i})::{sql} AS {quote(n)}" if sql == "JSON" else f"(e->>{i})::{sql} AS {quote(n)}"
@@ -413,14 +452,13 @@ def _update_from_json(
         params[f"c{j}"] = convert(value)
         sets.append(f"{quote(n)} = %(c{j})s::{_sql_type(conn, table, n)}")
     if not sets:
-        return True
+        return
     conn.exec_driver_sql(
         f"UPDATE {quote(table.name)} AS t SET {', '.join(sets)} "
         f"FROM (SELECT {typed} FROM json_array_elements(%(rows)s::json) AS e) AS u "
         f"WHERE t.{quote(key)} = u.{quote(key)}",
         params,
     )
-    return True
 
 
 def _single(key: str) -> Callable[[Mapping[str, object]], tuple[object, ...]]:
