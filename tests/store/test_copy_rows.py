@@ -41,7 +41,7 @@ def test_json_texts_are_json_dumps() -> None:
 
 def test_many_rows_read_back_as_given(db: Database) -> None:
     shared = {"type": "server", "flavor": "m1.tiny", "note": "a\\b\tc\nd é"}
-    count = 150  # above bulk.py's _COPY_FROM: PostgreSQL's COPY
+    count = 150  # above bulk.py's COPY_FROM: PostgreSQL's COPY
     new_nodes = [
         NewNode(
             id=f"n{i}",

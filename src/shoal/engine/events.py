@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from shoal.engine.contracts import StepLabel
-from shoal.store.events import NewEvent
+from shoal.store.events import NewEvent, new_event
 from shoal.store.records import ActionRecord, ClusterRecord, NodeRecord
 
 
@@ -95,17 +95,19 @@ def child_node_event(
     `label`: its inputs' label, when the caller read it already."""
     if a.node_id is None or a.cluster_id is None:
         return None
-    return NewEvent(
-        project_id=a.project_id,
-        obj_type="NODE",
+    # By position, without the frozen `__init__` (issue 23: one event per node claimed and
+    # per node finished).
+    return new_event(
+        a.project_id,
+        "NODE",
         # `StepLabel.from_json(a.inputs).node` without the label (issue 23: a write made one
         # frozen object per node only for this).
-        obj_name=label.node if label is not None else str(a.inputs.get("node", "")),
-        status=status,
-        message=message,
-        cluster_id=a.cluster_id,
-        node_id=a.node_id,
-        action_id=a.id,
-        level=level,
-        request_id=a.request_id,  # issue 27
+        label.node if label is not None else str(a.inputs.get("node", "")),
+        status,
+        message,
+        a.cluster_id,
+        a.node_id,
+        a.id,
+        level,
+        a.request_id,  # issue 27
     )

@@ -494,8 +494,8 @@ class Engine:
         when the others are full or gone, their share comes back as runnable work."""
         seen = self._work_seen
         if seen is None or seen.pending <= 0 or time.monotonic() - seen.at > _WORK_SEEN_S:
-            engines = engine_repo.live_engines(self.db, now)
             with self.db.reading() as conn:
+                engines = engine_repo.count_live(conn, now)
                 if engines <= 1:
                     # Alone: no share to count (issue 23: counting every tick read all the
                     # running deployment runs too, a cost per tick that grew with the cluster).

@@ -19,9 +19,12 @@ from sqlalchemy import (
     ColumnElement,
     Connection,
     Float,
+    Integer,
     Row,
     Select,
+    String,
     Text,
+    Update,
     and_,
     bindparam,
     func,
@@ -171,50 +174,72 @@ def claim(
     kinds: list[str] | None = None,
 ) -> list[ActionRecord]:
     """Claim up to `limit` runnable actions: READY ones, and RUNNING ones whose lease expired."""
+    key = (tuple(kinds) if kinds is not None else node_level, skip_locked, conn.dialect.name)
+    statements = _CLAIMS.get(key)
+    if statements is None:
+        statements = _CLAIMS[key] = _claim_statements(
+            kinds, node_level, skip_locked, conn.dialect.name == "postgresql"
+        )
+    take_expired, take_ready = statements
+    params = {"owner": owner, "now": now, "until": now + lease_s, "n": limit}
+    # A dead owner's work first (few rows: at most what the engines ran): by creation alone it
+    # waited behind every older READY action, 117 s with a 10 s lease at 100,000 nodes.
+    claimed = [_claimed(r) for r in conn.execute(take_expired, params).all()]
+    if len(claimed) < limit:
+        params["n"] = limit - len(claimed)
+        claimed += [_claimed(r) for r in conn.execute(take_ready, params).all()]
+    return claimed
+
+
+_CLAIMS: dict[tuple[object, ...], tuple[Update, Update]] = {}
+"""`claim`'s two statements by what they claim, built once (issue 23: building them anew,
+and the separate read of the expired ones' ids sent back as an array, were a third of a
+claim's CPU); their values are bound parameters."""
+
+
+def _claim_statements(
+    kinds: list[str] | None, node_level: bool, skip_locked: bool, postgresql: bool
+) -> tuple[Update, Update]:
+    """(expired, ready): each picks its rows and claims them in one statement. Picked in a
+    materialized CTE: as an `IN (subquery)` PostgreSQL may run the locking pick again for each
+    row, claiming past the limit (issue 23: the READY ones' ids, read back and sent again as an
+    array of thousands, were a tenth of a claim's CPU)."""
     if kinds is not None:
         kind_filter = actions.c.kind.in_(kinds)
     elif node_level:
         kind_filter = actions.c.kind.in_(NODE_KINDS)
     else:
         kind_filter = actions.c.kind.not_in(NODE_KINDS + SEPARATE_KINDS)
+    now = bindparam("now", type_=Float)
     expired = and_(actions.c.status == ActionStatus.RUNNING, actions.c.lease_expires_at < now)
     runnable = or_(actions.c.status == ActionStatus.READY, expired)
 
-    def pick(which: ColumnElement[bool], n: int) -> Select[tuple[str]]:
-        q = select(actions.c.id).where(kind_filter, which).order_by(actions.c.created_at).limit(n)
+    def take(which: ColumnElement[bool], name: str) -> Update:
+        q = (
+            select(actions.c.id)
+            .where(kind_filter, which)
+            .order_by(actions.c.created_at)
+            .limit(bindparam("n", type_=Integer))
+        )
         if skip_locked:
             q = q.with_for_update(skip_locked=True)
-        return q
-
-    def take(which: ColumnElement[bool]) -> list[ActionRecord]:
-        stmt = (
+        picked = q.cte(name)
+        if postgresql:
+            picked = picked.prefix_with("MATERIALIZED")
+        return (
             update(actions)
-            .where(which, runnable)
+            .where(actions.c.id.in_(select(picked.c.id)), runnable)
             .values(
                 status=ActionStatus.RUNNING,
-                owner=owner,
-                lease_expires_at=now + lease_s,
+                owner=bindparam("owner", type_=String),
+                lease_expires_at=bindparam("until", type_=Float),
                 attempts=actions.c.attempts + 1,
                 started_at=func.coalesce(actions.c.started_at, now),
             )
             .returning(*_CLAIMED)
         )
-        return [_claimed(r) for r in conn.execute(stmt).all()]
 
-    # A dead owner's work first (few rows: at most what the engines ran): by creation alone it
-    # waited behind every older READY action, 117 s with a 10 s lease at 100,000 nodes.
-    ids = [r[0] for r in conn.execute(pick(expired, limit))]
-    claimed = take(in_keys(conn, actions.c.id, ids)) if ids else []
-    if len(ids) < limit:
-        # READY ones picked and claimed in one statement (issue 23: their ids, read back and
-        # sent again as an array of thousands, were a tenth of a claim's CPU). Picked in a
-        # materialized CTE: as an `IN (subquery)` PostgreSQL may run the locking pick again
-        # for each row, claiming past the limit.
-        ready = pick(actions.c.status == ActionStatus.READY, limit - len(ids)).cte("picked")
-        if conn.dialect.name == "postgresql":
-            ready = ready.prefix_with("MATERIALIZED")
-        claimed += take(actions.c.id.in_(select(ready.c.id)))
-    return claimed
+    return take(expired, "expired"), take(actions.c.status == ActionStatus.READY, "picked")
 
 
 _CLAIMED = [
@@ -276,12 +301,23 @@ def _json_object(text: str) -> dict[str, Any]:
 def claimable(conn: Connection, kinds: list[str], now: float) -> bool:
     """Whether `claim(kinds=kinds)` would find anything: a read, so a loop that polls does not
     take the write lock (SQLite's is the whole database) when there is nothing to claim."""
-    runnable = or_(
-        actions.c.status == ActionStatus.READY,
-        and_(actions.c.status == ActionStatus.RUNNING, actions.c.lease_expires_at < now),
-    )
-    q = select(actions.c.id).where(actions.c.kind.in_(kinds), runnable).limit(1)
-    return conn.execute(q).first() is not None
+    key = tuple(kinds)
+    q = _CLAIMABLE.get(key)
+    if q is None:
+        at = bindparam("now", type_=Float)
+        runnable = or_(
+            actions.c.status == ActionStatus.READY,
+            and_(actions.c.status == ActionStatus.RUNNING, actions.c.lease_expires_at < at),
+        )
+        q = _CLAIMABLE[key] = (
+            select(actions.c.id).where(actions.c.kind.in_(kinds), runnable).limit(1)
+        )
+    return conn.execute(q, {"now": now}).first() is not None
+
+
+_CLAIMABLE: dict[tuple[str, ...], Select[tuple[str]]] = {}
+"""`claimable`'s statement by kinds, built once (issue 23: the deployer asks after every node
+flush, and building it was a sixth of its asking)."""
 
 
 NODE_WORK_COUNT_LIMIT = 200_000

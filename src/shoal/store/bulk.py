@@ -31,7 +31,7 @@ from sqlalchemy import (
 )
 
 _BATCH = 2000
-_COPY_FROM = 100
+COPY_FROM = 100
 """Fewer rows than this go through `executemany`: COPY pays off on a plan, not on one row."""
 
 
@@ -42,7 +42,7 @@ def bulk_insert(conn: Connection, table: Table, rows: Sequence[Mapping[str, obje
     column whose default is only SQLAlchemy's (`default=`) a value."""
     if not rows:
         return
-    if conn.dialect.name != "postgresql" or len(rows) < _COPY_FROM:
+    if conn.dialect.name != "postgresql" or len(rows) < COPY_FROM:
         for start in range(0, len(rows), _BATCH):
             conn.execute(insert(table), list(rows[start : start + _BATCH]))
         return
@@ -83,7 +83,7 @@ def insert_columns(
     if count <= 0:
         return
     names = list(columns)
-    if conn.dialect.name != "postgresql" or count < _COPY_FROM:
+    if conn.dialect.name != "postgresql" or count < COPY_FROM:
         rows = [
             dict(zip(names, values, strict=True)) for values in zip(*columns.values(), strict=True)
         ]
@@ -242,7 +242,7 @@ _json_str: Callable[[str], str] = json.encoder.encode_basestring_ascii
 
 def insert_from_json(conn: Connection, table: Table, rows: Sequence[Mapping[str, object]]) -> None:
     """`bulk_insert` of a flush's rows (each with the same columns, in order: a serial key
-    follows it). On PostgreSQL, fewer than `_COPY_FROM` rows are one `INSERT ... SELECT` from
+    follows it). On PostgreSQL, fewer than `COPY_FROM` rows are one `INSERT ... SELECT` from
     the rows as one JSON document of arrays. Issue 23: an engine writes from a few to 2,000
     events per claim and per flush; below COPY's threshold `executemany` bound each row,
     40-70 us of CPU a row at 10-30 rows against 16-26 us so (from 100 rows on, COPY and this
@@ -252,7 +252,7 @@ def insert_from_json(conn: Connection, table: Table, rows: Sequence[Mapping[str,
         return
     names = list(rows[0])
     document = None
-    if conn.dialect.name == "postgresql" and len(rows) < _COPY_FROM:
+    if conn.dialect.name == "postgresql" and len(rows) < COPY_FROM:
         try:
             document = json.dumps(
                 list(map(itemgetter(*names) if len(names) > 1 else _single(names[0]), rows)),
@@ -377,6 +377,31 @@ def bulk_update(
         conn.execute(stmt, batch[start : start + _BATCH])
 
 
+def update_rows(
+    conn: Connection,
+    table: Table,
+    key: str,
+    names: Sequence[str],
+    rows: Sequence[Sequence[object]],
+) -> None:
+    """`bulk_update` of rows given as tuples: each row's `key` value, then its values of the
+    columns `names`, in order (issue 23: a flush made two dicts per node for `bulk_update`,
+    and `_update_from_json` read them back into a tuple each). On PostgreSQL the tuples are
+    the JSON document as they are; elsewhere, or with a value JSON cannot hold, the dicts."""
+    if not rows:
+        return
+    if conn.dialect.name == "postgresql":
+        try:
+            document = json.dumps(rows, default=_json_value, allow_nan=False, check_circular=False)
+        except (TypeError, ValueError):
+            document = None
+        if document is not None:
+            _update_json_document(conn, table, [key, *names], document, {})
+            return
+    columns = [key, *names]
+    bulk_update(conn, table, key, [dict(zip(columns, r, strict=True)) for r in rows])
+
+
 def _update_from_json(
     conn: Connection,
     table: Table,
@@ -401,6 +426,20 @@ def _update_from_json(
         )
     except (TypeError, ValueError):
         return False
+    _update_json_document(conn, table, columns, document, fixed)
+    return True
+
+
+def _update_json_document(
+    conn: Connection,
+    table: Table,
+    columns: Sequence[str],
+    document: str,
+    fixed: Mapping[str, object],
+) -> None:
+    """Set `columns[1:]` and `fixed` on the rows of `table` whose `columns[0]` matches a
+    row of `document` (a JSON array of arrays, by position)."""
+    key = columns[0]
     quote = conn.dialect.identifier_preparer.quote
     typed = ", ".join(
         f"(e->{i})::{sql} AS {quote(n)}" if sql == "JSON" else f"(e->>{i})::{sql} AS {quote(n)}"
@@ -413,14 +452,13 @@ def _update_from_json(
         params[f"c{j}"] = convert(value)
         sets.append(f"{quote(n)} = %(c{j})s::{_sql_type(conn, table, n)}")
     if not sets:
-        return True
+        return
     conn.exec_driver_sql(
         f"UPDATE {quote(table.name)} AS t SET {', '.join(sets)} "
         f"FROM (SELECT {typed} FROM json_array_elements(%(rows)s::json) AS e) AS u "
         f"WHERE t.{quote(key)} = u.{quote(key)}",
         params,
     )
-    return True
 
 
 def _single(key: str) -> Callable[[Mapping[str, object]], tuple[object, ...]]:

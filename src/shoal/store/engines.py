@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import zlib
 
-from sqlalchemy import and_, func, insert, or_, select, update
+from sqlalchemy import Connection, Float, Select, and_, bindparam, func, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
 
 from shoal.store.database import Database
@@ -79,14 +79,24 @@ def unregister(db: Database, engine_id: str) -> None:
 def live_engines(db: Database, now: float, *, prefix: str = ENGINE_PREFIX) -> int:
     """Engines whose registration has not run out (at least 1: the one asking is alive)."""
     with db.reading() as conn:
-        n = conn.execute(
-            select(func.count()).where(
-                leases.c.name.startswith(prefix),
-                leases.c.holder.is_not(None),
-                leases.c.expires_at >= now,
-            )
-        ).scalar_one()
-    return max(1, int(n))
+        return count_live(conn, now, prefix=prefix)
+
+
+def count_live(conn: Connection, now: float, *, prefix: str = ENGINE_PREFIX) -> int:
+    """`live_engines` in a transaction the caller has open (issue 23: a node claim's recount
+    checked out a connection of its own, then another for the work it counts)."""
+    q = _LIVE.get(prefix)
+    if q is None:
+        q = _LIVE[prefix] = select(func.count()).where(
+            leases.c.name.startswith(prefix),
+            leases.c.holder.is_not(None),
+            leases.c.expires_at >= bindparam("now", type_=Float),
+        )
+    return max(1, int(conn.execute(q, {"now": now}).scalar_one()))
+
+
+_LIVE: dict[str, Select[int]] = {}
+"""`count_live`'s statement by prefix, built once."""
 
 
 def fair_share(partitions: int, engines: int) -> int:
@@ -110,9 +120,9 @@ def balance(
     engines starting together do not all contend for partition 0 first. Management uses the
     defaults; the deployer its own prefixes (`DEPLOYER_PREFIX`, `DEPLOYING_PREFIX`)."""
     register(db, holder, now, ttl_s, prefix=member_prefix)
-    share = fair_share(partitions, live_engines(db, now, prefix=member_prefix))
     names = [f"{partition_prefix}{k}" for k in range(partitions)]
     with db.transaction() as conn:
+        share = fair_share(partitions, count_live(conn, now, prefix=member_prefix))
         rows = {
             r[0]: (r[1], float(r[2]))
             for r in conn.execute(

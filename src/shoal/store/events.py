@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, fields
+from operator import attrgetter
+from typing import cast
 
 from sqlalchemy import Connection, func, select
 
-from shoal.store.bulk import insert_from_json
+from shoal.store.bulk import COPY_FROM, insert_columns, insert_from_json
 from shoal.store.records import EventRecord
 from shoal.store.tables import events
 from shoal.telemetry import requestid
@@ -31,7 +34,19 @@ def add_events(conn: Connection, new: list[NewEvent], now: float) -> None:
     if not new:
         return
     serving = requestid.get()
-    # A flush of node work writes one event per node: one statement, whatever the count.
+    count = len(new)
+    if count >= COPY_FROM and conn.dialect.name == "postgresql":
+        # A flush of node work writes one event per node: COPY's text made column by column
+        # (issue 23: `insert_from_json` went to `bulk_insert`, a dict and psycopg's
+        # `write_row` per event, from 100 events on).
+        columns: dict[str, Sequence[object]] = {"ts": [now] * count}
+        for f in _EVENT_COLUMNS:
+            columns[f] = list(map(attrgetter(f), new))
+        requests = list(map(_REQUEST_ID, new))
+        columns["request_id"] = requests if all(requests) else [r or serving for r in requests]
+        insert_columns(conn, events, columns, count)
+        return
+    # Fewer: one statement too, whatever the count (`insert_from_json`).
     insert_from_json(
         conn,
         events,
@@ -52,6 +67,87 @@ def add_events(conn: Connection, new: list[NewEvent], now: float) -> None:
             for e in new
         ],
     )
+
+
+_EVENT_COLUMNS = (
+    "project_id",
+    "cluster_id",
+    "node_id",
+    "action_id",
+    "level",
+    "obj_type",
+    "obj_name",
+    "status",
+    "message",
+)
+_REQUEST_ID = attrgetter("request_id")
+
+
+class _NewEventSlots:
+    """`NewEvent`'s very slots, set by a plain `__init__`; `new_event` then makes the object a
+    `NewEvent` (the same layout, so CPython allows the class change), as
+    `records.action_record` does for claimed actions."""
+
+    __slots__ = NewEvent.__slots__
+
+    def __init__(
+        self,
+        project_id: str,
+        obj_type: str,
+        obj_name: str,
+        status: str,
+        message: str,
+        cluster_id: str | None,
+        node_id: str | None,
+        action_id: str | None,
+        level: str,
+        request_id: str | None,
+    ) -> None:
+        self.project_id = project_id
+        self.obj_type = obj_type
+        self.obj_name = obj_name
+        self.status = status
+        self.message = message
+        self.cluster_id = cluster_id
+        self.node_id = node_id
+        self.action_id = action_id
+        self.level = level
+        self.request_id = request_id
+
+
+def new_event(
+    project_id: str,
+    obj_type: str,
+    obj_name: str,
+    status: str,
+    message: str,
+    cluster_id: str | None,
+    node_id: str | None,
+    action_id: str | None,
+    level: str,
+    request_id: str | None,
+) -> NewEvent:
+    """`NewEvent(...)` of every field, by position, for the event per node a claim and a
+    flush write (issue 23: the frozen dataclass's `__init__` sets each field through
+    `object.__setattr__`); frozen and equal to one built so."""
+    event = _NewEventSlots(
+        project_id,
+        obj_type,
+        obj_name,
+        status,
+        message,
+        cluster_id,
+        node_id,
+        action_id,
+        level,
+        request_id,
+    )
+    object.__setattr__(event, "__class__", NewEvent)
+    return cast(NewEvent, event)
+
+
+if _NewEventSlots.__slots__ != tuple(f.name for f in fields(NewEvent)):
+    raise TypeError("_NewEventSlots must have NewEvent's fields in their order")
 
 
 def newest_id(conn: Connection) -> int:

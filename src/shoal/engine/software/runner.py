@@ -361,10 +361,10 @@ class Deployer:
         with e.db.reading() as conn:
             if not action_repo.claimable(conn, _KINDS, now):
                 return 0
-        engines = engine_repo.live_engines(e.db, now, prefix=engine_repo.DEPLOYING_PREFIX)
-        if engines <= 1:
-            return 2000
-        with e.db.reading() as conn:
+            # In the same read (issue 23: a connection checked out for each of the three).
+            engines = engine_repo.count_live(conn, now, prefix=engine_repo.DEPLOYING_PREFIX)
+            if engines <= 1:
+                return 2000
             pending, running = action_repo.node_work(conn, now, _KINDS)
         share = -(-(pending + running) // engines)
         return min(pending, max(share - len(self._inflight), 16 if pending else 0))
