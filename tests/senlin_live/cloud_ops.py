@@ -88,8 +88,19 @@ def wait_node(conn: Connection, node_id: str) -> Any:
         node = conn.clustering.get_node(node_id)
         if node.status not in ("INIT", "CREATING", "UPDATING", "CHECKING", "RECOVERING"):
             return node
-        assert time.monotonic() < deadline, f"node {node_id} still {node.status}"
+        if time.monotonic() >= deadline:
+            raise AssertionError(f"node {node_id} still {node.status}: {_story(conn, node)}")
         time.sleep(0.5)
+
+
+def _story(conn: Connection, node: Any) -> str:
+    """What a stuck node's endpoint says about it: its reason and its actions (a CI failure
+    must say where the node stopped, not only that it did)."""
+    actions = [
+        (a.action, a.status, a.status_reason, a.created_at, a.updated_at)
+        for a in conn.clustering.actions(target=node.id)
+    ]
+    return f"reason {node.status_reason!r}, physical {node.physical_id!r}, actions {actions}"
 
 
 class Nova:

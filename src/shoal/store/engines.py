@@ -76,15 +76,10 @@ def unregister(db: Database, engine_id: str) -> None:
         )
 
 
-def live_engines(db: Database, now: float, *, prefix: str = ENGINE_PREFIX) -> int:
-    """Engines whose registration has not run out (at least 1: the one asking is alive)."""
-    with db.reading() as conn:
-        return count_live(conn, now, prefix=prefix)
-
-
 def count_live(conn: Connection, now: float, *, prefix: str = ENGINE_PREFIX) -> int:
-    """`live_engines` in a transaction the caller has open (issue 23: a node claim's recount
-    checked out a connection of its own, then another for the work it counts)."""
+    """Engines whose registration has not run out (at least 1: the one asking is alive), read
+    in the caller's open transaction (issue 23: a node claim's recount checked out a connection
+    of its own, then another for the work it counts)."""
     q = _LIVE.get(prefix)
     if q is None:
         q = _LIVE[prefix] = select(func.count()).where(

@@ -248,7 +248,7 @@ def _versions(
             .where(*_LIVE, nodes.c.cluster_id.in_(ids[i : i + _CHUNK]))
             .order_by(*_ORDER)
         )
-        listed.extend(conn.execute(q).tuples().all())
+        listed.extend((r[0], r[1]) for r in conn.execute(q))
     stale = [nid for nid, v in listed if nid not in known or known[nid][0] != v]
     for i in range(0, len(stale), _CHUNK):
         q = _NODE_HEAD.add_columns(_XMIN).where(*_LIVE, nodes.c.id.in_(stale[i : i + _CHUNK]))
