@@ -147,7 +147,7 @@ async def test_each_cluster_is_decided_by_its_partitions_engine(
 
 
 def test_idle_pass_waits_longer_until_the_live_runs_ended() -> None:
-    """Issue 23: after a pass that made nothing while runs were live, the next waits
+    """Issue 23: after a pass that left runs live, the next waits
     `IDLE_GAP` times that pass's own time, unless every run live then has ended here."""
     import time
     from typing import Any, cast
@@ -165,5 +165,5 @@ def test_idle_pass_waits_longer_until_the_live_runs_ended() -> None:
     assert not d._due(0.0)
     pace.ended = 10  # all ten ended: what waited on them is due now
     assert d._due(0.0)
-    pace.idle_passes, pace.ended = 0, 0  # the last pass made something
+    pace.idle_passes, pace.ended = 0, 0  # the last pass moved a rollout on
     assert d._due(0.0)
