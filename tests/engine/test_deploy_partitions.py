@@ -144,3 +144,26 @@ async def test_each_cluster_is_decided_by_its_partitions_engine(
         cid: {who for who, ps in split.items() if engines.partition_of(cid) in ps} for cid in ids
     }
     assert by == expected
+
+
+def test_idle_pass_waits_longer_until_the_live_runs_ended() -> None:
+    """Issue 23: after a pass that left runs live, the next waits
+    `IDLE_GAP` times that pass's own time, unless every run live then has ended here."""
+    import time
+    from typing import Any, cast
+
+    from shoal.engine.software.runner import IDLE_GAP, Deployer
+
+    d = Deployer(cast(Any, None), lambda _c: SPEC)
+    pace = d._pace
+    pace.decide_gap = 1.0
+    pace.decided_end = time.perf_counter() - 2.0  # the gap has passed, IDLE_GAP x not
+    assert IDLE_GAP * pace.decide_gap > 2.5
+    pace.dirty = True
+    assert d._due(0.0)
+    pace.idle_passes, pace.live, pace.ended = 1, 10, 9
+    assert not d._due(0.0)
+    pace.ended = 10  # all ten ended: what waited on them is due now
+    assert d._due(0.0)
+    pace.idle_passes, pace.ended = 0, 0  # the last pass moved a rollout on
+    assert d._due(0.0)

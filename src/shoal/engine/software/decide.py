@@ -73,6 +73,9 @@ class Decision:
     rollouts: list[SoftwareRollout] = field(default_factory=list)
     """Rollouts made or moved on (rolling.py), to store with the actions."""
     cluster_id: str = ""
+    live: int = 0
+    """NODE_DEPLOY actions of the cluster not yet ended once this decision is recorded (those
+    live before it and its new ones): the deployer's pacing waits for them (runner.py)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,7 +182,7 @@ def decide(
                 action_id=action_id,
             )
         )
-    return Decision(new, events, rolled.changed, cluster.id)
+    return Decision(new, events, rolled.changed, cluster.id, len(runs) + len(new))
 
 
 def _workload_facts(
