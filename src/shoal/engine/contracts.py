@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields, replace
-from typing import Any, TypeVar, cast, final
+from dataclasses import dataclass, field, replace
+from typing import Any, TypeVar, final
 
+from shoal.frozen_twin import become, check_twin
 from shoal.model.enums import NodeKind, NodeStatus
 from shoal.model.policies import Recovery
 from shoal.providers.base import ServerGroupHint
@@ -219,11 +220,7 @@ class NodeInputs:
             "provider_id" in row,
             str(url) if url else None,
         )
-        _set(inputs, "__class__", NodeInputs)
-        return cast(NodeInputs, inputs)
-
-
-_set = object.__setattr__
+        return become(inputs, NodeInputs)
 
 
 class _NodeInputsSlots:
@@ -257,8 +254,7 @@ class _NodeInputsSlots:
         self.metadata_url = metadata_url
 
 
-if _NodeInputsSlots.__slots__ != tuple(f.name for f in fields(NodeInputs)):
-    raise TypeError("_NodeInputsSlots.__init__ must set NodeInputs' fields in their order")
+check_twin(_NodeInputsSlots, NodeInputs)
 
 
 @dataclass(frozen=True, slots=True)
@@ -362,9 +358,7 @@ class NodeOutputs:
     def made(cls, provider_id: str, address: str | None) -> NodeOutputs:
         """A resource made or restarted. Issue 23: once per node created, without the frozen
         init's `object.__setattr__` per field (as `NodeInputs.from_json`)."""
-        outputs = _NodeOutputsSlots(provider_id, address)
-        _set(outputs, "__class__", NodeOutputs)
-        return cast(NodeOutputs, outputs)
+        return become(_NodeOutputsSlots(provider_id, address), NodeOutputs)
 
     def to_json(self) -> JSON:
         if self.server is not None:
@@ -385,8 +379,7 @@ class _NodeOutputsSlots:
         self.server = None
 
 
-if set(_NodeOutputsSlots.__slots__) != {f.name for f in fields(NodeOutputs)}:
-    raise TypeError("_NodeOutputsSlots.__init__ must set every field of NodeOutputs")
+check_twin(_NodeOutputsSlots, NodeOutputs)
 
 
 @final  # `running` builds exactly this class (issue 23)
@@ -409,9 +402,7 @@ class NodeUpdate:
         """A node whose resource runs: new health checks start from UNKNOWN."""
         # Issue 23: once per node created; without the frozen init's `object.__setattr__`
         # per field (as `NodeInputs.from_json`), then frozen as any other `NodeUpdate`.
-        update = _NodeUpdateSlots(provider_id, address)
-        _set(update, "__class__", NodeUpdate)
-        return cast(NodeUpdate, update)
+        return become(_NodeUpdateSlots(provider_id, address), NodeUpdate)
 
     def change(self, node_id: str, now: float) -> NodeChange:
         """The store's write of this update on `node_id` at `now`."""
@@ -448,8 +439,7 @@ class _NodeUpdateSlots:
         self.clear_address = True
 
 
-if set(_NodeUpdateSlots.__slots__) != {f.name for f in fields(NodeUpdate)}:
-    raise TypeError("_NodeUpdateSlots.__init__ must set every field of NodeUpdate")
+check_twin(_NodeUpdateSlots, NodeUpdate)
 
 
 class Finish(enum.Enum):

@@ -15,11 +15,12 @@ import time
 import weakref
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TypeVar, cast
+from typing import TypeVar
 
 from shoal.clock import Clock
 from shoal.engine.contracts import AttachInputs, DeleteInputs, NodeInputs, NodeOutputs, NodeUpdate
 from shoal.engine.profiles import profile_from_row
+from shoal.frozen_twin import become, check_twin
 from shoal.model.enums import ActionKind, ActionStatus, NodeStatus
 from shoal.model.inventory import Inventory
 from shoal.model.profile import ServerProfile, VolumeProfile
@@ -290,8 +291,7 @@ class _ServerRequestSlots:
         self.networking = networking
 
 
-if set(_ServerRequestSlots.__slots__) != {f.name for f in dataclasses.fields(ServerRequest)}:
-    raise TypeError("_ServerRequestSlots.__init__ must set every field of ServerRequest")
+check_twin(_ServerRequestSlots, ServerRequest)
 
 
 def _server_request(
@@ -311,8 +311,7 @@ def _server_request(
     request = _ServerRequestSlots(
         key, name, cluster, host, zone, profile, server_group, fresh, metadata_url, networking
     )
-    object.__setattr__(request, "__class__", ServerRequest)
-    return cast(ServerRequest, request)
+    return become(request, ServerRequest)
 
 
 async def _delete(

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from operator import attrgetter
-from typing import cast
 
 from sqlalchemy import Connection, func, select
 
+from shoal.frozen_twin import become, check_twin
 from shoal.store.bulk import COPY_FROM, insert_columns, insert_from_json
 from shoal.store.records import EventRecord
 from shoal.store.tables import events
@@ -142,12 +142,10 @@ def new_event(
         level,
         request_id,
     )
-    object.__setattr__(event, "__class__", NewEvent)
-    return cast(NewEvent, event)
+    return become(event, NewEvent)
 
 
-if _NewEventSlots.__slots__ != tuple(f.name for f in fields(NewEvent)):
-    raise TypeError("_NewEventSlots must have NewEvent's fields in their order")
+check_twin(_NewEventSlots, NewEvent)
 
 
 def newest_id(conn: Connection) -> int:

@@ -32,10 +32,9 @@ import random
 import uuid
 from collections.abc import Awaitable, Callable
 from collections.abc import Set as AbstractSet
-from dataclasses import fields
 from pathlib import Path
-from typing import cast
 
+from shoal.frozen_twin import become, check_twin
 from shoal.model.enums import NodeKind
 from shoal.model.inventory import Host, Inventory
 from shoal.model.nodes import Demand, demand_of
@@ -541,11 +540,7 @@ class SimProvider:
         )
         # Issue 23: the frozen init sets each field through `object.__setattr__`, 2 µs a
         # create against 0.5 so; the object is then a `Resource`, frozen as any other.
-        _set(resource, "__class__", Resource)
-        return cast(Resource, resource)
-
-
-_set = object.__setattr__
+        return become(resource, Resource)
 
 
 class _ResourceSlots:
@@ -579,8 +574,7 @@ class _ResourceSlots:
         self.details = details
 
 
-if _ResourceSlots.__slots__ != tuple(f.name for f in fields(Resource)):
-    raise TypeError("_ResourceSlots.__init__ must set Resource's fields in their order")
+check_twin(_ResourceSlots, Resource)
 
 
 def _new_id() -> str:
