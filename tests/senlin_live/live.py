@@ -36,6 +36,22 @@ START_S = 240.0
 """Generous: four eventlet services importing half of OpenStack on a loaded 2-core machine."""
 SERVICES = ("senlin-engine", "senlin-conductor", "senlin-health-manager")
 
+LAUNCH = """import sys
+import senlin.cmd.{module} as service
+from senlin.engine import environment
+for namespace in ("senlin.profiles", "senlin.policies", "senlin.drivers", "senlin.endpoints"):
+    environment._get_mapping(namespace)
+sys.argv[0] = "{name}"
+sys.exit(service.main())
+"""
+"""A Senlin service as its console script starts it, after importing every plugin Senlin's
+environment loads. Senlin's engine loads them lazily, on its first action, and two actions
+starting together both import `senlin.drivers.os` under eventlet: the second saw the module half
+made and the node's create failed with "partially initialized module 'senlin.drivers.os' has no
+attribute 'compute'" (a CI run, 2026-12-03), leaving the node CREATING. Importing once, before
+the service takes work, is what the conductor already does (`environment.initialize()` at start);
+`senlin.cmd` monkey-patches first, as the console script does."""
+
 CONF = """[DEFAULT]
 debug = true
 log_dir = {state}
@@ -159,7 +175,13 @@ class LiveSenlin:
     def _spawn(self, name: str) -> None:
         log = open(self.state / f"{name}.out", "wb")  # noqa: SIM115 - the child keeps it
         self.procs[name] = subprocess.Popen(
-            [str(senlin_venv() / "bin" / name), "--config-file", str(self.conf)],
+            [
+                str(senlin_venv() / "bin" / "python"),
+                "-c",
+                LAUNCH.format(module=name.removeprefix("senlin-").replace("-", "_"), name=name),
+                "--config-file",
+                str(self.conf),
+            ],
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,
