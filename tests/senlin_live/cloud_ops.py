@@ -54,7 +54,10 @@ def wait_action(conn: Connection, location_or_id: str) -> Any:
         action = conn.clustering.get_action(aid)
         if action.status in TERMINAL:
             return action
-        assert time.monotonic() < deadline, f"action {aid} still {action.status}"
+        assert time.monotonic() < deadline, (
+            f"action {aid} ({action.action} on {action.target_id}) still {action.status}: "
+            f"reason {action.status_reason!r}, depends on {action.depends_on}"
+        )
         time.sleep(0.5)
 
 
@@ -78,7 +81,15 @@ def wait_cluster(conn: Connection, cluster_id: str) -> Any:
         cluster = conn.clustering.get_cluster(cluster_id)
         if cluster.status not in ("INIT", "CREATING", "RESIZING", "UPDATING", "CHECKING"):
             return cluster
-        assert time.monotonic() < deadline, f"cluster {cluster_id} still {cluster.status}"
+        if time.monotonic() >= deadline:
+            nodes = [
+                (n.id, n.status, n.status_reason, n.physical_id)
+                for n in conn.clustering.nodes(cluster_id=cluster_id)
+            ]
+            raise AssertionError(
+                f"cluster {cluster_id} still {cluster.status}: reason {cluster.status_reason!r}, "
+                f"nodes {nodes}, servers {_servers(conn, [n[3] for n in nodes])}"
+            )
         time.sleep(0.5)
 
 
@@ -100,7 +111,25 @@ def _story(conn: Connection, node: Any) -> str:
         (a.action, a.status, a.status_reason, a.created_at, a.updated_at)
         for a in conn.clustering.actions(target=node.id)
     ]
-    return f"reason {node.status_reason!r}, physical {node.physical_id!r}, actions {actions}"
+    return (
+        f"reason {node.status_reason!r}, physical {node.physical_id!r}, actions {actions}, "
+        f"servers {_servers(conn, [node.physical_id])}"
+    )
+
+
+def _servers(conn: Connection, server_ids: list[str | None]) -> list[tuple[Any, ...]] | str:
+    """What Nova says of the servers a stuck node or cluster has, through the catalog's
+    `compute` (the harness): whether Nova's build or Senlin's or Shoal's wait is what stalled."""
+    try:
+        found = []
+        for server_id in filter(None, server_ids):
+            server = conn.compute.get_server(server_id)
+            found.append(
+                (server.id, server.status, server.task_state, server.vm_state, server.updated_at)
+            )
+        return found
+    except Exception as e:  # a diagnostic must not hide the failure it explains
+        return f"unreadable: {e!r}"
 
 
 class Nova:
