@@ -13,15 +13,24 @@ A server's own ports and floating IPs are made with the server, not here: `Serve
 server's create what of the document is its own (`ServerNetworking`, read from the cluster's
 document as of the create), and a provider that makes ports (`openstack`) makes them before the
 boot and deletes them after the server.
+
+What those ports need of the cluster (its networks and security groups, a `NetworkPreparer`'s
+`prepare`) is made first under the cluster's lease in the database (engine/netlease.py), once
+per cluster action and engine: engines sharing the database split a cluster's creates, and
+without it each made the networks it found missing. The sync's `apply` takes the same lease.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import uuid
 from collections.abc import Callable, Iterable
 
+from shoal.clock import Clock, SystemClock
 from shoal.engine.context import EngineContext
+from shoal.engine.netlease import NetworkLease
 from shoal.engine.spec_cache import SpecCache
 from shoal.model.cluster import ClusterSpec
 from shoal.model.enums import ActionKind, NodeKind, NodeStatus
@@ -33,6 +42,7 @@ from shoal.providers.networking import (
     BalancerState,
     ClusterNetworks,
     NetworkDriver,
+    NetworkPreparer,
     NetworkToolsMissingError,
     ServerAddress,
     ServerNetworking,
@@ -109,14 +119,29 @@ class NetworkSync:
     """What was last applied per cluster, so an unchanged cluster costs nothing.
 
     With a database, the addresses the cloud assigned (an `AddressSource` driver's) are
-    recorded after each apply that changed them, for outputs (store/network_addresses.py)."""
+    recorded after each apply that changed them, for outputs (store/network_addresses.py),
+    and a `NetworkPreparer` driver's apply runs under the cluster's networks lease
+    (engine/netlease.py), so it and another engine's server create do not both make a missing
+    network. It is held as `<owner>/sync`, not as the engine's own creates hold it: two holders
+    under one name would both hold it, and the first to end would release it under the other.
+    Without an owner (or a clock) one of its own (the system clock)."""
 
     def __init__(
-        self, provider: Provider, full_s: float = 30.0, db: Database | None = None
+        self,
+        provider: Provider,
+        full_s: float = 30.0,
+        db: Database | None = None,
+        *,
+        owner: str | None = None,
+        clock: Clock | None = None,
     ) -> None:
         self.driver = driver_of(provider)
         self.full_s = full_s
         self.db = db
+        self._lease: NetworkLease | None = None
+        if db is not None and isinstance(self.driver, NetworkPreparer):
+            holder = f"{owner or uuid.uuid4().hex}/sync"
+            self._lease = NetworkLease(db, holder, clock or SystemClock())
         self._applied: dict[str, tuple[ClusterNetworks, float]] = {}
         self._addresses: dict[str, dict[NetworkFact, str]] = {}
         self._reported: dict[str, str] = {}
@@ -137,7 +162,13 @@ class NetworkSync:
         if last is not None and last[0] == wanted and now - last[1] < self.full_s:
             return None
         try:
-            await self.driver.apply(wanted)
+            if self._lease is None:
+                await self.driver.apply(wanted)
+            else:
+                async with self._lease.held(cluster.id, wait=False) as mine:
+                    if not mine:  # another engine makes them now; asked again next tick
+                        return None
+                    await self.driver.apply(wanted)
         except NetworkToolsMissingError as missing:
             return self._once(cluster.id, str(missing))
         except Exception as e:  # a failed nft or haproxy: reported, tried again next tick
@@ -241,7 +272,13 @@ def makes_ports(provider: Provider) -> bool:
 
 class ServerPorts:
     """What of its cluster's networking a server's create makes first (its ports, its floating
-    IPs): read from the cluster's document, parsed once per generation."""
+    IPs): read from the cluster's document, parsed once per generation; and the cluster's
+    networks those ports need, made under the cluster's lease before the first such create of
+    each cluster action in this engine (a network is added or removed only by a document
+    change, that is by another cluster action, so the action is also what says to look again)."""
+
+    prepare_timeout_s = 300.0
+    """A prepare hung on Neutron must not hold the lease (renewed while it runs) for ever."""
 
     def __init__(self, ctx: EngineContext) -> None:
         self.ctx = ctx
@@ -250,6 +287,13 @@ class ServerPorts:
         self._networking: dict[str, asyncio.Future[ClusterNetworks | None]] = {}
         """Per cluster action (its id, the parent of its node creates): the cluster's
         networking as read for its first node create."""
+        driver = driver_of(ctx.provider) if self.enabled else None
+        self._preparer = driver if isinstance(driver, NetworkPreparer) else None
+        self._lease = NetworkLease(ctx.db, ctx.owner, ctx.clock, run_in_thread=ctx.run_in_thread)
+        self._prepared: set[str] = set()
+        """Cluster actions whose creates found the networks made (under the lease) here."""
+        self._preparing: dict[str, asyncio.Future[None]] = {}
+        """Per cluster action, the one leased prepare its concurrent creates wait for."""
 
     async def release(self, action: ActionRecord, inventory: Inventory) -> None:
         """After a server's NODE_DELETE: its node's ports, in case its create died before the
@@ -304,7 +348,44 @@ class ServerPorts:
         node = await self.ctx.run_in_thread(read)
         if node is None:
             return None
-        return server_networking(whole, node.name, node.group_name, node.part)
+        mine = server_networking(whole, node.name, node.group_name, node.part)
+        if mine is not None and self._preparer is not None:
+            key = action.parent_id or action.id
+            if key not in self._prepared:  # issue 23: one set lookup per create after the first
+                await self._prepare(key, whole)
+        return mine
+
+    async def _prepare(self, key: str, whole: ClusterNetworks) -> None:
+        """The cluster's networks made (or found) under its lease, once for cluster action
+        `key`'s creates here: they all wait for one prepare. If it fails, the creates go on and
+        the provider's create prepares by itself, within its retries and time limit (as
+        before the lease, serialised in this process only); the next create tries the lease
+        again."""
+        known = self._preparing.get(key)
+        if known is None:
+            if len(self._prepared) >= 10_000:
+                self._prepared.clear()
+            known = asyncio.ensure_future(self._leased_prepare(key, whole))
+            self._preparing[key] = known
+        with contextlib.suppress(Exception):  # logged once, by `_leased_prepare`
+            await asyncio.shield(known)
+
+    async def _leased_prepare(self, key: str, whole: ClusterNetworks) -> None:
+        preparer = self._preparer
+        assert preparer is not None
+        try:
+            async with self._lease.held(whole.cluster_id):
+                await asyncio.wait_for(preparer.prepare(whole), self.prepare_timeout_s)
+            self._prepared.add(key)
+        except Exception:
+            log.exception(
+                "making the networks of cluster %s under its lease failed; its creates make "
+                "them themselves",
+                whole.cluster_name,
+            )
+            raise
+        finally:
+            self._preparing.pop(key, None)
 
     async def _networks(self, action: ActionRecord, inventory: Inventory) -> ClusterNetworks | None:
         """The cluster's networking as its cluster action sees it, None when it has no ports:

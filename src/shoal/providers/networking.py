@@ -9,6 +9,11 @@ A server's own ports and floating IPs are not the driver's: they belong to the s
 made with it. The engine gives a server's create its `ServerNetworking` (what `ports` and
 `floating_ips` of the document name it), and a provider that boots servers on ports of its own
 (`openstack`) makes them first and deletes them after the server.
+
+Such a provider's driver is also a `NetworkPreparer`: what those ports need of the cluster (its
+networks, subnets, routers, security groups) is made by `prepare`, which the engine calls under
+a lease in the database before the first create of a cluster action, so several engines
+creating one cluster's servers make its networks once (engine/netlease.py).
 """
 
 from __future__ import annotations
@@ -133,6 +138,18 @@ class NetworkDriver(Protocol):
 
     async def balancers(self, cluster: ClusterNetworks) -> tuple[BalancerState, ...]:
         """The cluster's load balancers as they serve now."""
+
+
+@runtime_checkable
+class NetworkPreparer(Protocol):
+    """A driver whose cluster networks a server's ports need made before it boots (openstack:
+    Neutron networks and security groups, found again by tag). Cloud resources shared by all
+    of a cluster's servers: the engine makes sure only one engine at a time prepares a
+    cluster (engine/netlease.py); `local` and `sim` make no such thing and are none."""
+
+    async def prepare(self, cluster: ClusterNetworks) -> None:
+        """Make what `cluster`'s ports need that is missing (idempotent: what exists is found
+        by tag and made again by nobody)."""
 
 
 @runtime_checkable

@@ -1,6 +1,7 @@
 """Named leases: work that one engine at a time should do (health checks, reconciling).
 
-(The engine's manager takes the "manager" lease; the SQL lives here, with the other tables.)
+(The engine's manager takes the "manager" lease; each engine making a cluster's networks takes
+"networks:<cluster id>", engine/netlease.py. The SQL lives here, with the other tables.)
 
 An engine holds a lease until `expires_at` and renews it while it works; when it dies, another
 engine takes the lease over once it runs out. Acquisition is a compare-and-set, so two engines
@@ -9,7 +10,7 @@ never both believe they hold it.
 
 from __future__ import annotations
 
-from sqlalchemy import insert, or_, select, update
+from sqlalchemy import delete, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
 
 from shoal.store.database import Database
@@ -47,3 +48,12 @@ def release(db: Database, name: str, holder: str) -> None:
             .where(leases.c.name == name, leases.c.holder == holder)
             .values(holder=None, expires_at=0.0)
         )
+
+
+def drop(db: Database, name: str, holder: str) -> None:
+    """Release lease `name` and forget its row, for leases named after one object (a cluster's
+    networks): one row per cluster ever made would otherwise stay. Only `holder`'s: a lease
+    another engine took over after this one's ran out is left alone. Acquiring again inserts
+    the row afresh (a race of two inserts is the primary key's to decide)."""
+    with db.transaction() as conn:
+        conn.execute(delete(leases).where(leases.c.name == name, leases.c.holder == holder))

@@ -11,7 +11,9 @@ one rule per current member address (/32), re-rendered the same way. Balancers n
 declared are deleted, and one whose pools changed is made again.
 
 `prepare` is the part a server's boot needs first (provider.py, before it makes the server's
-ports): the networks and the groups, with the rules that do not name servers.
+ports): the networks and the groups, with the rules that do not name servers. Its lock is this
+process's only; the engine calls it first under a lease in the database (`NetworkPreparer`,
+engine/netlease.py), so engines sharing the database make a cluster's networks once.
 
 `remove` deletes everything of the cluster (balancers first, then Neutron's resources in
 dependency order), and `clusters` lists which clusters hold anything, so the engine removes

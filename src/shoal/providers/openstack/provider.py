@@ -464,6 +464,8 @@ class OpenStackProvider:
 
     async def _server_ports(self, request: ServerRequest, net: ServerNetworking) -> tuple[str, ...]:
         """The server's ports and floating IPs, made before it boots (found when made before)."""
+        # The engine prepared the cluster's networks already, under its lease across engines
+        # (engine/netlease.py), so this finds them prepared; it makes them only when that failed.
         await self.networking.prepare(net.cluster)
         ports: list[Port] = []
         for spec in net.ports:
