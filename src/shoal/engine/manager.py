@@ -144,7 +144,7 @@ class Manager:
         self.converge_attempts = converge_attempts
         self.converge_backoff_s = converge_backoff_s
         self._converging: dict[str, _Converging] = {}
-        self.networks = NetworkSync(ctx.provider, db=ctx.db)
+        self.networks = NetworkSync(ctx.provider, db=ctx.db, owner=ctx.owner, clock=ctx.clock)
         """Security groups and load balancers kept in step with the servers (issue 26)."""
         self.partitions: frozenset[int] = frozenset()
         """The management partitions this engine holds (as of its last balance)."""
