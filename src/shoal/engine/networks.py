@@ -290,10 +290,9 @@ class ServerPorts:
         driver = driver_of(ctx.provider) if self.enabled else None
         self._preparer = driver if isinstance(driver, NetworkPreparer) else None
         self._lease = NetworkLease(ctx.db, ctx.owner, ctx.clock, run_in_thread=ctx.run_in_thread)
-        self._prepared: set[str] = set()
-        """Cluster actions whose creates found the networks made (under the lease) here."""
-        self._preparing: dict[str, asyncio.Future[None]] = {}
-        """Per cluster action, the one leased prepare its concurrent creates wait for."""
+        self._prepared: dict[str, asyncio.Future[None]] = {}
+        """Per cluster action, as `_networking`: the one leased prepare its creates here wait
+        for, kept once done (later creates go on at once), dropped if it failed."""
 
     async def release(self, action: ActionRecord, inventory: Inventory) -> None:
         """After a server's NODE_DELETE: its node's ports, in case its create died before the
@@ -351,7 +350,8 @@ class ServerPorts:
         mine = server_networking(whole, node.name, node.group_name, node.part)
         if mine is not None and self._preparer is not None:
             key = action.parent_id or action.id
-            if key not in self._prepared:  # issue 23: one set lookup per create after the first
+            prepared = self._prepared.get(key)
+            if prepared is None or not prepared.done():  # issue 23: a lookup after the first
                 await self._prepare(key, whole)
         return mine
 
@@ -361,12 +361,12 @@ class ServerPorts:
         the provider's create prepares by itself, within its retries and time limit (as
         before the lease, serialised in this process only); the next create tries the lease
         again."""
-        known = self._preparing.get(key)
+        known = self._prepared.get(key)
         if known is None:
             if len(self._prepared) >= 10_000:
                 self._prepared.clear()
             known = asyncio.ensure_future(self._leased_prepare(key, whole))
-            self._preparing[key] = known
+            self._prepared[key] = known
         with contextlib.suppress(Exception):  # logged once, by `_leased_prepare`
             await asyncio.shield(known)
 
@@ -376,16 +376,15 @@ class ServerPorts:
         try:
             async with self._lease.held(whole.cluster_id):
                 await asyncio.wait_for(preparer.prepare(whole), self.prepare_timeout_s)
-            self._prepared.add(key)
-        except Exception:
-            log.exception(
-                "making the networks of cluster %s under its lease failed; its creates make "
-                "them themselves",
-                whole.cluster_name,
-            )
+        except BaseException as e:  # cancelled too: the next create tries the lease again
+            self._prepared.pop(key, None)
+            if isinstance(e, Exception):
+                log.exception(
+                    "making the networks of cluster %s under its lease failed; its creates make "
+                    "them themselves",
+                    whole.cluster_name,
+                )
             raise
-        finally:
-            self._preparing.pop(key, None)
 
     async def _networks(self, action: ActionRecord, inventory: Inventory) -> ClusterNetworks | None:
         """The cluster's networking as its cluster action sees it, None when it has no ports:
