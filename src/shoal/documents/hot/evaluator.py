@@ -11,11 +11,12 @@ unsupported.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from shoal.documents.collect import child
 from shoal.documents.hot.report import Report
+from shoal.documents.hot.sizes import MAX_VALUE_DEPTH, Sizes
 from shoal.documents.hot.values import OMIT, Unknown
 from shoal.documents.hot.versions import ALL_FUNCTIONS, Version, introduced_in
 from shoal.documents.tree import describe, is_list, is_mapping, pairs_of
@@ -29,8 +30,14 @@ MAX_TOTAL_RESOURCES = 1_000
 fan-out of nested templates (50 of 50 of 50...) is refused after a thousand, in well under a
 second, not read for minutes."""
 MAX_CHARS = 8 << 20
-"""Characters (and list items) the functions of one reading may make in all: text joined or
-replaced, items repeated. Counted before the value is built, so a bomb is refused, not run."""
+"""Characters the functions of one reading may make or hand out in all: text joined or
+replaced, and every value passed on by `get_param`, `get_attr`, `get_file` or a `repeat`, as
+written out (sizes.py). Counted before the value is built or passed on, so a bomb is refused,
+not run."""
+MAX_VALUE_ITEMS = 250_000
+"""Items (list items, mapping entries, scalars) the functions of one reading may make or hand
+out in all, counted as MAX_CHARS is: what every later walk of the values (JSON, comparisons,
+the cluster's metadata) costs is bounded by it."""
 
 
 @dataclass(slots=True)
@@ -41,8 +48,13 @@ class Budget:
     steps: int = MAX_STEPS
     overrun: bool = False
     chars: int = MAX_CHARS
+    items: int = MAX_VALUE_ITEMS
     oversize: bool = False
     resources: int = MAX_TOTAL_RESOURCES
+    depth: int = 0
+    """Functions (and values) being evaluated inside one another, across every evaluator of
+    the reading: a condition naming a condition, or a Value's `get_attr` of another, nests."""
+    sizes: Sizes = field(default_factory=Sizes)
 
     def spend(self, n: int) -> bool:
         self.steps -= n
@@ -98,12 +110,11 @@ class Evaluator:
         self.scope = scope
         self.report = report
         self.budget = budget or Budget()
-        self._depth = 0
 
     # --- the walk ---------------------------------------------------------------------
 
     def ev(self, value: object, path: str) -> object:
-        self._depth += 1
+        self.budget.depth += 1
         try:
             if not self.budget.spend(1):
                 if self.budget.first_overrun():
@@ -111,7 +122,7 @@ class Evaluator:
                         path, f"the template takes more than {MAX_STEPS} evaluation steps"
                     )
                 return BROKEN
-            if self._depth > MAX_DEPTH:
+            if self.budget.depth > MAX_DEPTH:
                 self.report.problem(path, f"functions are nested deeper than {MAX_DEPTH} levels")
                 return BROKEN
             found = call_of(value)
@@ -129,7 +140,7 @@ class Evaluator:
                 return [v for v in items if v is not OMIT]
             return value
         finally:
-            self._depth -= 1
+            self.budget.depth -= 1
 
     def _call(self, name: str, args: object, path: str) -> object:
         version = self.scope.version
@@ -165,20 +176,42 @@ class Evaluator:
             return BROKEN
         return handler(self, args, path)
 
-    def will_make(self, size: int, path: str, fn: str) -> bool:
-        """Charge `size` characters (or items) that `fn` is about to make; False (and one
-        problem at `path`) once the reading has made more than MAX_CHARS in all."""
+    def will_make(self, size: int, path: str, fn: str, items: int = 0) -> bool:
+        """Charge `size` characters and `items` items that `fn` is about to make or hand
+        out; False (and one problem at `path`) once the reading has made more than MAX_CHARS
+        characters or MAX_VALUE_ITEMS items in all."""
         self.budget.chars -= size
-        if self.budget.chars >= 0:
+        self.budget.items -= items
+        if self.budget.chars >= 0 and self.budget.items >= 0:
             return True
         if not self.budget.oversize:
             self.budget.oversize = True
+            what = (
+                f"{MAX_CHARS} characters"
+                if self.budget.chars < 0
+                else f"{MAX_VALUE_ITEMS} items (list items, mapping entries, scalars)"
+            )
             self.report.problem(
                 path,
-                f"'{fn}' would make more than {MAX_CHARS} characters (or items) in all "
-                "across the template's functions",
+                f"'{fn}' would make more than {what} in all across the template's functions "
+                "(a value passed on by get_param, get_attr, get_file or repeat counts each "
+                "time it is used)",
             )
         return False
+
+    def hand_out(self, value: object, path: str, fn: str) -> object:
+        """`value`, passed on by `fn` (a reference to a value that exists already), charged
+        by its written-out size; BROKEN (one problem) when that overdraws the budget or the
+        value nests deeper than MAX_VALUE_DEPTH."""
+        if value == BROKEN:
+            return value
+        size = self.budget.sizes.of(value)
+        if size.depth > MAX_VALUE_DEPTH:
+            return self.fail(
+                path, f"'{fn}' gives a value nested {size.depth} levels deep; at most "
+                f"{MAX_VALUE_DEPTH}",
+            )
+        return value if self.will_make(size.chars, path, fn, size.items) else BROKEN
 
     def produced(self, text: str, path: str, fn: str) -> object:
         """`text` as made by `fn`, or BROKEN when it overdraws the budget (see `will_make`)."""

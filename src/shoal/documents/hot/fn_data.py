@@ -75,7 +75,8 @@ def _repeat(e: Evaluator, args: object, path: str) -> object:
             item = _substitute(template, params)
         except OverBudget as over:
             return e.fail(child(path, "template"), f"'repeat': {over.reason}")
-        if not e.will_make(size_of(item), path, "repeat"):
+        size = e.budget.sizes.of(item)
+        if not e.will_make(size.chars, path, "repeat", size.items):
             return BROKEN
         out.append(e.ev(item, child(path, "template")))
     return out
@@ -90,23 +91,6 @@ def _has_text(template: object) -> bool:
     if isinstance(template, dict):
         return any(_has_text(k) or _has_text(v) for k, v in template.items())
     return False
-
-
-def size_of(value: object) -> int:
-    """About how many characters `value` holds (an item counts one); walked without recursion."""
-    total = 0
-    stack = [value]
-    while stack:
-        v = stack.pop()
-        total += 1
-        if isinstance(v, str):
-            total += len(v)
-        elif isinstance(v, dict):
-            stack.extend(v.keys())
-            stack.extend(v.values())
-        elif isinstance(v, list):
-            stack.extend(v)
-    return total
 
 
 def _substitute(value: object, params: dict[str, object]) -> object:
@@ -137,7 +121,7 @@ def _map_merge(e: Evaluator, args: object, path: str) -> object:
             continue
         if not isinstance(value, dict):
             return e.fail(child(path, i), f"'map_merge' merges mappings, found {describe(value)}")
-        if not e.will_make(len(value), path, "map_merge"):
+        if not e.will_make(0, path, "map_merge", len(value)):
             return BROKEN
         out.update(value)
     return out
@@ -181,13 +165,13 @@ def _list_concat(unique: bool) -> Handler:
                 continue
             if not isinstance(value, list):
                 return e.fail(child(path, i), f"'{name}' joins lists, found {describe(value)}")
-            if not e.will_make(len(value), path, name):
+            if not e.will_make(0, path, name, len(value)):
                 return BROKEN
             out.extend(value)
         if unique:
             # Quadratic in the list's length: charged as such before it is done.
-            if not e.will_make(len(out) * len(out) // 64, path, name):
-                return BROKEN
+            if not e.budget.spend(len(out) * len(out) // 64):
+                return e.fail(path, f"'{name}' of {len(out)} items takes too many steps")
             seen: list[object] = []
             for v in out:
                 if v not in seen:
@@ -207,8 +191,8 @@ def _filter(e: Evaluator, args: object, path: str) -> object:
         if BROKEN in (drop, value):
             return BROKEN
         return e.fail(path, "'filter' takes [values to remove, list]")
-    if not e.will_make(len(value) * (1 + len(drop) // 64), path, "filter"):
-        return BROKEN
+    if not e.budget.spend(len(value) * (1 + len(drop) // 64)):
+        return e.fail(path, f"'filter' of {len(drop)} values over {len(value)} takes too many steps")
     return [v for v in value if v not in drop]
 
 

@@ -32,7 +32,7 @@ def _get_param(e: Evaluator, args: object, path: str) -> object:
         if found is NOWHERE:
             return ""  # Heat: a path that leads nowhere gives empty text
         value = found
-    return value
+    return e.hand_out(value, path, "get_param")
 
 
 NOWHERE = object()
@@ -91,7 +91,8 @@ def _get_attr(e: Evaluator, args: object, path: str) -> object:
     if not e.scope.has_resource(name):
         return e.fail(child(path, 0), f"unknown resource '{name}'")
     rest = tuple(e.ev(v, child(path, i + 1)) for i, v in enumerate(items[1:]))
-    return e.scope.attribute(name, rest)
+    value = e.scope.attribute(name, rest)
+    return value if isinstance(value, Attr) else e.hand_out(value, path, "get_attr")
 
 
 def _fn_select(e: Evaluator, args: object, path: str) -> object:
@@ -108,7 +109,7 @@ def _get_file(e: Evaluator, args: object, path: str) -> object:
     text = e.scope.file(args)
     if text is None:
         return e.fail(path, f"the file '{args}' was not given (add it to 'files')")
-    return text
+    return e.hand_out(text, path, "get_file")
 
 
 def _fn_unsupported(e: Evaluator, args: object, path: str) -> object:

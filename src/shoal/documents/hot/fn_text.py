@@ -169,6 +169,9 @@ def _str_split(e: Evaluator, args: object, path: str) -> object:
     delim, text = parts[0], parts[1]
     if not isinstance(delim, str) or not delim or not isinstance(text, str):
         return e.fail(path, "'str_split' takes [delimiter, text, optional index]")
+    # counted before the list is made: a 1 MB text of commas is a million items
+    if not e.will_make(0, path, "str_split", text.count(delim) + 1):
+        return BROKEN
     pieces: list[object] = list(text.split(delim))
     if len(parts) == 3:
         return select(e, pieces, parts[2], child(path, 2))

@@ -26,7 +26,7 @@ and the template still makes its cluster.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from shoal.documents.collect import child
 from shoal.documents.drafts import ClusterDraft
@@ -159,6 +159,16 @@ def hidden_in(value: object, hidden: set[str], depth: int = 0) -> str | None:
     return None
 
 
+MAX_OUTPUT_PARTS = 100_000
+"""Parts (texts, lists, entries, facts) of all of a template's outputs once the outputs of
+nested templates are followed into them: a chain of six nested templates each listing the
+inner one's output twenty times would be 20**6 parts."""
+
+
+class _TooBig(Exception):
+    """The outputs, followed into nested templates, have more than MAX_OUTPUT_PARTS parts."""
+
+
 class _Skip(Exception):
     def __init__(self, reason: str, message: str) -> None:
         super().__init__(message)
@@ -173,8 +183,13 @@ class _Mapper:
     cluster: ClusterDraft
     software: SoftwareSpec | None
     networking: NetworkSpec | None = None
+    parts: list[int] = field(default_factory=lambda: [MAX_OUTPUT_PARTS])
+    """What is left of MAX_OUTPUT_PARTS (a list: shared with the mappers of nested shapes)."""
 
     def value(self, v: object) -> OutputValue:
+        self.parts[0] -= 1
+        if self.parts[0] < 0:
+            raise _TooBig
         if isinstance(v, HotTemplate):
             if not isinstance(v.template, str):
                 raise _Skip(
@@ -309,7 +324,8 @@ class _Mapper:
                 "hidden parameter in an output",
                 f"{v.name}'s output '{inside.output}' shows a hidden parameter of its template",
             )
-        return _Mapper(inside.shape, self.placed, self.cluster, None).value(inside.value)
+        inner = _Mapper(inside.shape, self.placed, self.cluster, None, parts=self.parts)
+        return inner.value(inside.value)
 
     def _fanned(self, name: str) -> list[tuple[str, str]]:
         """(server key, deployment) of a deployment group the software mapping split into one
@@ -362,4 +378,11 @@ def map_outputs(
                 o.path,
                 f"output '{o.name}' is not served from the cluster: {s.message}",
             )
+        except _TooBig:
+            report.problem(
+                o.path,
+                f"the outputs are made of more than {MAX_OUTPUT_PARTS} parts once the "
+                "outputs of nested templates are followed into them",
+            )
+            break
     return tuple(mapped)

@@ -123,6 +123,7 @@ class Stack:
         self._values: dict[str, object] = {}
         self._conditions: dict[str, object] = {}
         self._condition_values: dict[str, bool | None] = {}
+        self._resolving: set[str] = set()
         self._resources: dict[str, Resource] = {}
         self._props: dict[str, dict[str, object] | None] = {}
         self._active: dict[str, bool] = {}
@@ -168,6 +169,9 @@ class Stack:
             for name in conditions:
                 self.condition(str(name), child(self.path, "conditions"))
         self._read_resources(t.get("resources"))
+        for name in self._values_in_order():
+            if self.active(name):
+                self.properties_of(name)
         for name in self._resources:
             self._build(name)
         self._dependencies()
@@ -289,6 +293,29 @@ class Stack:
             self.report.problem(
                 child(res.path, "deletion_policy"), "deletion_policy is Delete, Retain or Snapshot"
             )
+
+    def _values_in_order(self) -> list[str]:
+        """The template's `OS::Heat::Value`s, each after the Values it refers to: evaluated in
+        this order, a `get_attr` of one finds the other done, so a chain of a thousand of
+        them written last-first is read without nesting a thousand evaluations."""
+        values = {n for n, r in self._resources.items() if r.type == "OS::Heat::Value"}
+        order: list[str] = []
+        seen: set[str] = set()
+        for start in sorted(values):
+            if start in seen:
+                continue
+            seen.add(start)
+            stack = [(start, iter(sorted(self.shape.depends.get(start, ()))))]
+            while stack:
+                name, deps = stack[-1]
+                nxt = next((d for d in deps if d in values and d not in seen), None)
+                if nxt is None:
+                    stack.pop()
+                    order.append(name)
+                else:
+                    seen.add(nxt)
+                    stack.append((nxt, iter(sorted(self.shape.depends.get(nxt, ())))))
+        return order
 
     def active(self, name: str) -> bool:
         """False for a resource switched off by its `condition`."""
@@ -553,8 +580,20 @@ class Stack:
         if name not in self._conditions:
             self.report.problem(path, f"unknown condition '{name}'")
             return None
-        self._condition_values[name] = None  # a cycle reads as "broken", reported below
         where = child(self.path, "conditions", name)
+        if name in self._resolving:
+            # Heat: Condition validation error: Circular definition for condition "a"
+            self.report.problem(where, f'circular definition for condition "{name}"')
+            return None
+        self._resolving.add(name)
+        try:
+            value = self._resolve_condition(name, where)
+        finally:
+            self._resolving.discard(name)
+        self._condition_values[name] = value
+        return value
+
+    def _resolve_condition(self, name: str, where: str) -> bool | None:
         raw = plain(self._conditions[name])
         call = call_of(raw)
         if call is not None and call[0] not in (
@@ -569,9 +608,7 @@ class Stack:
             # `if` too: Heat's conditions section does not have it.
             self.report.problem(where, f"'{call[0]}' is not a condition function")
             return None
-        value = Evaluator(self, self.report, self.ctx.budget).truth(raw, where)
-        self._condition_values[name] = value
-        return value
+        return Evaluator(self, self.report, self.ctx.budget).truth(raw, where)
 
     def file(self, name: str) -> str | None:
         found = self.ctx.files.read(name, self.scope)
