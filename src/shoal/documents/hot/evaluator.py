@@ -78,11 +78,18 @@ class Scope(Protocol):
 
     def has_resource(self, name: str) -> bool: ...
 
+    def type_of(self, resource: str) -> str | None: ...
+
     def attribute(self, resource: str, path: tuple[object, ...]) -> object: ...
 
     def condition(self, name: str, path: str) -> bool | None: ...
 
     def file(self, name: str) -> str | None: ...
+
+    @property
+    def is_top(self) -> bool:
+        """The top template (no parent resource for `resource_facade`)."""
+        ...
 
 
 def plain(value: object) -> object:
@@ -162,13 +169,18 @@ class Evaluator:
         handler = HANDLERS.get(name)
         if handler is None:
             if name == "yaql":
+                if not isinstance(args, dict) or "expression" not in args or not set(args) <= {
+                    "expression",
+                    "data",
+                }:
+                    return self.fail(path, "'yaql' takes a mapping with 'expression' and 'data'")
                 self.report.cannot(
                     "function yaql",
                     path,
                     "Shoal does not read function 'yaql' yet (it has no yaql engine)",
                 )
             elif name == "resource_facade":
-                return Unknown("the facade of the parent resource")
+                return _facade(self, args, path)
             else:
                 self.report.cannot(
                     f"function {name}", path, f"Shoal does not read function '{name}' yet"
@@ -245,18 +257,68 @@ class Evaluator:
             return None
         return [self.ev(v, child(path, i)) for i, v in enumerate(items)]
 
-    def truth(self, value: object, path: str) -> bool | None:
-        """A condition: a condition name, a boolean, or a condition function."""
+    def truth(self, value: object, path: str, *, named: bool = True) -> bool | None:
+        """A condition: a boolean, a condition function, or (`named`) a condition's name,
+        written or given by a function (Heat's `is_enabled` of the resolved value)."""
         if isinstance(value, bool):
             return value
-        if isinstance(value, str):
+        if isinstance(value, str) and named:
             return self.scope.condition(value, path)
         result = self.ev(value, path)
         if isinstance(result, bool):
             return result
+        if isinstance(result, str) and named:
+            return self.scope.condition(result, path)
         if result != BROKEN:
             self.fail(path, f"a condition must be true or false, found {describe(result)}")
         return None
+
+    def decide(self, value: object, path: str) -> bool | None:
+        """A condition where Heat parses one (a resource's or an output's `condition`, an
+        `if`'s first argument): its functions checked (`only_condition_functions`), then
+        evaluated."""
+        if not self.only_condition_functions(value, path):
+            return None
+        return self.truth(value, path)
+
+    def only_condition_functions(self, value: object, path: str) -> bool:
+        """False (a problem at each) when `value` calls a function of the template's version
+        that Heat does not allow in a condition (`str_replace`, `if`, `get_attr` ...)."""
+        version = self.scope.version
+        allowed = version.condition_functions
+        ok = True
+        todo: list[tuple[object, str]] = [(value, path)]
+        while todo:
+            v, at = todo.pop()
+            found = call_of(v)
+            if found is not None:
+                name, args = found
+                if name in version.functions and name not in allowed:
+                    self.report.problem(
+                        child(at, name),
+                        f"the function '{name}' is invalid in a condition (Heat allows only "
+                        f"{', '.join(sorted(allowed))})",
+                    )
+                    ok = False
+                else:
+                    todo.append((args, child(at, name)))
+            elif isinstance(v, dict):
+                todo.extend((x, child(at, str(k))) for k, x in v.items())
+            elif isinstance(v, list):
+                todo.extend((x, child(at, i)) for i, x in enumerate(v))
+        return ok
+
+
+FACADE = ("metadata", "deletion_policy", "update_policy")
+
+
+def _facade(e: Evaluator, args: object, path: str) -> object:
+    """`resource_facade`: known only inside a nested template, from its parent resource."""
+    if args not in FACADE:
+        return e.fail(path, f"'resource_facade' takes one of {', '.join(FACADE)}")
+    if e.scope.is_top:
+        return e.fail(path, "'resource_facade' is for a nested template: the top one has no parent")
+    return Unknown("the facade of the parent resource")
 
 
 Handler = Callable[[Evaluator, object, str], object]

@@ -8,116 +8,148 @@ permutations), bounded by MAX_ITEMS; None and an omitted `if` count as nothing t
 from __future__ import annotations
 
 import itertools
-import json
 
 from shoal.documents.collect import child
-from shoal.documents.hot.evaluator import BROKEN, MAX_ITEMS, Evaluator, Handler
+from shoal.documents.hot.evaluator import BROKEN, MAX_ITEMS, Evaluator, Handler, call_of
 from shoal.documents.hot.values import OMIT, Attr, Ref, Unknown, first_symbolic, unknown_from
 from shoal.documents.tree import describe
-from shoal.model.textreplace import OverBudget, replace_all
 
 
 def _repeat(e: Evaluator, args: object, path: str) -> object:
+    """Heat's Repeat (RepeatWithMap from 2016-10-14, RepeatWithNestedLoop from 2017-09-01):
+    the template is evaluated first, then each combination's items replace the placeholders,
+    one placeholder after the other in `for_each`'s order, in every text of it (keys too)."""
     if not isinstance(args, dict) or not {"for_each", "template"} <= set(args):
         return e.fail(path, "'repeat' takes a mapping with 'for_each' and 'template'")
-    extra = set(args) - {"for_each", "template", "permutations"}
-    if extra:
-        return e.fail(path, f"'repeat' does not take {', '.join(sorted(map(str, extra)))}")
+    version = e.scope.version
+    nested = True
+    if version.at_least("2017-09-01"):  # before, Heat ignores `permutations` (and other keys)
+        nested = args.get("permutations", True)  # type: ignore[assignment]
+        if not isinstance(nested, bool):
+            return e.fail(
+                child(path, "permutations"), "'permutations' must be true or false, as written"
+            )
+    if not isinstance(args["for_each"], dict) and call_of(args["for_each"]) is None:
+        return e.fail(child(path, "for_each"), "'for_each' must map placeholders to lists")
     for_each = e.ev(args["for_each"], child(path, "for_each"))
-    permutations = e.ev(args.get("permutations", True), child(path, "permutations"))
-    if first_symbolic(for_each) is not None:
-        sym = first_symbolic(for_each)
+    sym = first_symbolic(for_each)
+    if sym is not None:
         return BROKEN if sym == BROKEN else Unknown("a repeat over values known at run time")
     if not isinstance(for_each, dict) or not for_each:
         return e.fail(child(path, "for_each"), "'for_each' must map placeholders to lists")
-    keys = [str(k) for k in for_each]
-    # From 2016-10-14 a mapping repeats over its keys (Heat's RepeatWithMap); null is none.
-    maps = e.scope.version.has_conditions
-    lists = [
-        [] if v is None else [str(x) for x in v] if isinstance(v, dict) and maps else v
-        for v in for_each.values()
-    ]
-    for k, lst in zip(keys, lists, strict=True):
-        if not isinstance(lst, list):
-            kinds = "a list or a mapping" if maps else "a list"
-            return e.fail(
-                child(path, "for_each", k), f"'{k}' must be {kinds}, found {describe(lst)}"
-            )
-        for i, item in enumerate(lst):
-            # Heat calls str.replace(placeholder, item) on every text of the template.
-            if (
-                not isinstance(item, str)
-                and first_symbolic(item) is None
-                and _has_text(args["template"])
-            ):
-                return e.fail(
-                    child(path, "for_each", k, i),
-                    f"'repeat' replaces '{k}' in text, found {describe(item)}",
-                )
-    if permutations is False:
-        if len({len(v) for v in lists if isinstance(v, list)}) > 1:
-            return e.fail(
-                child(path, "for_each"), "without permutations the lists must be the same length"
-            )
-        combos: list[tuple[object, ...]] = list(zip(*lists, strict=True))
-    else:
-        total = 1
-        for lst in lists:
-            total *= len(lst) if isinstance(lst, list) else 1
-        if total > MAX_ITEMS:
-            return e.fail(path, f"'repeat' would make {total} items; the limit is {MAX_ITEMS}")
-        combos = list(itertools.product(*lists))
-    template = args["template"]
+    lists = _for_each_lists(e, for_each, version.has_conditions and nested, path)
+    if lists is None:
+        return BROKEN
+    if not nested and len({len(v) for v, given in lists if given}) > 1:
+        return e.fail(
+            child(path, "for_each"), "without permutations the lists must be the same length"
+        )
+    values = [v for v, _ in lists]
+    total = 1
+    for lst in values:
+        total *= len(lst)
+    total = min(map(len, values)) if not nested else total
+    if total > MAX_ITEMS:
+        return e.fail(path, f"'repeat' would make {total} items; the limit is {MAX_ITEMS}")
+    template = e.ev(args["template"], child(path, "template"))
+    if template == BROKEN:
+        return BROKEN
+    keys = list(for_each)
+    combos = itertools.product(*values) if nested else zip(*values, strict=False)
     out: list[object] = []
     for combo in combos:
-        params = {k: v for k, v in zip(keys, combo, strict=True)}
         try:
-            item = _substitute(template, params)
-        except OverBudget as over:
-            return e.fail(child(path, "template"), f"'repeat': {over.reason}")
+            item = _replaced_in(template, keys, combo, max(e.budget.chars, 0))
+        except _NotText as bad:
+            return e.fail(child(path, "for_each"), f"'repeat': {bad}")
         size = e.budget.sizes.of(item)
         if not e.will_make(size.chars, path, "repeat", size.items):
             return BROKEN
-        out.append(e.ev(item, child(path, "template")))
+        out.append(item)
     return out
 
 
-def _has_text(template: object) -> bool:
-    """True if `template` holds some text (a key or a value)."""
-    if isinstance(template, str):
-        return True
-    if isinstance(template, list):
-        return any(_has_text(t) for t in template)
-    if isinstance(template, dict):
-        return any(_has_text(k) or _has_text(v) for k, v in template.items())
-    return False
+def _for_each_lists(
+    e: Evaluator, for_each: dict[object, object], maps: bool, path: str
+) -> list[tuple[list[object], bool]] | None:
+    """Each placeholder's items (a mapping's keys where `maps`), and whether it was given
+    (null is no items, and not counted when the lengths must agree)."""
+    out: list[tuple[list[object], bool]] = []
+    for k, v in for_each.items():
+        if v is None:
+            out.append(([], False))
+        elif isinstance(v, list):
+            out.append((v, True))
+        elif isinstance(v, dict) and maps:
+            out.append((list(v), True))
+        else:
+            kinds = "lists or mappings" if maps else "lists"
+            e.fail(
+                child(path, "for_each", str(k)),
+                f"the values of 'for_each' must be {kinds}, found {describe(v)}",
+            )
+            return None
+    return out
 
 
-def _substitute(value: object, params: dict[str, object]) -> object:
-    """The template of a `repeat` with its placeholders replaced, in keys and values."""
+class _NotText(Exception):
+    """A placeholder or its item that is not text, met in a text (Heat's str.replace)."""
+
+
+def _replaced_in(
+    value: object, keys: list[object], items: tuple[object, ...], room: int
+) -> object:
+    """`value` with each key replaced by its item in every text, keys in order (Heat's
+    `_do_replacement`); a text that would pass `room` characters is refused."""
     if isinstance(value, str):
-        for k, v in params.items():
-            if value == k:
-                return v
-        texts = {k: v if isinstance(v, str) else json.dumps(v) for k, v in params.items()}
-        return replace_all(value, texts) if any(k in value for k in texts) else value
-    if isinstance(value, dict):
-        return {_substitute(k, params): _substitute(v, params) for k, v in value.items()}
+        for key, item in zip(keys, items, strict=True):
+            if not isinstance(key, str) or not isinstance(item, str):
+                wrong = item if isinstance(key, str) else key
+                raise _NotText(
+                    f"'{key}' is replaced in text, so it and its items must be text; "
+                    f"found {describe(wrong)}"
+                )
+            if key and key in value:
+                grown = len(value) + value.count(key) * (len(item) - len(key))
+                if grown > room:
+                    raise _NotText(f"the text would be longer than {room} characters")
+                value = value.replace(key, item)
+        return value
     if isinstance(value, list):
-        return [_substitute(v, params) for v in value]
+        return [_replaced_in(v, keys, items, room) for v in value]
+    if isinstance(value, dict):
+        return {
+            _replaced_in(k, keys, items, room): _replaced_in(v, keys, items, room)
+            for k, v in value.items()
+        }
     return value
 
 
+def _sequence_args(e: Evaluator, name: str, args: object, path: str) -> list[object] | None:
+    """A function's list of arguments, evaluated (Heat resolves them, then needs a sequence:
+    an empty text is an empty sequence, other text a sequence of characters)."""
+    value = e.ev(args, path)
+    if value == BROKEN:
+        return None
+    if value == "":
+        return []
+    if isinstance(value, str):
+        return list(value)
+    if not isinstance(value, list):
+        e.fail(path, f"'{name}' takes a list, found {describe(value)}")
+        return None
+    return [v for v in value if v is not OMIT]
+
+
 def _map_merge(e: Evaluator, args: object, path: str) -> object:
-    items = e.args_list("map_merge", args, path, 1, 99)
+    items = _sequence_args(e, "map_merge", args, path)
     if items is None:
         return BROKEN
     out: dict[object, object] = {}
-    for i, raw in enumerate(items):
-        value = e.ev(raw, child(path, i))
+    for i, value in enumerate(items):
         if value == BROKEN or isinstance(value, Ref | Attr | Unknown):
             return value if value == BROKEN else unknown_from(value, "map_merge")
-        if value is None or value is OMIT:
+        if value is None:
             continue
         if not isinstance(value, dict):
             return e.fail(child(path, i), f"'map_merge' merges mappings, found {describe(value)}")
@@ -128,24 +160,42 @@ def _map_merge(e: Evaluator, args: object, path: str) -> object:
 
 
 def _map_replace(e: Evaluator, args: object, path: str) -> object:
+    """Heat's MapReplace: a key replaced by one the input has (other than itself), or by one
+    already made, is refused; a key replaced by null keeps its name."""
     evaluated = e.evaluated("map_replace", args, path, 2, 2)
     if evaluated is None:
         return BROKEN
-    value, spec = evaluated
+    value, spec = (v if v is not None else {} for v in evaluated)
+    sym = first_symbolic([value, spec])
+    if sym is not None:
+        return sym if sym == BROKEN else unknown_from(sym, "map_replace")
     if not isinstance(value, dict):
-        return value if value == BROKEN else e.fail(child(path, 0), "'map_replace' needs a mapping")
+        return e.fail(child(path, 0), f"'map_replace' needs a mapping, found {describe(value)}")
     if not isinstance(spec, dict) or not set(spec) <= {"keys", "values"}:
         return e.fail(child(path, 1), "the second argument takes 'keys' and/or 'values' mappings")
-    keys = spec.get("keys") or {}
-    values = spec.get("values") or {}
+    keys = spec.get("keys") if spec.get("keys") is not None else {}
+    values = spec.get("values") if spec.get("values") is not None else {}
     if not isinstance(keys, dict) or not isinstance(values, dict):
         return e.fail(child(path, 1), "'keys' and 'values' must be mappings")
     out: dict[object, object] = {}
     for k, v in value.items():
-        new_key = keys.get(k, k)
-        if new_key in out:
-            return e.fail(child(path, 1, "keys"), f"replacing keys makes '{new_key}' twice")
-        out[new_key] = values.get(v, v) if isinstance(v, str | int | float | bool) else v
+        new_key = keys.get(k)
+        if new_key is None:
+            new_key = k
+        elif new_key in value and new_key != k:
+            return e.fail(
+                child(path, 1, "keys", str(k)),
+                f"key replacement {new_key} collides with a key in the input map",
+            )
+        elif new_key in out:
+            return e.fail(
+                child(path, 1, "keys", str(k)),
+                f"key replacement {new_key} collides with a key in the output map",
+            )
+        try:
+            out[new_key] = values.get(v, v)
+        except TypeError:  # a list or a mapping is not a key: kept as it is
+            out[new_key] = v
     return out
 
 
@@ -153,15 +203,14 @@ def _list_concat(unique: bool) -> Handler:
     name = "list_concat_unique" if unique else "list_concat"
 
     def handler(e: Evaluator, args: object, path: str) -> object:
-        items = e.args_list(name, args, path, 1, 99)
+        items = _sequence_args(e, name, args, path)
         if items is None:
             return BROKEN
         out: list[object] = []
-        for i, raw in enumerate(items):
-            value = e.ev(raw, child(path, i))
+        for i, value in enumerate(items):
             if value == BROKEN or isinstance(value, Ref | Attr | Unknown):
                 return value if value == BROKEN else unknown_from(value, name)
-            if value is None or value is OMIT:
+            if value is None:
                 continue
             if not isinstance(value, list):
                 return e.fail(child(path, i), f"'{name}' joins lists, found {describe(value)}")
@@ -183,14 +232,23 @@ def _list_concat(unique: bool) -> Handler:
 
 
 def _filter(e: Evaluator, args: object, path: str) -> object:
+    """Heat's Filter: an empty (or null) list is given back as it is; no values to remove
+    (null, empty, false, 0) leaves the list as it is."""
     values = e.evaluated("filter", args, path, 2, 2)
     if values is None:
         return BROKEN
     drop, value = values
-    if not isinstance(drop, list) or not isinstance(value, list):
-        if BROKEN in (drop, value):
-            return BROKEN
-        return e.fail(path, "'filter' takes [values to remove, list]")
+    sym = first_symbolic([drop, value])
+    if sym is not None:
+        return sym if sym == BROKEN else unknown_from(sym, "filter")
+    if not value:
+        return value
+    if not isinstance(value, list):
+        return e.fail(child(path, 1), f"'filter' works on lists, found {describe(value)}")
+    if not drop:
+        return value
+    if not isinstance(drop, list):
+        return e.fail(child(path, 0), f"'filter' removes a list of values, found {describe(drop)}")
     if not e.budget.spend(len(value) * (1 + len(drop) // 64)):
         return e.fail(path, f"'filter' of {len(drop)} values over {len(value)} takes too many steps")
     return [v for v in value if v not in drop]
