@@ -303,16 +303,16 @@ def _value_chain(n: int = 999) -> bytes:
     return _stack("vchain", _hot(resources, outputs={"o": {"value": _attr(f"v{n - 1}")}}))
 
 
-def _conditions(conditions: dict[str, object], used: str | None) -> bytes:
+def _conditions(conditions: dict[str, object], used: str | None, name: str = "conds") -> bytes:
     web: dict[str, object] = {**SERVER, **({"condition": used} if used else {})}
-    return _stack("conds", _hot({"web": web}, conditions=conditions))
+    return _stack(name, _hot({"web": web}, conditions=conditions))
 
 
 def _condition_chain(n: int = 500) -> bytes:
     """c0 is not c1, c1 not c2, ...: each condition names the next, so they nest `n` deep."""
     conditions: dict[str, object] = {f"c{i}": {"not": f"c{i + 1}"} for i in range(n)}
     conditions[f"c{n}"] = True
-    return _conditions(conditions, "c0")
+    return _conditions(conditions, "c0", "cchain")
 
 
 def _param_fanout(items: int = 20_000, uses: int = 200) -> bytes:
@@ -330,7 +330,8 @@ def _file_fanout(chars: int = 1_000_000, uses: int = 40) -> bytes:
 
 
 def _files(n: int) -> bytes:
-    return _stack("files", _hot({"web": SERVER}), files={f"f{i}.yaml": "" for i in range(n)})
+    files = {f"f{i}.yaml": "" for i in range(n)}
+    return _stack(f"files{n}", _hot({"web": SERVER}), files=files)
 
 
 def _str_split_million() -> bytes:
@@ -358,7 +359,9 @@ def _nested_output_fanout(levels: int = 6, width: int = 20) -> bytes:
         files[f"l{level}.yaml"] = json.dumps(
             _hot({"in": {"type": f"l{level - 1}.yaml"}}, outputs={"o": {"value": out}})
         )
-    top = _hot({"top": {"type": f"l{levels}.yaml"}}, outputs={"o": {"value": {"get_attr": ["top", "o"]}}})
+    top = _hot(
+        {"top": {"type": f"l{levels}.yaml"}}, outputs={"o": {"value": {"get_attr": ["top", "o"]}}}
+    )
     return _stack("nofan", top, files=files)
 
 
@@ -475,9 +478,9 @@ def cases() -> list[Case]:
         Case(
             "conditions_cycle_unused",
             "/v1/clusters",
-            _conditions({"a": {"and": ["b", True]}, "b": {"or": ["a", False]}}, None),
+            _conditions({"a": {"and": ["b", True]}, "b": {"or": ["a", False]}}, None, "cunused"),
         ),
-        Case("conditions_self", "/v1/clusters", _conditions({"a": {"not": "a"}}, "a")),
+        Case("conditions_self", "/v1/clusters", _conditions({"a": {"not": "a"}}, "a", "cself")),
         Case("conditions_chain_500", "/v1/clusters", _condition_chain()),
         Case("files_50000", "/v1/clusters", _files(50_000)),
         Case("files_2001", "/v1/clusters", _files(2_001)),

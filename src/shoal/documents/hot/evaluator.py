@@ -169,10 +169,15 @@ class Evaluator:
         handler = HANDLERS.get(name)
         if handler is None:
             if name == "yaql":
-                if not isinstance(args, dict) or "expression" not in args or not set(args) <= {
-                    "expression",
-                    "data",
-                }:
+                if (
+                    not isinstance(args, dict)
+                    or "expression" not in args
+                    or not set(args)
+                    <= {
+                        "expression",
+                        "data",
+                    }
+                ):
                     return self.fail(path, "'yaql' takes a mapping with 'expression' and 'data'")
                 self.report.cannot(
                     "function yaql",
@@ -220,8 +225,8 @@ class Evaluator:
         size = self.budget.sizes.of(value)
         if size.depth > MAX_VALUE_DEPTH:
             return self.fail(
-                path, f"'{fn}' gives a value nested {size.depth} levels deep; at most "
-                f"{MAX_VALUE_DEPTH}",
+                path,
+                f"'{fn}' gives a value nested {size.depth} levels deep; at most {MAX_VALUE_DEPTH}",
             )
         return value if self.will_make(size.chars, path, fn, size.items) else BROKEN
 

@@ -24,7 +24,7 @@ def _repeat(e: Evaluator, args: object, path: str) -> object:
     version = e.scope.version
     nested = True
     if version.at_least("2017-09-01"):  # before, Heat ignores `permutations` (and other keys)
-        nested = args.get("permutations", True)  # type: ignore[assignment]
+        nested = args.get("permutations", True)
         if not isinstance(nested, bool):
             return e.fail(
                 child(path, "permutations"), "'permutations' must be true or false, as written"
@@ -62,6 +62,9 @@ def _repeat(e: Evaluator, args: object, path: str) -> object:
             item = _replaced_in(template, keys, combo, max(e.budget.chars, 0))
         except _NotText as bad:
             return e.fail(child(path, "for_each"), f"'repeat': {bad}")
+        except _TooLong as long:
+            e.will_make(long.chars, path, "repeat")  # over what is left: the one problem
+            return BROKEN
         size = e.budget.sizes.of(item)
         if not e.will_make(size.chars, path, "repeat", size.items):
             return BROKEN
@@ -96,9 +99,15 @@ class _NotText(Exception):
     """A placeholder or its item that is not text, met in a text (Heat's str.replace)."""
 
 
-def _replaced_in(
-    value: object, keys: list[object], items: tuple[object, ...], room: int
-) -> object:
+class _TooLong(Exception):
+    """A text the replacement would make longer than the characters left to make."""
+
+    def __init__(self, chars: int) -> None:
+        super().__init__(chars)
+        self.chars = chars
+
+
+def _replaced_in(value: object, keys: list[object], items: tuple[object, ...], room: int) -> object:
     """`value` with each key replaced by its item in every text, keys in order (Heat's
     `_do_replacement`); a text that would pass `room` characters is refused."""
     if isinstance(value, str):
@@ -112,7 +121,7 @@ def _replaced_in(
             if key and key in value:
                 grown = len(value) + value.count(key) * (len(item) - len(key))
                 if grown > room:
-                    raise _NotText(f"the text would be longer than {room} characters")
+                    raise _TooLong(grown)
                 value = value.replace(key, item)
         return value
     if isinstance(value, list):
@@ -250,7 +259,9 @@ def _filter(e: Evaluator, args: object, path: str) -> object:
     if not isinstance(drop, list):
         return e.fail(child(path, 0), f"'filter' removes a list of values, found {describe(drop)}")
     if not e.budget.spend(len(value) * (1 + len(drop) // 64)):
-        return e.fail(path, f"'filter' of {len(drop)} values over {len(value)} takes too many steps")
+        return e.fail(
+            path, f"'filter' of {len(drop)} values over {len(value)} takes too many steps"
+        )
     return [v for v in value if v not in drop]
 
 

@@ -30,9 +30,9 @@ def resource_group(stack: StackView, res: Resource, props: dict[str, object]) ->
     count = props.get("count")
     if count is None:
         count = 1  # Heat's default, null included
-    elif isinstance(count, str) and count.strip().isdigit() and len(count) < 10:
-        count = int(count)
-    elif isinstance(count, float) and count.is_integer():
+    elif (isinstance(count, str) and count.strip().isdigit() and len(count) < 10) or (
+        isinstance(count, float) and count.is_integer()
+    ):
         count = int(count)
     if is_symbolic(count):
         if count != BROKEN:
