@@ -289,6 +289,6 @@ def test_outputs_followed_into_nested_templates_are_bounded() -> None:
     body = json.loads(hostile_cases._nested_output_fanout())
     said = [p.message for p in read_body(body, default_inventory()).problems]
     assert said == [
-        f"the outputs are made of more than {MAX_OUTPUT_PARTS} parts once the outputs of "
-        "nested templates are followed into them"
+        f"the outputs take more than {MAX_OUTPUT_PARTS} parts from the outputs of nested "
+        "templates, followed into them"
     ]

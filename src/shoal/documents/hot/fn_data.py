@@ -56,17 +56,19 @@ def _repeat(e: Evaluator, args: object, path: str) -> object:
         return BROKEN
     keys = list(for_each)
     combos = itertools.product(*values) if nested else zip(*values, strict=False)
+    size = e.budget.sizes.of(template)
     out: list[object] = []
     for combo in combos:
+        # charged before it is made: each item is the template written out again (what its
+        # texts grow by is charged as they grow, in _replaced_in)
+        if not e.will_make(size.chars, path, "repeat", size.items):
+            return BROKEN
         try:
-            item = _replaced_in(template, keys, combo, max(e.budget.chars, 0))
+            item = _replaced_in(template, keys, combo, _Room(max(e.budget.chars, 0)), {})
         except _NotText as bad:
             return e.fail(child(path, "for_each"), f"'repeat': {bad}")
         except _TooLong as long:
             e.will_make(long.chars, path, "repeat")  # over what is left: the one problem
-            return BROKEN
-        size = e.budget.sizes.of(item)
-        if not e.will_make(size.chars, path, "repeat", size.items):
             return BROKEN
         out.append(item)
     return out
@@ -107,31 +109,60 @@ class _TooLong(Exception):
         self.chars = chars
 
 
-def _replaced_in(value: object, keys: list[object], items: tuple[object, ...], room: int) -> object:
+class _Room:
+    """The characters a repeat's item may still grow by (what is left of the budget)."""
+
+    def __init__(self, left: int) -> None:
+        self.left = left
+
+
+def _replaced_in(
+    value: object,
+    keys: list[object],
+    items: tuple[object, ...],
+    room: _Room,
+    done: dict[int, object],
+) -> object:
     """`value` with each key replaced by its item in every text, keys in order (Heat's
-    `_do_replacement`); a text that would pass `room` characters is refused."""
+    `_do_replacement`). A part shared in `value` is replaced once (`done`, by identity) and a
+    part with nothing to replace is kept as it is, so the work is what `value` holds, not what
+    it expands to; growing past `room` is _TooLong."""
     if isinstance(value, str):
-        for key, item in zip(keys, items, strict=True):
-            if not isinstance(key, str) or not isinstance(item, str):
-                wrong = item if isinstance(key, str) else key
-                raise _NotText(
-                    f"'{key}' is replaced in text, so it and its items must be text; "
-                    f"found {describe(wrong)}"
-                )
-            if key and key in value:
-                grown = len(value) + value.count(key) * (len(item) - len(key))
-                if grown > room:
-                    raise _TooLong(grown)
-                value = value.replace(key, item)
+        return _replaced_text(value, keys, items, room)
+    if not isinstance(value, list | dict):
         return value
+    if id(value) in done:
+        return done[id(value)]
+    out: object
     if isinstance(value, list):
-        return [_replaced_in(v, keys, items, room) for v in value]
-    if isinstance(value, dict):
-        return {
-            _replaced_in(k, keys, items, room): _replaced_in(v, keys, items, room)
+        new = [_replaced_in(v, keys, items, room, done) for v in value]
+        out = value if all(a is b for a, b in zip(new, value, strict=True)) else new
+    else:
+        pairs = [
+            (_replaced_in(k, keys, items, room, done), _replaced_in(v, keys, items, room, done))
             for k, v in value.items()
-        }
-    return value
+        ]
+        same = all(a is k and b is v for (a, b), (k, v) in zip(pairs, value.items(), strict=True))
+        out = value if same else dict(pairs)
+    done[id(value)] = out
+    return out
+
+
+def _replaced_text(text: str, keys: list[object], items: tuple[object, ...], room: _Room) -> str:
+    for key, item in zip(keys, items, strict=True):
+        if not isinstance(key, str) or not isinstance(item, str):
+            wrong = item if isinstance(key, str) else key
+            raise _NotText(
+                f"'{key}' is replaced in text, so it and its items must be text; "
+                f"found {describe(wrong)}"
+            )
+        if key and key in text:
+            grows = text.count(key) * (len(item) - len(key))
+            room.left -= max(grows, 0)
+            if room.left < 0:
+                raise _TooLong(len(text) + grows)
+            text = text.replace(key, item)
+    return text
 
 
 def _sequence_args(e: Evaluator, name: str, args: object, path: str) -> list[object] | None:

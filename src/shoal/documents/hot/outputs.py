@@ -159,10 +159,11 @@ def hidden_in(value: object, hidden: set[str], depth: int = 0) -> str | None:
     return None
 
 
-MAX_OUTPUT_PARTS = 100_000
-"""Parts (texts, lists, entries, facts) of all of a template's outputs once the outputs of
-nested templates are followed into them: a chain of six nested templates each listing the
-inner one's output twenty times would be 20**6 parts."""
+MAX_OUTPUT_PARTS = 20_000
+"""Parts (texts, lists, entries, facts) a template's outputs take from nested templates'
+outputs, followed into them, in all: a chain of six nested templates each listing the inner
+one's output twenty times would be 20**6 parts. (The top template's own parts are bounded by
+its size and by MAX_OUTPUT_CHARS.)"""
 
 
 class _TooBig(Exception):
@@ -185,11 +186,14 @@ class _Mapper:
     networking: NetworkSpec | None = None
     parts: list[int] = field(default_factory=lambda: [MAX_OUTPUT_PARTS])
     """What is left of MAX_OUTPUT_PARTS (a list: shared with the mappers of nested shapes)."""
+    followed: bool = False
+    """Mapping a nested template's output (its parts count against MAX_OUTPUT_PARTS)."""
 
     def value(self, v: object) -> OutputValue:
-        self.parts[0] -= 1
-        if self.parts[0] < 0:
-            raise _TooBig
+        if self.followed:
+            self.parts[0] -= 1
+            if self.parts[0] < 0:
+                raise _TooBig
         if isinstance(v, HotTemplate):
             if not isinstance(v.template, str):
                 raise _Skip(
@@ -324,7 +328,9 @@ class _Mapper:
                 "hidden parameter in an output",
                 f"{v.name}'s output '{inside.output}' shows a hidden parameter of its template",
             )
-        inner = _Mapper(inside.shape, self.placed, self.cluster, None, parts=self.parts)
+        inner = _Mapper(
+            inside.shape, self.placed, self.cluster, None, parts=self.parts, followed=True
+        )
         return inner.value(inside.value)
 
     def _fanned(self, name: str) -> list[tuple[str, str]]:
@@ -381,8 +387,8 @@ def map_outputs(
         except _TooBig:
             report.problem(
                 o.path,
-                f"the outputs are made of more than {MAX_OUTPUT_PARTS} parts once the "
-                "outputs of nested templates are followed into them",
+                f"the outputs take more than {MAX_OUTPUT_PARTS} parts from the outputs of "
+                "nested templates, followed into them",
             )
             break
     return tuple(mapped)
