@@ -166,19 +166,21 @@ def _replaced_text(text: str, keys: list[object], items: tuple[object, ...], roo
 
 
 def _sequence_args(e: Evaluator, name: str, args: object, path: str) -> list[object] | None:
-    """A function's list of arguments, evaluated (Heat resolves them, then needs a sequence:
-    an empty text is an empty sequence, other text a sequence of characters)."""
-    value = e.ev(args, path)
-    if value == BROKEN:
-        return None
-    if value == "":
+    """A function's list of arguments, not yet evaluated (each is, in turn, by the function,
+    which stops at the first one known only at run time). Heat resolves them and needs a
+    sequence: an empty text is an empty sequence, other text a sequence of characters."""
+    if call_of(args) is not None:
+        args = e.ev(args, path)
+        if args == BROKEN:
+            return None
+    if args == "":
         return []
-    if isinstance(value, str):
-        return list(value)
-    if not isinstance(value, list):
-        e.fail(path, f"'{name}' takes a list, found {describe(value)}")
+    if isinstance(args, str):
+        return list(args)
+    if not isinstance(args, list):
+        e.fail(path, f"'{name}' takes a list, found {describe(args)}")
         return None
-    return [v for v in value if v is not OMIT]
+    return args
 
 
 def _map_merge(e: Evaluator, args: object, path: str) -> object:
@@ -186,10 +188,11 @@ def _map_merge(e: Evaluator, args: object, path: str) -> object:
     if items is None:
         return BROKEN
     out: dict[object, object] = {}
-    for i, value in enumerate(items):
+    for i, raw in enumerate(items):
+        value = e.ev(raw, child(path, i))
         if value == BROKEN or isinstance(value, Ref | Attr | Unknown):
             return value if value == BROKEN else unknown_from(value, "map_merge")
-        if value is None:
+        if value is None or value is OMIT:
             continue
         if not isinstance(value, dict):
             return e.fail(child(path, i), f"'map_merge' merges mappings, found {describe(value)}")
@@ -247,10 +250,11 @@ def _list_concat(unique: bool) -> Handler:
         if items is None:
             return BROKEN
         out: list[object] = []
-        for i, value in enumerate(items):
+        for i, raw in enumerate(items):
+            value = e.ev(raw, child(path, i))
             if value == BROKEN or isinstance(value, Ref | Attr | Unknown):
                 return value if value == BROKEN else unknown_from(value, name)
-            if value is None:
+            if value is None or value is OMIT:
                 continue
             if not isinstance(value, list):
                 return e.fail(child(path, i), f"'{name}' joins lists, found {describe(value)}")
