@@ -151,10 +151,15 @@ def _str_replace(chars: int, keys: int) -> bytes:
     return _stack(f"sr{keys}", _with_metadata({"m": value}))
 
 
+def _texts(n: int) -> list[str]:
+    """`repeat` replaces its placeholders in text, so its items are text (Heat's str.replace)."""
+    return [str(i) for i in range(n)]
+
+
 def _list_join_repeat() -> bytes:
     rep = {
         "repeat": {
-            "for_each": {"<%a%>": list(range(300)), "<%b%>": list(range(300))},
+            "for_each": {"<%a%>": _texts(300), "<%b%>": _texts(300)},
             "template": "<%a%>-<%b%>-" + "x" * 10_000,
         }
     }
@@ -164,7 +169,7 @@ def _list_join_repeat() -> bytes:
 def _big_repeat() -> bytes:
     rep = {
         "repeat": {
-            "for_each": {"<%a%>": list(range(46)), "<%b%>": list(range(46)), "<%c%>": [1, 2]},
+            "for_each": {"<%a%>": _texts(46), "<%b%>": _texts(46), "<%c%>": ["1", "2"]},
             "template": {"k<%a%>": "<%b%><%c%>" + "y" * 20_000},
         }
     }
@@ -174,7 +179,7 @@ def _big_repeat() -> bytes:
 def _map_merge() -> bytes:
     rep = {
         "repeat": {
-            "for_each": {"<%a%>": list(range(300)), "<%b%>": list(range(300))},
+            "for_each": {"<%a%>": _texts(300), "<%b%>": _texts(300)},
             "template": {"<%a%>-<%b%>": "z" * 5_000},
         }
     }
@@ -201,7 +206,7 @@ def _digest_shake() -> bytes:
 
 def _repeat_count() -> bytes:
     """Three lists of 1,000: a billion combinations from a small body."""
-    each = list(range(1000))
+    each = _texts(1000)
     rep = {"repeat": {"for_each": {"<%a%>": each, "<%b%>": each, "<%c%>": each}, "template": "x"}}
     return _stack("rc", _with_metadata({"m": {"list_join": [",", rep]}}))
 
@@ -237,6 +242,127 @@ def _hot_output() -> bytes:
     outer = {"str_replace": {"template": "A" * 60_000, "params": {"A": inner}}}
     template = _hot({"web": SERVER}, outputs={"boom": {"value": outer}})
     return _stack("hotout", template)
+
+
+def _value(value: object) -> dict[str, object]:
+    return {"type": "OS::Heat::Value", "properties": {"value": value}}
+
+
+def _attr(name: str) -> dict[str, object]:
+    return {"get_attr": [name, "value"]}
+
+
+def _doubling(how: str, n: int = 30) -> bytes:
+    """Issue 39's bomb: `n` chained OS::Heat::Values, each doubling the previous one (`how`),
+    then a `str_replace` of the last into a server's metadata: a few KB, 2**n once expanded."""
+    grow = {
+        "list": lambda p: [_attr(p), _attr(p)],
+        "text": lambda p: {"list_join": ["", [_attr(p), _attr(p)]]},
+        "map": lambda p: {"a": _attr(p), "b": _attr(p)},
+        "list_concat": lambda p: {"list_concat": [[_attr(p)], [_attr(p)]]},
+        "map_merge": lambda p: {"map_merge": [{"a": _attr(p)}, {"b": _attr(p)}]},
+        "map_replace": lambda p: {"map_replace": [{"a": _attr(p), "b": _attr(p)}, {}]},
+        "repeat": lambda p: {"repeat": {"for_each": {"%i%": ["1", "2"]}, "template": _attr(p)}},
+        "if": lambda p: [{"if": [True, _attr(p), None]}, {"if": [False, None, _attr(p)]}],
+        "yaql": lambda p: {"yaql": {"expression": "$.data.v + $.data.v", "data": {"v": _attr(p)}}},
+        "replace": lambda p: {"str_replace": {"template": "AA", "params": {"A": _attr(p)}}},
+    }[how]
+    resources: dict[str, object] = {"v0": _value("abcdefgh")}
+    for i in range(1, n + 1):
+        resources[f"v{i}"] = _value(grow(f"v{i - 1}"))
+    last = {"str_replace": {"template": "<%v%>", "params": {"<%v%>": _attr(f"v{n}")}}}
+    resources["web"] = _with_metadata({"m": last})["resources"]["web"]  # type: ignore[index]
+    return _stack(f"dbl-{how.replace('_', '-')}", _hot(resources))
+
+
+def _doubling_output(n: int = 30) -> bytes:
+    """The doubling chain read only by an output (no resource uses it)."""
+    resources: dict[str, object] = {"v0": _value("abcdefgh")}
+    for i in range(1, n + 1):
+        resources[f"v{i}"] = _value([_attr(f"v{i - 1}"), _attr(f"v{i - 1}")])
+    outputs = {"o": {"value": {"list_join": [",", [_attr(f"v{n}")]]}}}
+    return _stack("dbl-out", _hot(resources, outputs=outputs))
+
+
+def _value_deep(n: int = 1000) -> bytes:
+    """Each Value wraps the previous one in a list: a value 1,000 levels deep from a template
+    three levels deep (written last-first, so each get_attr finds the other not yet read)."""
+    resources: dict[str, object] = {"v0": _value("x")}
+    for i in range(1, n):
+        resources[f"v{i}"] = _value([_attr(f"v{i - 1}")])
+    return _stack("vdeep", _hot(dict(reversed(list(resources.items())))))
+
+
+def _value_chain(n: int = 999) -> bytes:
+    """A chain of `n` Values, each the previous one, written last-first: fine (bounded by the
+    thousand resources), and must not exhaust the stack."""
+    resources: dict[str, object] = {"v0": _value("x")}
+    for i in range(1, n):
+        resources[f"v{i}"] = _value(_attr(f"v{i - 1}"))
+    resources = dict(reversed(list(resources.items())))
+    return _stack("vchain", _hot(resources, outputs={"o": {"value": _attr(f"v{n - 1}")}}))
+
+
+def _conditions(conditions: dict[str, object], used: str | None, name: str = "conds") -> bytes:
+    web: dict[str, object] = {**SERVER, **({"condition": used} if used else {})}
+    return _stack(name, _hot({"web": web}, conditions=conditions))
+
+
+def _condition_chain(n: int = 500) -> bytes:
+    """c0 is not c1, c1 not c2, ...: each condition names the next, so they nest `n` deep."""
+    conditions: dict[str, object] = {f"c{i}": {"not": f"c{i + 1}"} for i in range(n)}
+    conditions[f"c{n}"] = True
+    return _conditions(conditions, "c0", "cchain")
+
+
+def _param_fanout(items: int = 20_000, uses: int = 200) -> bytes:
+    """A json parameter of 20,000 items, used 200 times: four million items handed out."""
+    params = {"big": {"type": "json", "default": list(range(items))}}
+    template = _with_metadata({"m": [{"get_param": "big"}] * uses})
+    template["parameters"] = params
+    return _stack("pfan", template)
+
+
+def _file_fanout(chars: int = 1_000_000, uses: int = 40) -> bytes:
+    """A 1 MB file given once and read 40 times by get_file (40 MB of text)."""
+    template = _with_metadata({"m": {"list_join": ["", [{"get_file": "big.txt"}] * uses]}})
+    return _stack("ffan", template, files={"big.txt": "x" * chars})
+
+
+def _files(n: int) -> bytes:
+    files = {f"f{i}.yaml": "" for i in range(n)}
+    return _stack(f"files{n}", _hot({"web": SERVER}), files=files)
+
+
+def _str_split_million() -> bytes:
+    """str_split of a 1 MB text of commas: a million items from one call."""
+    split = {"str_split": [",", {"get_file": "commas.txt"}]}
+    return _stack("split", _with_metadata({"m": split}), files={"commas.txt": "," * 1_000_000})
+
+
+def _unique_quadratic() -> bytes:
+    """list_concat_unique of 60,000 distinct items: 3.6e9 comparisons done naively."""
+    rep = {"repeat": {"for_each": {"%i%": [str(i) for i in range(60_000)]}, "template": "%i%"}}
+    return _stack("uniq", _with_metadata({"m": {"list_concat_unique": [rep]}}))
+
+
+def _nested_output_fanout(levels: int = 6, width: int = 20) -> bytes:
+    """Nested templates whose output names the inner one's output `width` times: `width **
+    levels` parts in the top output once followed (TripleO-style output following)."""
+    files: dict[str, str] = {}
+    inner_server = {"s": SERVER}
+    files["l0.yaml"] = json.dumps(
+        _hot(inner_server, outputs={"o": {"value": {"get_attr": ["s", "first_address"]}}})
+    )
+    for level in range(1, levels + 1):
+        out = [{"get_attr": ["in", "o"]}] * width
+        files[f"l{level}.yaml"] = json.dumps(
+            _hot({"in": {"type": f"l{level - 1}.yaml"}}, outputs={"o": {"value": out}})
+        )
+    top = _hot(
+        {"top": {"type": f"l{levels}.yaml"}}, outputs={"o": {"value": {"get_attr": ["top", "o"]}}}
+    )
+    return _stack("nofan", top, files=files)
 
 
 def cases() -> list[Case]:
@@ -325,6 +451,44 @@ def cases() -> list[Case]:
             follow="/v1/clusters/outn",
         ),
         Case("output_expands_hot", "/v1/clusters", _hot_output(), follow="/v1/clusters/hotout"),
+        # issue 39: budgets that follow values as they are passed on
+        Case("value_doubling_30_str_replace", "/v1/clusters", _doubling("list")),
+        *[
+            Case(f"value_doubling_30_{how}", "/v1/clusters", _doubling(how))
+            for how in (
+                "text",
+                "map",
+                "list_concat",
+                "map_merge",
+                "map_replace",
+                "repeat",
+                "if",
+                "yaql",
+                "replace",
+            )
+        ],
+        Case("value_doubling_30_output", "/v1/clusters", _doubling_output()),
+        Case("value_nested_1000_deep", "/v1/clusters", _value_deep()),
+        Case("value_chain_999_last_first", "/v1/clusters", _value_chain(), refused=False),
+        Case(
+            "conditions_cycle",
+            "/v1/clusters",
+            _conditions({"a": {"not": "b"}, "b": {"not": "a"}}, "a"),
+        ),
+        Case(
+            "conditions_cycle_unused",
+            "/v1/clusters",
+            _conditions({"a": {"and": ["b", True]}, "b": {"or": ["a", False]}}, None, "cunused"),
+        ),
+        Case("conditions_self", "/v1/clusters", _conditions({"a": {"not": "a"}}, "a", "cself")),
+        Case("conditions_chain_500", "/v1/clusters", _condition_chain()),
+        Case("files_50000", "/v1/clusters", _files(50_000)),
+        Case("files_2001", "/v1/clusters", _files(2_001)),
+        Case("get_param_fanout", "/v1/clusters", _param_fanout()),
+        Case("get_file_fanout", "/v1/clusters", _file_fanout()),
+        Case("str_split_million", "/v1/clusters", _str_split_million()),
+        Case("list_concat_unique_quadratic", "/v1/clusters", _unique_quadratic()),
+        Case("nested_output_fanout", "/v1/clusters", _nested_output_fanout()),
     ]
 
 

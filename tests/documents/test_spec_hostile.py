@@ -14,7 +14,11 @@ from pathlib import Path
 import pytest
 
 from shoal.documents.files import read_bytes
+from shoal.documents.hot.evaluator import MAX_VALUE_ITEMS
+from shoal.documents.hot.files import MAX_FILES, MAX_FILES_CHARS
 from shoal.documents.hot.load import read_body
+from shoal.documents.hot.outputs import MAX_OUTPUT_PARTS
+from shoal.documents.hot.sizes import MAX_VALUE_DEPTH, Sizes
 from shoal.documents.loader import cluster_from_tree
 from shoal.documents.syntax import MAX_DEPTH, parse
 from shoal.model import InvalidDocument, Problem
@@ -117,7 +121,7 @@ def test_functions_that_would_make_too_much_are_refused_at_their_pointer() -> No
     }
     said = hot_problems({"list_join": [",", rep]})
     assert "/template/resources/web/properties/metadata/m/list_join/1/repeat" in said
-    assert "characters (or items)" in said
+    assert "would make more than 8388608 characters" in said
 
 
 def test_digest_shake_and_huge_indexes_are_problems() -> None:
@@ -200,3 +204,91 @@ def test_files_from_disk_are_regular_and_bounded(tmp_path: Path) -> None:
             read_bytes(path, limit=100)
         assert why in caught.value.problems[0].message
     assert read_bytes(big, limit=101) == b"x" * 101
+
+
+# --- issue 39: budgets that follow values as they are passed on ---------------------------
+
+
+def _read(template: dict[str, object], **extra: object) -> list[str]:
+    body = {"stack_name": "s", "template": {"heat_template_version": "2018-08-31", **template}}
+    result = read_body({**body, **extra}, default_inventory())
+    return [f"{p.path} {p.message}" for p in result.problems]
+
+
+def _doubling(n: int) -> dict[str, object]:
+    resources: dict[str, object] = {"v0": {"type": "OS::Heat::Value", "properties": {"value": "x"}}}
+    for i in range(1, n + 1):
+        prev = {"get_attr": [f"v{i - 1}", "value"]}
+        resources[f"v{i}"] = {"type": "OS::Heat::Value", "properties": {"value": [prev, prev]}}
+    return {"resources": resources, "outputs": {"o": {"value": {"get_attr": [f"v{n}", "value"]}}}}
+
+
+def test_a_shared_part_is_measured_once() -> None:
+    value: object = "abc"
+    for _ in range(200):  # 2**200 leaves once written out
+        value = [value, value]
+    size = Sizes().of(value)
+    assert size.items == 2**201 - 1 and size.chars == 3 * 2**200 and size.depth == 200
+
+
+def test_values_that_double_are_served_small_and_refused_at_the_budget() -> None:
+    template = {"heat_template_version": "2018-08-31", **_doubling(10)}
+    result = read_body({"stack_name": "s", "template": template}, default_inventory())
+    assert not result.problems
+    assert result.shape is not None
+    assert json.dumps(result.shape.evaluated["o"]).count('"x"') == 1024
+    said = "\n".join(_read(_doubling(30)))
+    assert f"would make more than {MAX_VALUE_ITEMS} items" in said
+    assert "/template/resources/v16/properties/value/1/get_attr" in said
+
+
+def test_a_value_nests_at_most_a_hundred_levels() -> None:
+    def wrapped(n: int) -> dict[str, object]:
+        resources: dict[str, object] = {
+            "v0": {"type": "OS::Heat::Value", "properties": {"value": "x"}}
+        }
+        for i in range(1, n):
+            prev = {"get_attr": [f"v{i - 1}", "value"]}
+            resources[f"v{i}"] = {"type": "OS::Heat::Value", "properties": {"value": [prev]}}
+        return {"resources": dict(reversed(list(resources.items())))}
+
+    assert not _read(wrapped(100))
+    said = "\n".join(_read(wrapped(150)))
+    assert f"nested {MAX_VALUE_DEPTH + 1} levels deep" in said
+
+
+def test_a_chain_of_values_written_last_first_is_read_without_recursion() -> None:
+    body = json.loads(hostile_cases._value_chain(999))
+    result = read_body(body, default_inventory())
+    assert not result.problems
+    assert result.shape is not None and result.shape.evaluated["o"] == "x"
+
+
+def test_circular_conditions_are_refused_as_heat_words_it() -> None:
+    for conditions, used in [
+        ({"a": {"not": "b"}, "b": {"not": "a"}}, "a"),
+        ({"a": {"and": ["b", True]}, "b": {"or": ["a", False]}}, None),
+    ]:
+        body = json.loads(hostile_cases._conditions(conditions, used))
+        said = [f"{p.path} {p.message}" for p in read_body(body, default_inventory()).problems]
+        assert said == ['/template/conditions/a circular definition for condition "a"']
+
+
+def test_files_are_bounded_in_count_and_size() -> None:
+    def files(n: int, chars: int = 0) -> list[str]:
+        given = {f"f{i}.yaml": "x" * chars for i in range(n)}
+        return _read({"resources": {"web": hostile_cases.SERVER}}, files=given)
+
+    assert not files(MAX_FILES)
+    assert files(MAX_FILES + 1) == [f"/files {MAX_FILES + 1} files; a template brings at most 2000"]
+    said = "\n".join(files(2, MAX_FILES_CHARS // 2))
+    assert said.startswith("/files the files hold") and str(MAX_FILES_CHARS) in said
+
+
+def test_outputs_followed_into_nested_templates_are_bounded() -> None:
+    body = json.loads(hostile_cases._nested_output_fanout())
+    said = [p.message for p in read_body(body, default_inventory()).problems]
+    assert said == [
+        f"the outputs take more than {MAX_OUTPUT_PARTS} parts from the outputs of nested "
+        "templates, followed into them"
+    ]

@@ -99,8 +99,12 @@ def _run_time(value) -> bool:  # type: ignore[no-untyped-def]
     return value in ("OS::stack_id",)
 
 
-def _resources(stk, prefix: str, out: dict[str, object]) -> None:  # type: ignore[no-untyped-def]
+def _resources(stk, prefix: str, out: dict[str, object], raw=None) -> None:  # type: ignore[no-untyped-def]
+    """`raw`: the template's resources as written (a property that calls a run-time function
+    is `<run time>`: before a create Heat resolves its `get_attr` to null)."""
     for name, res in stk.resources.items():
+        written = (raw or {}).get(name)
+        written = written.get("properties") if isinstance(written, dict) else None
         kind = res.type()
         if isinstance(res, template_resource.TemplateResource):
             kind = "nested"
@@ -116,6 +120,8 @@ def _resources(stk, prefix: str, out: dict[str, object]) -> None:  # type: ignor
                 props[key] = _plain(res.properties[key])
             except Exception as ex:
                 props[key] = f"<error {type(ex).__name__}>"
+            if isinstance(written, dict) and _run_time(written.get(key)):
+                props[key] = "<run time>"
         if kind == "OS::Nova::Server" and isinstance(props.get("metadata"), dict):
             # As Heat sends it to Nova (meta_serialize): text as it is, the rest as JSON.
             props["metadata"] = {
@@ -170,7 +176,8 @@ def one(case: dict[str, object]) -> dict[str, object]:
     except Exception as ex:
         return {"accepted": False, "error": f"output: {type(ex).__name__}: {ex}"[:500]}
     try:
-        _resources(stk, "", found)
+        raw_resources = tmpl.get("resources")
+        _resources(stk, "", found, raw_resources if isinstance(raw_resources, dict) else None)
         out["resources"] = found
     except Exception as ex:
         out["read_error"] = f"{type(ex).__name__}: {ex}"[:500]

@@ -31,8 +31,10 @@ def replaced(
     *,
     max_chars: int = MAX_TEXT_CHARS,
     max_work: int = MAX_REPLACE_WORK,
+    found: set[str] | None = None,
 ) -> tuple[str, int]:
-    """(the text with every key replaced, the work it took), or OverBudget."""
+    """(the text with every key replaced, the work it took), or OverBudget. `found` collects
+    the keys that were found (and replaced): a key inside a longer key's match is not."""
     pieces: list[tuple[str, bool]] = [(template, False)]  # (text, already a replacement)
     work = 0
     length = len(template)
@@ -46,6 +48,8 @@ def replaced(
                 scanned += 0 if done else len(text)
                 continue
             scanned += len(text)
+            if found is not None:
+                found.add(key)
             parts = text.split(key)
             length += (len(parts) - 1) * (len(value) - len(key))
             if length > max_chars:

@@ -46,9 +46,13 @@ def test_str_replace_longest_key_first_and_no_rescan() -> None:
 
 def test_str_replace_strict_and_vstrict() -> None:
     strict = {"str_replace_strict": {"template": "x", "params": {"y": "1"}}}
-    assert any("not in the template" in p for p in problems("2017-02-24", strict))
-    vstrict = {"str_replace_vstrict": {"template": "y", "params": {"y": ""}}}
-    assert any("is empty" in p for p in problems("2017-09-01", vstrict))
+    assert any("not found in the template: y" in p for p in problems("2017-02-24", strict))
+    # a key inside a longer key's match is not found either (Heat replaces the longer first)
+    hidden = {"str_replace_strict": {"template": "abc", "params": {"abc": "X", "b": "Y"}}}
+    assert any("not found in the template: b" in p for p in problems("2017-02-24", hidden))
+    for empty in ("", None, [], {}):
+        vstrict = {"str_replace_vstrict": {"template": "y", "params": {"y": empty}}}
+        assert any("undefined or empty value" in p for p in problems("2017-09-01", vstrict))
 
 
 def test_list_join_and_multiple_lists() -> None:

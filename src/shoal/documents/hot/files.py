@@ -13,8 +13,34 @@ from pathlib import Path
 
 from shoal.documents.files import bounded_read
 from shoal.documents.syntax import parse
+from shoal.model.problems import InvalidDocument, Problem
 
 MAX_FILE_BYTES = 4 * 1024 * 1024
+MAX_FILES = 2_000
+"""Files one template may bring or read (TripleO's overcloud, the largest user, sends a few
+hundred): a `files` map of 50,000 names is refused before one is looked at."""
+MAX_FILES_CHARS = 8 << 20
+"""Characters of all those files together (Heat's API takes at most 1 MiB of body by default;
+TripleO raises it to 4 MiB)."""
+
+
+def files_problems(files: dict[str, str], where: str = "/files") -> list[Problem]:
+    """The `files` map's count and total size against MAX_FILES and MAX_FILES_CHARS."""
+    problems = []
+    if len(files) > MAX_FILES:
+        problems.append(
+            Problem(where, f"{len(files)} files; a template brings at most {MAX_FILES}")
+        )
+    total = sum(len(k) + len(v) for k, v in files.items())
+    if total > MAX_FILES_CHARS:
+        problems.append(
+            Problem(
+                where,
+                f"the files hold {total} characters in all (names included); "
+                f"at most {MAX_FILES_CHARS}",
+            )
+        )
+    return problems
 
 
 class Files:
@@ -63,5 +89,8 @@ class Files:
             return None
         key = str(path)
         self.given[key] = text
+        too_many = files_problems(self.given, "")
+        if too_many:  # read from disk, one by one: refused once past the bounds
+            raise InvalidDocument(too_many)
         self.read_names.append(key)
         return key, text

@@ -18,7 +18,7 @@ def _if(e: Evaluator, args: object, path: str) -> object:
     items = e.args_list("if", args, path, lo, hi)
     if items is None:
         return BROKEN
-    chosen = e.truth(items[0], child(path, 0))
+    chosen = e.decide(items[0], child(path, 0))
     if chosen is None:
         return BROKEN
     if chosen:

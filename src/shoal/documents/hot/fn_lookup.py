@@ -6,6 +6,8 @@ nowhere; `get_resource` and `get_attr` stay symbolic except `OS::Heat::Value`'s 
 
 from __future__ import annotations
 
+import json
+
 from shoal.documents.collect import child
 from shoal.documents.hot.evaluator import BROKEN, Evaluator, Handler
 from shoal.documents.hot.values import Attr, Ref, Unknown
@@ -24,15 +26,33 @@ def _get_param(e: Evaluator, args: object, path: str) -> object:
         key = e.ev(raw, child(path, i))
         if value == BROKEN or isinstance(value, Ref | Attr | Unknown):
             return value
-        if isinstance(value, list) and isinstance(key, str) and key.isdigit():
-            if not is_index_text(key):
-                return e.fail(child(path, i), f"an index has at most {MAX_INDEX_DIGITS} digits")
-            key = int(key)
-        found = step_into(value, key)
+        digits = key.removeprefix("-") if isinstance(key, str) else ""
+        if digits.isdigit() and not is_index_text(digits):
+            # Heat would give "" (int() of it fails or leads nowhere); such an index is
+            # refused instead (docs/hot.md, deliberate differences)
+            return e.fail(child(path, i), f"an index has at most {MAX_INDEX_DIGITS} digits")
+        found = path_step(value, key)
         if found is NOWHERE:
             return ""  # Heat: a path that leads nowhere gives empty text
         value = found
-    return value
+    return e.hand_out(value, path, "get_param")
+
+
+def path_step(value: object, key: object) -> object:
+    """One step of a `get_param` path as Heat's GetParam takes it: into a mapping, a list or
+    a text (a text is a sequence of characters), by a key or an index that may be written
+    as text (`"-1"` too); NOWHERE where Heat's step raises (and gives "")."""
+    if not isinstance(value, dict | list | str) or not isinstance(key, str | int):
+        return NOWHERE
+    if isinstance(value, list | str) and isinstance(key, str):
+        try:
+            key = int(key)
+        except ValueError:
+            return NOWHERE
+    try:
+        return value[key]  # type: ignore[index]
+    except (KeyError, IndexError, TypeError):
+        return NOWHERE
 
 
 NOWHERE = object()
@@ -55,20 +75,29 @@ def step_into(value: object, key: object) -> object:
 
 
 def select(e: Evaluator, value: object, key: object, path: str) -> object:
+    """CloudFormation's Fn::Select as Heat runs it: text is read as JSON; a key missing from
+    a mapping, an index past a list's end and a null give empty text."""
     if value == BROKEN or isinstance(value, Ref | Attr | Unknown):
         return value
+    if value == "" or value is None:
+        return ""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError as bad:
+            return e.fail(path, f"'Fn::Select': the text is not JSON: {bad}")
     if isinstance(value, dict):
-        if key not in value:
-            return e.fail(path, f"no key {describe(key)} in the value")
-        return value[key]
+        if not isinstance(key, str):
+            return e.fail(path, f"the key of a mapping is text, found {describe(key)}")
+        return value.get(key, "")
+    if isinstance(key, str) and is_index_text(key.strip().removeprefix("-")):
+        key = int(key)
     if isinstance(value, list):
-        if isinstance(key, str) and is_index_text(key.removeprefix("-")):
-            key = int(key)
-        if not isinstance(key, int) or not -len(value) <= key < len(value):
+        if not isinstance(key, int):
             long = isinstance(key, str) and len(key) > 20
-            shown = f"a text of {len(str(key))} characters" if long else describe(key)
+            shown = f"a text of {len(key)} characters" if long else describe(key)  # type: ignore[arg-type]
             return e.fail(path, f"{shown} is not an index of a list of {len(value)}")
-        return value[key]
+        return value[key] if -len(value) <= key < len(value) else ""
     return e.fail(path, f"cannot select {describe(key)} from {describe(value)}")
 
 
@@ -91,7 +120,24 @@ def _get_attr(e: Evaluator, args: object, path: str) -> object:
     if not e.scope.has_resource(name):
         return e.fail(child(path, 0), f"unknown resource '{name}'")
     rest = tuple(e.ev(v, child(path, i + 1)) for i, v in enumerate(items[1:]))
-    return e.scope.attribute(name, rest)
+    known = ATTRIBUTES.get(e.scope.type_of(name) or "")
+    if known is not None and rest and isinstance(rest[0], str) and rest[0] not in known:
+        # Heat checks the attribute against the type's schema
+        return e.fail(
+            child(path, 1),
+            f"the referenced attribute ({name} {rest[0]}) is incorrect; "
+            f"{e.scope.type_of(name)} has {', '.join(sorted(known))}",
+        )
+    value = e.scope.attribute(name, rest)
+    return value if isinstance(value, Attr) else e.hand_out(value, path, "get_attr")
+
+
+ATTRIBUTES: dict[str, frozenset[str]] = {
+    "OS::Heat::Value": frozenset({"value", "show"}),
+    "OS::Heat::RandomString": frozenset({"value", "show"}),
+}
+"""The attributes of the types whose attributes are fixed (Heat 27's schemas); `get_attr` of
+another is refused, as Heat refuses it. Other types' attributes are not checked yet."""
 
 
 def _fn_select(e: Evaluator, args: object, path: str) -> object:
@@ -108,7 +154,7 @@ def _get_file(e: Evaluator, args: object, path: str) -> object:
     text = e.scope.file(args)
     if text is None:
         return e.fail(path, f"the file '{args}' was not given (add it to 'files')")
-    return text
+    return e.hand_out(text, path, "get_file")
 
 
 def _fn_unsupported(e: Evaluator, args: object, path: str) -> object:

@@ -27,8 +27,12 @@ def resource_group(stack: StackView, res: Resource, props: dict[str, object]) ->
     report = stack.ctx.report
     check_props(res, props, report, PROPS, ("resource_def",))
     where = child(res.path, "properties")
-    count = props.get("count", 1)
-    if isinstance(count, str) and count.isdigit():
+    count = props.get("count")
+    if count is None:
+        count = 1  # Heat's default, null included
+    elif (isinstance(count, str) and count.strip().isdigit() and len(count) < 10) or (
+        isinstance(count, float) and count.is_integer()
+    ):
         count = int(count)
     if is_symbolic(count):
         if count != BROKEN:
@@ -44,9 +48,14 @@ def resource_group(stack: StackView, res: Resource, props: dict[str, object]) ->
             f"count is a whole number from 0 to {MAX_COUNT}, found {describe(count)}",
         )
         count = None
-    index_var = props.get("index_var", "%index%")
-    if not isinstance(index_var, str) or not index_var:
-        report.problem(child(where, "index_var"), "index_var must be non-empty text")
+    else:
+        props["count"] = count  # as Heat's property gives it (an integer; null is 1)
+    index_var = props.get("index_var")
+    if index_var is None:
+        index_var = "%index%"
+    elif not isinstance(index_var, str) or len(index_var) < 3:
+        # Heat's schema: text of at least 3 characters
+        report.problem(child(where, "index_var"), "index_var is text of 3 characters or more")
         index_var = "%index%"
     _removal(stack, props.get("removal_policies"), child(where, "removal_policies"))
     mode = props.get("removal_policies_mode", "append")

@@ -34,20 +34,63 @@ def none(stack: StackView, res: Resource, props: dict[str, object]) -> None:
 
 def value(stack: StackView, res: Resource, props: dict[str, object]) -> None:
     report = stack.ctx.report
-    check_props(res, props, report, VALUE_PROPS, ("value",))
+    check_props(res, props, report, VALUE_PROPS)
+    if "value" not in props:  # Heat: required, but null is a value
+        report.problem(child(res.path, "properties"), f"{res.written} needs the property 'value'")
     kind = props.get("type")
     if kind is not None and kind not in _VALUE_TYPES:
         report.problem(
             child(res.path, "properties", "type"), f"type is one of {', '.join(_VALUE_TYPES)}"
         )
-    given = props.get("value")
-    if kind == "number" and isinstance(given, str):
-        try:
-            float(given)  # Heat converts the value to its type
-        except ValueError:
-            report.problem(
-                child(res.path, "properties", "value"), f"{describe(given)} is not a number"
-            )
+        return
+    converted, why = typed(props)
+    if why is not None:
+        report.problem(child(res.path, "properties", "value"), why)
+    elif "value" in props:
+        props["value"] = converted  # what `get_attr: [R, value]` gives, as in Heat
+
+
+def typed(props: dict[str, object]) -> tuple[object, str | None]:
+    """A Value's `value` converted to its `type` as Heat's property schema converts it (a
+    number from text, text from a number or boolean; null is the type's empty value), or why
+    it cannot be. Values known only at run time are left as they are."""
+    given, kind = props.get("value"), props.get("type")
+    if kind is None or first_symbolic(given) is not None:
+        return given, None
+    if kind == "string":
+        if given is None:
+            return "", None
+        if isinstance(given, str):
+            return given, None
+        if isinstance(given, bool | int):
+            return str(given), None
+        return given, f"Value must be a string; got {describe(given)}"
+    if kind == "number":
+        if given is None:
+            return 0, None
+        if isinstance(given, int | float):
+            return given, None
+        if isinstance(given, str):
+            for convert in (int, float):
+                try:
+                    return convert(given), None
+                except ValueError:
+                    pass
+        return given, f"{describe(given)} is not a number"
+    if kind == "boolean":
+        if given is None:
+            return False, None
+        if isinstance(given, bool):
+            return given, None
+        if isinstance(given, str) and given.lower() in ("true", "false"):
+            return given.lower() == "true", None
+        return given, f"{describe(given)} is not a valid boolean"
+    empty: dict[object, object] | list[object] = {} if kind == "json" else []
+    if given is None:
+        return empty, None
+    if isinstance(given, type(empty)):
+        return given, None
+    return given, f"{describe(given)} is not a {'map' if kind == 'json' else 'list'}"
 
 
 def random_string(stack: StackView, res: Resource, props: dict[str, object]) -> None:

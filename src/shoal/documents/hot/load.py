@@ -23,7 +23,7 @@ from shoal.documents.hot.assemble import assemble
 from shoal.documents.hot.context import Context, Wants
 from shoal.documents.hot.deployments import is_deployment, map_software
 from shoal.documents.hot.environment import Environment, is_file_ref, read_environment
-from shoal.documents.hot.files import Files
+from shoal.documents.hot.files import Files, files_problems
 from shoal.documents.hot.functions import MAX_TOTAL_RESOURCES, plain
 from shoal.documents.hot.netmap import map_networking
 from shoal.documents.hot.outputs import map_outputs
@@ -140,7 +140,12 @@ def read_body(data: object, inventory: Inventory) -> HotResult:
         envs.append((body["environment"], "/environment"))
     envs += [(e, child("/environments", i)) for i, e in enumerate(raw_envs or [])]
     files = body.get("files") or {}
-    if not isinstance(files, dict) or not all(isinstance(v, str) for v in files.values()):
+    if not isinstance(files, dict):
+        return _failed([Problem("/files", "'files' maps file names to their text")])
+    too_many = files_problems({str(k): v if isinstance(v, str) else "" for k, v in files.items()})
+    if too_many:
+        return _failed(too_many)
+    if not all(isinstance(v, str) for v in files.values()):
         return _failed([Problem("/files", "'files' maps file names to their text")])
     params = body.get("parameters")
     if params is not None:

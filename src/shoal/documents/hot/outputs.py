@@ -26,7 +26,7 @@ and the template still makes its cluster.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from shoal.documents.collect import child
 from shoal.documents.drafts import ClusterDraft
@@ -159,6 +159,17 @@ def hidden_in(value: object, hidden: set[str], depth: int = 0) -> str | None:
     return None
 
 
+MAX_OUTPUT_PARTS = 20_000
+"""Parts (texts, lists, entries, facts) a template's outputs take from nested templates'
+outputs, followed into them, in all: a chain of six nested templates each listing the inner
+one's output twenty times would be 20**6 parts. (The top template's own parts are bounded by
+its size and by MAX_OUTPUT_CHARS.)"""
+
+
+class _TooBig(Exception):
+    """The outputs, followed into nested templates, have more than MAX_OUTPUT_PARTS parts."""
+
+
 class _Skip(Exception):
     def __init__(self, reason: str, message: str) -> None:
         super().__init__(message)
@@ -173,8 +184,16 @@ class _Mapper:
     cluster: ClusterDraft
     software: SoftwareSpec | None
     networking: NetworkSpec | None = None
+    parts: list[int] = field(default_factory=lambda: [MAX_OUTPUT_PARTS])
+    """What is left of MAX_OUTPUT_PARTS (a list: shared with the mappers of nested shapes)."""
+    followed: bool = False
+    """Mapping a nested template's output (its parts count against MAX_OUTPUT_PARTS)."""
 
     def value(self, v: object) -> OutputValue:
+        if self.followed:
+            self.parts[0] -= 1
+            if self.parts[0] < 0:
+                raise _TooBig
         if isinstance(v, HotTemplate):
             if not isinstance(v.template, str):
                 raise _Skip(
@@ -309,7 +328,10 @@ class _Mapper:
                 "hidden parameter in an output",
                 f"{v.name}'s output '{inside.output}' shows a hidden parameter of its template",
             )
-        return _Mapper(inside.shape, self.placed, self.cluster, None).value(inside.value)
+        inner = _Mapper(
+            inside.shape, self.placed, self.cluster, None, parts=self.parts, followed=True
+        )
+        return inner.value(inside.value)
 
     def _fanned(self, name: str) -> list[tuple[str, str]]:
         """(server key, deployment) of a deployment group the software mapping split into one
@@ -362,4 +384,11 @@ def map_outputs(
                 o.path,
                 f"output '{o.name}' is not served from the cluster: {s.message}",
             )
+        except _TooBig:
+            report.problem(
+                o.path,
+                f"the outputs take more than {MAX_OUTPUT_PARTS} parts from the outputs of "
+                "nested templates, followed into them",
+            )
+            break
     return tuple(mapped)

@@ -91,8 +91,7 @@ def read_parameters(
             default = convert(param, body["default"], child(where, "default"), report)
             if default is not MISSING and check(param, default, child(where, "default"), report):
                 param.default = default
-        elif "default" in body and param.type in ("string", "json", "comma_delimited_list"):
-            param.default = {"string": "", "json": {}, "comma_delimited_list": []}[param.type]
+        # a null default is no default, as in Heat (has_default: `default is not None`)
         out[str(name)] = param
     return out
 
@@ -204,15 +203,17 @@ def convert(param: Parameter, value: object, path: str, report: Report) -> objec
         if isinstance(value, str):
             return value.split(",") if value else []  # spaces kept, as Heat's split(',')
     elif kind == "json":
-        if isinstance(value, dict | list):
+        # Heat's JsonParam: text is parsed (empty text stays empty text), any other JSON
+        # value is taken as it is
+        if not isinstance(value, str):
             return value
-        if isinstance(value, str):
-            try:
-                parsed = json.loads(value) if value.strip() else {}
-            except ValueError:
-                parsed = None
-            if isinstance(parsed, dict | list):
-                return parsed
+        if not value:
+            return value
+        try:
+            return json.loads(value)
+        except ValueError as bad:
+            report.problem(path, f"parameter '{param.name}' must be valid JSON: {bad}")
+            return MISSING
     elif kind == "boolean":
         if isinstance(value, bool):
             return value

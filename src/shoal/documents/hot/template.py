@@ -123,6 +123,9 @@ class Stack:
         self._values: dict[str, object] = {}
         self._conditions: dict[str, object] = {}
         self._condition_values: dict[str, bool | None] = {}
+        self._resolving: set[str] = set()
+        self._cycles: list[str] = []
+        """Conditions found in a circular definition, in the order found."""
         self._resources: dict[str, Resource] = {}
         self._props: dict[str, dict[str, object] | None] = {}
         self._active: dict[str, bool] = {}
@@ -164,15 +167,61 @@ class Stack:
         if conditions is not None and not isinstance(conditions, dict):
             self.report.problem(child(self.path, "conditions"), "'conditions' must be a mapping")
         elif conditions:
-            self._conditions = conditions
-            for name in conditions:
-                self.condition(str(name), child(self.path, "conditions"))
+            for key in conditions:
+                if not isinstance(key, str):  # Heat fails on it (a TypeError joining its path)
+                    self.report.problem(
+                        child(self.path, "conditions", str(key)),
+                        f"a condition's name must be text, found {describe(key)} (YAML reads "
+                        "on, off, yes, no, true and false unquoted as booleans)",
+                    )
+            self._conditions = {k: v for k, v in conditions.items() if isinstance(k, str)}
         self._read_resources(t.get("resources"))
+        for name in self._values_in_order():
+            if self.active(name):
+                self.properties_of(name)
         for name in self._resources:
             self._build(name)
         self._dependencies()
         self._outputs(t.get("outputs"))
+        for name, p in self.params.items():  # Heat checks every parameter, used or not
+            self.param(name, p.path)
+        self._unused_conditions()
         return self.shape
+
+    def _unused_conditions(self) -> None:
+        """Conditions nothing asked for. Heat resolves a condition only when something uses
+        it, but checks every definition's form and functions; Shoal checks those too, and
+        also refuses a circular definition nothing uses (docs/hot.md, deliberate
+        differences); any other problem of an unused condition is Heat's to ignore."""
+        for name in self._conditions:
+            if name in self._condition_values:
+                continue
+            where = child(self.path, "conditions", name)
+            if not self._definition_ok(name, where):
+                self._condition_values[name] = None
+                continue
+            cycles = len(self._cycles)
+            real, self.report = self.report, Report()
+            try:
+                self.condition(name, where)
+            finally:
+                self.report = real
+            for cycle in self._cycles[cycles:]:
+                self.report.problem(
+                    child(self.path, "conditions", cycle),
+                    f'circular definition for condition "{cycle}"',
+                )
+
+    def _definition_ok(self, name: str, where: str) -> bool:
+        """A definition is a boolean or a condition function (Heat: "The definition of
+        condition ... is invalid"), using only condition functions."""
+        raw = plain(self._conditions[name])
+        if not isinstance(raw, bool) and call_of(raw) is None:
+            self.report.problem(
+                where, f'the definition of condition "{name}" is invalid: {describe(raw)}'
+            )
+            return False
+        return Evaluator(self, self.report, self.ctx.budget).only_condition_functions(raw, where)
 
     def _check_given(self) -> None:
         if self._top:
@@ -290,6 +339,29 @@ class Stack:
                 child(res.path, "deletion_policy"), "deletion_policy is Delete, Retain or Snapshot"
             )
 
+    def _values_in_order(self) -> list[str]:
+        """The template's `OS::Heat::Value`s, each after the Values it refers to: evaluated in
+        this order, a `get_attr` of one finds the other done, so a chain of a thousand of
+        them written last-first is read without nesting a thousand evaluations."""
+        values = {n for n, r in self._resources.items() if r.type == "OS::Heat::Value"}
+        order: list[str] = []
+        seen: set[str] = set()
+        for start in sorted(values):
+            if start in seen:
+                continue
+            seen.add(start)
+            stack = [(start, iter(sorted(self.shape.depends.get(start, ()))))]
+            while stack:
+                name, deps = stack[-1]
+                nxt = next((d for d in deps if d in values and d not in seen), None)
+                if nxt is None:
+                    stack.pop()
+                    order.append(name)
+                else:
+                    seen.add(nxt)
+                    stack.append((nxt, iter(sorted(self.shape.depends.get(nxt, ())))))
+        return order
+
     def active(self, name: str) -> bool:
         """False for a resource switched off by its `condition`."""
         if name not in self._active:
@@ -297,7 +369,7 @@ class Stack:
             cond = res.raw.get("condition")
             ok: bool | None = True
             if cond is not None:
-                ok = Evaluator(self, self.report, self.ctx.budget).truth(
+                ok = Evaluator(self, self.report, self.ctx.budget).decide(
                     plain(cond), child(res.path, "condition")
                 )
             self._active[name] = ok is not False
@@ -529,6 +601,10 @@ class Stack:
         self._values[name] = value
         return value
 
+    @property
+    def is_top(self) -> bool:
+        return self._top
+
     def has_resource(self, name: str) -> bool:
         return name in self._resources
 
@@ -539,7 +615,10 @@ class Stack:
     def attribute(self, resource: str, path: tuple[object, ...]) -> object:
         res = self._resources[resource]
         if res.type == "OS::Heat::Value" and path and path[0] == "value" and self.active(resource):
-            value = (self.properties_of(resource) or {}).get("value", BROKEN)
+            props = self.properties_of(resource) or {}
+            value, why = heat.typed(props) if "value" in props else (BROKEN, None)
+            if why is not None:
+                return BROKEN  # the Value's own problem, reported where it is
             for key in path[1:]:
                 value = step_into(value, key)
                 if value is NOWHERE:
@@ -553,25 +632,25 @@ class Stack:
         if name not in self._conditions:
             self.report.problem(path, f"unknown condition '{name}'")
             return None
-        self._condition_values[name] = None  # a cycle reads as "broken", reported below
         where = child(self.path, "conditions", name)
-        raw = plain(self._conditions[name])
-        call = call_of(raw)
-        if call is not None and call[0] not in (
-            "equals",
-            "not",
-            "and",
-            "or",
-            "contains",
-            "get_param",
-            "yaql",
-        ):
-            # `if` too: Heat's conditions section does not have it.
-            self.report.problem(where, f"'{call[0]}' is not a condition function")
+        if name in self._resolving:
+            # Heat: Condition validation error: Circular definition for condition "a"
+            self._cycles.append(name)
+            self.report.problem(where, f'circular definition for condition "{name}"')
             return None
-        value = Evaluator(self, self.report, self.ctx.budget).truth(raw, where)
+        self._resolving.add(name)
+        try:
+            value = self._resolve_condition(name, where)
+        finally:
+            self._resolving.discard(name)
         self._condition_values[name] = value
         return value
+
+    def _resolve_condition(self, name: str, where: str) -> bool | None:
+        if not self._definition_ok(name, where):
+            return None
+        raw = plain(self._conditions[name])
+        return Evaluator(self, self.report, self.ctx.budget).truth(raw, where, named=False)
 
     def file(self, name: str) -> str | None:
         found = self.ctx.files.read(name, self.scope)
@@ -628,7 +707,7 @@ class Stack:
             cond = body.get("condition")
             if (
                 cond is not None
-                and Evaluator(self, self.report, self.ctx.budget).truth(
+                and Evaluator(self, self.report, self.ctx.budget).decide(
                     cond, child(path, "condition")
                 )
                 is False

@@ -52,7 +52,6 @@ _REMOVED: dict[str, frozenset[str]] = {
 }
 
 ALL_FUNCTIONS: frozenset[str] = frozenset().union(*_ADDED.values())
-CONDITION_FUNCTIONS = frozenset({"equals", "not", "and", "or", "contains", "get_param", "yaql"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +73,13 @@ class Version:
     @property
     def has_conditions(self) -> bool:
         return self.at_least("2016-10-14")
+
+    @property
+    def condition_functions(self) -> frozenset[str]:
+        """The functions a condition may use (Heat's `condition_functions`): any other
+        function of the version is "invalid in this context" there."""
+        later = {"yaql", "contains"} if self.at_least("2017-09-01") else set()
+        return frozenset({"get_param", "equals", "not", "and", "or", *later})
 
     @property
     def if_without_else(self) -> bool:
