@@ -340,7 +340,7 @@ class Manager:
         trouble: dict[str, _Trouble] = {}
         # A lost host is seen every tick (from the inventory, no provider call), so a health
         # check never takes its nodes for sick ones to reboot or rebuild in place.
-        hosts = {h.name for h in inventory.hosts}
+        hosts = inventory.host_names()
         for n in nodes:
             if n.status in _WATCHED and n.provider_id is not None and n.host not in hosts:
                 trouble[n.name] = _Trouble(RepairHow.REPLACE, f"host {n.host} is gone")

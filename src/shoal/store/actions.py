@@ -36,7 +36,7 @@ from sqlalchemy import (
 from shoal.model.enums import ActionKind, ActionStatus
 from shoal.store.bulk import bulk_update, in_keys, insert_columns, key_chunk
 from shoal.store.pages import page_rows
-from shoal.store.records import ActionRecord, action_record
+from shoal.store.records import ActionRecord, ActionRecordTwin, action_record
 from shoal.store.tables import action_deps, actions
 from shoal.store.wakeups import notify_work
 from shoal.telemetry import requestid
@@ -259,7 +259,7 @@ _STATUSES = {s.value: s for s in ActionStatus}
 def _claimed(row: Row[Any]) -> ActionRecord:
     v: tuple[Any, ...] = tuple(row)
     return action_record(
-        (
+        ActionRecordTwin(
             v[0],
             v[1],
             v[2],
