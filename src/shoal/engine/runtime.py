@@ -40,6 +40,7 @@ from shoal.providers.base import Provider
 from shoal.store import actions as action_repo
 from shoal.store import engines as engine_repo
 from shoal.store import nodes as node_repo
+from shoal.store.node_counts import fold_node_counts
 from shoal.store.actions import Completion
 from shoal.store.database import Database
 from shoal.store.events import NewEvent, add_events
@@ -697,3 +698,4 @@ class Engine:
         with self.db.transaction() as conn:
             action_repo.heartbeat(conn, self.id, now, self.lease_s)
         engine_repo.register(self.db, self.id, now, self.lease_s)
+        fold_node_counts(self.db)

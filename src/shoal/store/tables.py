@@ -134,6 +134,28 @@ nodes = Table(
     ),
 )
 
+node_counts = Table(
+    # Live nodes by project, cluster and status, kept by triggers (migration 0018; folded from
+    # `node_count_deltas` on PostgreSQL): /metrics reads these, not every node row (issue 37).
+    "node_counts",
+    metadata,
+    Column("project_id", String(64), nullable=False),
+    Column("cluster_id", String(36), nullable=False),
+    Column("status", String(16), nullable=False),
+    Column("n", BigInteger, nullable=False),
+    PrimaryKeyConstraint("project_id", "cluster_id", "status"),
+)
+
+node_count_deltas = Table(
+    "node_count_deltas",
+    metadata,
+    Column("id", BigInteger().with_variant(Integer(), "sqlite"), primary_key=True),
+    Column("project_id", String(64), nullable=False),
+    Column("cluster_id", String(36), nullable=False),
+    Column("status", String(16), nullable=False),
+    Column("delta", BigInteger, nullable=False),
+)
+
 actions = Table(
     "actions",
     metadata,
