@@ -60,7 +60,8 @@ def sizes(clusters: int, max_nodes: int, seed: int) -> list[int]:
     rng = random.Random(seed)
     small = min(20, max_nodes)
     return [
-        rng.randint(1, small) if rng.random() < 0.9 or max_nodes <= small
+        rng.randint(1, small)
+        if rng.random() < 0.9 or max_nodes <= small
         else rng.randint(small + 1, max_nodes)
         for _ in range(clusters)
     ]
@@ -136,8 +137,18 @@ def create(
         http = clients[i % len(servers)][i % len(tokens)]
         body = document(f"c{i:05d}", plan[i], health=i % 2 == 0)
         t0 = time.perf_counter()
-        r = http.post("/v1/clusters", content=body)
+        for attempt in range(3):
+            try:
+                r = http.post("/v1/clusters", content=body)
+                break
+            except httpx.TransportError:
+                # A kept-alive connection the server closed as it was reused (a loaded
+                # machine): asked again; a 409 then says the first one was taken.
+                if attempt == 2:
+                    raise
         post_s.append(time.perf_counter() - t0)
+        if r.status_code == 409 and attempt:
+            return
         if r.status_code != 202:
             raise SystemExit(f"POST c{i:05d} answered {r.status_code}: {r.text[:300]}")
 

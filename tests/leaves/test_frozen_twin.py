@@ -106,7 +106,7 @@ def test_a_drifted_twin_fails(twin: type, words: str) -> None:
 
 def test_slots_must_be_the_fields() -> None:
     class Other:
-        __slots__ = ("y", "x", "z")
+        __slots__ = ("y", "x", "z")  # noqa: RUF023 (out of order on purpose)
 
         def __init__(self) -> None:
             pass

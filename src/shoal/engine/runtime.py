@@ -40,10 +40,10 @@ from shoal.providers.base import Provider
 from shoal.store import actions as action_repo
 from shoal.store import engines as engine_repo
 from shoal.store import nodes as node_repo
-from shoal.store.node_counts import fold_node_counts
 from shoal.store.actions import Completion
 from shoal.store.database import Database
 from shoal.store.events import NewEvent, add_events
+from shoal.store.node_counts import fold_node_counts
 from shoal.store.records import ActionRecord, NodeChange
 from shoal.store.wakeups import Listener
 from shoal.telemetry import metrics, requestid

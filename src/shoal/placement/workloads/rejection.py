@@ -2,8 +2,9 @@
 filters answer typed `Rejection`s (`placement/rejection.py`).
 
 A refusal is a tuple of `WorkloadRejection`s: a kind, the workload (or workloads) it is about,
-the rule it names (the document's own rule, so its words come from `WorkloadRule.describe`),
-and the figures that prove it (needed against available, one replica's demand, what is free). A caller asks `kind` what happened;
+the rule it names (the document's own rule, so its words come from
+`WorkloadRule.describe`), and the figures that prove it (needed against available, one
+replica's demand, what is free). A caller asks `kind` what happened;
 `words()` says it in the user's names, the sentence the API, the CLI and events show. Nothing
 reads a refusal back out of its text.
 """

@@ -273,6 +273,10 @@ class SimProvider:
         failed = self._state.failed_hosts()
         return [self._resource(r, failed) for r in self._state.records(cluster)]
 
+    async def changes_since(self, cursor: int | None) -> tuple[int, frozenset[str] | None]:
+        """`ChangeFeed`: the clusters whose resources changed after `cursor` (issue 37)."""
+        return self._state.changes_since(cursor)
+
     async def close(self) -> None:
         self._state.close()
 
