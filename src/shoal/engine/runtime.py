@@ -376,23 +376,35 @@ class Engine:
             self._parents.add(a.id)
             await self._notify_cluster(a, started=True)
         busy = bool(claimed)
-        for action_id in list(self._parents):
-            busy |= await self._advance_parent(action_id)
+        held = list(self._parents)
+        now = await self._db(self._parents_now, held)
+        for action_id in held:
+            busy |= await self._advance_parent(action_id, now.get(action_id))
         requestid.current.set(None)
         return busy
 
-    async def _advance_parent(self, action_id: str) -> bool:
+    def _parents_now(self, ids: list[str]) -> dict[str, tuple[ActionRecord, int]]:
+        with self.db.reading() as conn:
+            return action_repo.parents_at(conn, ids)
+
+    async def _advance_parent(self, action_id: str, now: tuple[ActionRecord, int] | None) -> bool:
+        """One step of a cluster action held: plan it, or close it once its children ended.
+        `now`: the action as this pass read it, with its children not ended (`parents_at`)."""
+
         def current() -> ActionRecord | None:
             with self.db.reading() as conn:
                 return action_repo.get_action(conn, action_id)
 
-        action = await self._db(current)
+        action = now[0] if now is not None else None
         if action is None or action.owner != self.id or action.status.is_terminal:
             self._parents.discard(action_id)
             return False
+        planned = ClusterOutputs.from_json(action.outputs).planned
+        if planned and now is not None and now[1] and not action.cancel_requested:
+            return False  # children still running: nothing to finish (read for all at once)
         # Issue 27: its log lines, and the children it plans, carry its request's id.
         requestid.current.set(action.request_id)
-        if not ClusterOutputs.from_json(action.outputs).planned:
+        if not planned:
             inventory = await self.inventory()
             outcome = await self._db(
                 plan_action, self.db, action, inventory, self.id, self.clock.now()

@@ -505,6 +505,29 @@ def request_cancel(conn: Connection, action_id: str) -> None:
     conn.execute(update(actions).where(actions.c.id == action_id).values(cancel_requested=True))
 
 
+def parents_at(conn: Connection, ids: list[str]) -> dict[str, tuple[ActionRecord, int]]:
+    """The cluster actions `ids` as they are now, each with how many of its children have not
+    ended, in two statements for them all (issue 37: a parents' pass read each one and asked
+    each to finish, three statements apiece, over every action an engine held; with 1,500
+    repairs at once after a host loss a pass took seconds)."""
+    found: dict[str, tuple[ActionRecord, int]] = {}
+    live = [s.value for s in ActionStatus if not s.is_terminal]
+    for i in range(0, len(ids), 500):
+        chunk = ids[i : i + 500]
+        pending = {
+            str(p): int(n)
+            for p, n in conn.execute(
+                select(actions.c.parent_id, func.count())
+                .where(actions.c.parent_id.in_(chunk), actions.c.status.in_(live))
+                .group_by(actions.c.parent_id)
+            )
+        }
+        for row in conn.execute(select(actions).where(actions.c.id.in_(chunk))).mappings():
+            record = ActionRecord.from_row(row)
+            found[record.id] = (record, pending.get(record.id, 0))
+    return found
+
+
 def child_counts(conn: Connection, parent_id: str) -> Counter[ActionStatus]:
     rows = conn.execute(
         select(actions.c.status, func.count())

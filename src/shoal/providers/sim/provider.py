@@ -98,6 +98,8 @@ class SimProvider:
         """Each host's IPv4 address less its slot (None: the host's coordinates do not fit
         IPv4). Issue 23: an address per create made from the coordinates was 4 % of a node
         action's CPU."""
+        self._live: tuple[frozenset[str], Inventory] | None = None
+        """The inventory last answered, and the failed hosts it left out."""
         self._checked: ServerProfile | None = None
         """The last profile `_check_catalog` passed: the catalog does not change, and a
         create's nodes share their profile object (engine/profiles.py)."""
@@ -135,11 +137,19 @@ class SimProvider:
     # -- the Provider protocol -------------------------------------------------------------
 
     async def inventory(self) -> Inventory:
-        failed = self._state.failed_hosts()
+        failed = frozenset(self._state.failed_hosts())
+        known = self._live
+        if known is not None and known[0] == failed:
+            # The same hosts as last time: the same object (issue 37: the manager reads the
+            # inventory every tick, and a new one of 25,000 hosts a second, with its set of
+            # names, was a fair part of an idle engine's CPU).
+            return known[1]
         hosts = tuple(h for h in self._inventory.hosts if h.name not in failed)
-        return Inventory(
+        live = Inventory(
             hosts=hosts, flavors=self._inventory.flavors, images=self._inventory.images
         )
+        self._live = (failed, live)
+        return live
 
     async def create_server(self, request: ServerRequest) -> Resource:
         key = request.key
