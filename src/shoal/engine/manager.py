@@ -73,6 +73,8 @@ CONVERGE_BACKOFF_S = 5.0
 # An empty, settled cluster is reconciled (for strays) this many times less often: once in
 # 15 minutes at the default interval, so even thousands of them cost a few provider lists a second.
 QUIET_RECONCILES = 180
+SWEEP_S = 30.0
+"""How often the per-node books (checks, grace, failures) drop the nodes no longer there."""
 _SETTLED = (ClusterStatus.ACTIVE, ClusterStatus.WARNING, ClusterStatus.ERROR)
 _WATCHED = (NodeStatus.ACTIVE, NodeStatus.WARNING, NodeStatus.ERROR)
 
@@ -169,6 +171,7 @@ class Manager:
         and an idle tick must not do that for every cluster (issue 29)."""
         self.workloads = WorkloadKeeper(ctx)  # issue 22: replicas run and kept (workloads.py)
         self.attention = Attention(ctx.provider, tick_s=tick_s)
+        self._swept_at = -1e18
         """Which settled clusters a tick looks at (issue 37: engine/attention.py)."""
 
     async def close(self) -> None:
@@ -231,7 +234,7 @@ class Manager:
         inventory = await ctx.refresh_inventory()
         self.attention.hosts(inventory.host_names())
         writes = _Writes()
-        seen: set[str] = set(self.attention.skipped())  # their nodes' checks and grace kept
+        seen: set[str] = set()
         for cluster, nodes in clusters:
             if not nodes and self._quiet(cluster, now):
                 continue
@@ -243,11 +246,17 @@ class Manager:
             except Exception:
                 log.exception("managing cluster %s failed; trying again next tick", cluster.name)
             self._attended(cluster, nodes, inventory, now, calm=writes.count() == before)
-        # A busy cluster is not managed this tick, but its nodes keep their checks and grace.
-        seen.update(k for k, c in self._cluster_of.items() if c in busy)
-        for d in (self._failures, self._next_check, self._first_seen, self._cluster_of):
-            for k in [k for k in d if k not in seen]:
-                del d[k]
+        if now - self._swept_at >= SWEEP_S:
+            # Issue 37: the per-node books of nodes gone, swept now and then, not every tick
+            # (a walk over every node's entries). A busy cluster is not managed this tick, nor
+            # a calm one looked at (engine/attention.py), but their nodes keep their checks
+            # and grace.
+            self._swept_at = now
+            kept = seen | set(self.attention.skipped())
+            kept.update(k for k, c in self._cluster_of.items() if c in busy)
+            for d in (self._failures, self._next_check, self._first_seen, self._cluster_of):
+                for k in [k for k in d if k not in kept]:
+                    del d[k]
         known = {c.id for c, _ in clusters} | busy
         for cid in [c for c in self._converging if c not in known]:
             del self._converging[cid]
