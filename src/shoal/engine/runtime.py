@@ -41,9 +41,9 @@ from shoal.store import actions as action_repo
 from shoal.store import engines as engine_repo
 from shoal.store import nodes as node_repo
 from shoal.store.actions import Completion
+from shoal.store.counts import fold_counts
 from shoal.store.database import Database
 from shoal.store.events import NewEvent, add_events
-from shoal.store.node_counts import fold_node_counts
 from shoal.store.records import ActionRecord, NodeChange
 from shoal.store.wakeups import Listener
 from shoal.telemetry import metrics, requestid
@@ -710,4 +710,4 @@ class Engine:
         with self.db.transaction() as conn:
             action_repo.heartbeat(conn, self.id, now, self.lease_s)
         engine_repo.register(self.db, self.id, now, self.lease_s)
-        fold_node_counts(self.db)
+        fold_counts(self.db)

@@ -134,22 +134,25 @@ nodes = Table(
     ),
 )
 
-node_counts = Table(
-    # Live nodes by project, cluster and status, kept by triggers (migration 0018; folded from
-    # `node_count_deltas` on PostgreSQL): /metrics reads these, not every node row (issue 37).
-    "node_counts",
+counts = Table(
+    # Live nodes and deployments by project, cluster and status, kept by triggers (migration
+    # 0018; folded from `count_deltas` on PostgreSQL): /metrics reads these, not every row
+    # (issue 37). `kind`: "node" or "deployment".
+    "counts",
     metadata,
+    Column("kind", String(16), nullable=False),
     Column("project_id", String(64), nullable=False),
     Column("cluster_id", String(36), nullable=False),
     Column("status", String(16), nullable=False),
     Column("n", BigInteger, nullable=False),
-    PrimaryKeyConstraint("project_id", "cluster_id", "status"),
+    PrimaryKeyConstraint("kind", "project_id", "cluster_id", "status"),
 )
 
-node_count_deltas = Table(
-    "node_count_deltas",
+count_deltas = Table(
+    "count_deltas",
     metadata,
     Column("id", BigInteger().with_variant(Integer(), "sqlite"), primary_key=True),
+    Column("kind", String(16), nullable=False),
     Column("project_id", String(64), nullable=False),
     Column("cluster_id", String(36), nullable=False),
     Column("status", String(16), nullable=False),
