@@ -12,8 +12,8 @@ from sqlalchemy import delete, func, insert, select, update
 from shoal.model.enums import NodeKind, NodeStatus
 from shoal.model.nodes import Demand
 from shoal.store import counts
-from shoal.store.counts import Counted
 from shoal.store import nodes as repo
+from shoal.store.counts import Counted
 from shoal.store.database import Database
 from shoal.store.observe import snapshot
 from shoal.store.records import NewNode, NodeChange
