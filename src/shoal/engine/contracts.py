@@ -225,7 +225,8 @@ class NodeInputs:
 
 class _NodeInputsSlots:
     """`NodeInputs`'s very slots, set by a plain `__init__` in the fields' order; CPython then
-    allows the class change to `NodeInputs` (the same layout), as `store/records` does."""
+    allows the class change to `NodeInputs` (the same layout), as `store/records` does.
+    Justified by `benchmarks/scale.py`'s `create-pg` (`shoal.frozen_twin`)."""
 
     __slots__ = NodeInputs.__slots__
 
@@ -369,7 +370,8 @@ class NodeOutputs:
 
 
 class _NodeOutputsSlots:
-    """`NodeOutputs`' slots as `made` sets them (see `_NodeInputsSlots`)."""
+    """`NodeOutputs`' slots as `made` sets them (see `_NodeInputsSlots`; justified by
+    `benchmarks/scale.py`'s `create-pg`)."""
 
     __slots__ = NodeOutputs.__slots__
 
@@ -427,7 +429,8 @@ class NodeUpdate:
 
 
 class _NodeUpdateSlots:
-    """`NodeUpdate`'s slots, every field a parameter (see `_NodeInputsSlots`)."""
+    """`NodeUpdate`'s slots, every field a parameter (see `_NodeInputsSlots`; justified by
+    `benchmarks/scale.py`'s `create-pg`)."""
 
     __slots__ = NodeUpdate.__slots__
 

@@ -261,7 +261,8 @@ async def _create(
 class _ServerRequestSlots:
     """`ServerRequest`'s very slots, set by a plain `__init__` in the fields' order; CPython
     then allows the class change to `ServerRequest` (the same layout), as `store/records`
-    does for claimed actions."""
+    does for claimed actions. Justified by `benchmarks/scale.py`'s `create-pg`
+    (`shoal.frozen_twin`)."""
 
     __slots__ = ServerRequest.__slots__
 

@@ -241,7 +241,8 @@ class ActionRecord:
 class ActionRecordTwin:
     """`ActionRecord`'s very slots, set by a plain `__init__` of its fields, typed as they are
     (`frozen_twin.check_twin` compares them at import); `action_record` then makes the object
-    an `ActionRecord` (its layout is the same, so CPython allows the class change)."""
+    an `ActionRecord` (its layout is the same, so CPython allows the class change).
+    Justified by `benchmarks/scale.py`'s `create-pg` (`shoal.frozen_twin`)."""
 
     __slots__ = ActionRecord.__slots__
 

@@ -559,7 +559,8 @@ class SimProvider:
 
 class _ResourceSlots:
     """`Resource`'s very slots, set by a plain `__init__` (its layout is the same, so CPython
-    allows the class change `_resource` makes), as `store/records.action_record` does."""
+    allows the class change `_resource` makes), as `store/records.action_record` does.
+    Justified by `benchmarks/scale.py`'s `create-pg` (`shoal.frozen_twin`)."""
 
     __slots__ = Resource.__slots__
 
