@@ -389,7 +389,8 @@ class Engine:
 
     async def _advance_parent(self, action_id: str, now: tuple[ActionRecord, int] | None) -> bool:
         """One step of a cluster action held: plan it, or close it once its children ended.
-        `now`: the action as this pass read it, with its children not ended (`parents_at`)."""
+        `now`: the action as this pass read it, with its children READY or RUNNING
+        (`parents_at`)."""
 
         def current() -> ActionRecord | None:
             with self.db.reading() as conn:
@@ -401,7 +402,7 @@ class Engine:
             return False
         planned = ClusterOutputs.from_json(action.outputs).planned
         if planned and now is not None and now[1] and not action.cancel_requested:
-            return False  # children still running: nothing to finish (read for all at once)
+            return False  # children still to run: nothing to finish (read for all at once)
         # Issue 27: its log lines, and the children it plans, carry its request's id.
         requestid.current.set(action.request_id)
         if not planned:

@@ -506,12 +506,14 @@ def request_cancel(conn: Connection, action_id: str) -> None:
 
 
 def parents_at(conn: Connection, ids: list[str]) -> dict[str, tuple[ActionRecord, int]]:
-    """The cluster actions `ids` as they are now, each with how many of its children have not
-    ended, in two statements for them all (issue 37: a parents' pass read each one and asked
+    """The cluster actions `ids` as they are now, each with how many of its children are READY
+    or RUNNING, in two statements for them all (issue 37: a parents' pass read each one and asked
     each to finish, three statements apiece, over every action an engine held; with 1,500
     repairs at once after a host loss a pass took seconds)."""
     found: dict[str, tuple[ActionRecord, int]] = {}
-    live = [s.value for s in ActionStatus if not s.is_terminal]
+    # Ready or running only: children still INIT may wait on a step that failed, which only
+    # `finish_action` cancels, so a parent with no other child left must be asked to finish.
+    live = [ActionStatus.READY.value, ActionStatus.RUNNING.value]
     for i in range(0, len(ids), 500):
         chunk = ids[i : i + 500]
         pending = {
