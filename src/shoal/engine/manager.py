@@ -171,8 +171,8 @@ class Manager:
         and an idle tick must not do that for every cluster (issue 29)."""
         self.workloads = WorkloadKeeper(ctx)  # issue 22: replicas run and kept (workloads.py)
         self.attention = Attention(ctx.provider, tick_s=tick_s)
-        self._swept_at = -1e18
         """Which settled clusters a tick looks at (issue 37: engine/attention.py)."""
+        self._swept_at = -1e18
 
     async def close(self) -> None:
         """Stop managing: close the probe client and hand the leases on at once."""
