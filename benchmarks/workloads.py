@@ -21,12 +21,22 @@ a live server again; `ready_cpu_s` is this process's CPU over the same span.
   `failed_after_batches`; then a third image with `max_surge: 10`: `surge_seconds`,
   `surge_batches`, `surge_started`, `surge_peak_replicas`, `surge_min_ready`.
 
+- `sim-k8s-limits` (benchmarks/workloads_k8s.py, issue 37): Kubernetes' documented limits, 500
+  workloads of 150,000 replicas on 5,000 servers under every kind of rule: `replicas`,
+  `servers`, `placement_cpu_s` (the solver alone) with `server_cpu_s` and `ratio` (Shoal's own
+  first level at the same count), then a real engine on `sim`: `seconds` (request -> every
+  replica ready), `node_loss_s` (10 % of the servers lost -> every replica ready elsewhere),
+  `rollout_s` (a 10,000-replica workload's image changed -> every replica of it on the new
+  revision), each with its CPU (`*_cpu_s`). `--k8s-scale` shrinks servers and replicas, and
+  `--k8s-engine-scale` the engine part alone (hours at full size on this 2-core machine).
+
 - `local-container-kill`, `local-host-fail` (benchmarks/workloads_local.py): seed 003's
   `-e ha.yaml` on `local`, real podman containers: `kill -9` of a replica's container -> ready
   again (`--runs`, default 10); a host failed -> its replica ready on a live controller and the
   balancer re-rendered (`--host-fail-runs`, default 3). `median_s`, `max_s`, `times_s`.
 
-Run: `python benchmarks/workloads.py [--runs 10] [--host-fail-runs 3] [--only-local]`
+Run: `python benchmarks/workloads.py [--runs 10] [--host-fail-runs 3] [--only-local]
+[--only-k8s --k8s-scale 1 --k8s-engine-scale 0.05]`
 """
 
 from __future__ import annotations
@@ -40,6 +50,7 @@ import statistics
 import time
 from dataclasses import replace
 
+import workloads_k8s
 import workloads_local
 from shoal.model import ClusterSpec, Grouping, MemberRef, NodeGroup, Rule, Scope
 from shoal.model.catalogs import CIRROS, CLASSIC_FLAVORS, synthetic_inventory
@@ -132,7 +143,16 @@ def main() -> None:
     parser.add_argument("--host-fail-runs", type=int, default=3)
     parser.add_argument("--only-local", action="store_true", help="skip the sim scenarios")
     parser.add_argument("--only-sim", action="store_true", help="skip the local scenarios")
+    parser.add_argument("--only-k8s", action="store_true", help="only sim-k8s-limits")
+    parser.add_argument("--k8s-scale", type=float, default=1.0, help="sim-k8s-limits' size")
+    parser.add_argument(
+        "--k8s-engine-scale", type=float, default=None, help="its engine part's (default: same)"
+    )
+    parser.add_argument("--k8s-deadline", type=float, default=7200.0)
     args = parser.parse_args()
+    if args.only_k8s:
+        k8s(args.k8s_scale, args.k8s_engine_scale or args.k8s_scale, args.k8s_deadline)
+        return
     if args.only_local:
         local(args.runs, args.host_fail_runs)
         return
@@ -234,6 +254,26 @@ def main() -> None:
     )
     if not args.only_sim:
         local(args.runs, args.host_fail_runs)
+
+
+def k8s(scale: float, engine_scale: float, deadline_s: float) -> None:
+    """`sim-k8s-limits`: the solver at `scale`, the engine at `engine_scale`."""
+    shape = workloads_k8s.Shape.scaled(scale)
+    line: dict[str, object] = {
+        "scenario": "sim-k8s-limits",
+        "replicas": shape.replicas,
+        "servers": shape.servers,
+        "workloads": shape.workloads,
+        **workloads_k8s.place(shape),
+    }
+    ran = workloads_k8s.Shape.scaled(engine_scale)
+    line.update(
+        engine_replicas=ran.replicas,
+        engine_servers=ran.servers,
+        **asyncio.run(workloads_k8s.engine_run(ran, deadline_s)),
+        load_1m=round(os.getloadavg()[0], 2),
+    )
+    print(json.dumps(line), flush=True)
 
 
 def local(kill_runs: int, fail_runs: int) -> None:

@@ -26,6 +26,7 @@ from shoal.placement.workloads import (
     NodeSlot,
     WorkloadPlacement,
     WorkloadRefusal,
+    WorkloadRejectionKind,
     place_workloads,
 )
 
@@ -246,3 +247,13 @@ def test_exact_search_answers_alone_the_same_on_a_zero_replica_peer() -> None:
     away = WorkloadRule(WorkloadRuleKind.ANTI_AFFINITY, WorkloadScope.NODE, against="db")
     answer = solve_exact([_w("api", 2, away)], SLOTS, {})
     assert answer.verdict is Verdict.FOUND and len(answer.node_of) == 2
+
+
+def test_a_refusal_is_typed_and_worded() -> None:
+    rule = WorkloadRule(WorkloadRuleKind.ANTI_AFFINITY, WorkloadScope.ZONE)
+    refused = place_workloads([_w("api", 5, rule)], SLOTS)
+    assert isinstance(refused, WorkloadRefusal) and not refused.undecided
+    (why,) = refused.rejections
+    assert why.kind is WorkloadRejectionKind.TOO_FEW_DOMAINS
+    assert (why.workload, why.rule, why.need) == ("api", rule, 5)
+    assert refused.reasons == (why.words(),)

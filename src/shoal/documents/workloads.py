@@ -55,7 +55,8 @@ from shoal.model.workloads import (
 
 MAX_WORKLOADS = 500
 MAX_WORKLOAD_REPLICAS = 10_000
-MAX_TOTAL_REPLICAS = 100_000
+MAX_TOTAL_REPLICAS = 150_000
+"""Kubernetes' documented limit of pods in a cluster (issue 37 places that many)."""
 MAX_CONTAINERS = 16
 MAX_PORTS = 32
 """Ports of one container."""

@@ -225,7 +225,8 @@ class NodeInputs:
 
 class _NodeInputsSlots:
     """`NodeInputs`'s very slots, set by a plain `__init__` in the fields' order; CPython then
-    allows the class change to `NodeInputs` (the same layout), as `store/records` does."""
+    allows the class change to `NodeInputs` (the same layout), as `store/records` does.
+    Justified by `benchmarks/scale.py`'s `create-pg` (`shoal.frozen_twin`)."""
 
     __slots__ = NodeInputs.__slots__
 
@@ -369,11 +370,12 @@ class NodeOutputs:
 
 
 class _NodeOutputsSlots:
-    """`NodeOutputs`' slots as `made` sets them (see `_NodeInputsSlots`)."""
+    """`NodeOutputs`' slots as `made` sets them (see `_NodeInputsSlots`; justified by
+    `benchmarks/scale.py`'s `create-pg`)."""
 
     __slots__ = NodeOutputs.__slots__
 
-    def __init__(self, provider_id: str, address: str | None) -> None:
+    def __init__(self, provider_id: str | None, address: str | None) -> None:
         self.provider_id = provider_id
         self.address = address
         self.server = None
@@ -402,7 +404,10 @@ class NodeUpdate:
         """A node whose resource runs: new health checks start from UNKNOWN."""
         # Issue 23: once per node created; without the frozen init's `object.__setattr__`
         # per field (as `NodeInputs.from_json`), then frozen as any other `NodeUpdate`.
-        return become(_NodeUpdateSlots(provider_id, address), NodeUpdate)
+        running = _NodeUpdateSlots(
+            NodeStatus.ACTIVE, "", provider_id, address, "UNKNOWN", "", None, True
+        )
+        return become(running, NodeUpdate)
 
     def change(self, node_id: str, now: float) -> NodeChange:
         """The store's write of this update on `node_id` at `now`."""
@@ -424,19 +429,30 @@ class NodeUpdate:
 
 
 class _NodeUpdateSlots:
-    """`NodeUpdate`'s slots as `running` sets them (see `_NodeInputsSlots`)."""
+    """`NodeUpdate`'s slots, every field a parameter (see `_NodeInputsSlots`; justified by
+    `benchmarks/scale.py`'s `create-pg`)."""
 
     __slots__ = NodeUpdate.__slots__
 
-    def __init__(self, provider_id: str, address: str | None) -> None:
-        self.status = NodeStatus.ACTIVE
-        self.status_reason = ""
+    def __init__(
+        self,
+        status: NodeStatus | None,
+        status_reason: str | None,
+        provider_id: str | None,
+        address: str | None,
+        health: str | None,
+        health_reason: str | None,
+        deleted_at: float | None,
+        clear_address: bool,
+    ) -> None:
+        self.status = status
+        self.status_reason = status_reason
         self.provider_id = provider_id
         self.address = address
-        self.health = "UNKNOWN"
-        self.health_reason = ""
-        self.deleted_at = None
-        self.clear_address = True
+        self.health = health
+        self.health_reason = health_reason
+        self.deleted_at = deleted_at
+        self.clear_address = clear_address
 
 
 check_twin(_NodeUpdateSlots, NodeUpdate)

@@ -13,6 +13,7 @@ from typing import NamedTuple
 
 from shoal.documents import cluster_from_tree
 from shoal.engine.contracts import ClusterInputs, NodeInputs, Repair, RepairHow
+from shoal.engine.settle import current_nodes
 from shoal.model.cluster import ClusterSpec
 from shoal.model.enums import ActionKind
 from shoal.model.inventory import Inventory
@@ -194,6 +195,7 @@ def _recover(
     for r in repairs:
         if r.node in by_name:
             how[r.node] = r.how
+    how.update(_lost(nodes, inventory, how))
     replaced: set[str] = set()
     for name, h in how.items():
         if h is RepairHow.REPLACE:
@@ -234,6 +236,22 @@ def _recover(
         retire_first=retire_first,
     )
     return Decision(plan, hosts, zones, renames, recreate + reboot + rebuild, spec=declared)
+
+
+def _lost(
+    nodes: list[NodeRecord], inventory: Inventory, asked: dict[str, RepairHow]
+) -> dict[str, RepairHow]:
+    """Replacements of the nodes standing on hosts the inventory has lost, besides the repairs
+    asked: a recover places the whole cluster, and a node cannot be kept on a host that is gone
+    (issue 37's cloud benchmark: with 5 % of the hosts failed at once, a replacement placed
+    on a host failing a moment later failed, and every later recover, asked to create the
+    missing node, was refused as unplaceable with the other lost nodes pinned where they were)."""
+    hosts = inventory.host_names()
+    return {
+        n.name: RepairHow.REPLACE
+        for n in current_nodes(nodes)
+        if n.host and n.host not in hosts and asked.get(n.name) is not RepairHow.REPLACE
+    }
 
 
 def node_inputs(node: NodeRecord, cluster_name: str) -> NodeInputs:

@@ -31,9 +31,11 @@ from dataclasses import dataclass, field, replace
 
 import httpx
 
+from shoal.engine.attention import Attention
 from shoal.engine.context import EngineContext
 from shoal.engine.contracts import Repair, RepairHow
 from shoal.engine.events import cluster_event, node_record_event
+from shoal.engine.fairness import STEP_S, in_turn
 from shoal.engine.networks import NetworkSync
 from shoal.engine.probes import probe
 from shoal.engine.settle import current_nodes, declared_nodes, settled_status
@@ -71,6 +73,8 @@ CONVERGE_BACKOFF_S = 5.0
 # An empty, settled cluster is reconciled (for strays) this many times less often: once in
 # 15 minutes at the default interval, so even thousands of them cost a few provider lists a second.
 QUIET_RECONCILES = 180
+SWEEP_S = 30.0
+"""How often the per-node books (checks, grace, failures) drop the nodes no longer there."""
 _SETTLED = (ClusterStatus.ACTIVE, ClusterStatus.WARNING, ClusterStatus.ERROR)
 _WATCHED = (NodeStatus.ACTIVE, NodeStatus.WARNING, NodeStatus.ERROR)
 
@@ -90,6 +94,17 @@ class _Writes:
     converge: list[tuple[ClusterRecord, list[Repair]]] = field(default_factory=list)
     attempts: list[RepairAttempt] = field(default_factory=list)
     forget: list[str] = field(default_factory=list)
+
+    def count(self) -> int:
+        """How much is to be written: a look that adds nothing was calm (issue 37)."""
+        return (
+            len(self.updates)
+            + len(self.events)
+            + len(self.statuses)
+            + len(self.repairs)
+            + len(self.converge)
+            + len(self.attempts)
+        )
 
 
 @dataclass(slots=True)
@@ -155,6 +170,9 @@ class Manager:
         """Cluster id -> (generation, nodes its document declares): counting walks the document,
         and an idle tick must not do that for every cluster (issue 29)."""
         self.workloads = WorkloadKeeper(ctx)  # issue 22: replicas run and kept (workloads.py)
+        self.attention = Attention(ctx.provider, tick_s=tick_s)
+        """Which settled clusters a tick looks at (issue 37: engine/attention.py)."""
+        self._swept_at = -1e18
 
     async def close(self) -> None:
         """Stop managing: close the probe client and hand the leases on at once."""
@@ -206,6 +224,7 @@ class Manager:
             return
         if self._client is None:
             self._client = httpx.AsyncClient(trust_env=False)
+        await self.attention.poll()
         clusters, busy, self._attempts = await ctx.run_in_thread(self._load)
         await self._follow_busy(busy, now)
         if not clusters:
@@ -213,6 +232,7 @@ class Manager:
             await self.networks.forget(set(self._clusters.rows), self.mine, now)
             return
         inventory = await ctx.refresh_inventory()
+        self.attention.hosts(inventory.host_names())
         writes = _Writes()
         seen: set[str] = set()
         for cluster, nodes in clusters:
@@ -220,15 +240,23 @@ class Manager:
                 continue
             seen.update(n.id for n in nodes)
             self._cluster_of.update((n.id, cluster.id) for n in nodes)
+            before = writes.count()
             try:
                 await self._manage(cluster, nodes, inventory, now, writes)
             except Exception:
                 log.exception("managing cluster %s failed; trying again next tick", cluster.name)
-        # A busy cluster is not managed this tick, but its nodes keep their checks and grace.
-        seen.update(k for k, c in self._cluster_of.items() if c in busy)
-        for d in (self._failures, self._next_check, self._first_seen, self._cluster_of):
-            for k in [k for k in d if k not in seen]:
-                del d[k]
+            self._attended(cluster, nodes, inventory, now, calm=writes.count() == before)
+        if now - self._swept_at >= SWEEP_S:
+            # Issue 37: the per-node books of nodes gone, swept now and then, not every tick
+            # (a walk over every node's entries). A busy cluster is not managed this tick, nor
+            # a calm one looked at (engine/attention.py), but their nodes keep their checks
+            # and grace.
+            self._swept_at = now
+            kept = seen | set(self.attention.skipped())
+            kept.update(k for k, c in self._cluster_of.items() if c in busy)
+            for d in (self._failures, self._next_check, self._first_seen, self._cluster_of):
+                for k in [k for k in d if k not in kept]:
+                    del d[k]
         known = {c.id for c, _ in clusters} | busy
         for cid in [c for c in self._converging if c not in known]:
             del self._converging[cid]
@@ -244,6 +272,7 @@ class Manager:
             if a.node_id not in seen and a.cluster_id not in busy
         )
         await ctx.run_in_thread(self._write, writes, now)
+        self.attention.settle(c for c in self._clusters.rows if self.mine(c))
         await self.workloads.tick(clusters, inventory)
 
     async def _follow_busy(self, busy: set[str], now: float) -> None:
@@ -294,13 +323,42 @@ class Manager:
                 self._nodes.rows.clear()
                 return [], set(), {}
             busy = {c.id for c in found if c.status not in _SETTLED}
-            settled = [c for c in found if c.status in _SETTLED]
             attempts = {k: a for k, a in repair_repo.load(conn).items() if self.mine(a.cluster_id)}
+            # Issue 37: only the clusters that changed or are due (engine/attention.py).
+            troubled = {a.cluster_id for a in attempts.values()} | set(self._converging)
+            now = self.ctx.clock.now()
+            settled = [
+                c for c in found if c.status in _SETTLED and self.attention.wants(c, now, troubled)
+            ]
             # This engine's partitions' nodes only, not the installation's.
             nodes = node_repo.live_nodes_by_cluster_cached(
                 conn, [c.id for c in settled], self._nodes
             )
             return [(c, nodes.get(c.id, [])) for c in settled], busy, attempts
+
+    def _attended(
+        self,
+        cluster: ClusterRecord,
+        nodes: list[NodeRecord],
+        inventory: Inventory,
+        now: float,
+        *,
+        calm: bool,
+    ) -> None:
+        """Tell `attention` what this look found (issue 37): calm when it wrote nothing and
+        nothing of the cluster waits on a timer of the manager's."""
+        spec = self._spec(cluster, inventory)
+        calm = (
+            calm
+            and spec is not None
+            and not spec.workloads
+            and spec.networking.empty
+            and cluster.id not in self._converging
+            and not any(a.cluster_id == cluster.id for a in self._attempts.values())
+            and not any(self._failures.get(n.id) for n in nodes)
+        )
+        listed = self._reconciled_at.get(cluster.id) == now
+        self.attention.looked(cluster, spec, nodes, calm=calm, listed=listed, now=now)
 
     def _quiet(self, cluster: ClusterRecord, now: float) -> bool:
         """An empty cluster that declares no nodes and already says so has nothing to check
@@ -340,7 +398,7 @@ class Manager:
         trouble: dict[str, _Trouble] = {}
         # A lost host is seen every tick (from the inventory, no provider call), so a health
         # check never takes its nodes for sick ones to reboot or rebuild in place.
-        hosts = {h.name for h in inventory.hosts}
+        hosts = inventory.host_names()
         for n in nodes:
             if n.status in _WATCHED and n.provider_id is not None and n.host not in hosts:
                 trouble[n.name] = _Trouble(RepairHow.REPLACE, f"host {n.host} is gone")
@@ -777,9 +835,10 @@ class Manager:
             repair_repo.forget(conn, sorted(set(writes.forget)))
             repair_repo.save(conn, writes.attempts, now)
         tried: list[RepairAttempt] = []
-        for cluster, repairs, node_ids in writes.repairs:
+        fair = in_turn(writes.repairs, lambda r: r[0].project_id)  # issue 37: tenants in turn
+        for rank, (cluster, repairs, node_ids) in enumerate(fair):
             why = "drift or failed health checks"
-            if submit_recover(db, cluster, repairs, now, why) is None:
+            if submit_recover(db, cluster, repairs, now + rank * STEP_S, why) is None:
                 continue  # busy: nothing was tried
             self.ctx.wake()
             for node_id in node_ids:

@@ -261,7 +261,8 @@ async def _create(
 class _ServerRequestSlots:
     """`ServerRequest`'s very slots, set by a plain `__init__` in the fields' order; CPython
     then allows the class change to `ServerRequest` (the same layout), as `store/records`
-    does for claimed actions."""
+    does for claimed actions. Justified by `benchmarks/scale.py`'s `create-pg`
+    (`shoal.frozen_twin`)."""
 
     __slots__ = ServerRequest.__slots__
 
@@ -276,6 +277,7 @@ class _ServerRequestSlots:
         server_group: ServerGroupHint | None,
         fresh: bool,
         metadata_url: str | None,
+        ports: tuple[str, ...],
         networking: ServerNetworking | None,
     ) -> None:
         self.key = key
@@ -287,7 +289,7 @@ class _ServerRequestSlots:
         self.server_group = server_group
         self.fresh = fresh
         self.metadata_url = metadata_url
-        self.ports: tuple[str, ...] = ()
+        self.ports = ports
         self.networking = networking
 
 
@@ -309,7 +311,7 @@ def _server_request(
     """A `ServerRequest` with no ports of its own. Issue 23: once per node created, the frozen
     init's `object.__setattr__` per field cost 2 µs against 0.6 so; frozen as any other."""
     request = _ServerRequestSlots(
-        key, name, cluster, host, zone, profile, server_group, fresh, metadata_url, networking
+        key, name, cluster, host, zone, profile, server_group, fresh, metadata_url, (), networking
     )
     return become(request, ServerRequest)
 

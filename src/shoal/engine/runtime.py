@@ -41,6 +41,7 @@ from shoal.store import actions as action_repo
 from shoal.store import engines as engine_repo
 from shoal.store import nodes as node_repo
 from shoal.store.actions import Completion
+from shoal.store.counts import fold_counts
 from shoal.store.database import Database
 from shoal.store.events import NewEvent, add_events
 from shoal.store.records import ActionRecord, NodeChange
@@ -375,23 +376,36 @@ class Engine:
             self._parents.add(a.id)
             await self._notify_cluster(a, started=True)
         busy = bool(claimed)
-        for action_id in list(self._parents):
-            busy |= await self._advance_parent(action_id)
+        held = list(self._parents)
+        now = await self._db(self._parents_now, held)
+        for action_id in held:
+            busy |= await self._advance_parent(action_id, now.get(action_id))
         requestid.current.set(None)
         return busy
 
-    async def _advance_parent(self, action_id: str) -> bool:
+    def _parents_now(self, ids: list[str]) -> dict[str, tuple[ActionRecord, int]]:
+        with self.db.reading() as conn:
+            return action_repo.parents_at(conn, ids)
+
+    async def _advance_parent(self, action_id: str, now: tuple[ActionRecord, int] | None) -> bool:
+        """One step of a cluster action held: plan it, or close it once its children ended.
+        `now`: the action as this pass read it, with its children READY or RUNNING
+        (`parents_at`)."""
+
         def current() -> ActionRecord | None:
             with self.db.reading() as conn:
                 return action_repo.get_action(conn, action_id)
 
-        action = await self._db(current)
+        action = now[0] if now is not None else None
         if action is None or action.owner != self.id or action.status.is_terminal:
             self._parents.discard(action_id)
             return False
+        planned = ClusterOutputs.from_json(action.outputs).planned
+        if planned and now is not None and now[1] and not action.cancel_requested:
+            return False  # children still to run: nothing to finish (read for all at once)
         # Issue 27: its log lines, and the children it plans, carry its request's id.
         requestid.current.set(action.request_id)
-        if not ClusterOutputs.from_json(action.outputs).planned:
+        if not planned:
             inventory = await self.inventory()
             outcome = await self._db(
                 plan_action, self.db, action, inventory, self.id, self.clock.now()
@@ -697,3 +711,4 @@ class Engine:
         with self.db.transaction() as conn:
             action_repo.heartbeat(conn, self.id, now, self.lease_s)
         engine_repo.register(self.db, self.id, now, self.lease_s)
+        fold_counts(self.db)

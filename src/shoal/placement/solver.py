@@ -14,7 +14,6 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 
-from shoal.gc_pause import collector_paused
 from shoal.model.cluster import ClusterSpec
 from shoal.model.enums import Objective
 from shoal.model.inventory import Inventory
@@ -77,10 +76,9 @@ def solve(
     """
     limit = time_limit_s if time_limit_s is not None else _limits["time_limit_s"]
     started = time.perf_counter()
-    with collector_paused():
-        result = _solve(spec, inventory, existing, used, objective, seed, limit, nodes)
-        if workloads and result.feasible and spec.workloads:
-            result = second_level(spec, result, replicas or {}, limit)
+    result = _solve(spec, inventory, existing, used, objective, seed, limit, nodes)
+    if workloads and result.feasible and spec.workloads:
+        result = second_level(spec, result, replicas or {}, limit)
     metrics.placed(str(result.status), time.perf_counter() - started)  # issue 27
     return result
 

@@ -160,6 +160,19 @@ class Provider(Protocol):
         ...
 
 
+@runtime_checkable
+class ChangeFeed(Protocol):
+    """A provider that tells which clusters' resources changed (Nova's `changes-since`): the
+    manager then looks only at those, and at each cluster's full listing rarely (issue 37)."""
+
+    async def changes_since(self, cursor: int | None) -> tuple[int, frozenset[str] | None]:
+        """The clusters (as `list_resources` groups them) whose resources were made, changed or
+        removed after `cursor`, or whose host failed or came back, and the cursor now. None
+        instead of the clusters when it cannot tell (no cursor yet, or one too old): then every
+        cluster counts as changed."""
+        ...
+
+
 @dataclass(frozen=True, slots=True)
 class HostState:
     """One host as a `HostAdmin` sees it: failed or not, and how many resources it holds."""

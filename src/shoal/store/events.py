@@ -86,7 +86,8 @@ _REQUEST_ID = attrgetter("request_id")
 class _NewEventSlots:
     """`NewEvent`'s very slots, set by a plain `__init__`; `new_event` then makes the object a
     `NewEvent` (the same layout, so CPython allows the class change), as
-    `records.action_record` does for claimed actions."""
+    `records.action_record` does for claimed actions. Justified by `benchmarks/scale.py`'s
+    `create-pg` (`shoal.frozen_twin`)."""
 
     __slots__ = NewEvent.__slots__
 

@@ -134,6 +134,31 @@ nodes = Table(
     ),
 )
 
+counts = Table(
+    # Live nodes and deployments by project, cluster and status, kept by triggers (migration
+    # 0018; folded from `count_deltas` on PostgreSQL): /metrics reads these, not every row
+    # (issue 37). `kind`: "node" or "deployment".
+    "counts",
+    metadata,
+    Column("kind", String(16), nullable=False),
+    Column("project_id", String(64), nullable=False),
+    Column("cluster_id", String(36), nullable=False),
+    Column("status", String(16), nullable=False),
+    Column("n", BigInteger, nullable=False),
+    PrimaryKeyConstraint("kind", "project_id", "cluster_id", "status"),
+)
+
+count_deltas = Table(
+    "count_deltas",
+    metadata,
+    Column("id", BigInteger().with_variant(Integer(), "sqlite"), primary_key=True),
+    Column("kind", String(16), nullable=False),
+    Column("project_id", String(64), nullable=False),
+    Column("cluster_id", String(36), nullable=False),
+    Column("status", String(16), nullable=False),
+    Column("delta", BigInteger, nullable=False),
+)
+
 actions = Table(
     "actions",
     metadata,

@@ -12,6 +12,7 @@ from shoal.placement.workloads.problem import (
     WorkloadPlacement,
     WorkloadRefusal,
 )
+from shoal.placement.workloads.rejection import WorkloadRejection, WorkloadRejectionKind
 from shoal.placement.workloads.solve import place_workloads
 from shoal.placement.workloads.verify import violations
 
@@ -19,6 +20,8 @@ __all__ = [
     "NodeSlot",
     "WorkloadPlacement",
     "WorkloadRefusal",
+    "WorkloadRejection",
+    "WorkloadRejectionKind",
     "place_workloads",
     "violations",
 ]

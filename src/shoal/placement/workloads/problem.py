@@ -1,5 +1,5 @@
 """The second level's inputs and answers as types: the servers replicas may go on, and the
-placement (replica -> server) or the refusal (reasons in the user's words)."""
+placement (replica -> server) or the refusal (typed rejections, worded in the user's names)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from shoal.model.workloads import NodeSelector, Workload, WorkloadScope
+from shoal.placement.workloads.rejection import WorkloadRejection, WorkloadRejectionKind
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,9 +55,18 @@ class WorkloadPlacement:
 
 @dataclass(frozen=True, slots=True)
 class WorkloadRefusal:
-    reasons: tuple[str, ...]
-    undecided: bool = False
-    """True when the exact search ran out of time or size, not proven impossible."""
+    rejections: tuple[WorkloadRejection, ...]
+    """Why, typed (`rejection.py`): each a proof on its own, or the exact search's verdict."""
+
+    @property
+    def undecided(self) -> bool:
+        """True when the exact search ran out of time or size, not proven impossible."""
+        return any(r.kind is WorkloadRejectionKind.UNDECIDED for r in self.rejections)
+
+    @property
+    def reasons(self) -> tuple[str, ...]:
+        """The rejections in the user's words."""
+        return tuple(r.words() for r in self.rejections)
 
 
 class Selection:

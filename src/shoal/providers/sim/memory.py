@@ -27,6 +27,18 @@ class MemoryState:
         """Server id -> ids of the volumes attached to it."""
         self._on_host: dict[str, dict[str, None]] = {}
         """Host name -> ids of the resources on it, in creation order."""
+        self._seq = 0
+        self._changed: dict[str, int] = {}
+        """Cluster -> the change counter at its last change (`changes_since`)."""
+
+    def _touch(self, cluster: str) -> None:
+        self._seq += 1
+        self._changed[cluster] = self._seq
+
+    def changes_since(self, cursor: int | None) -> tuple[int, frozenset[str] | None]:
+        if cursor is None:
+            return self._seq, None
+        return self._seq, frozenset(c for c, s in self._changed.items() if s > cursor)
 
     def by_key(self, kind: str, key: str) -> SimRecord | None:
         return self._by_key.get((kind, key))
@@ -50,6 +62,7 @@ class MemoryState:
         self._by_id[record.id] = record
         self._by_key[(record.kind, record.key)] = record
         self._on_host.setdefault(host.name, {})[record.id] = None
+        self._touch(record.cluster)
         return record, True
 
     def _take_slot(self, host: str) -> int:
@@ -64,6 +77,7 @@ class MemoryState:
         record = self._by_id.get(resource_id)
         if record is not None:
             record.state = state
+            self._touch(record.cluster)
         return record is not None
 
     def rebuild(
@@ -78,6 +92,7 @@ class MemoryState:
             raise NoCapacityError(short)
         self._used[host.name] = others + demand
         record.demand, record.flavor, record.image, record.state = demand, flavor, image, BUILDING
+        self._touch(record.cluster)
         return record
 
     def set_attached(self, resource_id: str, server_id: str | None) -> None:
@@ -87,6 +102,7 @@ class MemoryState:
         if record.attached_to is not None:
             self._volumes_of.get(record.attached_to, set()).discard(resource_id)
         record.attached_to = server_id
+        self._touch(record.cluster)
         if server_id is not None:
             self._volumes_of.setdefault(server_id, set()).add(resource_id)
 
@@ -94,6 +110,7 @@ class MemoryState:
         record = self._by_id.pop(resource_id, None)
         if record is None:
             return None
+        self._touch(record.cluster)
         del self._by_key[(record.kind, record.key)]
         self._on_host.get(record.host, {}).pop(resource_id, None)
         self._used[record.host] = minus(self._used[record.host], record.demand)
@@ -122,6 +139,8 @@ class MemoryState:
 
     def mark_host(self, host: str, failed: bool) -> list[str]:
         ids = list(self._on_host.get(host, {}))
+        for cluster in {self._by_id[i].cluster for i in ids}:
+            self._touch(cluster)
         if not failed:
             self._failed.discard(host)
             return ids

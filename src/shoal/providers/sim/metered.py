@@ -36,6 +36,7 @@ _OPERATIONS = (
     "failed_hosts",
     "mark_host",
     "host_counts",
+    "changes_since",
 )
 # Plain floats, read when /metrics is scraped: a Prometheus counter's lock and a generator-made
 # context manager per call were themselves a few per cent of the engines' CPU at 20,000 nodes,
@@ -144,6 +145,10 @@ class MeteredState:
     def host_counts(self) -> dict[str, int]:
         with _Metered("host_counts"):
             return self._state.host_counts()
+
+    def changes_since(self, cursor: int | None) -> tuple[int, frozenset[str] | None]:
+        with _Metered("changes_since"):
+            return self._state.changes_since(cursor)
 
     def close(self) -> None:
         self._state.close()

@@ -98,6 +98,8 @@ class SimProvider:
         """Each host's IPv4 address less its slot (None: the host's coordinates do not fit
         IPv4). Issue 23: an address per create made from the coordinates was 4 % of a node
         action's CPU."""
+        self._live: tuple[frozenset[str], Inventory] | None = None
+        """The inventory last answered, and the failed hosts it left out."""
         self._checked: ServerProfile | None = None
         """The last profile `_check_catalog` passed: the catalog does not change, and a
         create's nodes share their profile object (engine/profiles.py)."""
@@ -135,11 +137,19 @@ class SimProvider:
     # -- the Provider protocol -------------------------------------------------------------
 
     async def inventory(self) -> Inventory:
-        failed = self._state.failed_hosts()
+        failed = frozenset(self._state.failed_hosts())
+        known = self._live
+        if known is not None and known[0] == failed:
+            # The same hosts as last time: the same object (issue 37: the manager reads the
+            # inventory every tick, and a new one of 25,000 hosts a second, with its set of
+            # names, was a fair part of an idle engine's CPU).
+            return known[1]
         hosts = tuple(h for h in self._inventory.hosts if h.name not in failed)
-        return Inventory(
+        live = Inventory(
             hosts=hosts, flavors=self._inventory.flavors, images=self._inventory.images
         )
+        self._live = (failed, live)
+        return live
 
     async def create_server(self, request: ServerRequest) -> Resource:
         key = request.key
@@ -272,6 +282,10 @@ class SimProvider:
     async def list_resources(self, cluster: str | None = None) -> list[Resource]:
         failed = self._state.failed_hosts()
         return [self._resource(r, failed) for r in self._state.records(cluster)]
+
+    async def changes_since(self, cursor: int | None) -> tuple[int, frozenset[str] | None]:
+        """`ChangeFeed`: the clusters whose resources changed after `cursor` (issue 37)."""
+        return self._state.changes_since(cursor)
 
     async def close(self) -> None:
         self._state.close()
@@ -545,7 +559,8 @@ class SimProvider:
 
 class _ResourceSlots:
     """`Resource`'s very slots, set by a plain `__init__` (its layout is the same, so CPython
-    allows the class change `_resource` makes), as `store/records.action_record` does."""
+    allows the class change `_resource` makes), as `store/records.action_record` does.
+    Justified by `benchmarks/scale.py`'s `create-pg` (`shoal.frozen_twin`)."""
 
     __slots__ = Resource.__slots__
 

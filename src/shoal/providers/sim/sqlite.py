@@ -3,6 +3,9 @@
 WAL mode lets readers run beside a writer; a reservation runs in `BEGIN IMMEDIATE`, so its
 check of the key, the host and the free capacity and its insert are one step across processes.
 Calls are short and synchronous: the file is local and each statement touches a few rows.
+Triggers log the cluster of every change (a resource made, changed or removed, its host failed
+or back) in `changes`, whatever process or statement made it: the change feed a real cloud
+gives as Nova's `changes-since` (`changes_since`, issue 37).
 """
 
 from __future__ import annotations
@@ -18,6 +21,8 @@ from shoal.model.nodes import Demand
 from shoal.providers.sim.state import ACTIVE, BUILDING, ERROR, NoCapacityError, SimRecord, fits
 
 FIRST_SLOT = 2
+_KEPT_CHANGES = 100_000
+"""Changes the feed keeps (at least): a reader further behind takes every cluster as changed."""
 
 # Every index is written by every reservation's commit, so none is kept that another covers:
 # `(host, slot)` serves the lookups by host, and only attached volumes enter `attached_to`'s
@@ -47,6 +52,19 @@ CREATE INDEX IF NOT EXISTS resources_cluster ON resources (cluster);
 CREATE INDEX IF NOT EXISTS resources_attached_to ON resources (attached_to)
     WHERE attached_to IS NOT NULL;
 CREATE TABLE IF NOT EXISTS failed_hosts (host TEXT PRIMARY KEY);
+CREATE TABLE IF NOT EXISTS changes (seq INTEGER PRIMARY KEY AUTOINCREMENT, cluster TEXT NOT NULL);
+CREATE TRIGGER IF NOT EXISTS resources_made AFTER INSERT ON resources
+    BEGIN INSERT INTO changes (cluster) VALUES (NEW.cluster); END;
+CREATE TRIGGER IF NOT EXISTS resources_changed AFTER UPDATE ON resources
+    BEGIN INSERT INTO changes (cluster) VALUES (NEW.cluster); END;
+CREATE TRIGGER IF NOT EXISTS resources_removed AFTER DELETE ON resources
+    BEGIN INSERT INTO changes (cluster) VALUES (OLD.cluster); END;
+CREATE TRIGGER IF NOT EXISTS hosts_failed AFTER INSERT ON failed_hosts
+    BEGIN INSERT INTO changes (cluster)
+        SELECT DISTINCT cluster FROM resources WHERE host = NEW.host; END;
+CREATE TRIGGER IF NOT EXISTS hosts_back AFTER DELETE ON failed_hosts
+    BEGIN INSERT INTO changes (cluster)
+        SELECT DISTINCT cluster FROM resources WHERE host = OLD.host; END;
 DROP INDEX IF EXISTS resources_host;
 DROP INDEX IF EXISTS resources_attached;
 """
@@ -70,6 +88,21 @@ class SqliteState:
         # checkpoints' fsyncs were a quarter of a reservation's CPU.
         self._db.execute("PRAGMA synchronous=OFF")
         self._db.executescript(_SCHEMA)
+
+    def changes_since(self, cursor: int | None) -> tuple[int, frozenset[str] | None]:
+        db = self._db
+        top, low = db.execute("SELECT coalesce(max(seq), 0), min(seq) FROM changes").fetchone()
+        if cursor is None or (low is not None and cursor < low - 1):
+            return int(top), None  # none yet, or older than what is kept: everything
+        clusters = frozenset(
+            c
+            for (c,) in db.execute(
+                "SELECT DISTINCT cluster FROM changes WHERE seq > ? AND seq <= ?", (cursor, top)
+            )
+        )
+        if low is not None and top - low > _KEPT_CHANGES * 2:
+            db.execute("DELETE FROM changes WHERE seq <= ?", (top - _KEPT_CHANGES,))
+        return int(top), clusters
 
     def by_key(self, kind: str, key: str) -> SimRecord | None:
         row = self._db.execute(

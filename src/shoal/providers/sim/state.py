@@ -91,6 +91,13 @@ class SimState(Protocol):
         """Host name -> how many resources it holds (hosts holding none are left out)."""
         ...
 
+    def changes_since(self, cursor: int | None) -> tuple[int, frozenset[str] | None]:
+        """The clusters whose resources changed (made, changed, removed, or their host failed
+        or came back) after `cursor`, and the cursor now; None for the clusters when it cannot
+        tell (no cursor yet, or one older than what it keeps): then take every one as changed.
+        """
+        ...
+
     def close(self) -> None: ...
 
 
