@@ -26,6 +26,7 @@ _LOCAL_OPTIONS = {
     "stop_grace_s": float,
     "agent_poll_s": float,
     "sandbox": str,
+    "isolation": str,
     "containers": str,
     "replicas": str,
 }
@@ -81,20 +82,7 @@ def make_provider(
     """
     opts = dict(options or {})
     if name == "local":
-        from shoal.providers.local.provider import LocalProvider
-
-        o = _convert(name, opts, _LOCAL_OPTIONS)
-        return LocalProvider(
-            Path(home) / "local",
-            inventory,
-            boot_timeout_s=float(o.get("boot_timeout_s", 15.0)),
-            port=int(o.get("port", 8080)),
-            stop_grace_s=float(o.get("stop_grace_s", 3.0)),
-            agent_poll_s=float(o.get("agent_poll_s", 5.0)),
-            sandbox=str(o.get("sandbox", "bwrap")),  # issue 29: bwrap | off
-            containers=str(o.get("containers", "auto")),
-            replicas=str(o.get("replicas", "podman")),  # issue 22: podman | agents
-        )
+        return _local(Path(home) / "local", _convert(name, opts, _LOCAL_OPTIONS), inventory)
     if name == "sim":
         from shoal.providers.sim.provider import SimProvider
 
@@ -130,6 +118,23 @@ def make_provider(
     if name == "openstack":
         return _openstack(_convert(name, opts, _OPENSTACK_OPTIONS))
     raise ValueError(f"no provider named {name!r}; known: {', '.join(PROVIDERS)}")
+
+
+def _local(home: Path, o: dict[str, OptionValue], inventory: Inventory | None) -> Provider:
+    from shoal.providers.local.options import LocalOptions
+    from shoal.providers.local.provider import LocalProvider
+
+    options = LocalOptions(
+        boot_timeout_s=float(o.get("boot_timeout_s", 15.0)),
+        port=int(o.get("port", 8080)),
+        stop_grace_s=float(o.get("stop_grace_s", 3.0)),
+        agent_poll_s=float(o.get("agent_poll_s", 5.0)),
+        sandbox=str(o.get("sandbox", "bwrap")),  # issue 29: bwrap | off
+        isolation=str(o.get("isolation", "auto")),  # issue 39: auto | netns | off
+        containers=str(o.get("containers", "auto")),
+        replicas=str(o.get("replicas", "podman")),  # issue 22: podman | agents
+    )
+    return LocalProvider(home, inventory, options)
 
 
 def _openstack(o: dict[str, OptionValue]) -> Provider:
