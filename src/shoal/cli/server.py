@@ -15,7 +15,7 @@ import socket
 import sys
 from pathlib import Path
 from types import FrameType
-from typing import Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 
@@ -24,6 +24,10 @@ from shoal.cli.errors import EXIT_FAILED, EXIT_INVALID, EXIT_OK, CliError
 from shoal.cli.runner import run
 from shoal.cli.serverlog import LogFormat
 from shoal.cli.where import home_dir
+from shoal.files import write_private
+
+if TYPE_CHECKING:
+    from shoal.settings import Settings
 
 GC_THRESHOLDS = (50_000, 20, 10)
 """The server's collector thresholds (issue 23): with the default (700, 10, 10) collections
@@ -88,7 +92,7 @@ def server(
         sock = _listen(host, listen)
         listen = sock.getsockname()[1]
         # Issue 39: the agents' own listener, all a local node may reach of Shoal.
-        agents = None if settings.agent_url else _listen(host, settings.agent_port)
+        agents = None if settings.agent_url else _agents_listener(host, settings)
         try:
             runtime = await Runtime.open(settings)
         except ValueError as e:
@@ -220,6 +224,28 @@ def _listen(host: str, port: int) -> socket.socket:
         sock.close()
         raise CliError(f"cannot listen on {host}:{port}: {e.strerror or e}", EXIT_FAILED) from None
     sock.set_inheritable(True)
+    return sock
+
+
+AGENT_PORT_FILE = "agent-port"
+"""The agents' port last used by the home's server: taken again when free, so nodes that
+outlived a restart keep polling the URL they were given (their agents are not restarted)."""
+
+
+def _agents_listener(host: str, settings: Settings) -> socket.socket:
+    remembered = settings.home / AGENT_PORT_FILE
+    port = settings.agent_port
+    if port == 0:
+        with contextlib.suppress(OSError, ValueError):
+            port = int(remembered.read_text())
+    try:
+        sock = _listen(host, port)
+    except CliError:
+        if settings.agent_port:
+            raise
+        sock = _listen(host, 0)
+    if settings.agent_port == 0:
+        write_private(remembered, str(sock.getsockname()[1]))
     return sock
 
 

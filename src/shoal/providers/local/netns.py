@@ -88,16 +88,12 @@ async def make(link: NodeLink) -> None:
         f"netns add {link.netns}",
         f"link add {link.iface} address {link.mac} type veth peer name {INNER_IFACE} "
         f"address {link.mac} netns {link.netns}",
+        f"link set {link.iface} up arp off",
+        f"route add {link.address}/32 dev {link.iface} table local src 127.0.0.1",
     ]
     await _ip(host, link)
+    # Before anything runs in the namespace, so before any packet (one `ip` less per start).
     _host_sysctls(link.iface)
-    await _ip(
-        [
-            f"link set {link.iface} up arp off",
-            f"route add {link.address}/32 dev {link.iface} table local src 127.0.0.1",
-        ],
-        link,
-    )
     inner = [
         "link set lo up",
         "address del 127.0.0.1/8 dev lo",

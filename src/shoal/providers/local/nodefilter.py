@@ -26,6 +26,7 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import ipaddress
+import os
 import socket
 import subprocess
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -33,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from shoal.files import open_private_append, private_dir
 from shoal.providers.local.netns import tool
 
 TABLE_PREFIX = "shoalnodes_"
@@ -140,8 +142,8 @@ def render(
 def apply(script: Callable[[], str], lock: Path) -> None:
     """Load the script `script()` makes, under the home's lock, so what it read is what is
     loaded, whatever another provider on the home does meanwhile (blocking)."""
-    lock.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    with open(lock, "a") as held:
+    private_dir(lock.parent)
+    with os.fdopen(open_private_append(lock), "a") as held:
         fcntl.flock(held, fcntl.LOCK_EX)
         _nft(["-f", "-"], script())
 
