@@ -13,7 +13,7 @@ from pathlib import Path
 
 from shoal.files import private_dir
 from shoal.providers.errors import PermanentError, ProviderError, ResourceGone, TemporaryError
-from shoal.providers.local import processes, volumes
+from shoal.providers.local import containers, processes, volumes
 from shoal.providers.local.agentchain import AgentChain
 from shoal.providers.local.catalog import HostCatalog
 from shoal.providers.local.isolation import NodeNetworks
@@ -134,8 +134,12 @@ class ServerLifecycle:
 
 
 def _remove_tree(path: Path) -> None:
-    """Delete a server's workdir, container storage included (issue 36: what podman leaves
-    mounted under it is unmounted first, by containers.remove_all)."""
+    """Delete a server's workdir, its container storage included (issue 36): what podman left
+    mounted beneath it (a container it could not remove) is unmounted, and the rest tried
+    again; what still resists is logged, never silently kept."""
     shutil.rmtree(path, ignore_errors=True)
+    if path.exists():
+        containers.unmount_under(path)
+        shutil.rmtree(path, ignore_errors=True)
     if path.exists():
         log.warning("could not remove all of %s", path)
