@@ -23,7 +23,7 @@ from typing import Any
 
 import httpx
 
-from shoal.providers.local import netns
+from shoal.providers.local import isolation
 
 REPO = Path(__file__).resolve().parents[2]
 SRC = REPO / "src"
@@ -182,7 +182,7 @@ def server_env(
 
 def sweep_local_nodes(home: Path) -> None:
     """SIGKILL every node process the local provider under `home` recorded and left running,
-    and remove the network namespace each was given (issue 39)."""
+    and remove the networks of its nodes (issue 39)."""
     for path in (home / "local" / "resources").glob("*.json"):
         try:
             data = json.loads(path.read_text())
@@ -192,8 +192,7 @@ def sweep_local_nodes(home: Path) -> None:
         if isinstance(pid, int) and key and _carries(pid, key):
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(pid, signal.SIGKILL)
-        if isinstance(data.get("netns"), str):
-            netns.remove_named(data["netns"])
+    isolation.remove_home(home / "local")
 
 
 def _carries(pid: int, key: str) -> bool:

@@ -89,17 +89,40 @@ class NodeNetworks:
         return nodefilter.render(self.table, nodes, vips, f"shoal nodes of {self.home}")
 
     def sweep(self) -> None:
-        """Remove this home's namespaces that no server record names any more, and every
-        namespace and filter of homes that no longer exist (blocking: at start)."""
+        """This home's namespaces no record names any more, and every namespace and filter of
+        homes that no longer exist: removed (blocking: once, when the provider starts)."""
+        self.sweep_home()
+        sweep_homes()
+
+    def sweep_home(self) -> None:
+        """Remove this home's namespaces that no server record names any more (blocking: at
+        start)."""
         named = {r.netns for r in self._records.all() if isinstance(r, ServerRecord) and r.netns}
         for name in netns.names(self.tag):
             if name not in named:
                 netns.remove_named(name)
-        for tag in netns.orphaned_tags():
-            log.info("removing the node networks of a deleted Shoal home (%s)", tag)
-            for name in netns.names(tag):
-                netns.remove_named(name)
-            try:
-                nodefilter.delete(nodefilter.table_name(tag))
-            except nodefilter.NodeFilterError as e:
-                log.warning("%s", e)
+
+
+def sweep_homes() -> None:
+    """Remove every namespace and filter of homes that no longer exist (a test's temporary
+    home deleted with its nodes still recorded). Blocking."""
+    for tag in netns.orphaned_tags():
+        log.info("removing the node networks of a deleted Shoal home (%s)", tag)
+        remove_tag(tag)
+
+
+def remove_home(home: Path) -> None:
+    """Remove every namespace and the filter of a provider's home whose nodes are gone (what
+    a test's teardown calls after killing them). Blocking."""
+    remove_tag(home_tag(home))
+
+
+def remove_tag(tag: str) -> None:
+    for name in netns.names(tag):
+        netns.remove_named(name)
+    try:
+        nodefilter.delete(nodefilter.table_name(tag))
+    except nodefilter.NodeFilterError as e:
+        log.warning("%s", e)
+        return
+    netns.forget_home(tag)

@@ -130,22 +130,21 @@ def register_home(home_tag: str, home: Path) -> None:
 
 
 def orphaned_tags() -> list[str]:
-    """Tags of homes that had namespaces here and no longer exist (deleted directories)."""
-    tags = set()
-    with contextlib.suppress(OSError):
-        for p in NETNS_DIR.iterdir():
-            parts = p.name.split("-", 2)
-            if p.name.startswith(PREFIX) and len(parts) == 3:
-                tags.add(parts[1])
+    """Tags of registered homes that no longer exist (deleted directories)."""
     out = []
-    for tag in sorted(tags):
-        try:
-            home = Path((HOMES_DIR / tag).read_text())
-        except OSError:
-            continue  # never registered: not ours to judge
-        if not home.exists():
-            out.append(tag)
+    with contextlib.suppress(OSError):
+        for entry in sorted(HOMES_DIR.iterdir()):
+            try:
+                home = Path(entry.read_text())
+            except OSError:
+                continue
+            if not home.exists():
+                out.append(entry.name)
     return out
+
+
+def forget_home(home_tag: str) -> None:
+    (HOMES_DIR / home_tag).unlink(missing_ok=True)
 
 
 def remove_named(netns: str) -> None:
