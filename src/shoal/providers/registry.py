@@ -140,6 +140,7 @@ def _local(home: Path, o: dict[str, OptionValue], inventory: Inventory | None) -
 def _openstack(o: dict[str, OptionValue]) -> Provider:
     """An `OpenStackProvider`; credentials from `cloud` (clouds.yaml) or the OS_* variables,
     endpoints overridable (an `auth_type: none` cloud, as in tests, needs them)."""
+    from shoal.providers.openstack.options import OpenStackOptions
     from shoal.providers.openstack.provider import OpenStackProvider
 
     connect_args: dict[str, Any] = {}
@@ -160,8 +161,7 @@ def _openstack(o: dict[str, OptionValue]) -> Provider:
 
         return openstack.connect(**connect_args)
 
-    return OpenStackProvider(
-        connection,
+    options = OpenStackOptions(
         mode=str(o.get("mode", "auto")),
         pin=str(o.get("pin", "force")),
         network=str(o.get("network", "auto")),
@@ -174,6 +174,7 @@ def _openstack(o: dict[str, OptionValue]) -> Provider:
         ram_allocation_ratio=float(o.get("ram_allocation_ratio", 1.0)),
         agent_poll_s=float(o.get("agent_poll_s", 30.0)),
     )
+    return OpenStackProvider(connection, options)
 
 
 _WANTED = {int: "an integer", float: "a number", str: "a string"}
