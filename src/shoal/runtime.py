@@ -8,6 +8,7 @@ project with a token written to `<home>/admin-token`.
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +21,7 @@ from shoal.files import private_dir
 from shoal.model.inventory import Inventory
 from shoal.placement import configure as configure_placement
 from shoal.providers.base import Provider
+from shoal.providers.capabilities import Capabilities
 from shoal.providers.registry import make_provider
 from shoal.service.clusters import ClusterService
 from shoal.service.containers import ContainerGate
@@ -33,6 +35,8 @@ from shoal.store.database import Database
 from shoal.telemetry.notify import BusNotifier
 
 TOKEN_FILE = "admin-token"
+
+log = logging.getLogger("shoal.runtime")
 
 
 @dataclass
@@ -48,8 +52,13 @@ class Runtime:
     queries: Queries
     profiles: ProfileService
     deployments: DeploymentService = field(init=False)
+    capabilities: Capabilities = field(init=False)
+    """What the provider can do beyond `Provider`, read once here (issue 40)."""
 
     def __post_init__(self) -> None:
+        self.capabilities = Capabilities.of(self.provider)
+        if self.capabilities.single_tenant:
+            log.warning("%s: this Shoal serves its admin only", self.capabilities.single_tenant)
         # Software deployments (issue 11): listings, logs, and the agents' metadata and signals.
         self.deployments = DeploymentService(
             self.db, self.engine.inventory_now, self.clock, self.engine.deployer.wake

@@ -74,7 +74,11 @@ class Settings(BaseSettings):
     """Talk to this Shoal server instead of running embedded (CLI)."""
     agent_url: str | None = None
     """Where servers' in-guest agents reach this Shoal for their software deployments
-    (metadata and signals); default: the URL `shoal server` listens on."""
+    (metadata and signals); default: `shoal server`'s agents' listener (`agent_port`)."""
+    agent_port: int = Field(default=0, ge=0, le=65535)
+    """Where `shoal server` listens for agents, beside its API, on the same address: only the
+    agents' routes answer there (issue 39), and it is all a local node may reach of Shoal.
+    0: a free port. Not opened when `agent_url` is set (the operator's own route to Shoal)."""
     local_containers_all_projects: bool = False
     """Let every project run docker-compose/kubelet deployments on `local`, not only admins: a
     node's container API is root-equivalent on this host (docs/containers.md)."""

@@ -13,6 +13,7 @@ import httpx
 
 from shoal.providers.local import containers, podman
 from tests.containers.conftest import IMAGE, StartServer
+from tests.support.netns import in_namespace, node_namespace
 from tests.support.server import eventually, free_port, wait_ok
 
 TIMEOUT_S = 120.0
@@ -66,6 +67,8 @@ def test_compose_serves_http_and_survives_a_kill(home: Path, start_server: Start
         names = containers.run(podman.Podman.find(), store, "ps", "--format", "{{.Names}}")
         name = names.split()[0]
         first = eventually(lambda: _pid_of(store, name), timeout_s=30)
+        # The container runs in its node's own network (issue 39), not the host's.
+        assert in_namespace(first, node_namespace(home, node["physical_id"]))
         os.kill(first, signal.SIGKILL)
         again = eventually(
             lambda: (p := _pid_of(store, name)) is not None and p != first and p, timeout_s=60
@@ -80,6 +83,14 @@ def test_compose_serves_http_and_survives_a_kill(home: Path, start_server: Start
 
         said = eventually(restarted, timeout_s=60, every_s=0.5)
         assert name in said[0]["message"] and said[0]["level"] == "WARNING"
+
+        # Deleted, the node leaves nothing (issue 36): not its workdir and the container storage
+        # in it, not podman's run state, not its network namespace (issue 39).
+        namespace = node_namespace(home, node["physical_id"])
+        wait_ok(client, client.delete("/v1/clusters/box"))
+        eventually(lambda: client.get("/v1/clusters/box").status_code == 404, timeout_s=TIMEOUT_S)
+        assert list((home / "local" / "nodes").iterdir()) == []
+        assert not store.runroot.exists() and not namespace.exists()
 
 
 def _pid_of(store: podman.Store, name: str) -> int | None:

@@ -9,7 +9,9 @@ from typing import Any
 
 import httpx
 
+from shoal.providers.local import containers, podman
 from tests.containers.conftest import IMAGE, StartServer
+from tests.support.netns import in_namespace, node_namespace
 from tests.support.server import eventually, free_port, wait_ok
 
 TIMEOUT_S = 120.0
@@ -77,6 +79,12 @@ def test_a_pod_is_played_replaced_and_a_missing_image_named(
         address = node["address"].split(":")[0]
         url = f"http://{address}:18081/"
         assert eventually(lambda: _get(url), timeout_s=30) == "one\n"
+        # The pod's containers run in their node's own network (issue 39), not the host's.
+        store = podman.node_store(home / "local", home / "local" / "nodes" / node["physical_id"])
+        pids = containers.run(podman.Podman.find(), store, "ps", "--format", "{{.Pid}}").split()
+        assert pids and all(
+            in_namespace(int(p), node_namespace(home, node["physical_id"])) for p in pids
+        )
 
         # A changed manifest replaces the pod (same name, new content).
         wait_ok(client, client.put("/v1/clusters/pods", content=_doc("two")))

@@ -30,6 +30,7 @@ from shoal.model.inventory import Inventory
 from shoal.model.nodes import Demand
 from shoal.model.profile import ServerProfile
 from shoal.providers.base import ServerRequest
+from shoal.providers.openstack.options import OpenStackOptions
 from shoal.providers.openstack.provider import OpenStackProvider
 from shoal.providers.registry import make_provider
 from shoal.store import clusters as cluster_repo
@@ -70,7 +71,9 @@ async def engines(netcloud: NetCloud, tmp_path: Path) -> AsyncIterator[Callable[
         )
         assert isinstance(base, OpenStackProvider)
         nova, real = StubNova(), base._conn()
-        p = OpenStackProvider(lambda: _Cloud(real, nova), mode="tenant", poll_interval_s=0.01)
+        p = OpenStackProvider(
+            lambda: _Cloud(real, nova), OpenStackOptions(mode="tenant", poll_interval_s=0.01)
+        )
         made.extend((base, p))
 
         async def inventory() -> Inventory:

@@ -43,6 +43,7 @@ from shoal.providers.openstack.netspec import (
     NetworksRequest,
     PoolSpec,
 )
+from shoal.providers.openstack.options import OpenStackOptions
 from shoal.providers.openstack.provider import OpenStackProvider
 from shoal.providers.openstack.rest import Json, Rest
 from shoal.providers.registry import make_provider
@@ -392,7 +393,9 @@ async def test_a_server_boots_on_its_ports_made_first_and_they_go_with_it(
 ) -> None:
     nova = StubNova()
     real = provider._conn()
-    p = OpenStackProvider(lambda: _Cloud(real, nova), mode="tenant", poll_interval_s=0.01)
+    p = OpenStackProvider(
+        lambda: _Cloud(real, nova), OpenStackOptions(mode="tenant", poll_interval_s=0.01)
+    )
     try:
         await _ports_before_boot(p, nova, netcloud)
     finally:
@@ -537,7 +540,9 @@ async def test_a_profiles_floating_network_gives_each_server_its_own_floating_ip
     (net,) = neutron_get(netcloud, f"/networks?tags=shoal-cluster:{c}")["networks"]
     nova = PortingNova(netcloud)
     real = provider._conn()
-    p = OpenStackProvider(lambda: _Cloud(real, nova), mode="tenant", poll_interval_s=0.01)
+    p = OpenStackProvider(
+        lambda: _Cloud(real, nova), OpenStackOptions(mode="tenant", poll_interval_s=0.01)
+    )
     try:
         base = load_cluster(PORTS, default_inventory()).node_groups[0].parts[0].profile
         assert isinstance(base, ServerProfile)

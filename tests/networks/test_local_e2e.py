@@ -6,6 +6,9 @@ HAProxy and no nftables table behind."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -13,6 +16,7 @@ import httpx
 from shoal.providers.local import netfilter
 from tests.e2e.conftest import StartServer
 from tests.e2e.flows import MANAGED, TINY, get_cluster, scale
+from tests.support.netns import node_namespace
 from tests.support.server import eventually, free_port, wait_ok
 
 
@@ -94,6 +98,14 @@ def test_balancer_and_rules_follow_the_cluster(start_server: StartServer) -> Non
         (group,) = view["security_groups"]
         assert group["servers"] == ["db-1"]
         assert group["rules"][0]["from_servers"] == ["web-1", "web-2", "web-3"]
+        # Enforced with each node in its own network (issue 39): a web node reaches the
+        # database's port (the rule), the host does not (no rule for it).
+        nodes = {
+            n["name"]: n for n in client.get("/v1/nodes", params={"cluster": cid}).json()["nodes"]
+        }
+        db = nodes["db-1"]["address"].rsplit(":", 1)[0]
+        web = node_namespace(server.home, nodes["web-1"]["physical_id"])
+        assert _connects(db, node_port, web) and not _connects(db, node_port, None)
 
         scale(client, cid, "scale_in", 2, "web")
         assert eventually(lambda: _served(address, listen) == {"web-1"})
@@ -116,6 +128,15 @@ def test_balancer_and_rules_follow_the_cluster(start_server: StartServer) -> Non
             )
 
         assert pids and eventually(gone)
+
+
+def _connects(address: str, port: int, namespace: Path | None) -> bool:
+    """Whether a TCP connect to address:port succeeds, from a node's network (or the host's)."""
+    probe = f"import socket; socket.create_connection(({address!r}, {port}), timeout=3)"
+    argv = [sys.executable, "-c", probe]
+    if namespace is not None:
+        argv = ["nsenter", f"--net={namespace}", "--", *argv]
+    return subprocess.run(argv, capture_output=True, timeout=60, check=False).returncode == 0
 
 
 def netfilter_tables() -> set[str]:

@@ -21,6 +21,7 @@ from shoal.engine.runtime import Engine
 from shoal.model.enums import ActionStatus, NodeKind
 from shoal.providers.base import Resource, ServerRequest
 from shoal.providers.local import LocalProvider
+from shoal.providers.local.options import LocalOptions
 from shoal.service.clusters import ClusterService
 from shoal.store import actions as action_repo
 from shoal.store.database import Database
@@ -87,7 +88,8 @@ async def test_a_new_member_serves_before_the_scale_out_ends(
 ) -> None:
     node_port, listen = free_port(), free_port()
     home = tmp_path / "local"
-    provider = HeldLocal(home, port=node_port, boot_timeout_s=30.0, stop_grace_s=2.0)
+    options = LocalOptions(port=node_port, boot_timeout_s=30.0, stop_grace_s=2.0)
+    provider = HeldLocal(home, None, options)
     provider.release = asyncio.Event()
     provider.deletes = asyncio.Event()
     engine = Engine(

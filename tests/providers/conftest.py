@@ -14,6 +14,7 @@ import pytest
 import pytest_asyncio
 
 from shoal.providers.local import LocalProvider
+from shoal.providers.local.options import LocalOptions
 
 from .support import free_port, sweep
 
@@ -38,4 +39,6 @@ def port() -> int:
 
 @pytest_asyncio.fixture
 async def local(local_home: Path, port: int) -> AsyncIterator[LocalProvider]:
-    yield LocalProvider(local_home, port=port, boot_timeout_s=30.0, stop_grace_s=2.0)
+    yield LocalProvider(
+        local_home, None, LocalOptions(port=port, boot_timeout_s=30.0, stop_grace_s=2.0)
+    )

@@ -17,7 +17,7 @@ from shoal.model.catalogs import CIRROS, CLASSIC_FLAVORS, default_inventory
 from shoal.model.inventory import Flavor, Image, Inventory
 from shoal.model.profile import ServerProfile, VolumeProfile
 from shoal.providers.base import ServerRequest, VolumeRequest
-from shoal.providers.local import processes
+from shoal.providers.local import isolation, processes
 
 TINY = CLASSIC_FLAVORS[0]
 
@@ -122,7 +122,8 @@ def processes_with_key(key: str) -> list[int]:
 
 
 def sweep(home: Path) -> None:
-    """SIGKILL every recorded node (and agent chain) process under `home` still running."""
+    """SIGKILL every recorded node (and agent chain) process under `home` still running, and
+    remove the networks of its nodes (issue 39)."""
     for path in (home / "resources").glob("*.json"):
         try:
             data = json.loads(path.read_text())
@@ -132,3 +133,4 @@ def sweep(home: Path) -> None:
         for pid in (data.get("pid"), data.get("agent_pid")):
             if isinstance(pid, int) and processes.is_running(pid, key):
                 processes.signal_group(pid, signal.SIGKILL)
+    isolation.remove_home(home)

@@ -32,6 +32,7 @@ from shoal.providers.base import ServerRequest
 from shoal.providers.errors import PermanentError
 from shoal.providers.local import LocalProvider
 from shoal.providers.local.agents import AgentInstall, AgentLayout, prepare
+from shoal.providers.local.options import LocalOptions
 
 from .agent_stub import AgentStub, agent_stub
 from .support import (
@@ -85,11 +86,13 @@ async def web(local_home: Path, port: int, installed: AgentInstall) -> AsyncIter
     yield LocalProvider(
         local_home,
         with_images(web_image()),
-        port=port,
-        boot_timeout_s=30.0,
-        stop_grace_s=2.0,
-        agent_install=installed,
-        agent_poll_s=0.5,
+        LocalOptions(
+            port=port,
+            boot_timeout_s=30.0,
+            stop_grace_s=2.0,
+            agent_install=installed,
+            agent_poll_s=0.5,
+        ),
     )
 
 
@@ -210,7 +213,9 @@ async def test_missing_agents_refuse_the_server_before_making_it(
     local_home: Path, port: int, tmp_path: Path, stub: AgentStub
 ) -> None:
     nowhere = AgentInstall(bin=tmp_path / "no-bin", share=tmp_path / "no-share")
-    provider = LocalProvider(local_home, with_images(web_image()), port=port, agent_install=nowhere)
+    provider = LocalProvider(
+        local_home, with_images(web_image()), LocalOptions(port=port, agent_install=nowhere)
+    )
     request = web_request(stub)
     with pytest.raises(PermanentError, match="make venv"):
         await provider.create_server(request)

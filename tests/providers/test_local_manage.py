@@ -16,6 +16,7 @@ from shoal.model.inventory import Image
 from shoal.providers.base import HostAdmin, HostState, ResourceState
 from shoal.providers.errors import PermanentError, ResourceGone
 from shoal.providers.local import LocalProvider
+from shoal.providers.local.options import LocalOptions
 
 from .support import (
     get_json,
@@ -81,7 +82,7 @@ async def test_rebuild_with_a_command_image_keeps_address_and_volume(
     local_home: Path, port: int
 ) -> None:
     web = web_image()
-    local = LocalProvider(local_home, with_images(web), port=port, boot_timeout_s=30)
+    local = LocalProvider(local_home, with_images(web), LocalOptions(port=port, boot_timeout_s=30))
     server = await local.create_server(server_request("w", "az2-host2"))
     volume = await local.create_volume(volume_request("data", "az2-host2"))
     await local.attach_volume(volume.id, server.id)
@@ -115,9 +116,11 @@ async def test_rebuild_with_a_command_image_keeps_address_and_volume(
     assert [v["name"] for v in view["volumes"]] == ["data"]
 
     # A new provider on the same home knows the image the server now runs.
-    assert (await LocalProvider(local_home, port=port).get(NodeKind.SERVER, server.id)).details[
-        "image"
-    ] == "cirros"
+    assert (
+        await LocalProvider(local_home, None, LocalOptions(port=port)).get(
+            NodeKind.SERVER, server.id
+        )
+    ).details["image"] == "cirros"
 
 
 async def test_rebuild_to_an_unknown_image_changes_nothing(local: LocalProvider) -> None:
@@ -134,7 +137,9 @@ async def test_a_rebuild_whose_image_fails_leaves_the_server_in_error(
     local_home: Path, port: int
 ) -> None:
     broken = Image("img-broken", "broken", properties={"command": "/nonexistent/program"})
-    local = LocalProvider(local_home, with_images(broken), port=port, boot_timeout_s=30)
+    local = LocalProvider(
+        local_home, with_images(broken), LocalOptions(port=port, boot_timeout_s=30)
+    )
     server = await local.create_server(server_request("f", "az1-host1"))
     with pytest.raises(PermanentError, match="could not start"):
         await local.rebuild(server.id, profile(broken))
@@ -181,7 +186,9 @@ async def test_fail_host_kills_that_host_only_and_recovers(
     inventory = await local.inventory()
     assert "az1-host2" not in [h.name for h in inventory.hosts]
     assert len(inventory.hosts) == 5
-    other = LocalProvider(local_home, port=port)  # another Shoal process on the same home
+    other = LocalProvider(
+        local_home, None, LocalOptions(port=port)
+    )  # another Shoal process on the same home
     assert "az1-host2" not in [h.name for h in (await other.inventory()).hosts]
     states = {h.name: h for h in await local.hosts()}
     assert states["az1-host2"] == HostState("az1-host2", "az1", True, 3)

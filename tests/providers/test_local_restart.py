@@ -12,6 +12,7 @@ from shoal.model.enums import NodeKind
 from shoal.providers.base import ResourceState
 from shoal.providers.errors import PermanentError
 from shoal.providers.local import LocalProvider
+from shoal.providers.local.options import LocalOptions
 from shoal.providers.local.records import file_name
 
 from .support import get_json, pid_alive, server_request, volume_request
@@ -28,7 +29,7 @@ async def test_a_new_provider_readopts_and_notices_a_lost_process(
     b = await local.create_server(server_request("b", "az2-host1", cluster="blue"))
     await local.close()
 
-    restarted = LocalProvider(local_home, port=port)
+    restarted = LocalProvider(local_home, None, LocalOptions(port=port))
     assert (await restarted.get(NodeKind.SERVER, a.id)).state is ResourceState.ACTIVE
     listed = {r.id: r.state for r in await restarted.list_resources("blue")}
     assert listed == {a.id: ResourceState.ACTIVE, b.id: ResourceState.ACTIVE}
@@ -37,7 +38,9 @@ async def test_a_new_provider_readopts_and_notices_a_lost_process(
     await restarted.kill_node_process(b.id)
     assert not pid_alive(int(b.details["pid"]))
     assert (await restarted.get(NodeKind.SERVER, b.id)).state in GONE
-    assert (await LocalProvider(local_home, port=port).get(NodeKind.SERVER, b.id)).state in GONE
+    assert (
+        await LocalProvider(local_home, None, LocalOptions(port=port)).get(NodeKind.SERVER, b.id)
+    ).state in GONE
 
     # Creating it again with its key starts it again: same id and address, a new process.
     revived = await restarted.create_server(server_request("b", "az2-host1", cluster="blue"))

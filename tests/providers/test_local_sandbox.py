@@ -24,7 +24,8 @@ from shoal.model.software import (
 )
 from shoal.providers.local import LocalProvider
 from shoal.providers.local.agents import AgentInstall, AgentLayout, prepare
-from shoal.providers.local.provider import LOG_NAME, node_log
+from shoal.providers.local.launcher import LOG_NAME
+from shoal.providers.local.options import LocalOptions
 from shoal.providers.local.sandbox import Sandbox, SandboxUnavailableError
 
 from .agent_stub import agent_stub
@@ -68,13 +69,15 @@ async def test_a_script_reads_neither_the_home_nor_another_node(
     provider = LocalProvider(
         local_home,
         with_images(web_image()),
-        port=port,
-        boot_timeout_s=30.0,
-        stop_grace_s=2.0,
-        agent_install=installed,
-        agent_poll_s=0.5,
+        LocalOptions(
+            port=port,
+            boot_timeout_s=30.0,
+            stop_grace_s=2.0,
+            agent_install=installed,
+            agent_poll_s=0.5,
+        ),
     )
-    assert provider.sandbox is not None
+    assert provider.confinement.sandboxed
     peer = await provider.create_server(server_request("peer", "az1-host2", image=web_image()))
     peer_dir = Path(peer.details["workdir"])
     (peer_dir / "secret.txt").write_text(PEER_SECRET)
@@ -121,7 +124,7 @@ async def test_a_log_or_www_swapped_for_a_link_serves_nothing(
     workdir = Path(server.details["workdir"])
     (workdir / LOG_NAME).unlink()
     (workdir / LOG_NAME).symlink_to(secret)
-    assert node_log(local, server.id, 4096) is None
+    assert local.node_logs.node_log(server.id, 4096) is None
     (workdir / "www").symlink_to(tmp_path, target_is_directory=True)
     assert server.address is not None
     with pytest.raises(urllib.error.HTTPError) as e:
@@ -140,7 +143,8 @@ def test_without_bwrap_the_provider_refuses_naming_the_package(
         Sandbox.find()
     with pytest.raises(SandboxUnavailableError, match="bubblewrap"):
         LocalProvider(tmp_path / "local")
-    assert LocalProvider(tmp_path / "local", sandbox="off").sandbox is None
+    off = LocalProvider(tmp_path / "local", None, LocalOptions(sandbox="off"))
+    assert not off.confinement.sandboxed
 
 
 def test_shoal_never_writes_through_a_link_in_a_nodes_tree(

@@ -15,6 +15,7 @@ from shoal.model.inventory import Image
 from shoal.providers.base import Provider, ResourceState
 from shoal.providers.errors import PermanentError, TemporaryError
 from shoal.providers.local import LocalProvider
+from shoal.providers.local.options import LocalOptions
 
 from .support import (
     get_json,
@@ -117,12 +118,14 @@ async def test_unknown_host_is_permanent(local: LocalProvider) -> None:
 
 async def test_an_image_command_runs_any_program(local_home: Path, port: int) -> None:
     web = web_image()
-    provider = LocalProvider(local_home, with_images(web), port=port, boot_timeout_s=30)
+    provider = LocalProvider(
+        local_home, with_images(web), LocalOptions(port=port, boot_timeout_s=30)
+    )
     server = await provider.create_server(server_request("web-1", "az2-host2", image=web))
     assert server.address == f"127.2.2.2:{port}"
     status, body = await http_get(server.address)
     assert status == 200 and b"node.log" in body  # it serves its workdir
-    again = LocalProvider(local_home, with_images(web), port=port)
+    again = LocalProvider(local_home, with_images(web), LocalOptions(port=port))
     assert (await again.get(NodeKind.SERVER, server.id)).state is ResourceState.ACTIVE
     pid = int(server.details["pid"])
     await again.delete(NodeKind.SERVER, server.id)
@@ -136,7 +139,7 @@ async def test_early_exit_is_permanent_with_the_log_tail(local_home: Path, port:
         "broken",
         properties={"command": f"{python} -c \"import sys; print('boom'); sys.exit(3)\""},
     )
-    provider = LocalProvider(local_home, with_images(broken), port=port)
+    provider = LocalProvider(local_home, with_images(broken), LocalOptions(port=port))
     with pytest.raises(PermanentError) as caught:
         await provider.create_server(server_request("b", "az1-host1", image=broken))
     assert "boom" in (caught.value.fault or "")
@@ -146,7 +149,7 @@ async def test_early_exit_is_permanent_with_the_log_tail(local_home: Path, port:
 
 async def test_missing_program_is_permanent(local_home: Path, port: int) -> None:
     absent = Image("img-absent", "absent", properties={"command": "/nonexistent/program {port}"})
-    provider = LocalProvider(local_home, with_images(absent), port=port)
+    provider = LocalProvider(local_home, with_images(absent), LocalOptions(port=port))
     with pytest.raises(PermanentError, match="could not start"):
         await provider.create_server(server_request("a", "az1-host1", image=absent))
 
@@ -166,7 +169,9 @@ async def test_a_server_that_never_answers_times_out_and_is_killed(
         "mute",
         properties={"command": f'{python} -c "import time; time.sleep(120)" {{name}}'},
     )
-    provider = LocalProvider(local_home, with_images(mute), port=port, boot_timeout_s=0.5)
+    provider = LocalProvider(
+        local_home, with_images(mute), LocalOptions(port=port, boot_timeout_s=0.5)
+    )
     with pytest.raises(TemporaryError, match="did not answer"):
         await provider.create_server(server_request("mute-7f3a", "az1-host1", image=mute))
     assert processes_with_key("mute-7f3a") == []

@@ -23,6 +23,8 @@ from typing import Any
 
 import httpx
 
+from shoal.providers.local import isolation
+
 REPO = Path(__file__).resolve().parents[2]
 SRC = REPO / "src"
 SERVE = Path(__file__).resolve().parent / "serve.py"
@@ -179,7 +181,8 @@ def server_env(
 
 
 def sweep_local_nodes(home: Path) -> None:
-    """SIGKILL every node process the local provider under `home` recorded and left running."""
+    """SIGKILL every node process the local provider under `home` recorded and left running,
+    and remove the networks of its nodes (issue 39)."""
     for path in (home / "local" / "resources").glob("*.json"):
         try:
             data = json.loads(path.read_text())
@@ -189,6 +192,7 @@ def sweep_local_nodes(home: Path) -> None:
         if isinstance(pid, int) and key and _carries(pid, key):
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(pid, signal.SIGKILL)
+    isolation.remove_home(home / "local")
 
 
 def _carries(pid: int, key: str) -> bool:

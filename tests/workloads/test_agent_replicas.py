@@ -157,7 +157,7 @@ def test_the_keeper_chooses_the_agents_where_the_provider_has_no_runtime() -> No
     sim = SimProvider(synthetic_inventory(2, 1))
     assert not carried_by_agents(sim)
     assert not isinstance(WorkloadKeeper(_ctx(sim)).runtime, AgentReplicas)
-    sim.replicas_via_agents = True  # type: ignore[attr-defined]  # (local's `replicas = "agents"`)
+    sim.replicas_via_agents = True  # (local's `replicas = "agents"`)
     assert isinstance(WorkloadKeeper(_ctx(sim)).runtime, AgentReplicas)
 
 
@@ -215,7 +215,7 @@ def _signal(svc: DeploymentService, entry: dict[str, Any], code: int) -> Deploym
 async def test_replicas_delivered_through_the_metadata_and_signalled(db: Database) -> None:
     clock = ManualClock()
     provider = SimProvider(synthetic_inventory(4, 1), clock_sleep=clock.sleep)
-    provider.replicas_via_agents = True  # type: ignore[attr-defined]
+    provider.replicas_via_agents = True
     rig = rig_for(db, provider, clock)
     svc = DeploymentService(db, lambda: rig.inventory, clock, lambda: None)
     await rig.engine.start()

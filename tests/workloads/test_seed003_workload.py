@@ -19,6 +19,7 @@ import httpx
 from shoal.providers.local import podman
 from shoal.providers.local.replicas import LABEL
 from tests.containers.conftest import StartServer
+from tests.support.netns import in_namespace, node_namespace
 from tests.support.server import eventually, free_port
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "seed003"
@@ -106,6 +107,12 @@ def test_seed003_ha_workload_kept_rolled_and_removed(
         first = eventually(lambda: serving("api"), timeout_s=180, every_s=0.5)
         assert len({r["node"] for r in first.values()}) == 3  # one per controller (host)
 
+        # Each replica runs in its server's own network (issue 39), not the host's.
+        running = [c for c in _replica_containers(home) if int(c["Pid"]) > 0]
+        assert running
+        for c in running:
+            server_id = c["Labels"]["shoal.server"]
+            assert in_namespace(int(c["Pid"]), node_namespace(home, server_id)), c
         # kill -9 of a replica's container: restarted by the keeper (after its back-off).
         victim = next(c for c in _replica_containers(home) if c["Labels"][LABEL].endswith("/Api-1"))
         os.kill(int(victim["Pid"]), signal.SIGKILL)

@@ -12,6 +12,7 @@ from starlette.types import Message, Scope
 
 from shoal import __version__
 from shoal.api import errors, redact, schemas, senlin
+from shoal.api.agentgate import AgentGate
 from shoal.api.characters import RefuseUnstorable
 from shoal.api.keystone import KeystoneAuth
 from shoal.api.limits import BodyLimit
@@ -42,7 +43,9 @@ WARM_UP_PATHS = ("/.warm-up", senlin.PREFIX + "/.warm-up")
 the first stops at) every router of the Senlin façade."""
 
 
-def create_app(runtime: Runtime, *, run_engine: bool = False) -> FastAPI:
+def create_app(
+    runtime: Runtime, *, run_engine: bool = False, agent_port: int | None = None
+) -> FastAPI:
     """The API over `runtime`; with `run_engine`, the app starts and stops the engine."""
 
     @asynccontextmanager
@@ -88,6 +91,8 @@ def create_app(runtime: Runtime, *, run_engine: bool = False) -> FastAPI:
         BodyLimit, limit=runtime.settings.max_body_bytes, timeout_s=runtime.settings.body_timeout_s
     )
     app.add_middleware(RequestId)  # X-Openstack-Request-Id (issue 27), outside the body limit
+    if agent_port is not None:
+        app.add_middleware(AgentGate, port=agent_port)  # issue 39: agents' routes only there
     for router in (cluster_router, work_router, admin_router, vcluster_router, host_router):
         app.include_router(router)
     app.include_router(receiver_router)

@@ -12,7 +12,6 @@ from fastapi import Depends, Request, Security
 from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
 
 from shoal.api.keystone import KeystoneAuth
-from shoal.providers.local.provider import LocalProvider
 from shoal.runtime import Runtime
 from shoal.service.errors import Forbidden, Unauthorized
 from shoal.store import auth as auth_repo
@@ -57,13 +56,13 @@ def principal(
 
 
 def _one_tenant_unsandboxed(request: Request, who: Principal) -> Principal:
-    """Local nodes with the sandbox off (issue 29) can read Shoal's home and take the
-    server, so such a Shoal serves its admin only, never several projects."""
-    provider = runtime_of(request).provider
-    if isinstance(provider, LocalProvider) and provider.sandbox is None and not who.is_admin:
+    """Local nodes that are not both sandboxed (issue 29) and in networks of their own (issue
+    39) can read Shoal's home or reach its database and take the server, so such a Shoal
+    serves its admin only, never several projects."""
+    why = runtime_of(request).capabilities.single_tenant
+    if why is not None and not who.is_admin:
         raise Forbidden(
-            'this Shoal runs local nodes unsandboxed (local option sandbox = "off"), '
-            "so it serves its admin only; install bubblewrap and remove that option"
+            f"this Shoal serves its admin only: {why} (docs/security.md says what it needs)"
         )
     return who
 

@@ -17,9 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from shoal.api import schemas
 from shoal.api.auth import Caller, runtime_of
 from shoal.model.problems import Problem
-from shoal.providers.local.images import ImageError
-from shoal.providers.local.podman import PodmanMissingError
-from shoal.providers.local.provider import LocalProvider
+from shoal.providers.images import ImageRefusedError, ImageToolMissingError
 from shoal.service.errors import Conflict, Forbidden, Invalid
 
 router = APIRouter(
@@ -52,19 +50,20 @@ class ImportedImage(BaseModel):
 async def import_image(request: Request, who: Caller, body: ImportBody) -> dict[str, Any]:
     if not who.is_admin:
         raise Forbidden("only an admin imports images")
-    provider = runtime_of(request).provider
-    if not isinstance(provider, LocalProvider):
+    rt = runtime_of(request)
+    images = rt.capabilities.images
+    if images is None:
         raise Conflict(
-            f"the {provider.name} provider's images come from its cloud, not from Shoal",
+            f"the {rt.provider.name} provider's images come from its cloud, not from Shoal",
             [Problem("", "images are imported on the local provider only")],
         )
     if not Path(body.path).is_absolute():
         raise Invalid("the path must be absolute", [Problem("/path", "not an absolute path")])
     try:
-        imported = await provider.import_image(Path(body.path), body.name)
-    except PodmanMissingError as e:
+        imported = await images.import_image(Path(body.path), body.name)
+    except ImageToolMissingError as e:
         raise Conflict(str(e)) from None
-    except ImageError as e:
-        at = "/name" if "name" in str(e) and body.name is not None else "/path"
+    except ImageRefusedError as e:
+        at = f"/{e.field}"
         raise Invalid(f"the image was not imported: {e}", [Problem(at, str(e))]) from None
     return {"image": {"name": imported.name, "id": imported.id}}

@@ -16,7 +16,6 @@ from starlette.concurrency import run_in_threadpool
 
 from shoal.api import schemas
 from shoal.api.auth import Caller, runtime_of
-from shoal.providers.local.provider import LocalProvider, node_log
 from shoal.service.errors import Conflict, NotFound
 
 MAX_LOG_BYTES = 1024 * 1024
@@ -44,12 +43,13 @@ async def get_node_log(
 ) -> PlainTextResponse:
     rt = runtime_of(request)
     node = await run_in_threadpool(rt.queries.node, who, node_id)
-    if not isinstance(rt.provider, LocalProvider):
+    logs = rt.capabilities.node_logs
+    if logs is None:
         raise Conflict(f"the {rt.provider.name} provider keeps no node logs Shoal can read")
     physical = node.physical_id
     text = None
     if node.kind == "server" and physical:
-        text = await run_in_threadpool(node_log, rt.provider, physical, size)
+        text = await run_in_threadpool(logs.node_log, physical, size)
     if text is None:
         raise NotFound(f"node {node.name} has no log (it has no running server here)")
     return PlainTextResponse(text)

@@ -164,16 +164,18 @@ async def delete(
     ] = None,
     timeout: TimeoutOption = None,
 ) -> int:
-    """Delete a cluster and all its nodes."""
-    return await submit(
-        s.client,
-        "DELETE",
-        f"/v1/clusters/{seg(cluster)}",
-        output=s.output,
-        wait=wait,
-        timeout=timeout,
-        goal=Goal.DELETED,
-    )
+    """Delete a cluster and all its nodes (waiting first for an action it is busy with)."""
+    path = f"/v1/clusters/{seg(cluster)}"
+    if wait is None:
+        wait = s.client.embedded
+    if wait:
+        # Issue 39: busy (a change, or a repair after a restart) is not a reason to give up.
+        from shoal.cli.busy import submit_when_free
+
+        return await submit_when_free(
+            s.client, "DELETE", path, output=s.output, timeout=timeout, goal=Goal.DELETED
+        )
+    return await submit(s.client, "DELETE", path, output=s.output, wait=False, goal=Goal.DELETED)
 
 
 @remote()

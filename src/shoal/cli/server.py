@@ -15,7 +15,7 @@ import socket
 import sys
 from pathlib import Path
 from types import FrameType
-from typing import Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 
@@ -24,6 +24,10 @@ from shoal.cli.errors import EXIT_FAILED, EXIT_INVALID, EXIT_OK, CliError
 from shoal.cli.runner import run
 from shoal.cli.serverlog import LogFormat
 from shoal.cli.where import home_dir
+from shoal.files import write_private
+
+if TYPE_CHECKING:
+    from shoal.settings import Settings
 
 GC_THRESHOLDS = (50_000, 20, 10)
 """The server's collector thresholds (issue 23): with the default (700, 10, 10) collections
@@ -87,15 +91,21 @@ def server(
         listen = 0 if in_background else (port if port is not None else settings.port)
         sock = _listen(host, listen)
         listen = sock.getsockname()[1]
+        # Issue 39: the agents' own listener, all a local node may reach of Shoal.
+        agents = None if settings.agent_url else _agents_listener(host, settings)
         try:
             runtime = await Runtime.open(settings)
         except ValueError as e:
-            sock.close()
+            for s in (sock, agents):
+                if s is not None:
+                    s.close()
             raise CliError(str(e), EXIT_INVALID) from None
         shown = f"[{host}]" if ":" in host else host
         scheme = "https" if tls else "http"
         url = f"{scheme}://{_reachable(shown)}:{listen}"
-        runtime.engine.deployer.agent_url = settings.agent_url or url  # issue 11: agents
+        agent_port = agents.getsockname()[1] if agents is not None else None
+        agent_url = f"{scheme}://{_reachable(shown)}:{agent_port}" if agents else None
+        runtime.engine.deployer.agent_url = settings.agent_url or agent_url  # issue 11: agents
         recorded = background.running(settings.home) is None
         try:
             err = screen.err()
@@ -107,10 +117,12 @@ def server(
                 f"Shoal {settings.provider} provider, data in {settings.home}; "
                 f"serving {scheme}://{shown}:{listen} (docs at /docs)"
             )
+            if runtime.capabilities.single_tenant:
+                err.print(f"serving the admin only: {runtime.capabilities.single_tenant}")
             if recorded:
                 state = background.ServerState(os.getpid(), url, in_background)
                 background.write_state(settings.home, state)
-            app = create_app(runtime, run_engine=True)
+            app = create_app(runtime, run_engine=True, agent_port=agent_port)
             await warm_up(app)  # before the freeze: what it builds lives as long as the app
             # Issue 23: everything built so far (modules, the app, the runtime) lives as long
             # as the process, yet each full collection walked it again: 0.2 s a collection,
@@ -145,7 +157,7 @@ def server(
                 on_forced_exit=forget_me,
                 on_stop=runtime.engine.stop,
             )
-            await served.serve(sockets=[sock])
+            await served.serve(sockets=[sock] if agents is None else [sock, agents])
         finally:
             if recorded:
                 background.clear_state(settings.home, os.getpid())
@@ -212,6 +224,28 @@ def _listen(host: str, port: int) -> socket.socket:
         sock.close()
         raise CliError(f"cannot listen on {host}:{port}: {e.strerror or e}", EXIT_FAILED) from None
     sock.set_inheritable(True)
+    return sock
+
+
+AGENT_PORT_FILE = "agent-port"
+"""The agents' port last used by the home's server: taken again when free, so nodes that
+outlived a restart keep polling the URL they were given (their agents are not restarted)."""
+
+
+def _agents_listener(host: str, settings: Settings) -> socket.socket:
+    remembered = settings.home / AGENT_PORT_FILE
+    port = settings.agent_port
+    if port == 0:
+        with contextlib.suppress(OSError, ValueError):
+            port = int(remembered.read_text())
+    try:
+        sock = _listen(host, port)
+    except CliError:
+        if settings.agent_port:
+            raise
+        sock = _listen(host, 0)
+    if settings.agent_port == 0:
+        write_private(remembered, str(sock.getsockname()[1]))
     return sock
 
 

@@ -37,6 +37,7 @@ from shoal.model.enums import ActionKind, NodeKind, NodeStatus
 from shoal.model.inventory import Inventory
 from shoal.model.outputs import NetworkFact
 from shoal.providers.base import Provider
+from shoal.providers.capabilities import network_driver
 from shoal.providers.networking import (
     AddressSource,
     BalancerState,
@@ -64,8 +65,7 @@ _SERVING = (NodeStatus.ACTIVE, NodeStatus.WARNING, NodeStatus.UPDATING)
 
 
 def driver_of(provider: Provider) -> NetworkDriver | None:
-    found = getattr(provider, "networking", None)
-    return found if isinstance(found, NetworkDriver) else None
+    return network_driver(provider)
 
 
 def servers_of(nodes: list[NodeRecord]) -> tuple[ServerAddress, ...]:

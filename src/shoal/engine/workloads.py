@@ -50,6 +50,7 @@ from shoal.model.workloads import RestartPolicy, Workload
 from shoal.placement.workloads import NodeSlot, WorkloadRefusal, place_workloads
 from shoal.placement.workloads.problem import replica_names
 from shoal.planning.software import targets as targets_of
+from shoal.providers.capabilities import replica_runtime
 from shoal.providers.errors import ProviderError
 from shoal.providers.replicas import (
     ReplicaProber,
@@ -158,8 +159,7 @@ class WorkloadKeeper:
             if self._agents is None:
                 self._agents = AgentReplicas(self.ctx)
             return self._agents
-        found = getattr(self.ctx.provider, "replicas", None)
-        return found if isinstance(found, ReplicaRuntime) else None
+        return replica_runtime(self.ctx.provider)
 
     async def tick(
         self, clusters: list[tuple[ClusterRecord, list[NodeRecord]]], inventory: Inventory

@@ -26,6 +26,7 @@ _LOCAL_OPTIONS = {
     "stop_grace_s": float,
     "agent_poll_s": float,
     "sandbox": str,
+    "isolation": str,
     "containers": str,
     "replicas": str,
 }
@@ -81,20 +82,7 @@ def make_provider(
     """
     opts = dict(options or {})
     if name == "local":
-        from shoal.providers.local.provider import LocalProvider
-
-        o = _convert(name, opts, _LOCAL_OPTIONS)
-        return LocalProvider(
-            Path(home) / "local",
-            inventory,
-            boot_timeout_s=float(o.get("boot_timeout_s", 15.0)),
-            port=int(o.get("port", 8080)),
-            stop_grace_s=float(o.get("stop_grace_s", 3.0)),
-            agent_poll_s=float(o.get("agent_poll_s", 5.0)),
-            sandbox=str(o.get("sandbox", "bwrap")),  # issue 29: bwrap | off
-            containers=str(o.get("containers", "auto")),
-            replicas=str(o.get("replicas", "podman")),  # issue 22: podman | agents
-        )
+        return _local(Path(home) / "local", _convert(name, opts, _LOCAL_OPTIONS), inventory)
     if name == "sim":
         from shoal.providers.sim.provider import SimProvider
 
@@ -132,9 +120,27 @@ def make_provider(
     raise ValueError(f"no provider named {name!r}; known: {', '.join(PROVIDERS)}")
 
 
+def _local(home: Path, o: dict[str, OptionValue], inventory: Inventory | None) -> Provider:
+    from shoal.providers.local.options import LocalOptions
+    from shoal.providers.local.provider import LocalProvider
+
+    options = LocalOptions(
+        boot_timeout_s=float(o.get("boot_timeout_s", 15.0)),
+        port=int(o.get("port", 8080)),
+        stop_grace_s=float(o.get("stop_grace_s", 3.0)),
+        agent_poll_s=float(o.get("agent_poll_s", 5.0)),
+        sandbox=str(o.get("sandbox", "bwrap")),  # issue 29: bwrap | off
+        isolation=str(o.get("isolation", "auto")),  # issue 39: auto | netns | off
+        containers=str(o.get("containers", "auto")),
+        replicas=str(o.get("replicas", "podman")),  # issue 22: podman | agents
+    )
+    return LocalProvider(home, inventory, options)
+
+
 def _openstack(o: dict[str, OptionValue]) -> Provider:
     """An `OpenStackProvider`; credentials from `cloud` (clouds.yaml) or the OS_* variables,
     endpoints overridable (an `auth_type: none` cloud, as in tests, needs them)."""
+    from shoal.providers.openstack.options import OpenStackOptions
     from shoal.providers.openstack.provider import OpenStackProvider
 
     connect_args: dict[str, Any] = {}
@@ -155,8 +161,7 @@ def _openstack(o: dict[str, OptionValue]) -> Provider:
 
         return openstack.connect(**connect_args)
 
-    return OpenStackProvider(
-        connection,
+    options = OpenStackOptions(
         mode=str(o.get("mode", "auto")),
         pin=str(o.get("pin", "force")),
         network=str(o.get("network", "auto")),
@@ -169,6 +174,7 @@ def _openstack(o: dict[str, OptionValue]) -> Provider:
         ram_allocation_ratio=float(o.get("ram_allocation_ratio", 1.0)),
         agent_poll_s=float(o.get("agent_poll_s", 30.0)),
     )
+    return OpenStackProvider(connection, options)
 
 
 _WANTED = {int: "an integer", float: "a number", str: "a string"}

@@ -26,6 +26,8 @@ from shoal.providers.base import Provider
 from shoal.providers.software import RunsDeployments
 
 __all__ = [
+    "ChoosesReplicaPath",
+    "HasReplicaRuntime",
     "ReplicaProber",
     "ReplicaRuntime",
     "ReplicaState",
@@ -63,13 +65,30 @@ class ReplicaProber(Protocol):
         it passed. Never raises for a failing replica: a failure is False."""
 
 
+@runtime_checkable
+class HasReplicaRuntime(Protocol):
+    """A provider with a replica runtime of its own (`local`, `sim`)."""
+
+    @property
+    def replicas(self) -> ReplicaRuntime: ...
+
+
+@runtime_checkable
+class ChoosesReplicaPath(Protocol):
+    """A provider that can be told to carry its replicas through its nodes' agents instead
+    (local's option `replicas = "agents"`; the simulation's, for tests of that path)."""
+
+    @property
+    def replicas_via_agents(self) -> bool: ...
+
+
 def carried_by_agents(provider: Provider) -> bool:
-    """Whether the keeper runs replicas through the agents: the provider asks for it
-    (`replicas_via_agents`, local's option), or it has no replica runtime and its deployments
-    run on the nodes' agents (no simulated `deployments` runner): `openstack`."""
-    if getattr(provider, "replicas_via_agents", False) is True:
+    """Whether the keeper runs replicas through the agents: the provider asks for it, or it has
+    no replica runtime and its deployments run on the nodes' agents (no simulated
+    `deployments` runner): `openstack`."""
+    if isinstance(provider, ChoosesReplicaPath) and provider.replicas_via_agents:
         return True
-    if isinstance(getattr(provider, "replicas", None), ReplicaRuntime):
+    if isinstance(provider, HasReplicaRuntime):
         return False
     runner = provider.deployments if isinstance(provider, RunsDeployments) else None
     return runner is None

@@ -89,9 +89,13 @@ class ClusterBusy(Conflict):
 
     def __init__(self, cluster: str, action_id: str | None) -> None:
         holder = f"action {action_id}" if action_id else "another action"
+        detail: dict[str, Any] = {"path": "", "message": f"locked by {holder}"}
+        if action_id:
+            # The fact a client waits on (`shoal delete --wait` does): the running action.
+            detail["action_id"] = action_id
         super().__init__(
             f"cluster {cluster} is busy with {holder}; try again when it has finished",
-            [Problem("", f"locked by {holder}")],
+            [detail],
         )
         self.cluster = cluster
         self.action_id = action_id

@@ -188,11 +188,21 @@ def prepare(
 
     for d in (layout.config_file.parent, layout.heat_config.parent, layout.deployed.parent):
         os.close(open_dir_beneath(workdir, rel(d)))
+    _write_collect_config(layout, metadata_url, polling_interval_s, request_timeout_s)
+    _write_refresh_scripts(layout, install)
+    return [str(install.bin / "os-collect-config"), "--config-file", str(layout.config_file)]
+
+
+def _write_collect_config(
+    layout: AgentLayout, metadata_url: str, polling_interval_s: float, request_timeout_s: float
+) -> None:
+    """os-collect-config's file: the `request` collector polling the metadata URL."""
+    workdir = layout.root.parent
     cache = layout.root / "var" / "lib" / "os-collect-config"
     backup = layout.root / "var" / "run" / "os-collect-config"
     write_beneath(
         workdir,
-        rel(layout.config_file),
+        layout.config_file.relative_to(workdir),
         "\n".join(
             [
                 "[DEFAULT]",
@@ -211,7 +221,13 @@ def prepare(
             ]
         ),
     )
-    configure = rel(layout.refresh_base / "configure.d")
+
+
+def _write_refresh_scripts(layout: AgentLayout, install: AgentInstall) -> None:
+    """os-refresh-config's scripts: os-apply-config into the tree, the container hooks' and
+    Shoal's kubelet stand-in, heat-config; and heat-config's template for os-apply-config."""
+    workdir = layout.root.parent
+    configure = (layout.refresh_base / "configure.d").relative_to(workdir)
     remove_tree_beneath(workdir, configure)
     output = shlex.quote(str(layout.root))
     write_beneath(
@@ -228,12 +244,11 @@ def prepare(
         if script.exists():
             write_beneath(workdir, configure / script.name, script.read_bytes(), 0o700)
     write_beneath(workdir, configure / KUBELET_PLAYER, Path(kubeplay.__file__).read_bytes(), 0o700)
-    heat_config = install.share / "os-refresh-config" / "configure.d" / "55-heat-config"
+    heat_config = scripts / "55-heat-config"
     write_beneath(workdir, configure / "55-heat-config", heat_config.read_bytes(), 0o700)
     template = layout.templates / "var" / "run" / "heat-config" / "heat-config"
     source = install.share / "os-apply-config" / "var" / "run" / "heat-config" / "heat-config"
-    write_beneath(workdir, rel(template), source.read_bytes())
-    return [str(install.bin / "os-collect-config"), "--config-file", str(layout.config_file)]
+    write_beneath(workdir, template.relative_to(workdir), source.read_bytes())
 
 
 def _reset_if_linked(layout: AgentLayout) -> None:

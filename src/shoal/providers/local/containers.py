@@ -128,7 +128,7 @@ def remove_all(podman: Podman, store: Store) -> None:
         return
     run(podman, store, "pod", "rm", "--all", "--force", "--time", "0")
     run(podman, store, "rm", "--all", "--force", "--time", "0")
-    _unmount_under(store.root)
+    unmount_under(store.root)
     shutil.rmtree(store.runroot, ignore_errors=True)
 
 
@@ -178,7 +178,7 @@ def restarts(store: Store) -> tuple[int, str]:
     return seen.restarts, seen.last
 
 
-def _unmount_under(root: Path) -> None:
+def unmount_under(root: Path) -> None:
     """Lazily unmount what podman left mounted beneath `root` (its overlay home), deepest
     first, so the directory can be deleted."""
     try:

@@ -9,15 +9,16 @@ small image the tests, docs and example use, from Debian's busybox-static.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 import shutil
 import subprocess
 import tarfile
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 
+from shoal.providers.images import ImageField, ImageRefusedError, Imported
 from shoal.providers.local.podman import Podman, home_store
 
 BUSYBOX = Path("/usr/bin/busybox")
@@ -27,14 +28,20 @@ MAX_BYTES = 8 * 2**30
 _NAME = re.compile(r"^[a-z0-9][a-z0-9._/-]*(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?$")
 
 
-class ImageError(Exception):
-    """The image could not be imported (the message says why)."""
+class ImageError(ImageRefusedError):
+    """The image could not be imported (the message says why, `field` about what)."""
 
 
-@dataclass(frozen=True, slots=True)
-class Imported:
-    name: str
-    id: str
+class LocalImages:
+    """The home's image store (`ImageImporter`): `shoal image import` fills it, every node
+    reads it."""
+
+    def __init__(self, home: Path) -> None:
+        self.home = home
+
+    async def import_image(self, source: Path, name: str | None) -> Imported:
+        """Raises `ImageError`, `podman.PodmanMissingError`."""
+        return await asyncio.to_thread(import_image, self.home, source, name)
 
 
 def valid_name(name: str) -> bool:
@@ -50,7 +57,7 @@ def import_image(home: Path, source: Path, name: str | None) -> Imported:
     if not source.exists():
         raise ImageError(f"{source} does not exist")
     if name is not None and not valid_name(name):
-        raise ImageError(f"{name!r} is not an image name (e.g. localhost/web:1)")
+        raise ImageError(f"{name!r} is not an image name (e.g. localhost/web:1)", ImageField.NAME)
     with tempfile.TemporaryDirectory() as tmp:
         tar = source
         if source.is_dir():
@@ -61,7 +68,9 @@ def import_image(home: Path, source: Path, name: str | None) -> Imported:
         if _is_archive(tar):
             args = ["load", "--quiet", "--input", str(tar)]
         elif name is None:
-            raise ImageError("a root filesystem needs a name (--name localhost/NAME:TAG)")
+            raise ImageError(
+                "a root filesystem needs a name (--name localhost/NAME:TAG)", ImageField.NAME
+            )
         else:
             args = ["import", "--quiet", str(tar), name]
         done = subprocess.run(

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import shlex
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import shoal
@@ -21,19 +22,21 @@ NODE_MODULE = "shoal.providers.local.nodeserver"
 DEFAULT_HEALTH_PATH = "/health"
 
 
-def node_argv(
-    image: Image,
-    *,
-    name: str,
-    address: str,
-    port: int,
-    workdir: Path,
-    key: str,
-    host: str,
-    zone: str,
-) -> list[str]:
+@dataclass(frozen=True, slots=True)
+class NodePlace:
+    """Where a server runs and what it is called: what its command may name."""
+
+    name: str
+    address: str
+    port: int
+    host: str
+    zone: str
+
+
+def node_argv(image: Image, place: NodePlace, *, workdir: Path, key: str) -> list[str]:
     """The argv for one server; raises ValueError for a command that cannot be parsed."""
     command = image.properties.get("command")
+    name, address, port = place.name, place.address, place.port
     if not command:
         return [
             sys.executable,
@@ -50,9 +53,9 @@ def node_argv(
             "--node-id",
             key,
             "--host",
-            host,
+            place.host,
             "--zone",
-            zone,
+            place.zone,
         ]
     values = {
         "{address}": address,

@@ -1,16 +1,17 @@
 """Security groups on `local` as real packet filtering: one nftables table per cluster.
 
 Local servers are processes on loopback addresses (127.Z.H.N), so a security group becomes
-rules in the `input` hook about packets *to* a server's address: a server in at least one
-group accepts replies to what it sent, what some rule of its groups allows, and its load
-balancers' health checks and traffic to the pools it is in; any other TCP is refused with a
-reset, anything else rejected. A server in no group is not filtered (Neutron's "port security
-off"). A peer is known by its source address, so a process that speaks for a node binds the
-node's address first (HAProxy does, with `source`).
+rules about packets *to* a server's address, wherever the host sees them (`_HOOKS`): a server
+in at least one group accepts replies to what it sent, what some rule of its groups allows,
+and its load balancers' health checks and traffic to the pools it is in; any other TCP is
+refused with a reset, anything else rejected. A server in no group is not filtered (Neutron's
+"port security off"). A peer is known by its source address, so a process that speaks for a
+node binds the node's address first (HAProxy does, with `source`).
 
 Not enforced on `local` (docs/networks.md): egress rules, IPv6 sources (local servers have
-IPv4 addresses), and the networks themselves: a cluster's networks and fixed IPs are logical,
-every local server shares the host's loopback.
+IPv4 addresses), and the networks themselves: a cluster's networks and fixed IPs are logical.
+What a node may reach at all (its own cluster, its agents' endpoint) is the nodes' filter's
+business (nodefilter.py); these rules narrow what reaches each server within that.
 
 The table is Shoal's own (`shoal_<home>_<cluster>`, family inet), replaced whole in one `nft`
 transaction on every change and deleted with the cluster; other tables are never touched.
@@ -28,6 +29,10 @@ from shoal.model.networks import CidrSource, Direction, GroupSource, Protocol, S
 from shoal.providers.networking import ClusterNetworks, NetworkToolsMissingError
 
 PACKAGE = "nftables"
+_HOOKS = ("input", "forward", "output")
+"""Where a packet to a server is seen: on the host's loopback (a node sharing the host's
+network) at input; to a node in its own network (isolation.py) at forward from another node,
+at output from the host itself (HAProxy, health probes, a user's curl)."""
 _TABLE = re.compile(r"^table inet (shoal_[0-9a-z]+_[0-9a-z_]+)\s*$", re.M)
 
 
@@ -82,8 +87,7 @@ def render(table: str, cluster: ClusterNetworks, vips: dict[str, str]) -> str:
         f"table inet {table}",
         f"delete table inet {table}",
         f"table inet {table} {{",
-        "  chain input {",
-        "    type filter hook input priority 0; policy accept;",
+        "  chain guard {",
     ]
     spec = cluster.spec
     for address, groups in sorted(protected(cluster).items()):
@@ -114,7 +118,12 @@ def render(table: str, cluster: ClusterNetworks, vips: dict[str, str]) -> str:
                     )
         lines.append(f"    ip daddr {address} meta l4proto tcp reject with tcp reset")
         lines.append(f"    ip daddr {address} reject")
-    lines += ["  }", "}", ""]
+    lines.append("  }")
+    for hook in _HOOKS:
+        lines.append(
+            f"  chain {hook} {{ type filter hook {hook} priority 0; policy accept; jump guard; }}"
+        )
+    lines += ["}", ""]
     return "\n".join(lines)
 
 

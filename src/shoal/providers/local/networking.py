@@ -24,6 +24,7 @@ from pathlib import Path
 from shoal.files import private_dir, write_private
 from shoal.model.outputs import NetAttr, NetworkFact
 from shoal.providers.local import balancer, netfilter
+from shoal.providers.local.isolation import NodeNetworks, home_tag
 from shoal.providers.networking import BalancerState, ClusterNetworks
 
 VIP_OCTET = 253
@@ -32,7 +33,22 @@ VIP_OCTET = 253
 class LocalNetworking:
     def __init__(self, home: Path) -> None:
         self.root = Path(home) / "networking"
-        self.tag = hashlib.sha256(str(Path(home).resolve()).encode()).hexdigest()[:8]
+        self.tag = home_tag(home)
+        self.nodes: NodeNetworks | None = None
+        """The nodes' own networks, whose filter lets a cluster's nodes reach its balancers
+        (isolation.py): told when they change."""
+
+    def vips_of(self, cluster_id: str) -> list[str]:
+        """The addresses given to the cluster's balancers so far (read only)."""
+        try:
+            known: dict[str, str] = json.loads((self._dir(cluster_id) / "vips.json").read_text())
+        except (OSError, ValueError):
+            return []
+        return sorted(known.values())
+
+    async def _nodes_changed(self) -> None:
+        if self.nodes is not None:
+            await self.nodes.sync()
 
     def _dir(self, cluster_id: str) -> Path:
         return self.root / cluster_id
@@ -88,6 +104,7 @@ class LocalNetworking:
         directory = self._dir(cluster.cluster_id)
         private_dir(self.root)
         private_dir(directory)
+        before = self.vips_of(cluster.cluster_id)
         vips = self.vips(cluster)
         table = self.table(cluster.cluster_id)
         if netfilter.protected(cluster):
@@ -116,6 +133,8 @@ class LocalNetworking:
             name = cfg.name[3:-4]
             if name not in wanted:
                 await balancer.Balancer(directory, name).stop()
+        if set(vips.values()) != set(before):
+            await self._nodes_changed()
 
     async def remove(self, cluster_id: str) -> None:
         directory = self._dir(cluster_id)
@@ -123,7 +142,10 @@ class LocalNetworking:
             for cfg in directory.glob("lb-*.cfg"):
                 await balancer.Balancer(directory, cfg.name[3:-4]).stop()
         await netfilter.delete(self.table(cluster_id))
+        had_vips = bool(self.vips_of(cluster_id))
         shutil.rmtree(directory, ignore_errors=True)
+        if had_vips:
+            await self._nodes_changed()
 
     async def clusters(self) -> set[str]:
         """Clusters with something made: their directory is written before anything else and

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from shoal.files import private_dir, write_private
+from shoal.providers.images import ImageToolMissingError
 
 _WRITING = threading.Lock()
 PACKAGES = "podman runc"
@@ -31,7 +32,7 @@ PODMAN_ENV = "SHOAL_PODMAN"
 RUNC_ENV = "SHOAL_RUNC"
 
 
-class PodmanMissingError(Exception):
+class PodmanMissingError(ImageToolMissingError):
     """podman or runc is not installed: the message names the packages."""
 
 

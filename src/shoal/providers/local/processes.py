@@ -15,7 +15,7 @@ import contextlib
 import os
 import signal
 import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 from shoal.files import open_private_append, read_tail_beneath
@@ -100,8 +100,12 @@ def signal_group(pid: int, sig: signal.Signals) -> None:
 
 async def terminate(pid: int | None, key: str, *, grace_s: float = 3.0) -> None:
     """SIGTERM the node's group, then SIGKILL after `grace_s`; returns once every process of
-    it is gone (a sandboxed node's launcher may end before the node has let go of its port)."""
-    if pid is None or not is_running(pid, key):
+    it is gone (a sandboxed node's launcher may end before the node has let go of its port).
+
+    A group whose leader died alone (a node's launcher killed by itself: its sandbox is not tied
+    to it, so that it outlives Shoal, issue 39) is ended all the same, when a process of it
+    carries the node's key (a group id recycled since is some other program's)."""
+    if pid is None or not (is_running(pid, key) or _group_carries(pid, key)):
         return
     signal_group(pid, signal.SIGTERM)
     if await _wait_gone(pid, key, grace_s):
@@ -113,10 +117,20 @@ async def terminate(pid: int | None, key: str, *, grace_s: float = 3.0) -> None:
 def _group_alive(pgid: int) -> bool:
     """Whether a process of the group still runs. Zombies do not count: the machine's init
     may take seconds to reap a sandbox's launcher once it is orphaned."""
+    return next(_members(pgid), None) is not None
+
+
+def _group_carries(pgid: int, key: str) -> bool:
+    """Whether a live process of group `pgid` is the node with this key."""
+    return any(_carries_key(pid, key) for pid in _members(pgid))
+
+
+def _members(pgid: int) -> Iterator[int]:
+    """The live processes (not zombies) of a process group."""
     try:
         os.killpg(pgid, 0)
     except ProcessLookupError:
-        return False
+        return
     except PermissionError:
         pass
     for entry in os.scandir("/proc"):
@@ -128,8 +142,7 @@ def _group_alive(pgid: int) -> bool:
         except OSError:
             continue
         if len(fields) > 2 and fields[2] == str(pgid) and fields[0] not in ("Z", "X"):
-            return True
-    return False
+            yield int(entry.name)
 
 
 async def _wait_gone(pid: int, key: str, timeout_s: float) -> bool:

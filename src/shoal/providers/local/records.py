@@ -45,6 +45,11 @@ class ServerRecord:
     metadata_url: str | None = None
     """Where the server's agent chain polls for deployments; None: no agents (agents.py)."""
     agent_pid: int | None = None
+    netns: str | None = None
+    """The node's own network namespace (netns.py); None: it shares the host's network."""
+    veth: str | None = None
+    """The host's end of its veth pair."""
+    mac: str | None = None
     kind: str = NodeKind.SERVER.value
 
 

@@ -4,8 +4,9 @@ the `local` provider.
 A replica is one podman container per container of its template, run with the podman CLI in
 the container store of the server it was placed on (`<workdir>/podman`, podman.py), so it
 shares what a server's containers already get: the images imported once per home, the node's
-network (`--network host`: it binds the server's loopback address 127.Z.H.N, given to it as
-`SHOAL_NODE_ADDRESS`), and the server's lifecycle — the server stops, its containers stop
+network (its own namespace, `--network ns:/run/netns/...`, or the host's when it shares it: it
+binds the server's loopback address 127.Z.H.N, given to it as `SHOAL_NODE_ADDRESS`), and the
+server's lifecycle — the server stops, its containers stop
 (`containers.stop_all`); it is deleted or its host fails, they are removed or stopped with it.
 No `podman system service` is needed for replicas: they are driven by the engine's keeper, not
 by agents on the node.
@@ -62,7 +63,7 @@ def expand(text: str, env: dict[str, str]) -> str:
 
 
 class Servers(Protocol):
-    """What the replicas need of the local provider (provider.py implements it)."""
+    """What the replicas need of the local provider's servers (directory.py implements it)."""
 
     def podman_runtime(self) -> podman.Podman | None:
         """podman, when containers are wanted and installed."""
@@ -81,6 +82,10 @@ class Servers(Protocol):
 
     def image_store(self) -> podman.Store: ...
 
+    def network_mode(self, record: ServerRecord) -> str:
+        """podman's `--network` for the server's containers: its own namespace's, or
+        "host" when it shares the host's network."""
+
 
 @dataclass(frozen=True, slots=True)
 class _Server:
@@ -91,8 +96,8 @@ class _Server:
 class LocalReplicas:
     """Replicas of workloads as podman containers in their servers' stores."""
 
-    def __init__(self, provider: Servers) -> None:
-        self._provider = provider
+    def __init__(self, servers: Servers) -> None:
+        self._directory = servers
         self._where: dict[str, str] = {}
         """Replica key -> the server id it was started on (rebuilt from labels by reads)."""
 
@@ -117,7 +122,7 @@ class LocalReplicas:
             await self.stop_replica(key)
         # Under the server's lock, as its delete is: a container started while the server's
         # store is being removed would outlive it.
-        async with self._provider.server_lock(server.record):
+        async with self._directory.server_lock(server.record):
             if self._live(server_id) is None:
                 raise ResourceGone(f"server {server_id} is not running")
             await self._run_containers(found, server, key, template)
@@ -142,7 +147,7 @@ class LocalReplicas:
                 "--name",
                 container_name(key, c.name),
                 "--network",
-                "host",
+                self._directory.network_mode(r),
                 "--restart",
                 "no",
                 "--label",
@@ -176,7 +181,7 @@ class LocalReplicas:
                 )
 
     async def replica_states(self, keys: list[str]) -> dict[str, ReplicaState]:
-        found = self._provider.podman_runtime()
+        found = self._directory.podman_runtime()
         states: dict[str, ReplicaState] = dict.fromkeys(keys, ReplicaState.LOST)
         if found is None or not keys:
             return states
@@ -201,7 +206,7 @@ class LocalReplicas:
         return states
 
     async def stop_replica(self, key: str) -> None:
-        found = self._provider.podman_runtime()
+        found = self._directory.podman_runtime()
         if found is None:
             return
         where = self._where.pop(key, None)
@@ -228,7 +233,7 @@ class LocalReplicas:
         if probe.kind is ProbeKind.TCP:
             assert probe.port is not None
             return await asyncio.to_thread(netprobe.tcp_ok, address, probe.port, timeout)
-        found = self._provider.podman_runtime()
+        found = self._directory.podman_runtime()
         if found is None:
             return False
         name = container_name(key, container)
@@ -265,7 +270,7 @@ class LocalReplicas:
     # -- helpers -----------------------------------------------------------------------------
 
     def _podman(self) -> podman.Podman:
-        found = self._provider.podman_runtime()
+        found = self._directory.podman_runtime()
         if found is None:
             raise PermanentError(
                 f"replicas on local need podman and runc: apt-get install -y {podman.PACKAGES}"
@@ -273,20 +278,20 @@ class LocalReplicas:
         return found
 
     def _servers(self) -> list[_Server]:
-        return [_Server(r, self._provider.node_store(r)) for r in self._provider.server_records()]
+        return [_Server(r, self._directory.node_store(r)) for r in self._directory.server_records()]
 
     def _is_live(self, r: ServerRecord) -> bool:
-        return self._provider.server_live(r)
+        return self._directory.server_live(r)
 
     def _live(self, server_id: str) -> _Server | None:
-        r = self._provider.server_record(server_id)
+        r = self._directory.server_record(server_id)
         if r is None or not self._is_live(r):
             return None
-        return _Server(r, self._provider.node_store(r))
+        return _Server(r, self._directory.node_store(r))
 
     def _prepare(self, found: podman.Podman, store: podman.Store) -> None:
         if not store.storage_conf.exists():
-            self._provider.image_store().write(found)
+            self._directory.image_store().write(found)
             store.write(found)
         (store.root / MARKER).touch()
 

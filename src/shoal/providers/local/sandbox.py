@@ -6,8 +6,8 @@ Shoal's own user it could read `$SHOAL_HOME` (the admin token, the database) and
 node's files (issue 29). Under `bwrap` it sees only: the system's read-only directories, a few
 files of /etc, Python and Shoal's code read-only, its own working directory read-write, its own
 /tmp, /proc (its own pid namespace) and /dev. It runs as an unprivileged uid (65534) in its own
-user namespace, so no capability and no root inside; the network stays the host's, since nodes
-bind 127.Z.H.N and reach Shoal's API on loopback.
+user namespace, so no capability and no root inside. Its network is its own namespace's when
+Shoal can make one (netns.py: started in it by `nsenter`), else the host's.
 
 bwrap is found once (`find`). Without it, Shoal refuses to start the local provider, naming the
 Debian package, unless the sandbox is turned off on purpose (`SandboxMode.OFF`), in which case
@@ -115,9 +115,11 @@ class Sandbox:
         workdir: Path,
         binds: Binds | None = None,
         chdir: Path | None = None,
+        die_with_parent: bool = True,
     ) -> list[str]:
         """`argv` run inside the sandbox with `workdir` (read-write) and `binds`, started in
-        `chdir` (default: `workdir`)."""
+        `chdir` (default: `workdir`). `die_with_parent=False` for a node itself, which
+        outlives the Shoal that started it (issue 39); its agents die with their watcher."""
         out = [
             str(self.bwrap),
             "--unshare-user",
@@ -129,7 +131,7 @@ class Sandbox:
             str(INSIDE_UID),
             "--gid",
             str(INSIDE_UID),
-            "--die-with-parent",
+            *(["--die-with-parent"] if die_with_parent else []),
             "--proc",
             "/proc",
             "--dev",

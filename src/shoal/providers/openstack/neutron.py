@@ -25,12 +25,11 @@ router interfaces and routers, networks (their subnets go with them), security g
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import ipaddress
 from collections.abc import Awaitable, Callable
 from urllib.parse import quote
 
-from shoal.providers.errors import PermanentError, ProviderError
+from shoal.providers.errors import PermanentError
 from shoal.providers.openstack.netspec import (
     FloatingIp,
     FloatingIpRequest,
@@ -46,47 +45,19 @@ from shoal.providers.openstack.netspec import (
     SecurityGroupSpec,
     SubnetSpec,
 )
+from shoal.providers.openstack.neutron_tags import (
+    TAG,
+    Tagged,
+    Wanted,
+    cluster_tag,
+    key_tag,
+    node_tag,
+    tags_for,
+)
+from shoal.providers.openstack.neutron_teardown import ClusterTeardown
 from shoal.providers.openstack.rest import Json, Rest
 
-TAG = "shoal"
-_KEY_MAX = 40
-"""Longer keys are hashed so a tag stays within Neutron's and Octavia's tag length limits."""
-
-# (collection path, JSON key of one, JSON key of a list, kind)
-_COLLECTIONS: dict[NetKind, tuple[str, str, str]] = {
-    NetKind.NETWORK: ("/networks", "network", "networks"),
-    NetKind.SUBNET: ("/subnets", "subnet", "subnets"),
-    NetKind.ROUTER: ("/routers", "router", "routers"),
-    NetKind.SECURITY_GROUP: ("/security-groups", "security_group", "security_groups"),
-    NetKind.PORT: ("/ports", "port", "ports"),
-    NetKind.FLOATING_IP: ("/floatingips", "floatingip", "floatingips"),
-}
-
-
-def cluster_tag(cluster: str) -> str:
-    return f"shoal-cluster:{cluster}"
-
-
-def key_tag(key: str) -> str:
-    if len(key) > _KEY_MAX:
-        key = "h-" + hashlib.sha256(key.encode()).hexdigest()[:32]
-    return f"shoal-key:{key}"
-
-
-def node_tag(node: str) -> str:
-    return f"shoal-node:{node}"
-
-
-def tags_for(cluster: str, key: str, node: str | None = None) -> list[str]:
-    tags = [TAG, cluster_tag(cluster), key_tag(key)]
-    return tags if node is None else [*tags, node_tag(node)]
-
-
-def _tag_value(tags: list[str], prefix: str) -> str:
-    for t in tags:
-        if t.startswith(prefix):
-            return t[len(prefix) :]
-    return ""
+__all__ = ["TAG", "Neutron", "cluster_tag", "key_tag", "node_tag", "tags_for"]
 
 
 def _rule_body(group_id: str, rule: RuleSpec, groups: dict[str, str]) -> Json:
@@ -135,88 +106,26 @@ class Neutron:
         poll_interval_s: float = 1.0,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
-        self.api = api
+        self.tagged = Tagged(api)
         self.poll_interval_s = poll_interval_s
         self._sleep = sleep
         self._externals: dict[str, str] = {}
 
     # -- generic tagged resources ------------------------------------------------------------
 
+    @property
+    def api(self) -> Rest:
+        return self.tagged.api
+
+    @api.setter
+    def api(self, api: Rest) -> None:
+        self.tagged.api = api
+
     async def list_tagged(self, kind: NetKind, tags: list[str]) -> list[Json]:
-        path, _, many = _COLLECTIONS[kind]
-        query = quote(",".join(tags), safe=":,")
-        found, _ = await self.api.call("GET", f"{path}?tags={query}", f"list {many}")
-        return [dict(r) for r in found.get(many, [])]
+        return await self.tagged.list_tagged(kind, tags)
 
-    async def _find(
-        self,
-        kind: NetKind,
-        cluster: str,
-        key: str,
-        match: dict[str, str],
-        node: str | None = None,
-    ) -> Json | None:
-        found = await self.list_tagged(kind, [cluster_tag(cluster), key_tag(key)])
-        if found:
-            return found[0]
-        if not match:
-            return None
-        # Made by an attempt that died before tagging it: its description and `match` (its
-        # name, or a floating IP's port) find it; tag it now.
-        path, _, many = _COLLECTIONS[kind]
-        query = "&".join(
-            f"{k}={quote(v)}" for k, v in {"description": cluster_tag(cluster), **match}.items()
-        )
-        untagged, _ = await self.api.call("GET", f"{path}?{query}", f"find {many}")
-        for r in untagged.get(many, []):
-            if not r.get("tags"):
-                await self._tag(kind, str(r["id"]), cluster, key, node)
-                return dict(r)
-        return None
-
-    async def _tag(
-        self, kind: NetKind, resource_id: str, cluster: str, key: str, node: str | None = None
-    ) -> None:
-        path, _, _ = _COLLECTIONS[kind]
-        await self.api.call(
-            "PUT",
-            f"{path}/{resource_id}/tags",
-            f"tag {kind.value} {resource_id}",
-            body={"tags": tags_for(cluster, key, node)},
-        )
-
-    async def _ensure(
-        self,
-        kind: NetKind,
-        cluster: str,
-        key: str,
-        body: Json,
-        what: str,
-        match: dict[str, str],
-        node: str | None = None,
-    ) -> Json:
-        """Find by key or make: created with the cluster's mark in its description (the one
-        field every kind has and Neutron filters on), then tagged (Neutron takes tags in the
-        create call itself for ports only, and only with an ML2 extension driver)."""
-        existing = await self._find(kind, cluster, key, match, node)
-        if existing is not None:
-            return existing
-        path, one, _ = _COLLECTIONS[kind]
-        full = {**body, "description": cluster_tag(cluster)}
-        tags = tags_for(cluster, key, node)
-        if kind is NetKind.PORT:
-            full["tags"] = tags
-        made, _ = await self.api.call("POST", path, f"create {what}", body={one: full})
-        resource = dict(made[one])
-        # Ports take tags at create only where ML2's tag_ports_during_bulk_creation driver runs;
-        # the answer says whether it did.
-        if not set(tags) <= set(resource.get("tags") or []):
-            await self._tag(kind, str(resource["id"]), cluster, key, node)
-        return resource
-
-    async def _delete(self, kind: NetKind, resource_id: str, what: str) -> None:
-        path, _, _ = _COLLECTIONS[kind]
-        await self.api.call("DELETE", f"{path}/{resource_id}", f"delete {what}", missing_ok=True)
+    async def owned(self, kind: NetKind, cluster: str) -> list[Json]:
+        return await self.tagged.owned(kind, cluster)
 
     # -- cluster-wide ------------------------------------------------------------------------
 
@@ -239,13 +148,15 @@ class Neutron:
         return self._externals[name]
 
     async def _ensure_network(self, cluster: str, spec: NetworkSpec, out: NetworkResources) -> None:
-        net = await self._ensure(
-            NetKind.NETWORK,
-            cluster,
-            f"net:{spec.name}",
-            {"name": spec.name, "admin_state_up": True},
-            f"network {spec.name}",
-            {"name": spec.name},
+        net = await self.tagged.ensure(
+            Wanted(
+                NetKind.NETWORK,
+                cluster,
+                f"net:{spec.name}",
+                {"name": spec.name, "admin_state_up": True},
+                f"network {spec.name}",
+                {"name": spec.name},
+            )
         )
         out.networks[spec.name] = str(net["id"])
         subnets = []
@@ -257,13 +168,15 @@ class Neutron:
         if spec.external is None:
             return
         external = await self.external_network(spec.external)
-        router = await self._ensure(
-            NetKind.ROUTER,
-            cluster,
-            f"router:{spec.name}",
-            {"name": spec.name, "external_gateway_info": {"network_id": external}},
-            f"router {spec.name}",
-            {"name": spec.name},
+        router = await self.tagged.ensure(
+            Wanted(
+                NetKind.ROUTER,
+                cluster,
+                f"router:{spec.name}",
+                {"name": spec.name, "external_gateway_info": {"network_id": external}},
+                f"router {spec.name}",
+                {"name": spec.name},
+            )
         )
         out.routers[spec.name] = str(router["id"])
         joined, _ = await self.api.call(
@@ -297,25 +210,29 @@ class Neutron:
             body["dns_nameservers"] = list(spec.dns)
         if spec.gateway is not None:
             body["gateway_ip"] = spec.gateway
-        return await self._ensure(
-            NetKind.SUBNET,
-            cluster,
-            key,
-            body,
-            f"subnet {spec.name} of network {network}",
-            {"name": spec.name, "network_id": network_id},
+        return await self.tagged.ensure(
+            Wanted(
+                NetKind.SUBNET,
+                cluster,
+                key,
+                body,
+                f"subnet {spec.name} of network {network}",
+                {"name": spec.name, "network_id": network_id},
+            )
         )
 
     async def _ensure_group(
         self, cluster: str, spec: SecurityGroupSpec, groups: dict[str, str]
     ) -> None:
-        group = await self._ensure(
-            NetKind.SECURITY_GROUP,
-            cluster,
-            f"sg:{spec.name}",
-            {"name": spec.name},
-            f"security group {spec.name}",
-            {"name": spec.name},
+        group = await self.tagged.ensure(
+            Wanted(
+                NetKind.SECURITY_GROUP,
+                cluster,
+                f"sg:{spec.name}",
+                {"name": spec.name},
+                f"security group {spec.name}",
+                {"name": spec.name},
+            )
         )
         groups[spec.name] = str(group["id"])
 
@@ -383,21 +300,15 @@ class Neutron:
 
     # -- per server --------------------------------------------------------------------------
 
-    async def _id_by_key(self, kind: NetKind, cluster: str, key: str, what: str) -> Json:
-        found = await self._find(kind, cluster, key, {})
-        if found is None:
-            raise PermanentError(f"{what} of cluster {cluster} does not exist (yet)")
-        return found
-
     async def subnet_of(self, cluster: str, network: str) -> str:
         """The id of the subnet of the cluster's network `network`."""
-        subnet = await self._id_by_key(
+        subnet = await self.tagged.id_by_key(
             NetKind.SUBNET, cluster, f"subnet:{network}", f"network {network}"
         )
         return str(subnet["id"])
 
     async def ensure_port(self, request: PortRequest) -> Port:
-        net = await self._id_by_key(
+        net = await self.tagged.id_by_key(
             NetKind.NETWORK, request.cluster, f"net:{request.network}", f"network {request.network}"
         )
         body: Json = {"name": request.name, "network_id": net["id"], "admin_state_up": True}
@@ -406,28 +317,30 @@ class Neutron:
             body["fixed_ips"] = [{"ip_address": request.fixed_ip}]
         groups = []
         for name in request.security_groups:
-            group = await self._id_by_key(
+            group = await self.tagged.id_by_key(
                 NetKind.SECURITY_GROUP, request.cluster, f"sg:{name}", f"security group {name}"
             )
             groups.append(group["id"])
         # No group named: none at all, not Neutron's `default` (which would let the project's
         # other servers in).
         body["security_groups"] = groups
-        port = await self._ensure(
-            NetKind.PORT,
-            request.cluster,
-            request.key,
-            body,
-            f"port {request.name}",
-            {"name": request.name, "network_id": str(net["id"])},
-            request.node,
+        port = await self.tagged.ensure(
+            Wanted(
+                NetKind.PORT,
+                request.cluster,
+                request.key,
+                body,
+                f"port {request.name}",
+                {"name": request.name, "network_id": str(net["id"])},
+                request.node,
+            )
         )
         return _port(port, request.key)
 
     async def delete_node(self, node: str) -> None:
         """The ports (and their floating IPs) made for Shoal node `node`; a no-op when none."""
         for fip in await self.list_tagged(NetKind.FLOATING_IP, [node_tag(node)]):
-            await self._delete(NetKind.FLOATING_IP, str(fip["id"]), "floating IP")
+            await self.tagged.delete(NetKind.FLOATING_IP, str(fip["id"]), "floating IP")
         for port in await self.list_tagged(NetKind.PORT, [node_tag(node)]):
             await self.delete_port(str(port["id"]))
 
@@ -437,22 +350,24 @@ class Neutron:
         )
         for fip in found.get("floatingips", []):
             if TAG in (fip.get("tags") or []):
-                await self._delete(NetKind.FLOATING_IP, str(fip["id"]), "floating IP")
-        await self._delete(NetKind.PORT, port_id, f"port {port_id}")
+                await self.tagged.delete(NetKind.FLOATING_IP, str(fip["id"]), "floating IP")
+        await self.tagged.delete(NetKind.PORT, port_id, f"port {port_id}")
 
     async def ensure_floating_ip(self, request: FloatingIpRequest) -> FloatingIp:
         external = await self.external_network(request.external_network)
         body: Json = {"floating_network_id": external, "port_id": request.port_id}
         if request.address is not None:
             body["floating_ip_address"] = request.address
-        fip = await self._ensure(
-            NetKind.FLOATING_IP,
-            request.cluster,
-            request.key,
-            body,
-            f"floating IP for port {request.port_id}",
-            {"port_id": request.port_id},
-            request.node,
+        fip = await self.tagged.ensure(
+            Wanted(
+                NetKind.FLOATING_IP,
+                request.cluster,
+                request.key,
+                body,
+                f"floating IP for port {request.port_id}",
+                {"port_id": request.port_id},
+                request.node,
+            )
         )
         if fip.get("port_id") != request.port_id:
             made, _ = await self.api.call(
@@ -471,75 +386,12 @@ class Neutron:
 
     # -- teardown ----------------------------------------------------------------------------
 
-    async def owned(self, kind: NetKind, cluster: str) -> list[Json]:
-        """The cluster's resources of `kind`: tagged, or marked in their description only (an
-        attempt died between creating and tagging)."""
-        found = {str(r["id"]): r for r in await self.list_tagged(kind, [cluster_tag(cluster)])}
-        path, _, many = _COLLECTIONS[kind]
-        marked, _ = await self.api.call(
-            "GET", f"{path}?description={quote(cluster_tag(cluster))}", f"list {many}"
-        )
-        for r in marked.get(many, []):
-            found.setdefault(str(r["id"]), dict(r))
-        return list(found.values())
-
     async def delete_all(self, cluster: str) -> None:
         """Everything Neutron holds for the cluster, dependents first; a no-op when gone."""
-        for fip in await self.owned(NetKind.FLOATING_IP, cluster):
-            await self._delete(NetKind.FLOATING_IP, str(fip["id"]), "floating IP")
-        for port in await self.owned(NetKind.PORT, cluster):
-            await self._delete(NetKind.PORT, str(port["id"]), f"port {port.get('name')}")
-        for router in await self.owned(NetKind.ROUTER, cluster):
-            await self._delete_router(router)
-        for net in await self.owned(NetKind.NETWORK, cluster):
-            await self._delete(NetKind.NETWORK, str(net["id"]), f"network {net.get('name')}")
-        # A subnet is deleted with its network; one left (its network deleted meanwhile by
-        # someone else) is deleted by itself.
-        for subnet in await self.owned(NetKind.SUBNET, cluster):
-            await self._delete(NetKind.SUBNET, str(subnet["id"]), f"subnet {subnet.get('name')}")
-        for group in await self.owned(NetKind.SECURITY_GROUP, cluster):
-            await self._delete(
-                NetKind.SECURITY_GROUP, str(group["id"]), f"security group {group.get('name')}"
-            )
-
-    async def _delete_router(self, router: Json) -> None:
-        what = f"router {router.get('name')}"
-        found, _ = await self.api.call(
-            "GET",
-            f"/ports?device_id={router['id']}&device_owner=network%3Arouter_interface",
-            f"list interfaces of {what}",
-        )
-        for port in found.get("ports", []):
-            for ip in port.get("fixed_ips") or []:
-                try:
-                    await self.api.call(
-                        "PUT",
-                        f"/routers/{router['id']}/remove_router_interface",
-                        f"detach {what} from its subnet",
-                        body={"subnet_id": ip["subnet_id"]},
-                    )
-                except ProviderError as e:
-                    if e.fault is None or "not found" not in e.fault.lower():
-                        raise
-        await self._delete(NetKind.ROUTER, str(router["id"]), what)
+        await ClusterTeardown(self.tagged).delete_all(cluster)
 
     async def list_resources(self, cluster: str | None) -> list[NetResource]:
-        tags = [cluster_tag(cluster)] if cluster else [TAG]
-        out: list[NetResource] = []
-        for kind in _COLLECTIONS:
-            for r in await self.list_tagged(kind, tags):
-                rtags = list(r.get("tags") or [])
-                out.append(
-                    NetResource(
-                        kind=kind,
-                        id=str(r["id"]),
-                        key=_tag_value(rtags, "shoal-key:"),
-                        cluster=_tag_value(rtags, "shoal-cluster:"),
-                        name=str(r.get("name") or r.get("floating_ip_address") or ""),
-                        status=str(r.get("status") or "ACTIVE"),
-                    )
-                )
-        return out
+        return await ClusterTeardown(self.tagged).list_resources(cluster)
 
 
 def _port(port: Json, key: str) -> Port:

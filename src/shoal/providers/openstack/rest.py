@@ -88,21 +88,18 @@ class Rest:
         *,
         body: Json | None = None,
         microversion: str | None = None,
-        headers: dict[str, str] | None = None,
         missing_ok: bool = False,
     ) -> tuple[Json, dict[str, str]]:
         """The decoded body and headers of a successful call (`{}` for an empty body).
 
         `missing_ok`: a 404 answers `({}, {})` instead of raising `ResourceGone`.
         """
-        loop = asyncio.get_running_loop()
         mv = microversion or self.microversion
         # Issue 27: the request this work serves, as the service's global request id, so its
         # log names the request an operator follows from Shoal's (read here: the executor's
         # thread does not see the caller's context).
         serving = requestid.get()
-        if serving is not None:
-            headers = {**(headers or {}), requestid.GLOBAL_HEADER: serving}
+        headers = {requestid.GLOBAL_HEADER: serving} if serving is not None else None
 
         def blocking() -> tuple[int, bytes, dict[str, str]]:
             kwargs: dict[str, Any] = {"timeout": self.timeout_s, "raise_exc": False}
@@ -115,8 +112,26 @@ class Rest:
             response = self._proxy().request(path, method, **kwargs)
             return response.status_code, response.content, dict(response.headers)
 
+        status, content, got = await self._send(blocking, what)
+        if status == 404 and missing_ok:
+            return {}, got
+        if status >= 400:
+            raise error_for(status, what, fault_of(content))
+        if not content:
+            return {}, got
         try:
-            status, content, got = await loop.run_in_executor(self._executor, blocking)
+            decoded = json.loads(content)
+        except ValueError as e:
+            raise TemporaryError(f"{what}: the answer is not JSON", fault=str(e)) from e
+        return (decoded if isinstance(decoded, dict) else {"value": decoded}), got
+
+    async def _send(
+        self, blocking: Callable[[], tuple[int, bytes, dict[str, str]]], what: str
+    ) -> tuple[int, bytes, dict[str, str]]:
+        """Run the call in the worker pool; the SDK's transport failures as Shoal's errors."""
+        loop = asyncio.get_running_loop()
+        try:
+            return await loop.run_in_executor(self._executor, blocking)
         except (ks_exceptions.ConnectFailure, ks_exceptions.ConnectTimeout) as e:
             raise TemporaryError(f"{what}: cannot reach the service", fault=str(e)) from e
         except ks_exceptions.RequestTimeout as e:
@@ -130,14 +145,3 @@ class Rest:
         except sdk_exceptions.SDKException as e:
             # Configuration, not luck: no such service in the catalog, no endpoint, bad auth.
             raise PermanentError(f"{what}: {e}", fault=str(e)) from e
-        if status == 404 and missing_ok:
-            return {}, got
-        if status >= 400:
-            raise error_for(status, what, fault_of(content))
-        if not content:
-            return {}, got
-        try:
-            decoded = json.loads(content)
-        except ValueError as e:
-            raise TemporaryError(f"{what}: the answer is not JSON", fault=str(e)) from e
-        return (decoded if isinstance(decoded, dict) else {"value": decoded}), got

@@ -131,6 +131,9 @@ class SimProvider:
         `asyncio.Event` per create was 2 % of a node action's CPU)."""
         # Workloads' replicas (issue 22): simulated containers on the simulated servers.
         self.replicas = SimReplicas(self._server_view)
+        self.replicas_via_agents = False
+        """True: the keeper carries replicas through the agents' path instead (as local's
+        `replicas = "agents"`), for tests of that path (`ChoosesReplicaPath`)."""
         # Networking (issue 26): logical, with the addresses a document leaves to the cloud.
         self.networking = SimNetworking()
 
