@@ -151,9 +151,12 @@ def test_the_reads_import_no_server_code(shoal: Shoal, tmp_path: Path) -> None:
         ("workloads", "db-pair"),
     ):
         assert heavy_in(loaded_by(shoal, tmp_path, *args)) == [], args
-    # a command that sends a document reads it (YAML), and nothing of the server
+    # a command that sends a document reads it (YAML, within bounds), and nothing of the
+    # server nor the document readers: the server reads it
     dry_run = loaded_by(shoal, tmp_path, "apply", "examples/db-pair.yaml", "--dry-run")
     assert [m for m in heavy_in(dry_run) if m.split(".")[0] != "yaml"] == []
+    assert "shoal.documents.loader" not in dry_run
+    assert "shoal.model.cluster" not in dry_run
 
 
 # Two hosts of 10 vCPUs, units of 5, 5, 4, 3, 3 with the two 5s apart: {5, 4} | {5, 3} leaves
