@@ -389,6 +389,15 @@ class DeploymentList(_Out):
     )
 
 
+class NodeDeployments(_Out):
+    """The deployments that have run on one node (its last run of each)."""
+
+    node: str
+    node_id: str
+    cluster_id: str | None
+    deployments: list[DeploymentView]
+
+
 class OneDeploymentLog(_Out):
     deployment: DeploymentLog
 

@@ -58,17 +58,31 @@ window.Shoal = (function () {
   }
 
   // Status -> [class, shape]. The shape and the word carry the meaning; colour only helps.
+  // Every value of every status the API answers has an entry (tests/ui/test_badges.py reads
+  // this table against the model's enums and the events' statuses): lifecycles of clusters,
+  // nodes and actions, health, deployments (per node, and their rolling updates' phases),
+  // workloads' rollouts, and the events the engine records.
   const STATUS = {
-    ACTIVE: ["ok", "●"], SUCCEEDED: ["ok", "●"], HEALTHY: ["ok", "●"],
-    INIT: ["busy", "◌"], READY: ["busy", "◌"], CREATING: ["busy", "◐"], UPDATING: ["busy", "◐"],
-    RESIZING: ["busy", "◐"], RECOVERING: ["busy", "◐"], RUNNING: ["busy", "◐"],
+    ACTIVE: ["ok", "●"], SUCCEEDED: ["ok", "●"], HEALTHY: ["ok", "●"], COMPLETE: ["ok", "●"],
+    DEPLOY_COMPLETE: ["ok", "●"], DONE: ["ok", "●"],
+    INIT: ["busy", "◌"], READY: ["busy", "◌"], PENDING: ["busy", "◌"], DEPLOY: ["busy", "◌"],
+    PAUSE: ["busy", "◌"], UNKNOWN: ["busy", "◌"],
+    CREATING: ["busy", "◐"], UPDATING: ["busy", "◐"], RESIZING: ["busy", "◐"],
+    RECOVERING: ["busy", "◐"], RUNNING: ["busy", "◐"], IN_PROGRESS: ["busy", "◐"],
+    DEPLOYING: ["busy", "◐"], SIGNALLED: ["busy", "◐"], ROLLING: ["busy", "◐"], RUN: ["busy", "◐"],
+    GATE: ["busy", "◐"],
     DELETING: ["gone", "◌"], DELETED: ["gone", "○"], CANCELLED: ["gone", "○"],
-    WARNING: ["warn", "▲"], UNHEALTHY: ["warn", "▲"],
-    ERROR: ["bad", "✖"], FAILED: ["bad", "✖"],
+    WARNING: ["warn", "▲"], UNHEALTHY: ["warn", "▲"], ROLLING_BACK: ["warn", "▲"],
+    ROLLBACK: ["warn", "▲"], ROLLED_BACK: ["warn", "▲"], STOPPED: ["warn", "▲"],
+    STRAY: ["warn", "▲"], DUPLICATE: ["warn", "▲"], CONTAINER_RESTARTED: ["warn", "▲"],
+    ERROR: ["bad", "✖"], FAILED: ["bad", "✖"], DEPLOY_FAILED: ["bad", "✖"],
     PLANNED: ["plan", "◇"],
+    WORKLOAD: ["info", "◆"], ROLLOUT: ["info", "◆"],
   };
-  function statusClass(s) { return (STATUS[s] || ["busy", "?"])[0]; }
-  function shape(s) { return (STATUS[s] || ["busy", "?"])[1]; }
+  // Software rollouts' phases are lower case (`rolled_back`); the table is upper case.
+  function entry(s) { return STATUS[String(s ?? "").toUpperCase()] || ["busy", "?"]; }
+  function statusClass(s) { return entry(s)[0]; }
+  function shape(s) { return entry(s)[1]; }
   function badge(s) {
     return html`<span class="badge s-${statusClass(s)}"><span aria-hidden="true">${shape(s)}</span> ${s}</span>`;
   }
