@@ -103,11 +103,28 @@ window.Shoal = (function () {
       ${items.length ? html`<ul class="reasons">${items}</ul>` : ""}</div>`;
   }
 
+  // Natural order of names (web-2 before web-10), as the CLI's tables sort them.
+  const NATURAL = new Intl.Collator(undefined, { numeric: true, sensitivity: "base" });
+  function byName(items, key = "name") {
+    return items.slice().sort((a, b) => NATURAL.compare(String(a[key] ?? ""), String(b[key] ?? "")));
+  }
+
+  // A table of deployment runs (the cluster's page, with their nodes; a node's page, without).
+  function deploymentTable(rows, withNode) {
+    const body = byName(rows, withNode ? "node" : "deployment").map((d) => html`<tr data-deployment="${d.deployment}" data-node="${d.node}">
+      <th scope="row">${d.deployment}</th>${withNode ? html`<td><a href="#/node/${d.node_id}">${d.node}</a></td>` : ""}
+      <td>${d.config}</td><td>${d.group}</td><td>${d.action}</td><td>${badge(d.status)}</td>
+      <td>${d.status_code ?? "—"}</td><td>${d.attempts}</td><td>${shortTime(d.ended_at || d.started_at)}</td></tr>`);
+    return html`<table class="list deployments"><thead><tr><th scope="col">Deployment</th>${withNode ? html`<th scope="col">Node</th>` : ""}
+      <th scope="col">Config</th><th scope="col">Hook</th><th scope="col">Action</th><th scope="col">Status</th>
+      <th scope="col">Exit</th><th scope="col">Attempts</th><th scope="col">When</th></tr></thead><tbody>${body}</tbody></table>`;
+  }
+
   function shortTime(iso) { return iso ? iso.replace("T", " ").replace(/\.\d+Z$|Z$/, "") : ""; }
 
   return {
     pages, esc, html, raw, api, token, setToken, ApiError, badge, shape, statusClass,
-    announce, errorBox, shortTime, me: { admin: false },
+    announce, errorBox, shortTime, byName, deploymentTable, me: { admin: false },
     view: () => document.getElementById("view"),
   };
 })();
