@@ -149,9 +149,9 @@ class LiveSenlin:
         engine), then the engine's profile create did not see it and answered 500 "The trust
         for trustor ... could not be found" (3 runs in 3 on a machine at load 40-50)."""
         host, port, user = MARIADB["host"], MARIADB["port"], MARIADB["user"]
-        isolation = (
-            "init_command=SET%20SESSION%20TRANSACTION%20ISOLATION%20LEVEL%20READ%20COMMITTED"
-        )
+        # `+` for the spaces, not `%20`: senlin-manage's migrations read the URL through
+        # configparser, which takes `%` for interpolation.
+        isolation = "init_command=SET+SESSION+TRANSACTION+ISOLATION+LEVEL+READ+COMMITTED"
         return f"mysql+pymysql://{user}@{host}:{port}/{self.db_name}?{isolation}"
 
     @property
