@@ -101,9 +101,12 @@ venv "$KS_VENV" keystone==30.0.0 uwsgi & ks_job=$!
 venv "$TP_VENV" -c "$HERE/constraints.txt" tempest==47.0.0 senlin-tempest-plugin==1.8.0
 if [ "$SUITE" = senlinclient ]; then
   # the client with its `openstack cluster` commands, tempest.lib for its test base; its
-  # functional tests ship only in the sdist
-  venv "$SC_VENV" -c "$HERE/constraints.txt" python-openstackclient python-senlinclient==3.1.0 \
-    tempest==47.0.0 stestr || { echo "senlinclient venv install failed" >&2; exit 2; }
+  # functional tests ship only in the sdist. The OpenStack client of its release (2023.2):
+  # osc-lib 3 and later refuse senlinclient's function formatters ("Invalid formatter
+  # provided." on every `show`).
+  venv "$SC_VENV" -c "$HERE/constraints.txt" python-openstackclient==6.3.0 osc-lib==2.8.1 \
+    python-senlinclient==3.1.0 tempest==47.0.0 stestr ||
+    { echo "senlinclient venv install failed" >&2; exit 2; }
   if [ ! -d "$SC_SRC/senlinclient/tests/functional" ]; then
     rm -rf "$SC_SRC" && mkdir -p "$SC_SRC" &&
       "$SC_VENV/bin/pip" download -q --no-deps --no-binary :all: python-senlinclient==3.1.0 \

@@ -142,17 +142,8 @@ class LiveSenlin:
 
     @property
     def db_url(self) -> str:
-        """Senlin's database, its sessions READ COMMITTED. With the connections Senlin 16
-        leaks on these libraries (see `max_pool_size` in CONF), a request could be served on a
-        connection whose REPEATABLE READ snapshot predates the row another process had just
-        committed: the API's trust middleware stores the caller's credential (through the
-        engine), then the engine's profile create did not see it and answered 500 "The trust
-        for trustor ... could not be found" (3 runs in 3 on a machine at load 40-50)."""
         host, port, user = MARIADB["host"], MARIADB["port"], MARIADB["user"]
-        # `+` for the spaces, not `%20`: senlin-manage's migrations read the URL through
-        # configparser, which takes `%` for interpolation.
-        isolation = "init_command=SET+SESSION+TRANSACTION+ISOLATION+LEVEL+READ+COMMITTED"
-        return f"mysql+pymysql://{user}@{host}:{port}/{self.db_name}?{isolation}"
+        return f"mysql+pymysql://{user}@{host}:{port}/{self.db_name}"
 
     @property
     def conf(self) -> Path:
