@@ -107,6 +107,8 @@ def node_reason(n: NodeRecord, own: Ended | None, cluster_recent: Sequence[Ended
     if n.status_reason or n.status is not NodeStatus.ACTIVE:
         return n.status_reason
     checked = next((a for a in cluster_recent if senlin_name(a) == "CLUSTER_CHECK"), None)
+    if checked is not None and (n.created_at or 0) > checked.created_at:
+        checked = None  # made after that check (a later resize's): Senlin checked it not
     done = [a for a in (own, checked) if a is not None and _node_words(a) is not None]
     if not done:
         return "Creation succeeded"
