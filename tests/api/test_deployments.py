@@ -144,6 +144,15 @@ async def test_agents_read_metadata_and_signal(api: Api) -> None:
     assert SECRET not in r.text
     assert log["inputs"]["password"] == "******"
     assert log["stdout"] == "configured with ******\n"
+    # the node's deployments, for its page in the dashboard (issue 36)
+    r = await api.call("GET", f"/v1/nodes/{node_id}/deployments")
+    assert r.status_code == 200, r.text
+    on_node = r.json()
+    assert on_node["node_id"] == node_id and on_node["node"] == log["node"]
+    assert [(d["deployment"], d["status"]) for d in on_node["deployments"]] == [
+        ("db-setup", "COMPLETE")
+    ]
+    assert SECRET not in r.text
     # Heat's output_values: the declared outputs and the three every deployment has.
     assert log["outputs"] == {
         "dsn": "postgres://db-1/app",
@@ -191,6 +200,8 @@ async def test_users_see_only_their_clusters(api: Api) -> None:
     assert r.json()["error"]["code"] == "not_found"
     r = await api.http.get("/v1/clusters/ctl/deployments")
     assert r.status_code == 401
+    r = await api.call("GET", "/v1/nodes/nope/deployments")
+    assert r.status_code == 404 and r.json()["error"]["code"] == "not_found"
 
 
 async def test_deployments_page_in_sql_with_counts_and_a_maximum(api: Api) -> None:

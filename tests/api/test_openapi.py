@@ -113,3 +113,25 @@ async def test_a_real_answer_keeps_every_key_of_its_view(api: Api) -> None:
     assert "webhook_url" in r.json()["receiver"]
     shown = (await api.call("GET", "/v1/receivers/h")).json()["receiver"]
     assert "webhook_url" not in shown
+
+
+def _types(prop: dict[str, Any]) -> set[str]:
+    found = {prop["type"]} if "type" in prop else set()
+    for alt in prop.get("anyOf", []):
+        found |= _types(alt)
+    return found
+
+
+@DOCUMENT_ONLY
+async def test_every_time_in_every_view_is_iso_8601_text(api: Api) -> None:
+    """Issue 36: a replica's and a rollout's `started_at` were epoch seconds beside ISO 8601
+    everywhere else. No time a native view declares may be a number."""
+    doc = await document(api)
+    numbers = [
+        f"{model}.{name}: {sorted(_types(prop))}"
+        for model, schema in doc["components"]["schemas"].items()
+        for name, prop in schema.get("properties", {}).items()
+        if (name.endswith("_at") or name in ("timestamp", "time"))
+        and _types(prop) & {"number", "integer"}
+    ]
+    assert numbers == []

@@ -63,12 +63,12 @@ async def test_replicas_are_listed_a_page_at_a_time(api: Api) -> None:
             "previous_revision": "r1",
             "batches": 1,
             "batch": ["api-1"],
-            "batch_started_at": 6.0,
+            "batch_started_at": "1970-01-01T00:00:06Z",
             "surge": ["api-6"],
             "max_unavailable": 1,
             "max_surge": 1,
             "reason": None,
-            "started_at": 5.0,
+            "started_at": "1970-01-01T00:00:05Z",
             "summary": "rolling to r2, batch 1 (api-1), 1 surge",
         }
     ]

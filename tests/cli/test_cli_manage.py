@@ -143,6 +143,8 @@ def test_host_fail_and_recover_then_recover_the_node(calm: Shoal, tmp_path: Path
 
     failed = calm.ok("host", "fail", lost_host)
     assert f"host {lost_host} failed; 1 resource(s)" in failed.stdout, explain(failed)
+    # named as the node was when the host failed, never by provider id (issue 36)
+    assert f"shop/{node['name']}" in failed.stdout and "srv-" not in failed.stdout, explain(failed)
     hosts = {h["name"]: h for h in calm.json("host", "list")["hosts"]}
     assert hosts[lost_host]["failed"] is True
 

@@ -3,6 +3,10 @@
 # `shoal server` in Keystone mode (real Keystone 30 under uWSGI, sim provider).
 #
 # Usage: tests/conformance/run.sh [REGEX]      (default: senlin_tempest_plugin.tests.api)
+#        CONF_SUITE=senlinclient tests/conformance/run.sh [REGEX]
+#   runs python-senlinclient 3.1.0's own functional suite (its `openstack cluster ...` commands
+#   through tempest.lib's CLI runner, from the sdist) against the same Shoal and Keystone,
+#   instead of the plugin; prints its count, with no threshold (issue 38, item 6).
 # Prints the time of each phase, "N passed, N failed, N skipped", and exits 1 when fewer than
 # CONF_THRESHOLD pass, 2 when a service could not be set up, 124 past CONF_TIMEOUT. `make check`
 # runs it last (scripts/check.sh); results/failed.txt lists what did not pass and why,
@@ -52,6 +56,8 @@ export KS_SVC_URL="http://127.0.0.1:$SVC_PORT/clustering"
 export TP_NUM_ACCOUNTS=${TP_NUM_ACCOUNTS:-$(( CONC > 4 ? CONC : 4 ))}
 export TP_USER_PASSWORD=secretmember TP_ADMIN2_PASSWORD=secrettadmin TP_REGION=RegionOne
 KS_VENV=$CACHE/keystone-30 TP_VENV=$CACHE/tempest-47
+SUITE=${CONF_SUITE:-tempest}
+SC_VENV=$CACHE/senlinclient-3.1.0 SC_SRC=$CACHE/senlinclient-3.1.0/src
 STATE=$ROOT/keystone WS=$ROOT/tempest/senlin RESULTS=${TP_RESULTS:-$ROOT/results}
 ts() { date +%s; }
 T0=$(ts)
@@ -93,6 +99,22 @@ venv() {  # DIR PIP-ARGS...
 }
 venv "$KS_VENV" keystone==30.0.0 uwsgi & ks_job=$!
 venv "$TP_VENV" -c "$HERE/constraints.txt" tempest==47.0.0 senlin-tempest-plugin==1.8.0
+if [ "$SUITE" = senlinclient ]; then
+  # the client with its `openstack cluster` commands, tempest.lib for its test base; its
+  # functional tests ship only in the sdist. The OpenStack client of its release (2023.2):
+  # osc-lib 3 and later refuse senlinclient's function formatters ("Invalid formatter
+  # provided." on every `show`).
+  venv "$SC_VENV" -c "$HERE/constraints.txt" python-openstackclient==6.3.0 osc-lib==2.8.1 \
+    python-senlinclient==3.1.0 tempest==47.0.0 stestr ||
+    { echo "senlinclient venv install failed" >&2; exit 2; }
+  if [ ! -d "$SC_SRC/senlinclient/tests/functional" ]; then
+    rm -rf "$SC_SRC" && mkdir -p "$SC_SRC" &&
+      "$SC_VENV/bin/pip" download -q --no-deps --no-binary :all: python-senlinclient==3.1.0 \
+        -d "$SC_SRC/sdist" &&
+      tar -xzf "$SC_SRC"/sdist/python-senlinclient-3.1.0.tar.gz -C "$SC_SRC" --strip-components=1 ||
+      { echo "python-senlinclient sdist unavailable" >&2; exit 2; }
+  fi
+fi
 wait "$ks_job"
 [ -f "$KS_VENV/.done" ] && [ -f "$TP_VENV/.done" ] || { echo "venv install failed" >&2; exit 2; }
 echo "== venvs ready: $(( $(ts) - T0 ))s"
@@ -225,6 +247,31 @@ CONF
 echo "== tempest workspace and accounts: $(( $(ts) - T0 ))s"
 
 # 6. the run
+if [ "$SUITE" = senlinclient ]; then
+  # python-senlinclient's functional suite as its tox env runs it (stestr over
+  # senlinclient/tests/functional, OS_* for one member account, the CLI from the venv)
+  cd "$SC_SRC" || exit 2
+  T1=$(ts)
+  rm -rf .stestr
+  OS_AUTH_URL="http://127.0.0.1:$KS_PORT/v3" OS_USERNAME=tempest-member-1 \
+    OS_PASSWORD=$TP_USER_PASSWORD OS_PROJECT_NAME=tempest-member-1 \
+    OS_USER_DOMAIN_NAME=Default OS_PROJECT_DOMAIN_NAME=Default OS_IDENTITY_API_VERSION=3 \
+    OS_REGION_NAME=$TP_REGION OS_SENLINCLIENT_EXEC_DIR="$SC_VENV/bin" \
+    "$SC_VENV/bin/stestr" --test-path ./senlinclient/tests/functional --top-dir ./ \
+    run --concurrency "$CONC" ${1:+"$1"} > "$RESULTS/senlinclient-console.txt" 2>&1
+  "$SC_VENV/bin/stestr" last --subunit > "$RESULTS/senlinclient.subunit" 2>/dev/null
+  "$SC_VENV/bin/stestr" --test-path ./senlinclient/tests/functional --top-dir ./ list \
+    ${1:+"$1"} 2>/dev/null | grep -E '^senlinclient\.' > "$RESULTS/senlinclient-ids.txt"
+  echo "== senlinclient functional run: $(( $(ts) - T1 ))s"
+  line=$("$TP_VENV/bin/python" "$HERE/summarize.py" "$RESULTS/senlinclient.subunit" \
+    "$RESULTS/senlinclient-ids.txt" "$RESULTS/senlinclient-summary.txt" | tail -1)
+  "$TP_VENV/bin/python" "$HERE/failures.py" "$RESULTS/senlinclient.subunit" \
+    "$RESULTS/senlinclient-ids.txt" > "$RESULTS/senlinclient-failed.txt"
+  cp "$ROOT/shoal/server.log" "$RESULTS/" 2>/dev/null
+  echo "senlinclient functional: $line"
+  echo "== total: $(( $(ts) - T0 ))s; results in $RESULTS (senlinclient-*.txt)"
+  exit 0
+fi
 cd "$WS" || exit 2
 T1=$(ts)
 "$TP_VENV/bin/tempest" run --regex "$REGEX" --concurrency "$CONC" > "$RESULTS/console.txt" 2>&1

@@ -188,3 +188,58 @@ async def test_a_runtime_that_forgot_its_containers_restarts_them_in_place(db: D
         assert all(x.ready and x.restarts == 0 for x in after.values())
     finally:
         await rig.engine.stop()
+
+
+TWO_GROUPS = """
+name: svc
+node_groups:
+  - {name: ctl, profile: {type: server, flavor: m1.small, image: cirros}, count: 4}
+  - {name: edge, profile: {type: server, flavor: m1.small, image: cirros}, count: 2}
+groupings:
+  - {name: apart, members: [ctl, edge], rule: anti-affinity, max_per_domain: 1}
+workloads:
+  api:
+    replicas: 4
+    containers: [{name: api, image: img, ports: [8080], resources: {cpu: 0.5}}]
+    nodes: {groups: [ctl]}
+  front:
+    replicas: 2
+    containers: [{name: front, image: img, ports: [80], resources: {cpu: 0.5}}]
+    nodes: {groups: [edge]}
+"""
+
+
+async def test_a_reason_a_refusal_keeps_is_told_once(db: Database) -> None:
+    """Issue 36: when a refusal's other reasons changed from one tick to the next (a second
+    host lost), the reason that stayed was told again, an identical warning in the same
+    second. Six servers on six hosts, none to spare: the lost ones cannot come back."""
+    clock = ManualClock()
+    provider = SimProvider(synthetic_inventory(6, 2), clock_sleep=clock.sleep)
+    rig = _rig(db, provider, clock)
+    await rig.engine.start()
+    try:
+        sub = await asyncio.to_thread(rig.service.create, ADMIN, TWO_GROUPS)
+        cid = sub.cluster.id
+        await _until(clock, lambda: len(_rows(db, cid)) == 6)
+        with db.reading() as conn:
+            nodes = {n.name: n for n in node_repo.list_nodes(conn, cid)}
+
+        def warnings() -> list[str]:
+            with db.reading() as conn:
+                return [
+                    e.message
+                    for e in event_repo.list_events(conn, None, cluster_id=cid)
+                    if e.message.startswith("replicas cannot be placed")
+                ]
+
+        assert nodes["edge-1"].host is not None and nodes["ctl-1"].host is not None
+        await provider.fail_host(nodes["edge-1"].host)
+        await _until(clock, lambda: any("front" in w for w in warnings()))
+        await provider.fail_host(nodes["ctl-1"].host)
+        await _until(clock, lambda: any("api" in w for w in warnings()))
+        told = warnings()
+        front = [w for w in told if "front" in w]
+        assert len(front) == len(set(front)) == 1, told
+        assert len(told) == len(set(told)), told
+    finally:
+        await rig.engine.stop()

@@ -45,20 +45,3 @@ async def test_senlin_16_webhook_urls_without_token(senlin: Senlin) -> None:
     rid = (await senlin.ok("POST", "/receivers", 201, json=body))["receiver"]["id"]
     r = await senlin.http.post(f"/clustering/v1/webhooks/{rid}/trigger?V=2&count=1")
     assert r.status_code in (403, 404), r.text
-
-
-async def test_a_node_named_like_its_cluster_is_refused_in_senlin_words(senlin: Senlin) -> None:
-    """Senlin adds it; Shoal cannot yet (a joining node keeps its name, and the cluster's node
-    group has the cluster's): docs/senlin.md lists the difference. The refusal names nodes,
-    never Shoal's document (`node_groups`, `instances`)."""
-    cluster = await senlin.cluster("twin", size=1)
-    body = {"node": {"name": "twin", "profile_id": cluster["profile_id"]}}
-    created, _ = await senlin.accepted("POST", "/nodes", json=body)
-    r = await senlin.call(
-        "POST",
-        f"/clusters/{cluster['id']}/actions",
-        json={"add_nodes": {"nodes": [created["node"]["id"]]}},
-    )
-    assert r.status_code == 400, r.text
-    assert "The cluster already has nodes named ['twin']." in r.text
-    assert "node_groups" not in r.text and "instances" not in r.text

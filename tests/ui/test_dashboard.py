@@ -413,3 +413,71 @@ def test_live_shows_a_rolling_updates_batch_and_cancels_it(
         ],
         "the update ended after its cancel",
     )
+
+
+SOFTWARE_DOC = """
+name: soft
+node_groups:
+  - {name: web, profile: {type: server, flavor: m1.tiny, image: cirros}, count: 2}
+  - {name: web-extra, profile: {type: server, flavor: m1.tiny, image: cirros}, count: 10}
+software:
+  configs:
+    hello: {group: script, config: "#!/bin/sh\\necho hello from $name", inputs: [name]}
+  deployments:
+    greet: {config: hello, target: web, inputs: {name: {node: name}}}
+"""
+
+
+def test_sign_in_hides_the_navigation_and_deployments_have_their_sections(
+    ui_server: UiServer, browser: WebDriver
+) -> None:
+    """Issue 36: the sign-in page showed the navigation; software deployments appeared nowhere;
+    DEPLOY, DEPLOYING, SIGNALLED and DEPLOY_COMPLETE events and a COMPLETE were drawn with
+    `?`; node tables looked shuffled (id order)."""
+    server = ui_server(provider="sim")
+    client = server.client()
+    browser.get(f"{server.url}/ui")
+    visible(browser, "#token", "the token field")
+    assert not find(browser, "#nav")[0].is_displayed()
+    assert not find(browser, "#logout")[0].is_displayed()
+    sign_in(browser, server.url, server.token)
+    assert find(browser, "#nav")[0].is_displayed()
+
+    r = client.post("/v1/clusters", content=SOFTWARE_DOC)
+    assert r.status_code == 202, r.text
+    cid = r.json()["cluster"]["id"]
+
+    def completed() -> list[dict[str, Any]] | None:
+        rows = client.get(f"/v1/clusters/{cid}/deployments").json()["deployments"]
+        return rows if len(rows) == 2 and all(d["status"] == "COMPLETE" for d in rows) else None
+
+    poll(completed, "both deployments COMPLETE")
+    go(browser, f"#/cluster/{cid}")
+    visible(browser, "#h-deps", "the deployments section")
+    rows = until(browser, lambda: find(browser, "table.deployments tr[data-deployment]"), "rows")
+    assert sorted(r.get_attribute("data-node") for r in rows) == ["web-1", "web-2"]
+    assert all("● COMPLETE" in r.text for r in rows), [r.text for r in rows]
+    # natural order on the node table: web-extra-2 before web-extra-10
+    names = [r.get_attribute("data-node") for r in find(browser, "#nodes-table tr[data-node]")]
+    extra = [n for n in names if n.startswith("web-extra-")]
+    assert extra.index("web-extra-2") < extra.index("web-extra-10"), names
+    badges = [b.text for b in find(browser, ".badge")]
+    assert badges and not [b for b in badges if b.startswith("?")], badges
+
+    # the node's page: its facts, its deployment, and the run's output
+    click(browser, "table.deployments tr[data-node='web-1'] a", "the node's link")
+    visible(browser, "#h-node-deps", "the node's deployments")
+    assert "Node web-1" in visible(browser, "h1").text
+    click(browser, "button[data-log='greet']", "the output button")
+    log = visible(browser, "#deployment-log", "the run's output")
+    assert "greet: COMPLETE" in log.text
+
+    # the Live page: every event has a badge, none a `?`
+    go(browser, "#/live")
+    until(browser, lambda: find(browser, "#events li"), "events on the Live page")
+    statuses = browser.execute_script(
+        "return [...document.querySelectorAll('#events li .badge')].map(b => b.textContent)"
+    )
+    assert any("DEPLOY_COMPLETE" in s for s in statuses), statuses
+    assert not [s for s in statuses if s.strip().startswith("?")], statuses
+    assert console_errors(browser) == []

@@ -77,6 +77,18 @@ async def list_deployments(
     }
 
 
+@router.get("/nodes/{node_id}/deployments", response_model=schemas.NodeDeployments)
+async def node_deployments(node_id: str, request: Request, who: Caller) -> dict[str, Any]:
+    """Every deployment's last run on one node (the dashboard's node page; issue 36)."""
+    node, found = await run_in_threadpool(deployments_of(request).of_node, who, node_id)
+    return {
+        "node": node.name,
+        "node_id": node.id,
+        "cluster_id": node.cluster_id,
+        "deployments": found,
+    }
+
+
 @router.get("/nodes/{node_id}/deployments/{name}", response_model=schemas.OneDeploymentLog)
 async def deployment_log(node_id: str, name: str, request: Request, who: Caller) -> dict[str, Any]:
     """One deployment's last run on a node: stdout, stderr, outputs (secrets redacted)."""

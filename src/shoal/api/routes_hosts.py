@@ -15,6 +15,7 @@ from starlette.concurrency import run_in_threadpool
 from shoal.api import schemas
 from shoal.api.auth import Caller, runtime_of
 from shoal.model.inventory import Host
+from shoal.model.names import natural_key
 from shoal.model.nodes import Demand
 from shoal.providers.base import HostAdmin
 from shoal.providers.errors import ProviderError
@@ -84,13 +85,20 @@ async def _known(admin: HostAdmin, host: str) -> None:
 async def fail_host(host: str, request: Request, who: Caller) -> dict[str, Any]:
     admin = _admin(request, who)
     await _known(admin, host)
+    rt = runtime_of(request)
+    named = await run_in_threadpool(_named_on, rt, host)  # before: the nodes then move
     try:
         lost = await admin.fail_host(host)
     except ProviderError as e:
         raise Conflict(str(e)) from None
-    rt = runtime_of(request)
     rt.inventory = await rt.engine.refresh_inventory()
-    return {"host": host, "failed": True, "resources": lost}
+    nodes = sorted((named[r] for r in lost if r in named), key=natural_key)
+    return {"host": host, "failed": True, "resources": lost, "nodes": nodes}
+
+
+def _named_on(rt: Runtime, host: str) -> dict[str, str]:
+    with rt.db.reading() as conn:
+        return node_repo.named_on_host(conn, host)
 
 
 @router.post("/{host}/recover", response_model=schemas.HostState)

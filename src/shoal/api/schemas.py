@@ -265,6 +265,11 @@ class HostState(_Out):
     host: str
     failed: bool
     resources: Any = None
+    nodes: list[str] | None = Field(
+        None,
+        description="The lost resources that were Shoal's nodes, as `cluster/node` (a "
+        "standalone node: its name), in natural order; named as they were when the host failed.",
+    )
 
 
 class ProjectView(_Out):
@@ -384,6 +389,15 @@ class DeploymentList(_Out):
     )
 
 
+class NodeDeployments(_Out):
+    """The deployments that have run on one node (its last run of each)."""
+
+    node: str
+    node_id: str
+    cluster_id: str | None
+    deployments: list[DeploymentView]
+
+
 class OneDeploymentLog(_Out):
     deployment: DeploymentLog
 
@@ -420,7 +434,7 @@ class ReplicaView(_Out):
     node: str
     ready: bool
     restarts: int
-    started_at: float | None
+    started_at: str | None = Field(description="When its container last started (ISO 8601).")
     revision: str | None = None
     """The template revision it runs (a rollout's `revision` or `previous_revision`)."""
 
@@ -438,14 +452,14 @@ class WorkloadRolloutView(_Out):
     previous_revision: str | None
     batches: int
     batch: list[str]
-    batch_started_at: float | None = None
+    batch_started_at: str | None = Field(None, description="ISO 8601.")
     surge: list[str] = Field(
         default_factory=list, description="Surge replicas running beside the batch."
     )
     max_unavailable: int | None = None
     max_surge: int | None = None
     reason: str | None
-    started_at: float
+    started_at: str | None = Field(description="When the rollout began (ISO 8601).")
     summary: str | None = Field(None, description="The rollout in a line.")
 
 

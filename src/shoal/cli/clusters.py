@@ -41,19 +41,34 @@ async def up(
     wait: WaitOption = True,
     timeout: TimeoutOption = None,
 ) -> int:
-    """Create a cluster from a document and wait until it is ACTIVE (exit 0) or not (exit 1)."""
+    """Create a cluster from a document and wait until it is ACTIVE (exit 0) or not (exit 1).
+
+    `up` only creates: a document whose cluster exists already is refused, and `shoal apply`
+    changes that cluster to match it (as `kubectl create` and `kubectl apply`)."""
     content, kind = read_request(document, environment, name)
-    return await submit(
-        s.client,
-        "POST",
-        "/v1/clusters",
-        content=content,
-        headers={"Content-Type": kind},
-        output=s.output,
-        wait=wait,
-        timeout=timeout,
-        fresh=True,
-    )
+    try:
+        return await submit(
+            s.client,
+            "POST",
+            "/v1/clusters",
+            content=content,
+            headers={"Content-Type": kind},
+            output=s.output,
+            wait=wait,
+            timeout=timeout,
+            fresh=True,
+        )
+    except ApiError as e:
+        if e.status == 409 and any(d.get("path") == "/name" for d in e.details):
+            given = " ".join(f"-e {env}" for env in environment or [])
+            e.details.append(
+                {
+                    "path": "/name",
+                    "message": f"`shoal apply {document}{' ' + given if given else ''}` "
+                    "changes that cluster to match the document",
+                }
+            )
+        raise
 
 
 @remote()

@@ -37,7 +37,9 @@ async def deployments(
         more = await s.client.get(path, limit=PAGE, marker=marker)
         found += more["deployments"]
         marker = more.get("next_marker")
-    found.sort(key=lambda d: (str(d.get("deployment")), str(d.get("node"))))
+    from shoal.model.names import natural_key
+
+    found.sort(key=lambda d: (str(d.get("deployment")), natural_key(str(d.get("node")))))
     # Workloads roll beside deployments (issue 22): their rollouts come on every page of the
     # replicas, so one replica is enough to read them.
     replicas = await s.client.get(f"/v1/clusters/{seg(cluster)}/workloads", limit=1)

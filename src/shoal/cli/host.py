@@ -8,7 +8,7 @@ unknown host, a provider whose hosts cannot be failed) exits 2 with the error's 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import typer
 
@@ -16,11 +16,8 @@ from shoal.cli import screen
 from shoal.cli.command import Session, remote, seg
 from shoal.cli.errors import EXIT_OK
 from shoal.cli.output import emit_data
-from shoal.cli.pages import all_nodes, every
+from shoal.cli.pages import all_nodes
 from shoal.cli.tables import table, text
-
-if TYPE_CHECKING:
-    from shoal.cli.client import ShoalClient
 
 app = typer.Typer(help="The provider's hosts (admin): list, fail, recover.", no_args_is_help=True)
 
@@ -35,14 +32,18 @@ HostArg = Annotated[str, typer.Argument(help="Host name, as `shoal host list` sh
 async def list_hosts(s: Session) -> int:
     """List the provider's hosts: zone, failed or not, resources, capacity used/free, nodes."""
     hosts: list[dict[str, Any]] = (await s.client.get("/v1/hosts"))["hosts"]
+    from shoal.model.names import natural_key
+
     nodes: list[dict[str, Any]] = await all_nodes(s.client)
     placed: dict[str, list[str]] = {}
     for n in nodes:
         if n.get("host"):
             placed.setdefault(str(n["host"]), []).append(str(n.get("name")))
+    for names in placed.values():
+        names.sort(key=natural_key)
     if not s.table:
         for h in hosts:
-            h["nodes"] = sorted(placed.get(str(h.get("name")), []))
+            h["nodes"] = placed.get(str(h.get("name")), [])
         emit_data({"hosts": hosts}, s.output)
         return EXIT_OK
     t = table(
@@ -60,7 +61,7 @@ async def list_hosts(s: Session) -> int:
     )
     for h in hosts:
         failed = "[red]yes[/]" if h.get("failed") else "no"
-        on_it = sorted(placed.get(str(h.get("name")), []))
+        on_it = placed.get(str(h.get("name")), [])
         t.add_row(
             text(h.get("name")),
             text(h.get("zone")),
@@ -78,16 +79,18 @@ async def list_hosts(s: Session) -> int:
 async def fail(s: Session, host: HostArg) -> int:
     """Lose a host on purpose: its servers die and Shoal moves its nodes elsewhere."""
     found: dict[str, Any] = await s.client.call("POST", f"/v1/hosts/{seg(host)}/fail")
-    lost = [str(r) for r in found.get("resources") or []]
-    named = await _node_names(s.client, lost) if lost else {}
     if not s.table:
-        emit_data({**found, "nodes": [named[r] for r in lost if r in named]}, s.output)
+        emit_data(found, s.output)
         return EXIT_OK
-    shown = [named.get(r, r) for r in lost]
-    screen.out().print(
-        f"host {text(host)} failed; {len(lost)} resource(s) on it lost"
-        + (f": {text(shown)}" if shown else "")
-    )
+    lost = list(found.get("resources") or [])
+    # Named by the server as they were when the host failed (issue 36: never provider ids).
+    named = [str(n) for n in found.get("nodes") or []]
+    line = f"host {text(host)} failed; {len(lost)} resource(s) on it lost"
+    if named:
+        line += f": {text(named)}"
+    if len(lost) > len(named):
+        line += f" ({len(lost) - len(named)} not a node of Shoal's)"
+    screen.out().print(line)
     if named and s.client.embedded:
         screen.out().print("the background Shoal replaces them on other hosts")
     return EXIT_OK
@@ -117,15 +120,3 @@ def use(host: dict[str, Any], key: str, unit: str) -> str:
 
 def _amount(value: float) -> str:
     return f"{value:g}" if value == int(value) else f"{value:.1f}"
-
-
-async def _node_names(client: ShoalClient, resources: list[str]) -> dict[str, str]:
-    """Provider ids -> `cluster/node` names, for the nodes Shoal knows among `resources`."""
-    wanted = set(resources)
-    nodes: list[dict[str, Any]] = await all_nodes(client)
-    clusters = {c["id"]: c["name"] for c in await every(client, "/v1/clusters", "clusters")}
-    return {
-        str(n["physical_id"]): f"{clusters.get(n.get('cluster_id'), '?')}/{n['name']}"
-        for n in nodes
-        if n.get("physical_id") in wanted
-    }

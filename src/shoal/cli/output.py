@@ -18,9 +18,12 @@ class OutputFormat(StrEnum):
 
 
 def console(stderr: bool = False) -> Console:
-    from rich.console import Console
+    """The console every command prints through (`screen.py`): piped, 240 columns wide, so a
+    table's rows are not folded at Rich's 80 (issue 36: `plan`, `deployments` and `workloads`
+    folded where the other tables did not)."""
+    from shoal.cli import screen
 
-    return Console(stderr=stderr, highlight=False, soft_wrap=False)
+    return screen.err() if stderr else screen.out()
 
 
 def emit_data(data: Any, fmt: OutputFormat) -> None:

@@ -7,6 +7,7 @@ cluster would do (see preview.py); without it, it runs offline and talks to no o
 
 from __future__ import annotations
 
+import math
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -28,6 +29,8 @@ if TYPE_CHECKING:
     from shoal.placement import PlacementResult
 
 EXIT_PLACED, EXIT_INFEASIBLE, EXIT_INVALID = 0, 1, 2
+MAX_TIME_LIMIT_S = 3600
+"""The bound of `--time-limit` and of the placement_time_limit_s setting (settings.py)."""
 
 
 class Objective(StrEnum):
@@ -57,7 +60,7 @@ async def plan(
         typer.Option(
             "--time-limit",
             min=0.01,
-            max=3600,
+            max=MAX_TIME_LIMIT_S,
             help="Seconds the exact method may search before answering 'undecided' "
             "(default: the placement_time_limit_s setting, 10).",
         ),
@@ -116,21 +119,21 @@ def place(
 ) -> int:
     """`shoal plan` offline: place `content` (read from `document`) on `inventory` (default:
     2 zones x 3 hosts) and show it. The exit code: 0 placed, 1 infeasible, 2 invalid."""
-    from shoal.cli.client import load_settings
     from shoal.documents import load_cluster, load_inventory_file
-    from shoal.documents.hot import read_hot_files
     from shoal.model import InvalidDocument
     from shoal.model import Objective as ModelObjective
     from shoal.model.catalogs import default_inventory
     from shoal.placement import solve
     from shoal.service.errors import ErrorKind, ServiceError
-    from shoal.service.limits import Limits, check_size
+    from shoal.service.footprint import check_size
 
     envs = [] if is_hot_file(document) else read_environments(list(environment or []))
     try:
         inv = load_inventory_file(inventory) if inventory else default_inventory()
         notices: list[dict[str, str]] = []
         if is_hot_file(document):
+            from shoal.documents.hot import read_hot_files
+
             hot = read_hot_files(Path(document), list(environment or []), inv)
             if hot.spec is None:
                 raise InvalidDocument(hot.problems)
@@ -147,7 +150,7 @@ def place(
         return EXIT_INVALID
     try:
         # O(groups) bounds first: a billion replicas must not reach the per-node solver.
-        check_size(spec, inv, Limits())
+        check_size(spec, inv)
     except ServiceError as refused:
         invalid = refused.kind is ErrorKind.INVALID
         if output is OutputFormat.TABLE:
@@ -157,7 +160,7 @@ def place(
             emit_data(found, output)
         return EXIT_INVALID if invalid else EXIT_INFEASIBLE
     chosen = ModelObjective(objective.value) if objective is not None else None
-    limit = time_limit if time_limit is not None else load_settings().placement_time_limit_s
+    limit = time_limit if time_limit is not None else _setting_time_limit()
     result = solve(spec, inv, objective=chosen, seed=seed, time_limit_s=limit)
     from shoal.cli.software_view import show_shape, show_software, software_view
 
@@ -177,6 +180,28 @@ def place(
             extra |= software_view(spec)
         emit_data({"cluster": spec.name, "valid": True, **result.as_dict(), **extra}, output)
     return EXIT_PLACED if result.feasible else EXIT_INFEASIBLE
+
+
+def _setting_time_limit() -> float | None:
+    """The `placement_time_limit_s` setting, None when unset (placement's default). Read
+    without the server's `Settings` (pydantic-settings: a third of this command's start-up,
+    issue 37), with its bounds."""
+    from shoal.cli.where import setting
+
+    raw = setting("placement_time_limit_s")
+    if raw is None:
+        return None
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if not 0 < value <= MAX_TIME_LIMIT_S:
+        raise CliError(
+            f"invalid Shoal settings: placement_time_limit_s: {raw!r} is not a number of "
+            f"seconds in (0, {MAX_TIME_LIMIT_S}]",
+            EXIT_INVALID,
+        )
+    return value
 
 
 def show_result(result: PlacementResult, name: str) -> None:

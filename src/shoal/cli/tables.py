@@ -88,7 +88,7 @@ def nodes_table(
     if wide:
         columns += ["id", "physical id", "reason"]
     t = table(title, columns)
-    for n in nodes:
+    for n in by_name(nodes):
         row = [
             text(n.get("name")),
             text(n.get("kind")),
@@ -102,6 +102,14 @@ def nodes_table(
             row += [text(n.get("id")), text(n.get("physical_id")), text(n.get("status_reason"))]
         t.add_row(*row)
     return t
+
+
+def by_name(items: Iterable[dict[str, Any]], key: str = "name") -> list[dict[str, Any]]:
+    """`items` in the natural order of their `key` (web-2 before web-10), not the API's
+    (creation, then id: issue 36)."""
+    from shoal.model.names import natural_key
+
+    return sorted(items, key=lambda x: natural_key(plain(x.get(key))))
 
 
 def profile_summary(profile: Any) -> str:

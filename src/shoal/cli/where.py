@@ -62,5 +62,10 @@ def where() -> Where:
     )
 
 
+def setting(name: str) -> str | None:
+    """One setting as written (`SHOAL_<NAME>`, else the TOML file), unchecked; None if unset."""
+    return _value(name, _config())
+
+
 def home_dir() -> Path:
     return where().home

@@ -24,7 +24,7 @@ async def workloads(
 ) -> int:
     """Show the replicas of the cluster's workloads: node, ready, restarts."""
     from shoal.cli.output import console, emit_data
-    from shoal.cli.tables import table, text, when
+    from shoal.cli.tables import by_name, table, text, when
 
     found: list[dict[str, Any]] = []
     rollouts: list[dict[str, Any]] = []
@@ -50,7 +50,7 @@ async def workloads(
         f"workloads of {cluster}",
         ["REPLICA", "WORKLOAD", "NODE", "READY", "RESTARTS", "STARTED", "REVISION"],
     )
-    for r in found:
+    for r in by_name(found, "replica"):
         t.add_row(
             text(r.get("replica")),
             text(r.get("workload")),

@@ -17,7 +17,6 @@ from shoal.documents.dependencies import check_dependencies
 from shoal.documents.drafts import ClusterDraft, build
 from shoal.documents.environment_native import ENVIRONMENT_PATH, read_environments, unwrap_request
 from shoal.documents.files import read_bytes
-from shoal.documents.hot import hot_from_tree, is_hot
 from shoal.documents.inventory import read_inventory
 from shoal.documents.membership import check_groupings
 from shoal.documents.namespace import check_names
@@ -29,6 +28,7 @@ from shoal.documents.params_template import Prepared, prepare
 from shoal.documents.software import SoftwareDraft, build_software, read_software
 from shoal.documents.software_checks import check_software
 from shoal.documents.syntax import DEFAULT_SOURCE, parse
+from shoal.documents.tree import is_mapping, pairs_of
 from shoal.documents.vcluster import is_vcluster, read_vcluster
 from shoal.documents.workloads import (
     WorkloadsDraft,
@@ -58,6 +58,13 @@ def load_cluster_file(path: str | Path, inventory: Inventory) -> ClusterSpec:
     return load_cluster(read_bytes(path), inventory, source=str(path))
 
 
+def _may_be_hot(data: object) -> bool:
+    """A mapping with a key every Heat template or stack-create body has (`is_hot` decides)."""
+    return is_mapping(data) and any(
+        k in ("heat_template_version", "template") for k, _ in pairs_of(data)
+    )
+
+
 def cluster_from_tree(
     data: object, inventory: Inventory, environments: Sequence[object] = ()
 ) -> ClusterSpec:
@@ -74,8 +81,13 @@ def cluster_from_tree(
                 [Problem(ENVIRONMENT_PATH, "expected a list of environment documents")]
             )
         return _prefixed(lambda: cluster_from_tree(document, inventory, [*environments, *given]))
-    if is_hot(data):  # a Heat template, or Heat's stack-create body (documents/hot/)
-        return hot_from_tree(data, inventory)
+    if _may_be_hot(data):
+        # Imported only for a document that may be Heat's: the HOT reader is a third of what
+        # `shoal plan` of a native document would import (issue 37; benchmarks/cli.py).
+        from shoal.documents.hot import hot_from_tree, is_hot
+
+        if is_hot(data):  # a Heat template, or Heat's stack-create body (documents/hot/)
+            return hot_from_tree(data, inventory)
     out = ProblemList()
     software: SoftwareDraft | None = None
     prepared: Prepared | None = None

@@ -140,7 +140,7 @@ class WorkloadKeeper:
     def __init__(self, ctx: EngineContext) -> None:
         self.ctx = ctx
         self._specs = SpecCache()
-        self._refused: dict[str, tuple[str, ...]] = {}
+        self._refused: dict[str, frozenset[str]] = {}
         """Per cluster, the reasons last reported (told once, not every tick)."""
         self._no_surge: set[tuple[str, str, str]] = set()
         """(cluster id, workload, target revision) of rollouts whose surge replicas found no
@@ -511,14 +511,17 @@ class WorkloadKeeper:
         if isinstance(answer, WorkloadRefusal):
             if any(p.replicas != w.replicas for p, w in zip(placing, spec.workloads, strict=True)):
                 return None
-            if self._refused.get(cluster.id) != answer.reasons:
-                self._refused[cluster.id] = answer.reasons
-                changes.events.extend(
-                    cluster_event(
-                        cluster, "WORKLOAD", f"replicas cannot be placed: {r}", level="WARNING"
-                    )
-                    for r in answer.reasons
+            # Each reason once while the refusal lasts (issue 36: a refusal whose other
+            # reasons changed from one tick to the next said the same one again).
+            said = self._refused.get(cluster.id, frozenset())
+            new = [r for r in dict.fromkeys(answer.reasons) if r not in said]
+            self._refused[cluster.id] = said | frozenset(new)
+            changes.events.extend(
+                cluster_event(
+                    cluster, "WORKLOAD", f"replicas cannot be placed: {r}", level="WARNING"
                 )
+                for r in new
+            )
             return set()
         self._refused.pop(cluster.id, None)
         spec_of = {w.name: w for w in spec.workloads}

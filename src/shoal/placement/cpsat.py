@@ -20,12 +20,14 @@ import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-
-from ortools.sat.python import cp_model
+from typing import TYPE_CHECKING
 
 from shoal.model.enums import Rule
 from shoal.placement.problem import Item
 from shoal.placement.state import SearchState
+
+if TYPE_CHECKING:
+    from ortools.sat.python import cp_model
 
 # Models larger than this (item x candidate host pairs) are not built: building alone would
 # take longer than the answer is worth, and the caller reports "undecided" instead.
@@ -139,6 +141,10 @@ def solve_exact(
     pairs = sum(len(hs) for hs in cands.values())
     if pairs > MAX_PAIRS:
         return ExactOutcome(ExactVerdict.UNKNOWN, pairs=pairs)
+
+    # OR-Tools is imported only when the exact method runs: it costs ~0.3 s and pulls in
+    # pandas, which a plan greedy answers never needs (issue 37; benchmarks/cli.py).
+    from ortools.sat.python import cp_model
 
     m = cp_model.CpModel()
     x: dict[int, dict[int, cp_model.IntVar]] = {}

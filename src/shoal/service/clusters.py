@@ -55,15 +55,15 @@ from shoal.service.errors import (
     ServiceError,
     placement_refusal,
 )
+from shoal.service.footprint import Footprint, footprint
 from shoal.service.guess import Guess, held_by_host
 from shoal.service.limits import (
     QUOTA_RESOURCES,
-    Footprint,
     Limits,
     check_free,
     check_quota,
     check_size,
-    footprint,
+    usage_of,
 )
 from shoal.service.resize import Adjustment
 from shoal.store import actions as action_repo
@@ -397,7 +397,7 @@ class ClusterService:
                 if cluster is None:
                     self._check_quota(conn, who.project_id, None, fp)
                 else:
-                    declared = footprint(current).usage() if current is not None else Usage()
+                    declared = usage_of(footprint(current)) if current is not None else Usage()
                     self._check_quota(conn, cluster.project_id, cluster.id, fp, declared)
                 if cluster is None:
                     # Issue 23: a large create is admitted on its size, quotas and the free
@@ -565,7 +565,7 @@ class ClusterService:
         if all(limits.quota_of(r, overrides, project_id) < 0 for r in QUOTA_RESOURCES):
             return
         others = quota_repo.usage(conn, project_id, exclude_cluster=cluster_id)
-        check_quota(project_id, limits, overrides, others, current, fp.usage())
+        check_quota(project_id, limits, overrides, others, current, usage_of(fp))
 
     def admissible(self, who: Principal, cluster: ClusterRecord, doc: dict[str, Any]) -> None:
         """Refuse (422/409/403) if `cluster` could never become `doc`: its size, the whole
@@ -579,7 +579,7 @@ class ClusterService:
     def _declared(self, cluster: ClusterRecord) -> Usage:
         """What the cluster's current document declares (growth is judged against it)."""
         current = self._read_or_none(cluster.document)
-        return footprint(current).usage() if current is not None else Usage()
+        return usage_of(footprint(current)) if current is not None else Usage()
 
     def _record_action(
         self,

@@ -234,6 +234,19 @@ class DeploymentService:
             {str(k): v for k, v in sorted(counts.items())},
         )
 
+    def of_node(
+        self, who: Principal, node_ref: str
+    ) -> tuple[NodeRecord, tuple[DeploymentView, ...]]:
+        """The node and every deployment that has run on it (a node holds a handful: one per
+        deployment its cluster applies to it), by name; a node of another project is not
+        found."""
+        with self.db.reading() as conn:
+            n = node_repo.get_node(conn, node_ref, self._scope(who))
+            if n is None:
+                raise NotFound(f"no node {node_ref!r}")
+            rows = repo.for_node(conn, n.id)
+        return n, tuple(deployment_view(r) for r in rows)
+
     def log(self, who: Principal, node_id: str, deployment: str) -> DeploymentLog:
         with self.db.reading() as conn:
             n = node_repo.get_node(conn, node_id, self._scope(who))

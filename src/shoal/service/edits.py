@@ -412,12 +412,19 @@ class AdoptNodes:
     document, made already, and its row joins the cluster in the same transaction."""
 
     nodes: tuple[NodeRecord, ...]
+    names: tuple[str, ...] = ()
+    """The name each takes as a member, in order (default: its own): a name already taken in
+    the cluster cannot be an instance's."""
 
     def apply(self, doc: Document, scene: Scene) -> Applied:
-        joining = [{"name": n.name, "profile": copy.deepcopy(n.profile)} for n in self.nodes]
+        names = self.names or tuple(n.name for n in self.nodes)
+        joining = [
+            {"name": name, "profile": copy.deepcopy(n.profile)}
+            for n, name in zip(self.nodes, names, strict=True)
+        ]
         doc.setdefault("instances", []).extend(joining)
         ids = tuple(n.id for n in self.nodes)
-        return Applied(doc, effects=(JoinNodes(ids, tuple(n.name for n in self.nodes)),))
+        return Applied(doc, effects=(JoinNodes(ids, names),))
 
 
 @dataclass(frozen=True, slots=True)
@@ -426,6 +433,8 @@ class ReleaseNodes:
     count by one, an instance leaves the document."""
 
     nodes: tuple[NodeRecord, ...]
+    names: tuple[str, ...] = ()
+    """The name each takes back, standalone, in order (default: the one it has)."""
 
     def apply(self, doc: Document, scene: Scene) -> Applied:
         groups = {g["name"]: g for g in doc.get("node_groups", [])}
@@ -443,7 +452,8 @@ class ReleaseNodes:
                 )
             set_count(group, count - 1)
         doc["instances"] = [i for i in doc.get("instances", []) if i["name"] not in gone]
-        return Applied(doc, effects=(LeaveNodes(tuple(n.id for n in self.nodes)),))
+        ids = tuple(n.id for n in self.nodes)
+        return Applied(doc, effects=(LeaveNodes(ids, self.names),))
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,8 +29,8 @@ class Effect(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class JoinNodes:
-    """Standalone nodes become members of the cluster, each an instance named as itself, so
-    planning finds them made."""
+    """Standalone nodes become members of the cluster, each an instance named as its node
+    (which takes that name, when it is not its own already), so planning finds them made."""
 
     node_ids: tuple[str, ...]
     names: tuple[str, ...]
@@ -39,7 +39,7 @@ class JoinNodes:
         node_repo.update_nodes(
             conn,
             [
-                NodeChange(i, now, cluster_id=cluster.id, group_name=n)
+                NodeChange(i, now, cluster_id=cluster.id, group_name=n, name=n)
                 for i, n in zip(self.node_ids, self.names, strict=True)
             ],
         )
@@ -50,12 +50,18 @@ class LeaveNodes:
     """Members leave the cluster and stay, standalone."""
 
     node_ids: tuple[str, ...]
+    names: tuple[str, ...] = ()
+    """The name each takes back (default: the one it has)."""
 
     def perform(self, conn: Connection, cluster: ClusterRecord, now: float) -> None:
-        node_repo.update_nodes(
-            conn,
-            [NodeChange(i, now, cluster_id=None, group_name="") for i in self.node_ids],
-        )
+        if self.names:
+            changes = [
+                NodeChange(i, now, cluster_id=None, group_name="", name=n)
+                for i, n in zip(self.node_ids, self.names, strict=True)
+            ]
+        else:
+            changes = [NodeChange(i, now, cluster_id=None, group_name="") for i in self.node_ids]
+        node_repo.update_nodes(conn, changes)
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,9 +17,11 @@ from typing import Any
 
 from shoal.model.cluster import ClusterSpec
 from shoal.model.inventory import Inventory
-from shoal.model.nodes import Demand, demand_of
+from shoal.model.nodes import Demand
 from shoal.model.problems import Problem
 from shoal.service.errors import Forbidden, Invalid, Unplaceable
+from shoal.service.footprint import MAX_CLUSTER_NODES, Footprint, pointer
+from shoal.service.footprint import check_size as sized
 from shoal.store.auth import ADMIN_PROJECT
 from shoal.store.quotas import Usage
 
@@ -37,7 +39,7 @@ class QuotaExceeded(Forbidden):
 class Limits:
     """The operator's bounds (from settings)."""
 
-    max_cluster_nodes: int = 10_000
+    max_cluster_nodes: int = MAX_CLUSTER_NODES
     quotas: dict[str, int] = field(default_factory=lambda: dict.fromkeys(QUOTA_RESOURCES, -1))
     """Default limit per resource for projects without an override; -1 is unlimited."""
     receivers_per_cluster: int = 100
@@ -57,80 +59,15 @@ class Limits:
         return self.quotas.get(resource, UNLIMITED)
 
 
-@dataclass(frozen=True, slots=True)
-class Footprint:
-    """What a whole declared cluster takes: nodes and capacity."""
-
-    nodes: int
-    demand: Demand
-    per_group: tuple[tuple[str, int], ...]
-    """(JSON pointer of a count, nodes it declares), for naming the field at fault."""
-
-    def usage(self) -> Usage:
-        d = self.demand
-        return Usage(1, self.nodes, d.vcpus, d.ram_mb, d.volume_gb)
-
-
-def footprint(spec: ClusterSpec) -> Footprint:
-    total = Demand()
-    nodes = 0
-    per_group: list[tuple[str, int]] = []
-    for inst in spec.instances:
-        total = total + demand_of(inst.profile)
-        nodes += 1
-    for i, g in enumerate(spec.node_groups):
-        unit = Demand()
-        for p in g.parts:
-            unit = unit + demand_of(p.profile)
-        total = total + Demand(
-            unit.vcpus * g.count,
-            unit.ram_mb * g.count,
-            unit.disk_gb * g.count,
-            unit.volume_gb * g.count,
-        )
-        nodes += g.count * len(g.parts)
-        per_group.append((f"/node_groups/{i}/count", g.count * len(g.parts)))
-    return Footprint(nodes, total, tuple(per_group))
-
-
-def _pointer(fp: Footprint) -> str:
-    """The count that contributes most: the field a user would change."""
-    return max(fp.per_group, key=lambda x: x[1])[0] if fp.per_group else ""
+def usage_of(fp: Footprint) -> Usage:
+    """What a footprint counts against a project's quotas."""
+    d = fp.demand
+    return Usage(1, fp.nodes, d.vcpus, d.ram_mb, d.volume_gb)
 
 
 def check_size(spec: ClusterSpec, inventory: Inventory, limits: Limits) -> Footprint:
     """Refuse a cluster larger than the operator allows or than the whole inventory holds."""
-    fp = footprint(spec)
-    if fp.nodes > limits.max_cluster_nodes:
-        raise Invalid(
-            f"cluster {spec.name} declares {fp.nodes} nodes; the most a cluster may have is "
-            f"{limits.max_cluster_nodes}",
-            [
-                Problem(
-                    _pointer(fp),
-                    f"{fp.nodes} nodes > max_cluster_nodes {limits.max_cluster_nodes}",
-                )
-            ],
-        )
-    capacity = Demand()
-    for h in inventory.hosts:
-        capacity = capacity + Demand(h.vcpus, h.ram_mb, h.disk_gb, h.volume_gb)
-    over = [
-        f"{what}: needs {need}, the whole inventory has {have}"
-        for what, need, have in (
-            ("vcpus", fp.demand.vcpus, capacity.vcpus),
-            ("ram_mb", fp.demand.ram_mb, capacity.ram_mb),
-            ("disk_gb", fp.demand.disk_gb, capacity.disk_gb),
-            ("volume_gb", fp.demand.volume_gb, capacity.volume_gb),
-        )
-        if need > have
-    ]
-    if over:
-        raise Unplaceable(
-            f"cluster {spec.name} needs more than the whole inventory: " + "; ".join(over),
-            [Problem(_pointer(fp), m) for m in over],
-        )
-    return fp
+    return sized(spec, inventory, limits.max_cluster_nodes)
 
 
 def check_free(
@@ -169,7 +106,7 @@ def check_free(
     if over:
         raise Unplaceable(
             f"cluster {spec.name} cannot be placed: " + "; ".join(over),
-            [Problem(_pointer(fp), m) for m in over],
+            [Problem(pointer(fp), m) for m in over],
         )
 
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from shoal.service.errors import NotFound
+from shoal.service.views import iso
 from shoal.store import clusters as cluster_repo
 from shoal.store import workload_rollouts as rollout_repo
 from shoal.store import workloads as replica_repo
@@ -45,7 +46,7 @@ def replicas(
                 "node": r.node,
                 "ready": r.ready,
                 "restarts": r.restarts,
-                "started_at": r.started_at,
+                "started_at": iso(r.started_at),
                 "revision": r.revision,
             }
             for r in rows
@@ -111,12 +112,12 @@ def _rollout_view(
         "previous_revision": None if r.previous is None else r.previous.revision,
         "batches": r.batches,
         "batch": list(r.batch),
-        "batch_started_at": r.batch_started_at,
+        "batch_started_at": iso(r.batch_started_at),
         "surge": surge,
         "max_unavailable": d.max_unavailable,
         "max_surge": d.max_surge,
         "reason": r.reason,
-        "started_at": r.started_at,
+        "started_at": iso(r.started_at),
         "summary": _summary(r, surge),
     }
 

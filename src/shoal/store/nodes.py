@@ -17,7 +17,7 @@ from shoal.model.nodes import Demand
 from shoal.store.bulk import insert_columns, update_rows
 from shoal.store.records import CHANGE_COLUMNS, UNSET, NewNode, NodeChange, NodeRecord
 from shoal.store.reservations import reserved_by_host
-from shoal.store.tables import nodes
+from shoal.store.tables import clusters, nodes
 
 
 def insert_nodes(conn: Connection, rows: Sequence[NewNode]) -> None:
@@ -302,6 +302,21 @@ def list_project_nodes(conn: Connection, project_id: str | None) -> list[NodeRec
     if project_id is not None:
         q = q.where(nodes.c.project_id == project_id)
     return [NodeRecord.from_row(r) for r in conn.execute(q).mappings()]
+
+
+def named_on_host(conn: Connection, host: str) -> dict[str, str]:
+    """Provider id -> `cluster/node` (a standalone node: its name) of the live nodes on
+    `host`: what `host fail` names, read before the host goes (issue 36: read after, a node
+    already replaced elsewhere had a new provider id, and the answer showed the old one)."""
+    q = (
+        select(nodes.c.provider_id, clusters.c.name, nodes.c.name)
+        .select_from(nodes.outerjoin(clusters, clusters.c.id == nodes.c.cluster_id))
+        .where(nodes.c.host == host, nodes.c.deleted_at.is_(None), nodes.c.provider_id.is_not(None))
+    )
+    return {
+        str(pid): f"{cluster}/{name}" if cluster else str(name)
+        for pid, cluster, name in conn.execute(q)
+    }
 
 
 def get_node(conn: Connection, ref: str, project_id: str | None = None) -> NodeRecord | None:

@@ -4,6 +4,8 @@ waits for its steps, and a step for the steps before it."""
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Connection, select
@@ -52,4 +54,56 @@ def kinds_and_inputs(conn: Connection, ids: list[str]) -> dict[str, tuple[str, d
         q = select(actions.c.id, actions.c.kind, actions.c.inputs).where(actions.c.id.in_(chunk))
         for row in conn.execute(q):
             out[row.id] = (str(row.kind), dict(row.inputs or {}))
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class Ended:
+    """An ended top-level action, as the façade's words about its target need it."""
+
+    kind: str
+    inputs: dict[str, Any]
+    created_at: float
+
+
+def latest_of_clusters(
+    conn: Connection, cluster_ids: Iterable[str], per_cluster: int = 20
+) -> dict[str, list[Ended]]:
+    """For each cluster: its latest ended top-level cluster actions (not a node's), newest
+    first, at most `per_cluster` (the words Senlin leaves in a cluster's `status_reason` name
+    the last operation that evaluated it)."""
+    out: dict[str, list[Ended]] = {}
+    for cid in dict.fromkeys(cluster_ids):
+        q = (
+            select(actions.c.kind, actions.c.inputs, actions.c.created_at)
+            .where(
+                actions.c.cluster_id == cid,
+                actions.c.parent_id.is_(None),
+                actions.c.node_id.is_(None),
+                actions.c.ended_at.is_not(None),
+            )
+            .order_by(actions.c.created_at.desc())
+            .limit(per_cluster)
+        )
+        out[cid] = [Ended(str(r.kind), dict(r.inputs or {}), r.created_at) for r in conn.execute(q)]
+    return out
+
+
+def latest_of_nodes(conn: Connection, node_ids: list[str]) -> dict[str, Ended]:
+    """For each node that has one: its latest ended top-level action of its own (the façade's
+    node actions: check, recover, update, operations, a standalone node's create)."""
+    out: dict[str, Ended] = {}
+    for start in range(0, len(node_ids), 500):
+        chunk = node_ids[start : start + 500]
+        q = (
+            select(actions.c.node_id, actions.c.kind, actions.c.inputs, actions.c.created_at)
+            .where(
+                actions.c.node_id.in_(chunk),
+                actions.c.parent_id.is_(None),
+                actions.c.ended_at.is_not(None),
+            )
+            .order_by(actions.c.created_at)
+        )
+        for r in conn.execute(q):
+            out[r.node_id] = Ended(str(r.kind), dict(r.inputs or {}), r.created_at)
     return out

@@ -124,18 +124,23 @@ def record_profiles(
             conn.execute(update(t).where(t.c.node_id == node_id).values(profile_id=profile_id))
 
 
-def named_or_prefixed(conn: Connection, project_id: str | None, ref: str) -> list[NodeRecord]:
-    """Live nodes named `ref` or whose id starts with it (a Senlin short id); at most two,
-    which is enough to tell one match from several."""
-    prefix = ref.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+def named_or_prefixed(
+    conn: Connection, project_id: str | None, ref: str, also_named: str | None = None
+) -> list[NodeRecord]:
+    """Live nodes named `ref`, or whose id starts with it (a Senlin short id), or whose name
+    starts with `also_named` (the caller tells which of those it means); at most four."""
+
+    def escaped(text: str) -> str:
+        return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
+    alike = [nodes.c.name == ref, nodes.c.id.like(escaped(ref), escape="\\")]
+    if also_named is not None:
+        alike.append(nodes.c.name.like(escaped(also_named), escape="\\"))
     q = (
         select(nodes)
-        .where(
-            nodes.c.deleted_at.is_(None),
-            or_(nodes.c.name == ref, nodes.c.id.like(prefix, escape="\\")),
-        )
+        .where(nodes.c.deleted_at.is_(None), or_(*alike))
         .order_by(nodes.c.created_at)
-        .limit(2)
+        .limit(4)
     )
     if project_id is not None:
         q = q.where(nodes.c.project_id == project_id)

@@ -13,12 +13,14 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-
-from ortools.sat.python import cp_model
+from typing import TYPE_CHECKING
 
 from shoal.model.workloads import Workload, WorkloadRuleKind, WorkloadScope
 from shoal.placement.workloads.problem import NodeSlot, replica_names
 from shoal.placement.workloads.verify import eligible_domains
+
+if TYPE_CHECKING:
+    from ortools.sat.python import cp_model
 
 MAX_PAIRS = 200_000
 """Workload x server pairs above which the model is not built (answer: unknown)."""
@@ -47,6 +49,10 @@ def solve_exact(
     }
     if sum(len(v) for v in eligible.values()) > MAX_PAIRS:
         return ExactAnswer(Verdict.UNKNOWN)
+    # OR-Tools is imported only when the exact method runs: it costs ~0.3 s and pulls in
+    # pandas, which a plan greedy answers never needs (issue 37; benchmarks/cli.py).
+    from ortools.sat.python import cp_model
+
     m = cp_model.CpModel()
     x: dict[tuple[str, int], cp_model.IntVar] = {}
     for w in workloads:

@@ -18,6 +18,7 @@ from shoal.service.errors import NotFound
 from shoal.service.senlin import meta
 from shoal.service.senlin.edits import KeepProfiles
 from shoal.service.senlin.errors import BadRequest, FeatureNotSupported
+from shoal.service.senlin.member_names import known_name, member_name
 from shoal.service.senlin.nodes import find_node
 from shoal.service.senlin.profiles import SenlinProfiles
 from shoal.service.senlin.shapes import JsonObject
@@ -80,8 +81,9 @@ class SenlinMembers:
         owned: str,
         odd: str,
         leaving: frozenset[str] = frozenset(),
-    ) -> None:
-        """Senlin's checks of standalone nodes joining `cluster`, in its order and words."""
+    ) -> tuple[str, ...]:
+        """Senlin's checks of standalone nodes joining `cluster`, in its order and words; the
+        name each takes as a member (`member_names.py`)."""
         taken_by = [r for r, n in nodes.items() if n.cluster_id is not None]
         if taken_by:
             raise BadRequest(owned.format(taken_by))
@@ -99,14 +101,20 @@ class SenlinMembers:
         if idle:
             raise BadRequest(f"Nodes are not ACTIVE: {idle}.")
         members = node_repo.list_nodes(conn, cluster.id)
+        # Members' names and the node groups' (named after the cluster) share a namespace:
+        # a joining node whose name is taken joins under another (issue 38: Senlin lets a
+        # node share its cluster's name, and its clients' tests do).
         taken = {n.name for n in members if n.id not in leaving}
-        # A joining node keeps its name, which shares one namespace with the cluster's node
-        # groups (named after the cluster): say so in Senlin's words, not the document's
-        # (found by the Senlin oracle, tests/senlin_live).
         taken |= {str(g.get("name")) for g in cluster.document.get("node_groups", [])}
-        clash = [n.name for n in nodes.values() if n.name in taken]
-        if clash:
-            raise BadRequest(f"The cluster already has nodes named {clash}.")
+        taken |= {str(i.get("name")) for i in cluster.document.get("instances", [])}
+        names: list[str] = []
+        for n in nodes.values():
+            name = member_name(n, taken)
+            if name is None:
+                raise BadRequest(f"The cluster already has nodes named {[n.name]}.")
+            taken.add(name)
+            names.append(name)
+        return tuple(names)
 
     def add_nodes(self, who: Principal, ref: str, refs: Sequence[str]) -> Submitted:
         """Senlin adopts standalone nodes: each becomes an instance of the cluster's document
@@ -114,7 +122,7 @@ class SenlinMembers:
         with self.db.reading() as conn:
             cluster = self.svc.get(conn, who, ref)
             found = dict(zip(refs, self._found(conn, who, refs, "Nodes"), strict=True))
-            self._joinable(
+            names = self._joinable(
                 conn,
                 who,
                 cluster,
@@ -126,7 +134,7 @@ class SenlinMembers:
         nodes = tuple(found.values())
         said = {"nodes": [n.name for n in nodes], SENLIN_ACTION: "CLUSTER_ADD_NODES"}
         asked = Asked(ActionKind.CLUSTER_ADD_NODES, said)
-        return self.svc.submit(who, cluster.id, [AdoptNodes(nodes)], asked)
+        return self.svc.submit(who, cluster.id, [AdoptNodes(nodes, names)], asked)
 
     def create_member(self, who: Principal, data: JsonObject) -> tuple[str, Submitted]:
         """`POST /v1/nodes` with a cluster: a new instance of the cluster's document (the
@@ -188,7 +196,7 @@ class SenlinMembers:
                 raise BadRequest(
                     f"Nodes {strangers} to be replaced are not members of the cluster {ref}."
                 )
-            self._joinable(
+            names = self._joinable(
                 conn,
                 who,
                 cluster,
@@ -198,7 +206,12 @@ class SenlinMembers:
                 leaving=frozenset(n.id for n in olds.values()),
             )
         return self._swap(
-            who, cluster, list(olds.values()), list(news.values()), "CLUSTER_REPLACE_NODES"
+            who,
+            cluster,
+            list(olds.values()),
+            list(news.values()),
+            "CLUSTER_REPLACE_NODES",
+            names,
         )
 
     def _swap(
@@ -208,6 +221,7 @@ class SenlinMembers:
         olds: list[NodeRecord],
         news: list[NodeRecord],
         senlin_action: str,
+        names: tuple[str, ...] = (),
     ) -> Submitted:
         """Nodes leave the cluster and stay, standalone (Senlin's del_nodes, and the originals
         of its replace_nodes), keeping the cluster's profile; standalone nodes join it, as
@@ -215,8 +229,8 @@ class SenlinMembers:
         profile_id = meta.decode(cluster.document.get("metadata", {})).profile_id
         changes: list[Edit] = [
             KeepProfiles(tuple(n.id for n in olds), profile_id),
-            ReleaseNodes(tuple(olds)),
-            AdoptNodes(tuple(news)),
+            ReleaseNodes(tuple(olds), tuple(known_name(n) for n in olds)),
+            AdoptNodes(tuple(news), names),
         ]
         said: JsonObject = {SENLIN_ACTION: senlin_action}
         if news:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from shoal.service.errors import NotFound
 from shoal.service.senlin.errors import BadRequest
+from shoal.service.senlin.member_names import joined_pattern, known_name
 from shoal.store import nodes as node_repo
 from shoal.store import senlin_nodes as senlin_node_repo
 from shoal.store.records import NodeRecord, Principal
@@ -14,7 +15,10 @@ def find_node(conn: Conn, who: Principal, ref: str) -> NodeRecord:
     scope = None if who.is_admin else who.project_id
     node = node_repo.get_node(conn, ref, scope)
     if node is None or node.deleted_at is not None:
-        matches = senlin_node_repo.named_or_prefixed(conn, scope, ref)
+        found = senlin_node_repo.named_or_prefixed(conn, scope, ref, joined_pattern(ref))
+        matches = [
+            n for n in found if n.name == ref or n.id.startswith(ref) or known_name(n) == ref
+        ]
         if len(matches) > 1:
             raise BadRequest(
                 f"Multiple results found matching the query criteria '{ref}'. "

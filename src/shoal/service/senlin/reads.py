@@ -13,6 +13,7 @@ from shoal.service.senlin.errors import BadRequest
 from shoal.service.senlin.nodes import find_node
 from shoal.service.senlin.profiles import profile_of, senlin_name
 from shoal.service.senlin.queries import MAX_LIMIT
+from shoal.service.senlin.reasons import cluster_reason, node_reason
 from shoal.service.senlin.shapes import ActionView, ClusterView, EventView, JsonObject, NodeView
 from shoal.service.senlin.shortid import by_short_id
 from shoal.service.senlin.specs import HEAT_STACK
@@ -132,7 +133,11 @@ class SenlinReads:
         return pid, (row["name"] if row else None)
 
     def _cluster_view(self, conn: Conn, c: ClusterRecord) -> ClusterView:
-        return cluster_view(c, node_repo.list_nodes(conn, c.id), self._profile_of(conn, c)[1])
+        nodes = node_repo.list_nodes(conn, c.id)
+        view = cluster_view(c, nodes, self._profile_of(conn, c)[1])
+        recent = senlin_action_repo.latest_of_clusters(conn, [c.id])[c.id]
+        view["status_reason"] = cluster_reason(c, nodes, recent)
+        return view
 
     def clusters(self, who: Principal, filters: Filters, paging: Paging) -> list[ClusterView]:
         query = list_query(self._list_scope(who, paging), None, filters, paging, "created_at")
@@ -192,11 +197,17 @@ class SenlinReads:
         nodes made through the façade), with its metadata, role and tainted flag."""
         profiles = self._profiles_by_cluster(conn, {n.cluster_id for n in found})
         extras = senlin_node_repo.get_extras(conn, [n.id for n in found])
+        own = senlin_action_repo.latest_of_nodes(conn, [n.id for n in found])
+        clusters = senlin_action_repo.latest_of_clusters(
+            conn, [n.cluster_id for n in found if n.cluster_id], per_cluster=5
+        )
         names: dict[str, str | None] = {}
         stacks: dict[str, JsonObject | None] = {}
         views = []
         for n in found:
             view = node_view(n, *profiles[n.cluster_id], details=details, tainted=tainted)
+            recent = clusters.get(n.cluster_id, []) if n.cluster_id else []
+            view["status_reason"] = node_reason(n, own.get(n.id), recent)
             e = extras.get(n.id)
             if e is not None:
                 if e.profile_id is not None and e.profile_id not in names:

@@ -273,8 +273,14 @@ class SenlinNodes:
         if name == "recover" and node.status is NodeStatus.ERROR and node.provider_id:
             _, action_id = self._node_action(who, node.id, ActionKind.NODE_REBUILD, "NODE_RECOVER")
             return action_id
-        senlin_action = "NODE_CHECK" if name == "check" else "NODE_RECOVER"
-        _, action_id = self._node_action(who, node.id, ActionKind.BARRIER, senlin_action)
+        if name == "check":
+            _, action_id = self._node_action(who, node.id, ActionKind.BARRIER, "NODE_CHECK")
+            return action_id
+        # Senlin's recover with `check` finds the node ACTIVE and says so (`reasons.py`).
+        check = bool((params or {}).get("check"))
+        _, action_id = self._node_action(
+            who, node.id, ActionKind.BARRIER, "NODE_RECOVER", check=check
+        )
         return action_id
 
     def operate(self, who: Principal, ref: str, body: object) -> str:

@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 
 from shoal.model.enums import ActionKind, ActionStatus, NodeStatus
 from shoal.service.senlin import meta
+from shoal.service.senlin.member_names import known_name
 from shoal.service.senlin.shapes import (
     ActionView,
     ClusterView,
@@ -105,7 +106,7 @@ def node_view(
 ) -> NodeView:
     out: NodeView = {
         "id": n.id,
-        "name": n.name,
+        "name": known_name(n),
         "cluster_id": n.cluster_id,
         "profile_id": profile_id,
         "profile_name": profile_name,

@@ -53,15 +53,31 @@
     const replicas = page.replicas || [];
     const rollouts = page.rollouts || [];
     if (!replicas.length && !rollouts.length) return "";
-    const rows = replicas.map((r) => html`<tr data-replica="${r.replica}">
+    const rows = S.byName(replicas, "replica").map((r) => html`<tr data-replica="${r.replica}">
       <th scope="row">${r.replica}</th><td>${r.workload}</td><td>${r.node}</td>
-      <td>${r.ready ? "✔ ready" : "✖ not ready"}</td><td>${r.restarts}</td><td><code>${(r.revision || "").slice(0, 8)}</code></td></tr>`);
+      <td>${r.ready ? "✔ ready" : "✖ not ready"}</td><td>${r.restarts}</td><td>${S.shortTime(r.started_at)}</td><td><code>${(r.revision || "").slice(0, 8)}</code></td></tr>`);
     const rolls = rollouts.map((ro) => html`<li data-rollout="${ro.workload}"><strong>${ro.workload}</strong>: ${S.badge(ro.phase)} ${ro.summary || ""}</li>`);
     const more = page.next ? html`<p class="muted">First ${replicas.length} replicas; <code>shoal workloads</code> lists them all.</p>` : "";
     return html`<section aria-labelledby="h-work"><h2 id="h-work">Workloads</h2>
       <ul class="rollouts">${rolls}</ul>
       <table class="list" id="replicas-table"><thead><tr><th scope="col">Replica</th><th scope="col">Workload</th><th scope="col">Node</th>
-      <th scope="col">Ready</th><th scope="col">Restarts</th><th scope="col">Revision</th></tr></thead><tbody>${rows}</tbody></table>${more}</section>`;
+      <th scope="col">Ready</th><th scope="col">Restarts</th><th scope="col">Started</th><th scope="col">Revision</th></tr></thead><tbody>${rows}</tbody></table>${more}</section>`;
+  }
+
+  const DEPLOYMENT_ROWS = 500;
+
+  // Software deployments (issue 36): each deployment's last run on each node, counts of all
+  // of them by status, and where each rolling update of a config change stands.
+  function deploymentsSection(page) {
+    const rows = page.deployments || [];
+    const rollouts = page.rollouts || [];
+    if (!rows.length && !rollouts.length) return "";
+    const counts = Object.entries(page.counts || {}).sort().map(([s, k]) => html`<span class="count">${k} ${S.badge(s)}</span> `);
+    const rolls = rollouts.map((ro) => html`<li data-deployment-rollout="${ro.deployment}"><strong>${ro.deployment}</strong> (${ro.group}): ${S.badge(ro.phase)} ${ro.summary || ""}</li>`);
+    const more = page.next_marker ? html`<p class="muted">First ${rows.length} rows; <code>shoal deployments</code> lists them all.</p>` : "";
+    return html`<section aria-labelledby="h-deps"><h2 id="h-deps">Software deployments</h2>
+      <p>${counts}</p>${rolls.length ? html`<ul class="rollouts">${rolls}</ul>` : ""}
+      ${S.deploymentTable(rows, true)}${more}</section>`;
   }
 
   S.pages.cluster = {
@@ -75,8 +91,9 @@
       const nodePage = { marker: null, before: [], next: null };
       const nodesPath = () => `/v1/nodes?cluster=${encodeURIComponent(ref)}&limit=${NODE_PAGE}`
         + (nodePage.marker ? `&marker=${encodeURIComponent(nodePage.marker)}` : "");
-      const nodeRowsOf = (data) => data.nodes.map((n) => html`<tr data-node="${n.name}">
-          <th scope="row">${n.name}</th><td>${n.group}</td><td>${n.kind}</td><td>${S.badge(n.status)}</td>
+      // Issue 36: a page's nodes in natural name order (web-2 before web-10), not the API's.
+      const nodeRowsOf = (data) => S.byName(data.nodes).map((n) => html`<tr data-node="${n.name}">
+          <th scope="row"><a href="#/node/${n.id}">${n.name}</a></th><td>${n.group}</td><td>${n.kind}</td><td>${S.badge(n.status)}</td>
           <td>${n.address || "—"}</td><td>${n.host || "—"}</td><td>${n.zone || "—"}</td><td>${n.status_reason || ""}</td></tr>`);
       const nodePager = () => html`<nav class="pager" aria-label="Node pages">
           <button type="button" name="nodes-prev" ${nodePage.before.length ? "" : "disabled"}>Previous nodes</button>
@@ -101,7 +118,7 @@
         });
       };
       const load = async () => {
-        const [c, nodes, receivers, actions, topo, nets, work] = await Promise.all([
+        const [c, nodes, receivers, actions, topo, nets, work, deps] = await Promise.all([
           S.api("GET", `/v1/clusters/${encodeURIComponent(ref)}`),
           S.api("GET", nodesPath()),
           S.api("GET", "/v1/receivers"),
@@ -109,6 +126,7 @@
           S.api("GET", `/ui/api/topology?cluster=${encodeURIComponent(ref)}`),
           S.api("GET", `/v1/clusters/${encodeURIComponent(ref)}/networks`),
           S.api("GET", `/v1/clusters/${encodeURIComponent(ref)}/workloads?limit=${WORKLOAD_ROWS}`),
+          S.api("GET", `/v1/clusters/${encodeURIComponent(ref)}/deployments?limit=${DEPLOYMENT_ROWS}`),
         ]);
         cluster = c.data.cluster;
         view.querySelector("h1").textContent = `Cluster ${cluster.name}`;
@@ -138,6 +156,7 @@
           <section aria-labelledby="h-nodes"><h2 id="h-nodes">Nodes</h2>
             <table class="list" id="nodes-table"><thead><tr><th scope="col">Node</th><th scope="col">Group</th><th scope="col">Kind</th><th scope="col">Status</th>
             <th scope="col">Address</th><th scope="col">Host</th><th scope="col">Zone</th><th scope="col">Health / reason</th></tr></thead><tbody>${nodeRows}</tbody></table>${nodePager()}</section>
+          ${deploymentsSection(deps.data)}
           ${workloadsSection(work.data)}
           <section aria-labelledby="h-nets"><h2 id="h-nets">Networks</h2>${S.networks.render(nets.data.networking)}</section>
           <section aria-labelledby="h-recv"><h2 id="h-recv">Receivers</h2>${recs.length ? html`<table class="list"><thead><tr><th scope="col">Name</th>

@@ -58,17 +58,31 @@ window.Shoal = (function () {
   }
 
   // Status -> [class, shape]. The shape and the word carry the meaning; colour only helps.
+  // Every value of every status the API answers has an entry (tests/ui/test_badges.py reads
+  // this table against the model's enums and the events' statuses): lifecycles of clusters,
+  // nodes and actions, health, deployments (per node, and their rolling updates' phases),
+  // workloads' rollouts, and the events the engine records.
   const STATUS = {
-    ACTIVE: ["ok", "●"], SUCCEEDED: ["ok", "●"], HEALTHY: ["ok", "●"],
-    INIT: ["busy", "◌"], READY: ["busy", "◌"], CREATING: ["busy", "◐"], UPDATING: ["busy", "◐"],
-    RESIZING: ["busy", "◐"], RECOVERING: ["busy", "◐"], RUNNING: ["busy", "◐"],
+    ACTIVE: ["ok", "●"], SUCCEEDED: ["ok", "●"], HEALTHY: ["ok", "●"], COMPLETE: ["ok", "●"],
+    DEPLOY_COMPLETE: ["ok", "●"], DONE: ["ok", "●"],
+    INIT: ["busy", "◌"], READY: ["busy", "◌"], PENDING: ["busy", "◌"], DEPLOY: ["busy", "◌"],
+    PAUSE: ["busy", "◌"], UNKNOWN: ["busy", "◌"],
+    CREATING: ["busy", "◐"], UPDATING: ["busy", "◐"], RESIZING: ["busy", "◐"],
+    RECOVERING: ["busy", "◐"], RUNNING: ["busy", "◐"], IN_PROGRESS: ["busy", "◐"],
+    DEPLOYING: ["busy", "◐"], SIGNALLED: ["busy", "◐"], ROLLING: ["busy", "◐"], RUN: ["busy", "◐"],
+    GATE: ["busy", "◐"],
     DELETING: ["gone", "◌"], DELETED: ["gone", "○"], CANCELLED: ["gone", "○"],
-    WARNING: ["warn", "▲"], UNHEALTHY: ["warn", "▲"],
-    ERROR: ["bad", "✖"], FAILED: ["bad", "✖"],
+    WARNING: ["warn", "▲"], UNHEALTHY: ["warn", "▲"], ROLLING_BACK: ["warn", "▲"],
+    ROLLBACK: ["warn", "▲"], ROLLED_BACK: ["warn", "▲"], STOPPED: ["warn", "▲"],
+    STRAY: ["warn", "▲"], DUPLICATE: ["warn", "▲"], CONTAINER_RESTARTED: ["warn", "▲"],
+    ERROR: ["bad", "✖"], FAILED: ["bad", "✖"], DEPLOY_FAILED: ["bad", "✖"],
     PLANNED: ["plan", "◇"],
+    WORKLOAD: ["info", "◆"], ROLLOUT: ["info", "◆"],
   };
-  function statusClass(s) { return (STATUS[s] || ["busy", "?"])[0]; }
-  function shape(s) { return (STATUS[s] || ["busy", "?"])[1]; }
+  // Software rollouts' phases are lower case (`rolled_back`); the table is upper case.
+  function entry(s) { return STATUS[String(s ?? "").toUpperCase()] || ["busy", "?"]; }
+  function statusClass(s) { return entry(s)[0]; }
+  function shape(s) { return entry(s)[1]; }
   function badge(s) {
     return html`<span class="badge s-${statusClass(s)}"><span aria-hidden="true">${shape(s)}</span> ${s}</span>`;
   }
@@ -89,11 +103,28 @@ window.Shoal = (function () {
       ${items.length ? html`<ul class="reasons">${items}</ul>` : ""}</div>`;
   }
 
+  // Natural order of names (web-2 before web-10), as the CLI's tables sort them.
+  const NATURAL = new Intl.Collator(undefined, { numeric: true, sensitivity: "base" });
+  function byName(items, key = "name") {
+    return items.slice().sort((a, b) => NATURAL.compare(String(a[key] ?? ""), String(b[key] ?? "")));
+  }
+
+  // A table of deployment runs (the cluster's page, with their nodes; a node's page, without).
+  function deploymentTable(rows, withNode) {
+    const body = byName(rows, withNode ? "node" : "deployment").map((d) => html`<tr data-deployment="${d.deployment}" data-node="${d.node}">
+      <th scope="row">${d.deployment}</th>${withNode ? html`<td><a href="#/node/${d.node_id}">${d.node}</a></td>` : ""}
+      <td>${d.config}</td><td>${d.group}</td><td>${d.action}</td><td>${badge(d.status)}</td>
+      <td>${d.status_code ?? "—"}</td><td>${d.attempts}</td><td>${shortTime(d.ended_at || d.started_at)}</td></tr>`);
+    return html`<table class="list deployments"><thead><tr><th scope="col">Deployment</th>${withNode ? html`<th scope="col">Node</th>` : ""}
+      <th scope="col">Config</th><th scope="col">Hook</th><th scope="col">Action</th><th scope="col">Status</th>
+      <th scope="col">Exit</th><th scope="col">Attempts</th><th scope="col">When</th></tr></thead><tbody>${body}</tbody></table>`;
+  }
+
   function shortTime(iso) { return iso ? iso.replace("T", " ").replace(/\.\d+Z$|Z$/, "") : ""; }
 
   return {
     pages, esc, html, raw, api, token, setToken, ApiError, badge, shape, statusClass,
-    announce, errorBox, shortTime, me: { admin: false },
+    announce, errorBox, shortTime, byName, deploymentTable, me: { admin: false },
     view: () => document.getElementById("view"),
   };
 })();

@@ -108,7 +108,7 @@
     document.getElementById("logout").hidden = false;
     const handler = S.pages[page] || S.pages.topology;
     document.querySelectorAll("#nav a").forEach((a) => {
-      const current = a.dataset.page === page || (page === "cluster" && a.dataset.page === "clusters");
+      const current = a.dataset.page === page || (["cluster", "node"].includes(page) && a.dataset.page === "clusters");
       if (current) a.setAttribute("aria-current", "page"); else a.removeAttribute("aria-current");
     });
     document.title = `${handler.title} · Shoal`;

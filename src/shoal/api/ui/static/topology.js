@@ -66,7 +66,7 @@
       body = html`<details class="agg" data-host="${h.name}"><summary>${nodes.length} nodes: ${counts(nodes)}</summary>
         <ul class="nodes" data-lazy="1"></ul></details>`;
     } else {
-      body = html`<ul class="nodes">${nodes.map((n) => chip(n, ctx.groups, ctx.compact, ctx.showCluster))}</ul>`;
+      body = html`<ul class="nodes">${S.byName(nodes).map((n) => chip(n, ctx.groups, ctx.compact, ctx.showCluster))}</ul>`;
     }
     const drill = ctx.admin && ctx.drills && !ctx.plannedOnly
       ? (h.failed
@@ -180,7 +180,7 @@
         const ul = d.querySelector("ul[data-lazy]");
         if (!d.open || !ul || ul.dataset.lazy !== "1") return;
         const h = data.zones.flatMap((z) => z.hosts).find((x) => x.name === d.dataset.host);
-        ul.innerHTML = h.nodes.map((n) => chip(n, ctx.groups, false, ctx.showCluster).s).join("");
+        ul.innerHTML = S.byName(h.nodes).map((n) => chip(n, ctx.groups, false, ctx.showCluster).s).join("");
         ul.dataset.lazy = "0";
       });
       if (opened.has(d.dataset.host)) d.open = true;
