@@ -3,7 +3,6 @@ provider in memory, a manual clock, and the engine running so actions complete."
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +16,7 @@ from shoal.clock import ManualClock
 from shoal.runtime import Runtime
 from shoal.settings import Settings
 from shoal.store.database import Database
+from tests.support.polling import until
 
 
 @dataclass
@@ -33,18 +33,17 @@ class Api:
     async def call(self, method: str, path: str, **kw: Any) -> httpx.Response:
         return await self.http.request(method, path, headers=self.auth, **kw)
 
-    async def wait(self, action_id: str, timeout: float = 60.0) -> dict[str, Any]:
+    async def wait(self, action_id: str) -> dict[str, Any]:
         """The action once it has ended (bounded, so a bug fails instead of hanging)."""
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
-        while True:
+
+        async def ended() -> dict[str, Any] | None:
             r = await self.call("GET", f"/v1/actions/{action_id}")
             assert r.status_code == 200, r.text
             action: dict[str, Any] = r.json()["action"]
-            if action["status"] in ("SUCCEEDED", "FAILED", "CANCELLED"):
-                return action
-            assert loop.time() < deadline, f"action {action_id} still {action['status']}"
-            await asyncio.sleep(0.02)
+            return action if action["status"] in ("SUCCEEDED", "FAILED", "CANCELLED") else None
+
+        action: dict[str, Any] = await until(ended, f"action {action_id} to end")
+        return action
 
     async def up(self, document: str) -> dict[str, Any]:
         """Create a cluster and wait until its creation succeeded; the cluster."""

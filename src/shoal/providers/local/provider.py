@@ -426,7 +426,7 @@ class LocalProvider:
                 zone=zone,
             )
         except ValueError as e:
-            self._slots.release(request.host, slot)
+            self._slots.release(request.host, slot, address)
             raise PermanentError(str(e)) from e
         record = ServerRecord(
             id=server_id,
@@ -454,7 +454,7 @@ class LocalProvider:
         except BaseException:
             self._records.remove(record)
             shutil.rmtree(workdir, ignore_errors=True)
-            self._slots.release(record.host, record.slot)
+            self._slots.release(record.host, record.slot, record.address)
             raise
         return self._server_resource(record)
 
@@ -770,7 +770,7 @@ class LocalProvider:
                 other.attached_to = None
                 self._records.save(other)
         shutil.rmtree(record.workdir, ignore_errors=True)
-        self._slots.release(record.host, record.slot)
+        self._slots.release(record.host, record.slot, record.address)
         self._records.remove(record)
 
     async def _kill(self, record: ServerRecord) -> None:
