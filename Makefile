@@ -25,7 +25,7 @@ demo: $(STAMP)
 	scripts/demo.sh
 
 test: $(STAMP)
-	$(BIN)/pytest
+	$(BIN)/pytest -n 5 --dist worksteal
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks

@@ -3,91 +3,105 @@
 # make would stop at the first failing target and hide the rest (a failing test would keep
 # ruff, mypy and the layer check from ever running); this runs them all and exits non-zero
 # if any failed.
+#
+# The checks run side by side: the main pytest in WORKERS processes (pytest-xdist; its tests
+# mostly wait on subprocesses, PostgreSQL and real services, so more workers than cores pay),
+# and beside it, each started at once in the background, the suites below (the Senlin
+# conformance suite, the tests of real OpenStack peers in a pytest of their own) and the static
+# checks. Each background suite's output is printed once it has ended, before the summary.
+#
+# SHOAL_CHECK_WORKERS=N  the main pytest's workers (default 5; 0: one process, no xdist)
+# SHOAL_CHECK_CONFORMANCE=0  skip the Senlin conformance suite (a quick local run; CI runs it)
+# SHOAL_CHECK_LANES=0  the peers' suites in the main pytest instead of a pytest of their own
+# scripts/check.sh TESTS...  those tests in the main pytest (no peers' lane)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BIN:-.venv/bin}
+WORKERS=${SHOAL_CHECK_WORKERS:-5}
+LOGS=$(mktemp -d -t shoal-check.XXXXXX)
+START=$SECONDS
 
 names=()
 results=()
-check() {
-  local name=$1
+record() { # name, exit status, seconds, where
+  if (($2 == 0)); then results+=("ok"); else results+=("FAILED"); fi
+  names+=("$1 ($3s$4)")
+}
+
+background=() # "name|log" of each suite started beside the main pytest
+beside() {    # NAME COMMAND...: start COMMAND now in the background, its output to a log
+  local name=$1 log
   shift
-  echo "==> $name: $*"
-  local start=$SECONDS
-  if "$@"; then results+=("ok"); else results+=("FAILED"); fi
-  names+=("$name ($((SECONDS - start))s)")
-}
-
-# The Senlin conformance suite (about 10 minutes, a few more the first time: it installs Keystone
-# and tempest into ~/.cache/shoal-conformance) spends its time waiting on tempest's polls and the
-# sim provider's build latency, so it runs beside the tests instead of after them: the whole
-# check took over 40 minutes in a line. It bounds itself (CONF_TIMEOUT, 40 minutes), stops what
-# it started, and its output is printed once it ends. SHOAL_CHECK_CONFORMANCE=0 skips it for a
-# quick local run; CI runs it.
-# The suites that drive real OpenStack services (Senlin 16's engine and API, Heat's template
-# engine, Neutron and Octavia) spend their time starting those services and waiting on them;
-# they run as a second pytest beside the first, after the conformance suite, instead of adding
-# about ten minutes to the main line (`make check` must stay under 45 minutes on CI's machine).
-# SHOAL_CHECK_LANES=0 runs everything in one pytest, in the foreground.
-PEER_SUITES=(tests/senlin_live tests/heat_oracle tests/netpeers)
-lanes=${SHOAL_CHECK_LANES:-1}
-(($#)) && lanes=0 # a chosen test runs as asked, in one pytest
-conf_log=""
-peers_log=""
-if [[ ${SHOAL_CHECK_CONFORMANCE:-1} != 0 || $lanes != 0 ]]; then
-  bg_dir=$(mktemp -d -t shoal-check.XXXXXX)
-  bg_start=$SECONDS
+  log=$LOGS/${#background[@]}.log
   (
-    if [[ ${SHOAL_CHECK_CONFORMANCE:-1} != 0 ]]; then
-      tests/conformance/run.sh >"$bg_dir/conformance.log" 2>&1
-      echo $? >"$bg_dir/conformance.rc"
-      echo $((SECONDS - bg_start)) >"$bg_dir/conformance.s"
-    fi
-    if [[ $lanes != 0 ]]; then
-      "$BIN/pytest" --durations=15 "${PEER_SUITES[@]}" >"$bg_dir/peers.log" 2>&1
-      echo $? >"$bg_dir/peers.rc"
-      echo $((SECONDS - bg_start)) >"$bg_dir/peers.s"
-    fi
+    start=$SECONDS
+    "$@" >"$log" 2>&1
+    echo "$? $((SECONDS - start))" >"$log.end"
   ) &
-  bg_pid=$!
-  [[ ${SHOAL_CHECK_CONFORMANCE:-1} != 0 ]] && conf_log=$bg_dir/conformance.log
-  [[ $lanes != 0 ]] && peers_log=$bg_dir/peers.log
-  echo "==> beside the tests: ${conf_log:+the Senlin conformance suite (tests/conformance/run.sh), then }${peers_log:+pytest ${PEER_SUITES[*]}} (logs in $bg_dir)"
-fi
-
-if [[ $lanes != 0 ]]; then
-  ignore=()
-  for suite in "${PEER_SUITES[@]}"; do ignore+=("--ignore=$suite"); done
-  check "tests" "$BIN/pytest" --durations=25 "${ignore[@]}"
-else
-  check "tests" "$BIN/pytest" --durations=25 "$@"
-fi
-check "ruff check" "$BIN/ruff" check src tests benchmarks
-check "ruff format" "$BIN/ruff" format --check src tests benchmarks
-check "mypy --strict" "$BIN/mypy"
-check "layers (import-linter)" "$BIN/lint-imports"
-
-if [[ -n $conf_log || -n $peers_log ]]; then wait "$bg_pid"; fi
-background() { # name, log, rc file, seconds file: print its output and record its result
-  local name=$1 log=$2 base=${2%.log}
-  echo "==> $name: its output"
-  cat "$log"
-  if [[ $(cat "$base.rc" 2>/dev/null) == 0 ]]; then results+=("ok"); else results+=("FAILED"); fi
-  names+=("$name ($(cat "$base.s" 2>/dev/null)s from the start, beside the tests)")
+  background+=("$name|$log")
+  echo "==> beside the tests: $name: $* (log: $log)"
 }
-if [[ -n $peers_log ]]; then
-  background "tests of the real OpenStack peers (${PEER_SUITES[*]})" "$peers_log"
-fi
-if [[ -n $conf_log ]]; then
-  background "senlin conformance (tempest)" "$conf_log"
+
+# -- what runs beside the main pytest ------------------------------------------------------
+# One line per suite. A suite bounds its own time, stops what it started, and exits non-zero
+# when it failed; it must not depend on the main pytest (they start together).
+
+# The Senlin conformance suite (senlin-tempest-plugin against `shoal server` with a real
+# Keystone; installs into ~/.cache/shoal-conformance the first time; bounded by CONF_TIMEOUT).
+if [[ ${SHOAL_CHECK_CONFORMANCE:-1} != 0 ]]; then
+  beside "senlin conformance (tempest)" tests/conformance/run.sh
 else
   names+=("senlin conformance (tempest): SHOAL_CHECK_CONFORMANCE=0")
   results+=("skipped")
 fi
-[[ -n ${bg_dir:-} ]] && rm -rf "$bg_dir"
+
+# The suites that drive real OpenStack services (Senlin 16, Heat's engine, Neutron, Octavia):
+# each starts its services once per pytest session, so they run in one pytest of their own
+# rather than once in each of the main pytest's workers.
+PEER_SUITES=(tests/senlin_live tests/heat_oracle tests/netpeers)
+lanes=${SHOAL_CHECK_LANES:-1}
+(($#)) && lanes=0 # a chosen test runs as asked, in the main pytest
+if [[ $lanes != 0 ]]; then
+  beside "tests of the real OpenStack peers (${PEER_SUITES[*]})" \
+    "$BIN/pytest" -p no:cacheprovider --durations=10 "${PEER_SUITES[@]}"
+fi
+
+# The static checks: a few CPU-minutes, taken while the tests wait.
+beside "ruff check" "$BIN/ruff" check src tests benchmarks
+beside "ruff format" "$BIN/ruff" format --check src tests benchmarks
+beside "mypy --strict" "$BIN/mypy"
+beside "layers (import-linter)" "$BIN/lint-imports"
+
+# -- the main pytest, in the foreground ----------------------------------------------------
+parallel=()
+((WORKERS > 0)) && parallel=(-n "$WORKERS" --dist worksteal)
+if (($#)); then
+  tests=("$@")
+else
+  tests=()
+  if [[ $lanes != 0 ]]; then
+    for suite in "${PEER_SUITES[@]}"; do tests+=("--ignore=$suite"); done
+  fi
+fi
+echo "==> tests: $BIN/pytest ${parallel[*]} --durations=20 ${tests[*]}"
+start=$SECONDS
+"$BIN/pytest" "${parallel[@]}" --durations=20 "${tests[@]}"
+record "tests (${WORKERS} workers)" $? $((SECONDS - start)) ""
+
+# -- the background suites' output, as each ends --------------------------------------------
+wait
+for entry in "${background[@]}"; do
+  name=${entry%%|*}
+  log=${entry#*|}
+  echo "==> $name: its output"
+  cat "$log"
+  read -r status seconds <"$log.end" 2>/dev/null || status=1 seconds="?"
+  record "$name" "$status" "$seconds" ", beside the tests"
+done
+rm -rf "$LOGS"
 
 echo
-echo "==> summary"
+echo "==> summary ($(((SECONDS - START) / 60))m$(((SECONDS - START) % 60))s in all)"
 failed=0
 for i in "${!names[@]}"; do
   printf '  %-8s %s\n' "${results[$i]}" "${names[$i]}"

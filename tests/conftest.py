@@ -10,6 +10,7 @@ import pytest
 from shoal.cli import background
 from shoal.store.database import Database
 from tests import databases
+from tests.support.server import release_local_homes
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -32,7 +33,10 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 @pytest.fixture(autouse=True)
 def _stop_background_servers(tmp_path: Path) -> Iterator[None]:
     """Stop each background Shoal a test's commands started (one per home under tmp_path):
-    any test that runs `shoal` without `--url` starts one, and it must not outlive the test."""
+    any test that runs `shoal` without `--url` starts one, and it must not outlive the test.
+    Then every local provider's home under tmp_path is swept and gives its loopback addresses
+    back to the machine (tests in other workers take them next)."""
     yield
     for state in tmp_path.rglob(background.STATE_FILE):
         background.stop(state.parent)
+    release_local_homes(tmp_path)

@@ -11,6 +11,12 @@ the same migrations. Every PostgreSQL database made here is dropped on a backgro
 a test does not wait for its database's removal (up to a second on a loaded machine);
 `finish()` (at the end of the session, tests/conftest.py) waits for them and drops the
 template.
+
+Under pytest-xdist every worker is a process of its own with its own templates (named after the
+worker, `shoal_t_tmpl_gw0_...`): `CREATE DATABASE ... TEMPLATE` refuses a template another
+session is connected to or copying from, so a template shared between workers would fail their
+copies at random. Every name carries a uuid, so workers, and other runs of the suite on the
+same PostgreSQL, never meet; each worker's `finish()` drops only what that worker made.
 """
 
 from __future__ import annotations
@@ -74,7 +80,8 @@ class _Templates:
 
     def postgres_template(self) -> str:
         if self.postgres is None:
-            name = f"shoal_t_tmpl_{uuid.uuid4().hex[:12]}"
+            worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+            name = f"shoal_t_tmpl_{worker}_{uuid.uuid4().hex[:12]}"
             with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
                 conn.execute(f'CREATE DATABASE "{name}"')
             self.postgres = name  # dropped by finish() even if migrating fails
@@ -83,7 +90,7 @@ class _Templates:
 
     def sqlite_template(self) -> Path:
         if self.sqlite_dir is None:
-            self.sqlite_dir = Path(tempfile.mkdtemp(prefix="shoal-t-tmpl-"))
+            self.sqlite_dir = Path(tempfile.mkdtemp(prefix="shoal-t-tmpl-"))  # per process
             _migrate(f"sqlite:///{self.sqlite_dir / 'shoal.db'}")
         path = self.sqlite_dir / "shoal.db"
         # Closing the last connection checkpointed the WAL into the file; a leftover WAL would

@@ -3,8 +3,8 @@ provider in memory, a manual clock, and the engine running so actions complete."
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,6 +17,7 @@ from shoal.clock import ManualClock
 from shoal.runtime import Runtime
 from shoal.settings import Settings
 from shoal.store.database import Database
+from tests.support.polling import until
 
 
 @dataclass
@@ -33,18 +34,17 @@ class Api:
     async def call(self, method: str, path: str, **kw: Any) -> httpx.Response:
         return await self.http.request(method, path, headers=self.auth, **kw)
 
-    async def wait(self, action_id: str, timeout: float = 60.0) -> dict[str, Any]:
+    async def wait(self, action_id: str) -> dict[str, Any]:
         """The action once it has ended (bounded, so a bug fails instead of hanging)."""
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
-        while True:
+
+        async def ended() -> dict[str, Any] | None:
             r = await self.call("GET", f"/v1/actions/{action_id}")
             assert r.status_code == 200, r.text
             action: dict[str, Any] = r.json()["action"]
-            if action["status"] in ("SUCCEEDED", "FAILED", "CANCELLED"):
-                return action
-            assert loop.time() < deadline, f"action {action_id} still {action['status']}"
-            await asyncio.sleep(0.02)
+            return action if action["status"] in ("SUCCEEDED", "FAILED", "CANCELLED") else None
+
+        action: dict[str, Any] = await until(ended, f"action {action_id} to end")
+        return action
 
     async def up(self, document: str) -> dict[str, Any]:
         """Create a cluster and wait until its creation succeeded; the cluster."""
@@ -68,7 +68,8 @@ class Api:
 
 
 def sim_settings(db: Database, tmp_path: Path, **more: Any) -> Settings:
-    """A server's settings on `db` with the in-memory sim and no manager, plus `more`."""
+    """A server's settings on `db` (home `tmp_path/home`) with the in-memory sim and no
+    manager, plus `more`."""
     return Settings(
         home=tmp_path / "home",
         database_url=db.engine.url.render_as_string(hide_password=False),
@@ -79,16 +80,27 @@ def sim_settings(db: Database, tmp_path: Path, **more: Any) -> Settings:
     )
 
 
-@pytest.fixture
-async def api(db: Database, tmp_path: Path) -> AsyncIterator[Api]:
-    settings = sim_settings(db, tmp_path, retry_backoff_s=0.0)
+@asynccontextmanager
+async def served(
+    db: Database, home: Path, token: str | None = None, **more: Any
+) -> AsyncIterator[Api]:
+    """The API in process over `db` with `home` and the settings `more` (a test that needs
+    other settings opens another over the same store, given the first's admin `token`)."""
+    settings = sim_settings(db, home, retry_backoff_s=0.0, **more)
     clock = ManualClock()
     runtime = await Runtime.open(settings, clock=clock)
     try:
-        assert runtime.new_admin_token is not None
+        token = token or runtime.new_admin_token
+        assert token is not None
         await runtime.engine.start()
         transport = httpx.ASGITransport(app=create_app(runtime))
         async with httpx.AsyncClient(transport=transport, base_url="http://shoal") as http:
-            yield Api(http, runtime, clock, runtime.new_admin_token)
+            yield Api(http, runtime, clock, token)
     finally:
         await runtime.close()
+
+
+@pytest.fixture
+async def api(db: Database, tmp_path: Path) -> AsyncIterator[Api]:
+    async with served(db, tmp_path) as opened:
+        yield opened

@@ -22,6 +22,7 @@ from shoal.model.software import (
 from shoal.providers.sim.provider import SimProvider
 from shoal.store.records import ClusterRecord
 from tests.api.conftest import Api
+from tests.support.polling import until
 
 SECRET = "pa55-w0rd-never-shown"
 DOC = """
@@ -76,14 +77,14 @@ async def deployments(api: Api, cluster: str) -> list[dict[str, Any]]:
 
 
 async def until_status(api: Api, cluster: str, name: str, status: str) -> dict[str, Any]:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + 60.0
-    while True:
+    found: list[dict[str, Any]] = []
+
+    async def reached() -> dict[str, Any] | None:
+        nonlocal found
         found = [d for d in await deployments(api, cluster) if d["deployment"] == name]
-        if found and found[0]["status"] == status:
-            return found[0]
-        assert loop.time() < deadline, f"{name} still {found}"
-        await asyncio.sleep(0.02)
+        return found[0] if found and found[0]["status"] == status else None
+
+    return await until(reached, lambda: f"{name} {status} (seen {found})")
 
 
 def _input(entry: dict[str, Any], name: str) -> Any:

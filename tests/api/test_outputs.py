@@ -10,6 +10,7 @@ from typing import Any
 from shoal.engine.software.inputs import REDACTED
 from shoal.providers.sim.provider import SimProvider
 from tests.api.conftest import Api
+from tests.support.polling import until
 
 DOC = """
 name: shop
@@ -47,14 +48,14 @@ async def outputs(api: Api, cluster: str = "shop") -> dict[str, dict[str, Any]]:
 
 async def until_ready(api: Api, names: list[str]) -> dict[str, dict[str, Any]]:
     """The outputs once every one named is ready (bounded, so a bug fails instead of hanging)."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + 60.0
-    while True:
+    found: dict[str, dict[str, Any]] = {}
+
+    async def ready() -> dict[str, dict[str, Any]] | None:
+        nonlocal found
         found = await outputs(api)
-        if all(found[n]["status"] == "ready" for n in names):
-            return found
-        assert loop.time() < deadline, json.dumps(found)
-        await asyncio.sleep(0.02)
+        return found if all(found[n]["status"] == "ready" for n in names) else None
+
+    return await until(ready, lambda: f"outputs {names} ready: {json.dumps(found)}")
 
 
 async def test_outputs_follow_the_cluster_as_it_scales(api: Api) -> None:

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from tests.support.interruptible import interruptible
 from tests.support.server import SRC
 
 REPO = SRC.parent
@@ -81,8 +82,10 @@ class Shoal:
         return json.loads(self.ok(*args, "-o", "json").stdout)
 
     def popen(self, *args: str) -> subprocess.Popen[str]:
+        """The command running, to read from and signal: Ctrl-C (SIGINT) reaches it as it
+        would from a terminal, whatever this process's own SIGINT is (interruptible.py)."""
         return subprocess.Popen(
-            self.argv(*args),
+            interruptible([sys.executable, "-m", "shoal", *args]),
             env=self.env,
             cwd=REPO,
             stdin=subprocess.DEVNULL,

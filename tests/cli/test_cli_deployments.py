@@ -3,11 +3,11 @@ Shoal on the sim provider (deployments simulated; failing ones with `deploy_fail
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any
 
 from tests.cli.support import Shoal, explain
+from tests.support.polling import eventually
 
 DOC = """\
 name: shop
@@ -30,13 +30,13 @@ software:
 
 
 def until_complete(shoal: Shoal, count: int) -> list[dict[str, Any]]:
-    deadline = time.monotonic() + 60
-    while True:
+    def complete() -> list[dict[str, Any]] | None:
         found: list[dict[str, Any]] = shoal.json("deployments", "shop", "-o", "json")["deployments"]
-        if len(found) == count and all(d["status"] == "COMPLETE" for d in found):
-            return found
-        assert time.monotonic() < deadline, found
-        time.sleep(0.2)
+        done = len(found) == count and all(d["status"] == "COMPLETE" for d in found)
+        return found if done else None
+
+    found: list[dict[str, Any]] = eventually(complete, f"{count} deployments COMPLETE", every_s=0.2)
+    return found
 
 
 def test_deployments_and_their_logs(shoal: Shoal, tmp_path: Path) -> None:

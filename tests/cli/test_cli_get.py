@@ -13,6 +13,7 @@ from pathlib import Path
 import yaml
 
 from tests.cli.support import Shoal, explain
+from tests.support.polling import eventually
 
 WEB = """\
 name: web
@@ -84,18 +85,19 @@ def _drain(q: queue.Queue[str]) -> list[str]:
     return out
 
 
-def _until(q: queue.Queue[str], want: str, timeout_s: float = 60.0) -> list[str]:
+def _until(q: queue.Queue[str], want: str) -> list[str]:
+    """The lines read until one holding `want` (inclusive)."""
     seen: list[str] = []
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        try:
-            line = q.get(timeout=0.5)
-        except queue.Empty:
-            continue
-        seen.append(line)
-        if want in line:
-            return seen
-    raise AssertionError(f"no {want!r} within {timeout_s}s; saw {seen}")
+
+    def arrived() -> list[str] | None:
+        while not q.empty():
+            seen.append(q.get_nowait())
+            if want in seen[-1]:
+                return seen
+        return None
+
+    found: list[str] = eventually(arrived, lambda: f"a line with {want!r}; saw {seen}")
+    return found
 
 
 def test_events_follow_shows_new_events_until_ctrl_c(shoal: Shoal, tmp_path: Path) -> None:
@@ -155,7 +157,7 @@ def test_an_interrupted_up_leaves_its_action_to_the_server(home: Path, tmp_path:
     proc = slow.popen("up", str(doc))
     try:
         q = _lines(proc, stderr=True)
-        _until(q, "CLUSTER", timeout_s=180)
+        _until(q, "CLUSTER")
         proc.send_signal(signal.SIGINT)
         proc.wait(timeout=60)
         err = "".join(_drain(q))

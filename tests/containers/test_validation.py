@@ -143,13 +143,11 @@ def test_a_machine_without_podman_says_which_packages() -> None:
     assert "podman runc" in refused.value.message
 
 
-def test_podman_not_found_names_the_packages(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_podman_not_found_names_the_packages() -> None:
     from shoal.providers.local.podman import Podman, PodmanMissingError
 
-    monkeypatch.setenv("PATH", "/nonexistent")
-    monkeypatch.delenv("SHOAL_PODMAN", raising=False)
     with pytest.raises(PodmanMissingError) as missing:
-        Podman.find()
+        Podman.find({"PATH": "/nonexistent"})
     assert "apt-get install -y podman runc" in str(missing.value)
 
 

@@ -16,6 +16,7 @@ from shoal.service.clusters import ClusterService
 from shoal.store import actions as action_repo
 from shoal.store.database import Database
 from shoal.store.records import ActionRecord, Principal
+from tests.support.polling import until
 
 ADMIN = Principal("admin", True)
 
@@ -28,18 +29,16 @@ class Rig:
     service: ClusterService
     inventory: Inventory
 
-    async def wait(self, action_id: str, timeout: float = 60.0) -> ActionRecord:
+    async def wait(self, action_id: str) -> ActionRecord:
         """Until the action ends (bounded, so a bug fails the test instead of hanging it)."""
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
-        while True:
+
+        def ended() -> ActionRecord | None:
             with self.db.reading() as conn:
                 action = action_repo.get_action(conn, action_id)
             assert action is not None
-            if action.status.is_terminal:
-                return action
-            assert loop.time() < deadline, f"action {action_id} still {action.status}"
-            await asyncio.sleep(0.01)
+            return action if action.status.is_terminal else None
+
+        return await until(ended, f"action {action_id} to end", every_s=0.01)
 
 
 def make_rig(
@@ -70,28 +69,33 @@ def succeeded(action: ActionRecord) -> bool:
     return action.status is ActionStatus.SUCCEEDED
 
 
-async def managed_at(rig: Rig, clock: ManualClock, now: float, limit: float = 60.0) -> None:
+async def managed_at(rig: Rig, clock: ManualClock, now: float) -> None:
     """Until a management pass that began at engine time `now` or later has finished, so what
     it would have done is in the store (bounded by real time, generous for a loaded machine).
     Replaces sleeping a fixed time and hoping the manager had looked. A pass still running when
     the clock moved sleeps a whole tick from `now`: then the clock is moved one tick on."""
-    assert rig.engine.manager is not None
+    manager = rig.engine.manager
+    assert manager is not None
     loop = asyncio.get_running_loop()
-    deadline = loop.time() + limit
     nudge_at = loop.time() + 2.0
-    while rig.engine.managed_through < now:
-        assert loop.time() < deadline, f"the manager never looked at the cluster as of {now}"
+
+    def looked() -> bool:
+        nonlocal nudge_at
+        if rig.engine.managed_through >= now:
+            return True
         if loop.time() > nudge_at:
-            clock.advance(rig.engine.manager.tick_s)
+            clock.advance(manager.tick_s)
             nudge_at = loop.time() + 2.0
-        await asyncio.sleep(0.01)
+        return False
+
+    await until(looked, f"the manager to look at the cluster as of {now}", every_s=0.01)
 
 
-async def decided_at(rig: Rig, now: float, limit: float = 60.0) -> None:
+async def decided_at(rig: Rig, now: float) -> None:
     """Until a deployer decision pass (rollout gates included) that began at engine time `now`
     or later has finished."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + limit
-    while rig.engine.deployer.decided_through < now:
-        assert loop.time() < deadline, f"the deployer never decided as of {now}"
-        await asyncio.sleep(0.01)
+    await until(
+        lambda: rig.engine.deployer.decided_through >= now,
+        f"the deployer to decide as of {now}",
+        every_s=0.01,
+    )

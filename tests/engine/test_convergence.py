@@ -8,7 +8,6 @@ provider and both databases, time on a ManualClock:
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 
 from shoal.clock import ManualClock
 from shoal.engine.nodework import RetryPolicy
@@ -26,6 +25,7 @@ from shoal.store import nodes as node_repo
 from shoal.store.database import Database
 from shoal.store.records import ClusterRecord
 from tests.engine.support import ADMIN, Rig, make_rig, managed_at
+from tests.support.polling import until
 
 DOC = """
 name: shop
@@ -38,15 +38,6 @@ node_groups:
     count: 6
     depends_on: [db]
 """
-
-
-async def _until(clock: ManualClock, check: Callable[[], bool], step: float = 0.5) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + 120
-    while not check():
-        assert loop.time() < deadline, "condition never held"
-        clock.advance(step)
-        await asyncio.sleep(0.02)
 
 
 def _cluster(rig: Rig, ref: str) -> ClusterRecord:
@@ -90,7 +81,7 @@ async def test_a_create_failed_at_placement_is_never_active_and_gives_up_with_a_
                 assert c.status_reason, f"{c.status} without a reason"
             return c.status_reason.startswith("gave up converging")
 
-        await _until(clock, gave_up)
+        await until(gave_up, clock=clock)
         assert ClusterStatus.ACTIVE not in seen
         final = _cluster(rig, "shop")
         assert final.status is ClusterStatus.ERROR
@@ -147,7 +138,7 @@ async def test_a_failed_create_holds_no_capacity_and_converges(db: Database) -> 
                 and all(n.status is NodeStatus.ACTIVE for n in nodes)
             )
 
-        await _until(clock, converged, step=5.0)
+        await until(converged, clock=clock, step_s=5.0)
         assert len(await provider.list_resources(sub.cluster.id)) == 8
     finally:
         await rig.engine.stop()
@@ -200,12 +191,11 @@ async def test_a_duplicate_made_by_a_stalled_engine_is_deleted(db: Database) -> 
             return {r.id for r in await provider.list_resources(sub.cluster.id)}
 
         assert extra.id in await ids()
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + 60
-        while extra.id in await ids():
-            assert loop.time() < deadline, "the duplicate was never deleted"
-            clock.advance(0.5)
-            await asyncio.sleep(0.02)
+
+        async def gone() -> bool:
+            return extra.id not in await ids()
+
+        await until(gone, "the duplicate to be deleted", clock=clock)
         assert node.provider_id in await ids()
         assert len(await ids()) == 3
     finally:

@@ -22,6 +22,7 @@ from shoal.store.database import Database
 from shoal.store.records import ClusterRecord
 from tests.databases import database_url
 from tests.engine.support import ADMIN, Rig, make_rig
+from tests.support.polling import until
 
 SPEC = SoftwareSpec(
     configs=(SoftwareConfig("c", HookGroup.SCRIPT, "echo"),),
@@ -127,14 +128,11 @@ async def test_each_cluster_is_decided_by_its_partitions_engine(
                 found = [deployment_repo.for_cluster(conn, cid) for cid in ids]
             return all(len(f) == 1 and f[0].status.value == "COMPLETE" for f in found)
 
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + 120
-        while not await asyncio.to_thread(complete):
-            assert loop.time() < deadline, "deployments did not complete"
-            # The engine that finished a create wakes only its own deployer; the partition's
-            # owner decides on its next tick (2 s of the engine's clock).
-            clock.advance(0.5)
-            await asyncio.sleep(0.05)
+        # The engine that finished a create wakes only its own deployer; the partition's
+        # owner decides on its next tick (2 s of the engine's clock).
+        await until(
+            complete, "the deployments to complete", clock=clock, every_s=0.05, in_thread=True
+        )
     finally:
         for r in rigs:
             await r.engine.stop()

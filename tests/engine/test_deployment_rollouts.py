@@ -37,7 +37,8 @@ from shoal.store import nodes as node_repo
 from shoal.store import rollouts as rollout_repo
 from shoal.store.database import Database
 from tests.engine.support import ADMIN, Rig, decided_at, make_rig
-from tests.engine.test_deployments import rows, runs_of, settled, until, with_software
+from tests.engine.test_deployments import rows, runs_of, settled, with_software
+from tests.support.polling import until
 
 DOC = """
 name: web

@@ -42,6 +42,7 @@ from shoal.store.database import Database
 from shoal.store.deployments import DeploymentRow
 from shoal.store.records import ActionRecord, ClusterRecord
 from tests.engine.support import ADMIN, Rig, make_rig
+from tests.support.polling import until
 
 DOC = """
 name: ctl
@@ -102,17 +103,6 @@ def rows(rig: Rig, cluster_id: str) -> dict[tuple[str, str], DeploymentRow]:
             for r in deployment_repo.for_cluster(conn, cluster_id, revisions=True)
             if r.node_id in live
         }
-
-
-async def until(
-    what: Callable[[], bool], message: Callable[[], str], timeout: float = 60.0
-) -> None:
-    """Poll `what` (bounded, so a bug fails the test instead of hanging it)."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not await asyncio.to_thread(what):
-        assert loop.time() < deadline, message()
-        await asyncio.sleep(0.02)
 
 
 def settled(rig: Rig, cluster_id: str, expected: int) -> Callable[[], bool]:

@@ -21,9 +21,9 @@ from tests.engine.test_deployments import (
     runs_of,
     settled,
     software,
-    until,
     with_software,
 )
+from tests.support.polling import until
 
 
 def with_app_delete() -> SoftwareSpec:

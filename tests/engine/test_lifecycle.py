@@ -22,6 +22,7 @@ from shoal.store import events as event_repo
 from shoal.store import nodes as node_repo
 from shoal.store.database import Database
 from tests.engine.support import ADMIN, Rig, make_rig
+from tests.support.polling import until
 
 DOC = """
 name: shop
@@ -253,17 +254,15 @@ async def test_temporary_failures_are_retried_on_the_injected_clock(db: Database
     await rig.engine.start()
     try:
         sub = await asyncio.to_thread(rig.service.create, ADMIN, DOC)
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + 60
-        while True:
-            with rig.db.reading() as conn:
-                action = action_repo.get_action(conn, sub.action.id)
-            assert action is not None
-            if action.status.is_terminal:
-                break
-            assert loop.time() < deadline
-            clock.advance(5.0)  # backoffs elapse only when the test says so
-            await asyncio.sleep(0.01)
+        # Backoffs elapse only when the test says so: the clock moves 5 s at each look.
+        await until(
+            lambda: _action(rig, sub.action.id).status.is_terminal,
+            "the create to end",
+            clock=clock,
+            step_s=5.0,
+            every_s=0.01,
+        )
+        action = _action(rig, sub.action.id)
         assert action.status is ActionStatus.SUCCEEDED, action.status_reason
         with rig.db.reading() as conn:
             children = action_repo.list_actions(conn, None, parent_id=sub.action.id)
@@ -286,8 +285,6 @@ async def test_cancel_stops_what_has_not_started(db: Database) -> None:
     await rig.engine.start()
     try:
         sub = await asyncio.to_thread(rig.service.create, ADMIN, DOC)
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + 60.0
 
         def db_in_flight() -> bool:
             nodes = _nodes(rig, sub.cluster.id)
@@ -295,14 +292,16 @@ async def test_cancel_stops_what_has_not_started(db: Database) -> None:
                 n.startswith("db") and r.status is NodeStatus.CREATING for n, r in nodes.items()
             )
 
-        while not await asyncio.to_thread(db_in_flight):
-            assert loop.time() < deadline, "db's creates never started"
-            await asyncio.sleep(0.01)
+        await until(db_in_flight, "db's creates to start", every_s=0.01, in_thread=True)
         await asyncio.to_thread(rig.service.cancel, ADMIN, sub.action.id)
-        while not (await asyncio.to_thread(_action, rig, sub.action.id)).status.is_terminal:
-            assert loop.time() < deadline, "the cancelled create never ended"
-            clock.advance(1.0)  # the creates in flight finish; nothing new may start
-            await asyncio.sleep(0.02)
+        # The creates in flight finish as the clock moves; nothing new may start.
+        await until(
+            lambda: _action(rig, sub.action.id).status.is_terminal,
+            "the cancelled create to end",
+            clock=clock,
+            step_s=1.0,
+            in_thread=True,
+        )
         done = await rig.wait(sub.action.id)
         assert done.status is ActionStatus.CANCELLED
 
@@ -312,10 +311,14 @@ async def test_cancel_stops_what_has_not_started(db: Database) -> None:
             assert cluster is not None
             return cluster.lock_action_id is not None
 
-        while await asyncio.to_thread(locked):  # released once the creates in flight end
-            assert loop.time() < deadline, "the cancelled create kept the cluster locked"
-            clock.advance(1.0)
-            await asyncio.sleep(0.02)
+        # Released once the creates in flight end.
+        await until(
+            lambda: not locked(),
+            "the cancelled create to unlock the cluster",
+            clock=clock,
+            step_s=1.0,
+            in_thread=True,
+        )
         # web waits on db, so it never started: not one web server was made, while db's were.
         made = [r.name for r in await rig.provider.list_resources()]
         assert any("-db-" in n for n in made), made

@@ -5,7 +5,7 @@ a ManualClock: intervals, grace periods and cooldowns pass when a test says so."
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 
 import pytest
 
@@ -20,6 +20,7 @@ from shoal.store import nodes as node_repo
 from shoal.store.database import Database
 from shoal.store.records import ActionRecord, NodeRecord
 from tests.engine.support import ADMIN, Rig, make_rig, managed_at
+from tests.support.polling import until
 
 WEB = """
 name: web
@@ -52,18 +53,6 @@ async def managed(db: Database) -> AsyncIterator[tuple[Rig, ManualClock]]:
     await rig.engine.stop()
 
 
-async def _until(
-    clock: ManualClock, check: Callable[[], bool], step: float = 0.5, limit: float = 120.0
-) -> None:
-    """Advance the clock in steps until `check` holds (bounded by real time too)."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + limit
-    while not check():
-        assert loop.time() < deadline, "condition never held"
-        clock.advance(step)
-        await asyncio.sleep(0.02)
-
-
 def _nodes(rig: Rig, cluster_id: str) -> list[NodeRecord]:
     with rig.db.reading() as conn:
         return node_repo.list_nodes(conn, cluster_id)
@@ -88,7 +77,7 @@ def _all_active(rig: Rig, cluster_id: str, count: int) -> bool:
 
 async def _create(rig: Rig, clock: ManualClock, doc: str) -> str:
     sub = await asyncio.to_thread(rig.service.create, ADMIN, doc)
-    await _until(clock, lambda: _all_active(rig, sub.cluster.id, 6))
+    await until(lambda: _all_active(rig, sub.cluster.id, 6), clock=clock)
     return sub.cluster.id
 
 
@@ -100,12 +89,12 @@ async def test_a_resource_deleted_behind_shoals_back_is_recreated(
     victim = _nodes(rig, cid)[0]
     assert victim.provider_id is not None
     await rig.provider.delete(victim.kind, victim.provider_id)
-    await _until(
-        clock,
+    await until(
         lambda: (
             any(a.kind is ActionKind.CLUSTER_RECOVER for a in _actions(rig, cid))
             and _all_active(rig, cid, 6)
         ),
+        clock=clock,
     )
     again = {n.name: n for n in _nodes(rig, cid)}[victim.name]
     assert again.id == victim.id and again.host == victim.host  # recreated in place
@@ -120,9 +109,9 @@ async def test_a_failed_host_s_nodes_come_back_elsewhere_keeping_anti_affinity(
     lost_host = _nodes(rig, cid)[0].host
     assert lost_host is not None
     await rig.provider.fail_host(lost_host)
-    await _until(
-        clock,
+    await until(
         lambda: _all_active(rig, cid, 6) and all(n.host != lost_host for n in _nodes(rig, cid)),
+        clock=clock,
     )
     hosts = [n.host for n in _nodes(rig, cid)]
     assert len(set(hosts)) == 6  # anti-affinity still holds
@@ -137,9 +126,9 @@ async def test_too_many_failures_at_once_short_circuit(
     for n in _nodes(rig, cid)[:3]:
         assert n.provider_id is not None
         await rig.provider.kill_node_process(n.provider_id)
-    await _until(
-        clock,
+    await until(
         lambda: (c := _cluster(rig, cid)) is not None and c.status is ClusterStatus.WARNING,
+        clock=clock,
     )
     clock.advance(5)
     await managed_at(rig, clock, clock.now())  # the manager judged the three failures as of now
@@ -171,7 +160,7 @@ async def test_rolling_update_keeps_at_most_one_node_down(
             a = action_repo.get_action(conn, sub.action.id)
         return a is not None and a.status.is_terminal
 
-    await _until(clock, done, step=0.2)
+    await until(done, clock=clock, step_s=0.2)
     with rig.db.reading() as conn:
         action = action_repo.get_action(conn, sub.action.id)
     assert action is not None and action.status is ActionStatus.SUCCEEDED, action
@@ -232,10 +221,9 @@ async def test_a_lost_host_is_replaced_even_when_a_health_check_notices_first(
     lost_host = _nodes(rig, cid)[0].host
     assert lost_host is not None
     await rig.provider.fail_host(lost_host)
-    await _until(
-        clock,
+    await until(
         lambda: _all_active(rig, cid, 6) and all(n.host != lost_host for n in _nodes(rig, cid)),
-        limit=30,
+        clock=clock,
     )
     recoveries = [a for a in _actions(rig, cid) if a.kind is ActionKind.CLUSTER_RECOVER]
     assert [r["how"] for a in recoveries for r in a.inputs["repairs"]] == ["replace"]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -29,6 +29,7 @@ from shoal.store.database import Database
 from shoal.store.records import ActionRecord, ClusterRecord, NodeRecord
 from tests.databases import database_url
 from tests.engine.support import ADMIN, Rig, make_rig
+from tests.support.polling import until
 
 GROUPS = ("g1", "g2", "g3", "g4")
 PER_GROUP = 250
@@ -79,32 +80,12 @@ async def big(tmp_path: Path) -> AsyncIterator[tuple[Rig, ManualClock, str]]:
         try:
             sub = await asyncio.to_thread(rig.service.create, ADMIN, _document())
             cid = sub.cluster.id
-            await _until(clock, lambda: _settled(rig, cid))
+            await until(lambda: _settled(rig, cid), clock=clock)
             assert _violations(rig, cid, await provider.inventory()) == ()
             yield rig, clock, cid
         finally:
             await rig.engine.stop()
             db.dispose()
-
-
-async def _until(
-    clock: ManualClock,
-    check: Callable[[], bool | Awaitable[bool]],
-    step: float = 0.5,
-    limit: float = 120.0,
-) -> None:
-    """Advance the clock in steps until `check` holds (bounded by real time too)."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + limit
-    while True:
-        held = check()
-        if not isinstance(held, bool):
-            held = await held
-        if held:
-            return
-        assert loop.time() < deadline, "condition never held"
-        clock.advance(step)
-        await asyncio.sleep(0.02)
 
 
 def _nodes(rig: Rig, cid: str) -> list[NodeRecord]:
@@ -160,8 +141,9 @@ async def test_three_hosts_lost_at_once_are_replaced_under_every_rule(
     for h in failed:
         await rig.provider.fail_host(h)
 
-    await _until(
-        clock, lambda: _settled(rig, cid) and not any(n.host in failed for n in _nodes(rig, cid))
+    await until(
+        lambda: _settled(rig, cid) and not any(n.host in failed for n in _nodes(rig, cid)),
+        clock=clock,
     )
     after = {n.name: n for n in _nodes(rig, cid)}
     assert lost <= set(after)
@@ -203,7 +185,7 @@ async def test_forty_killed_node_processes_are_all_recreated(
         found = await rig.provider.list_resources(cid)
         return len(found) == TOTAL and all(r.state is ResourceState.ACTIVE for r in found)
 
-    await _until(clock, recreated)
+    await until(recreated, clock=clock)
     after = {n.name: n for n in _nodes(rig, cid)}
     for n in victims:  # recreated in place: same node, same host
         assert after[n.name].id == n.id and after[n.name].host == n.host
@@ -228,7 +210,7 @@ async def test_rolling_update_of_a_250_node_group_in_batches_of_25(
             a = action_repo.get_action(conn, sub.action.id)
         return a is not None and a.status.is_terminal
 
-    await _until(clock, done, step=0.25, limit=180.0)
+    await until(done, clock=clock, step_s=0.25)
     with rig.db.reading() as conn:
         action = action_repo.get_action(conn, sub.action.id)
     assert action is not None and action.status is ActionStatus.SUCCEEDED, action
@@ -251,7 +233,7 @@ async def test_more_than_max_unhealthy_of_one_group_short_circuits(
         assert n.provider_id is not None
         await rig.provider.kill_node_process(n.provider_id)
 
-    await _until(clock, lambda: _cluster(rig, cid).status is ClusterStatus.WARNING)
+    await until(lambda: _cluster(rig, cid).status is ClusterStatus.WARNING, clock=clock)
     for _ in range(10):  # ten more seconds of ticks and reconciles
         clock.advance(1.0)
         await asyncio.sleep(0.05)

@@ -18,6 +18,7 @@ from shoal.store import events as event_repo
 from shoal.store import nodes as node_repo
 from shoal.store.database import Database
 from tests.engine.support import ADMIN, Rig, make_rig
+from tests.support.polling import until
 
 DOC = """
 name: web
@@ -52,15 +53,16 @@ def _cluster(rig: Rig, cid: str) -> cluster_repo.ClusterRecord:
 
 async def _ticks(rig: Rig, clock: ManualClock, cid: str, seconds: float, step: float) -> None:
     """Advance the engine's clock, letting each recover action end before the next step."""
-    loop = asyncio.get_running_loop()
     for _ in range(int(seconds / step)):
         clock.advance(step)
         await asyncio.sleep(0.02)
-        deadline = loop.time() + 30
-        while _cluster(rig, cid).lock_action_id is not None:
-            assert loop.time() < deadline, "a recover action never ended"
-            clock.advance(0.1)
-            await asyncio.sleep(0.01)
+        await until(
+            lambda: _cluster(rig, cid).lock_action_id is None,
+            "the recover action to end",
+            clock=clock,
+            step_s=0.1,
+            every_s=0.01,
+        )
 
 
 async def test_a_repair_that_changes_nothing_is_backed_off_then_reported(db: Database) -> None:
@@ -99,11 +101,14 @@ async def test_a_repair_that_changes_nothing_is_backed_off_then_reported(db: Dat
 
         # The host comes back: a new finding (its server is broken), a repair that works.
         await provider.recover_host(victim.host)
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + 60
-        while _cluster(rig, cid).status is not ClusterStatus.ACTIVE:
-            assert loop.time() < deadline, _cluster(rig, cid)
+
+        async def active() -> bool:
+            if _cluster(rig, cid).status is ClusterStatus.ACTIVE:
+                return True
             await _ticks(rig, clock, cid, 5, 5.0)
+            return False
+
+        await until(active, lambda: f"the cluster ACTIVE: {_cluster(rig, cid)}", every_s=0)
         with db.reading() as conn:
             assert all(n.status is NodeStatus.ACTIVE for n in node_repo.list_nodes(conn, cid))
         assert _recoveries(rig, cid) > tried

@@ -8,7 +8,6 @@ stops and forgets replicas; an engine restart keeps the rows as they are."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 
 from shoal.clock import ManualClock
 from shoal.engine.nodework import RetryPolicy
@@ -22,6 +21,7 @@ from shoal.store import workloads as replica_repo
 from shoal.store.database import Database
 from shoal.store.workloads import ReplicaRow
 from tests.engine.support import ADMIN, Rig, make_rig
+from tests.support.polling import until
 
 DOC = """
 name: svc
@@ -51,20 +51,6 @@ def _rows(db: Database, cid: str) -> dict[str, ReplicaRow]:
         return replica_repo.load(conn, [cid])[cid]
 
 
-async def _until(
-    clock: ManualClock, what: Callable[[], bool], *, step: float = 0.5, limit_s: float = 120
-) -> float:
-    """Advance the engine's clock by `step` until `what` holds; the engine seconds it took."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + 60
-    start = clock.now()
-    while not what():
-        assert loop.time() < deadline and clock.now() - start < limit_s, "never happened"
-        clock.advance(step)
-        await asyncio.sleep(0.02)
-    return clock.now() - start
-
-
 async def test_replicas_start_restart_and_move_off_a_lost_host(db: Database) -> None:
     clock = ManualClock()
     provider = SimProvider(synthetic_inventory(6, 2), clock_sleep=clock.sleep)
@@ -73,8 +59,8 @@ async def test_replicas_start_restart_and_move_off_a_lost_host(db: Database) -> 
     try:
         sub = await asyncio.to_thread(rig.service.create, ADMIN, DOC.replace("REPLICAS", "3"))
         cid = sub.cluster.id
-        await _until(clock, lambda: len(_rows(db, cid)) == 3)
-        await _until(clock, lambda: all(r.ready for r in _rows(db, cid).values()))
+        await until(lambda: len(_rows(db, cid)) == 3, clock=clock)
+        await until(lambda: all(r.ready for r in _rows(db, cid).values()), clock=clock)
         with db.reading() as conn:
             nodes = {n.name: n for n in node_repo.list_nodes(conn, cid)}
         rows = _rows(db, cid)
@@ -87,22 +73,22 @@ async def test_replicas_start_restart_and_move_off_a_lost_host(db: Database) -> 
         # and the event say what it decided, `started_at` that it waited for it).
         killed = clock.now()
         provider.replicas.kill(replica_key(cid, "api-2"))
-        await _until(clock, lambda: not _rows(db, cid)["api-2"].ready)
+        await until(lambda: not _rows(db, cid)["api-2"].ready, clock=clock)
         waiting = _rows(db, cid)["api-2"]
         assert waiting.restarts == 1 and waiting.not_before is not None
         assert waiting.not_before >= killed + 10.0
-        await _until(clock, lambda: _rows(db, cid)["api-2"].ready)
+        await until(lambda: _rows(db, cid)["api-2"].ready, clock=clock)
         restarted = _rows(db, cid)["api-2"]
         assert restarted.started_at is not None and restarted.started_at >= waiting.not_before
         assert provider.replicas.starts == 4
         # Killed again: the next wait doubles.
         killed = clock.now()
         provider.replicas.kill(replica_key(cid, "api-2"))
-        await _until(clock, lambda: not _rows(db, cid)["api-2"].ready)
+        await until(lambda: not _rows(db, cid)["api-2"].ready, clock=clock)
         waiting = _rows(db, cid)["api-2"]
         assert waiting.restarts == 2 and waiting.not_before is not None
         assert waiting.not_before >= killed + 20.0
-        await _until(clock, lambda: _rows(db, cid)["api-2"].ready)
+        await until(lambda: _rows(db, cid)["api-2"].ready, clock=clock)
         assert (_rows(db, cid)["api-2"].started_at or 0) >= waiting.not_before
         with db.reading() as conn:
             texts = [e.message for e in event_repo.list_events(conn, None, cluster_id=cid)]
@@ -114,11 +100,11 @@ async def test_replicas_start_restart_and_move_off_a_lost_host(db: Database) -> 
         await asyncio.sleep(0.05)
         killed = clock.now()
         provider.replicas.kill(replica_key(cid, "api-2"))
-        await _until(clock, lambda: not _rows(db, cid)["api-2"].ready)
+        await until(lambda: not _rows(db, cid)["api-2"].ready, clock=clock)
         waiting = _rows(db, cid)["api-2"]
         assert waiting.restarts == 3 and waiting.not_before is not None
         assert killed + 10.0 <= waiting.not_before < killed + 20.0
-        await _until(clock, lambda: _rows(db, cid)["api-2"].ready)
+        await until(lambda: _rows(db, cid)["api-2"].ready, clock=clock)
         with db.reading() as conn:
             texts = [e.message for e in event_repo.list_events(conn, None, cluster_id=cid)]
         assert any("api-2's container exited; restart 3 in 10 s" in t for t in texts)
@@ -130,7 +116,9 @@ async def test_replicas_start_restart_and_move_off_a_lost_host(db: Database) -> 
         assert lost_host is not None
         spare = next(n for n in nodes if n not in {r.node for r in before.values()})
         await provider.fail_host(lost_host)
-        await _until(clock, lambda: _rows(db, cid)["api-1"].node != victim.node, limit_s=30)
+        moved_at = clock.now()
+        await until(lambda: _rows(db, cid)["api-1"].node != victim.node, clock=clock)
+        assert clock.now() - moved_at < 30  # engine seconds (the manual clock), not wall time
         after = _rows(db, cid)
         assert after["api-1"].node == spare and after["api-1"].ready
         assert after["api-2"].node == before["api-2"].node  # the others stay
@@ -150,11 +138,11 @@ async def test_replicas_start_restart_and_move_off_a_lost_host(db: Database) -> 
         assert all(r.ready for r in _rows(db, cid).values())
 
         # Scale-in by a new document: api-3 stopped and its row dropped.
-        await _until(clock, lambda: _cluster_settled(db, cid))
+        await until(lambda: _cluster_settled(db, cid), clock=clock)
         sub = await asyncio.to_thread(
             rig.service.update, ADMIN, "svc", DOC.replace("REPLICAS", "2")
         )
-        await _until(clock, lambda: sorted(_rows(db, cid)) == ["api-1", "api-2"])
+        await until(lambda: sorted(_rows(db, cid)) == ["api-1", "api-2"], clock=clock)
         states = await provider.replicas.replica_states([replica_key(cid, "api-3")])
         assert states[replica_key(cid, "api-3")].value == "LOST"
     finally:
@@ -177,12 +165,12 @@ async def test_a_runtime_that_forgot_its_containers_restarts_them_in_place(db: D
     try:
         sub = await asyncio.to_thread(rig.service.create, ADMIN, DOC.replace("REPLICAS", "3"))
         cid = sub.cluster.id
-        await _until(clock, lambda: len(_rows(db, cid)) == 3)
-        await _until(clock, lambda: all(r.ready for r in _rows(db, cid).values()))
+        await until(lambda: len(_rows(db, cid)) == 3, clock=clock)
+        await until(lambda: all(r.ready for r in _rows(db, cid).values()), clock=clock)
         before = _rows(db, cid)
         for key in [replica_key(cid, r) for r in before]:
             await provider.replicas.stop_replica(key)
-        await _until(clock, lambda: provider.replicas.starts == 6, step=0.2)
+        await until(lambda: provider.replicas.starts == 6, clock=clock, step_s=0.2)
         after = _rows(db, cid)
         assert {r: x.node for r, x in after.items()} == {r: x.node for r, x in before.items()}
         assert all(x.ready and x.restarts == 0 for x in after.values())
@@ -220,7 +208,7 @@ async def test_a_reason_a_refusal_keeps_is_told_once(db: Database) -> None:
     try:
         sub = await asyncio.to_thread(rig.service.create, ADMIN, TWO_GROUPS)
         cid = sub.cluster.id
-        await _until(clock, lambda: len(_rows(db, cid)) == 6)
+        await until(lambda: len(_rows(db, cid)) == 6, clock=clock)
         with db.reading() as conn:
             nodes = {n.name: n for n in node_repo.list_nodes(conn, cid)}
 
@@ -234,9 +222,9 @@ async def test_a_reason_a_refusal_keeps_is_told_once(db: Database) -> None:
 
         assert nodes["edge-1"].host is not None and nodes["ctl-1"].host is not None
         await provider.fail_host(nodes["edge-1"].host)
-        await _until(clock, lambda: any("front" in w for w in warnings()))
+        await until(lambda: any("front" in w for w in warnings()), clock=clock)
         await provider.fail_host(nodes["ctl-1"].host)
-        await _until(clock, lambda: any("api" in w for w in warnings()))
+        await until(lambda: any("api" in w for w in warnings()), clock=clock)
         told = warnings()
         front = [w for w in told if "front" in w]
         assert len(front) == len(set(front)) == 1, told

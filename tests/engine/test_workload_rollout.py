@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Callable
 
 from shoal.clock import ManualClock
 from shoal.engine.nodework import RetryPolicy
@@ -24,6 +23,7 @@ from shoal.store.database import Database
 from shoal.store.workload_rollouts import RolloutRow
 from shoal.store.workloads import ReplicaRow
 from tests.engine.support import ADMIN, Rig, make_rig
+from tests.support.polling import until
 
 DOC = """
 name: svc
@@ -72,16 +72,6 @@ def _settled(db: Database, cid: str) -> bool:
     return c is not None and c.lock_action_id is None
 
 
-async def _until(clock: ManualClock, what: Callable[[], bool], *, step: float = 0.5) -> None:
-    """Advance the engine's clock by `step` until `what` holds (generous for a loaded box)."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + 60
-    while not what():
-        assert loop.time() < deadline, "never happened"
-        clock.advance(step)
-        await asyncio.sleep(0.02)
-
-
 def _phase(db: Database, cid: str, phase: WorkloadPhase, revision: str | None = None) -> bool:
     r = _rollout(db, cid)
     return (
@@ -97,8 +87,8 @@ async def test_rolls_in_batches_and_rolls_back_a_refused_image(db: Database) -> 
     try:
         sub = await asyncio.to_thread(rig.service.create, ADMIN, _doc("img:1", 2))
         cid = sub.cluster.id
-        await _until(clock, lambda: len(_rows(db, cid)) == 4 and _settled(db, cid))
-        await _until(clock, lambda: all(r.ready for r in _rows(db, cid).values()))
+        await until(lambda: len(_rows(db, cid)) == 4 and _settled(db, cid), clock=clock)
+        await until(lambda: all(r.ready for r in _rows(db, cid).values()), clock=clock)
         first = _rollout(db, cid)
         assert first is not None and first.phase is WorkloadPhase.COMPLETE
         r1 = first.target.revision
@@ -108,7 +98,7 @@ async def test_rolls_in_batches_and_rolls_back_a_refused_image(db: Database) -> 
 
         # An image change: two batches of two, every replica on its own server again.
         await asyncio.to_thread(rig.service.update, ADMIN, "svc", _doc("img:2", 2))
-        await _until(clock, lambda: _phase(db, cid, WorkloadPhase.COMPLETE, r1))
+        await until(lambda: _phase(db, cid, WorkloadPhase.COMPLETE, r1), clock=clock)
         done = _rollout(db, cid)
         assert done is not None and done.batches == 2 and done.previous is not None
         r2 = done.target.revision
@@ -129,9 +119,9 @@ async def test_rolls_in_batches_and_rolls_back_a_refused_image(db: Database) -> 
 
         # An image the runtime refuses: the first batch fails, every replica back on img:2.
         provider.replicas.refuse("img:bad")
-        await _until(clock, lambda: _settled(db, cid))
+        await until(lambda: _settled(db, cid), clock=clock)
         await asyncio.to_thread(rig.service.update, ADMIN, "svc", _doc("img:bad", 2))
-        await _until(clock, lambda: _phase(db, cid, WorkloadPhase.ROLLED_BACK))
+        await until(lambda: _phase(db, cid, WorkloadPhase.ROLLED_BACK), clock=clock)
         back = _rollout(db, cid)
         assert back is not None and back.previous is not None
         assert back.previous.revision == r2 and back.reason is not None
@@ -148,8 +138,8 @@ async def test_rolls_in_batches_and_rolls_back_a_refused_image(db: Database) -> 
         # It stays rolled back: a killed container restarts with the previous template.
         starts = provider.replicas.starts
         provider.replicas.kill(replica_key(cid, "api-1"))
-        await _until(
-            clock, lambda: provider.replicas.starts > starts and _rows(db, cid)["api-1"].ready
+        await until(
+            lambda: provider.replicas.starts > starts and _rows(db, cid)["api-1"].ready, clock=clock
         )
         assert provider.replicas.revision_of(replica_key(cid, "api-1")) == r2
         still = _rollout(db, cid)
@@ -166,8 +156,8 @@ async def test_an_engine_restart_resumes_a_rollout(db: Database) -> None:
     try:
         sub = await asyncio.to_thread(rig.service.create, ADMIN, _doc("img:1", 1))
         cid = sub.cluster.id
-        await _until(clock, lambda: len(_rows(db, cid)) == 4 and _settled(db, cid))
-        await _until(clock, lambda: all(r.ready for r in _rows(db, cid).values()))
+        await until(lambda: len(_rows(db, cid)) == 4 and _settled(db, cid), clock=clock)
+        await until(lambda: all(r.ready for r in _rows(db, cid).values()), clock=clock)
         starts = provider.replicas.starts
         await asyncio.to_thread(rig.service.update, ADMIN, "svc", _doc("img:2", 1))
 
@@ -175,7 +165,7 @@ async def test_an_engine_restart_resumes_a_rollout(db: Database) -> None:
             r = _rollout(db, cid)
             return r is not None and r.phase is WorkloadPhase.ROLLING and r.batches >= 1
 
-        await _until(clock, mid, step=0.2)
+        await until(mid, clock=clock, step_s=0.2)
     finally:
         await rig.engine.stop()
     stopped = _rollout(db, cid)
@@ -185,7 +175,7 @@ async def test_an_engine_restart_resumes_a_rollout(db: Database) -> None:
     rig = _rig(db, provider, clock)
     await rig.engine.start()
     try:
-        await _until(clock, lambda: _phase(db, cid, WorkloadPhase.COMPLETE))
+        await until(lambda: _phase(db, cid, WorkloadPhase.COMPLETE), clock=clock)
         done = _rollout(db, cid)
         assert done is not None and done.batches == 4
         # Each replica replaced exactly once over both engines: nothing started over.

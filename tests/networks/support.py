@@ -8,7 +8,6 @@ import contextlib
 import os
 import random
 import signal
-import socket
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -18,6 +17,7 @@ from shoal.model.networks import NetworkSpec
 from shoal.providers.local import netfilter
 from shoal.providers.networking import ClusterNetworks, ServerAddress
 from shoal.store.records import NodeRecord
+from tests.support import ports
 from tests.support.records import node_record
 
 
@@ -83,9 +83,8 @@ class Serving:
 
 
 def free_port(address: str) -> int:
-    with socket.socket() as s:
-        s.bind((address, 0))
-        return int(s.getsockname()[1])
+    """A port free on `address`, handed to no other test process (tests/support/ports.py)."""
+    return ports.free_port(address)
 
 
 async def connect(source: str, address: str, port: int, timeout: float = 5.0) -> str:

@@ -35,7 +35,8 @@ from shoal.providers.sim.provider import SimProvider
 from shoal.store import network_addresses as address_repo
 from shoal.store.database import Database
 from tests.engine.support import ADMIN, decided_at, make_rig
-from tests.engine.test_deployments import rows, runs_of, until
+from tests.engine.test_deployments import rows, runs_of
+from tests.support.polling import until
 
 DOC = """
 name: addr

@@ -28,6 +28,7 @@ from tests.networks.support import (
     networking,
     server_node,
 )
+from tests.support.polling import until
 
 pytestmark = pytest.mark.asyncio
 
@@ -98,17 +99,17 @@ async def _bodies(vip: str, port: int, n: int) -> set[str]:
     return seen
 
 
-async def _until(vip: str, port: int, wanted: set[str], deadline_s: float = 30.0) -> set[str]:
+async def _until(vip: str, port: int, wanted: set[str]) -> set[str]:
     """Ask through the VIP until the answers are exactly `wanted` (a bounded wait)."""
-    loop = asyncio.get_running_loop()
-    end = loop.time() + deadline_s
-    seen: set[str] = set()
-    while loop.time() < end:
-        seen = await _bodies(vip, port, 8)
-        if seen == wanted:
-            return seen
-        await asyncio.sleep(0.05)
-    return seen
+    last: set[str] = set()
+
+    async def answered() -> set[str] | None:
+        nonlocal last
+        last = await _bodies(vip, port, 8)
+        return last if last == wanted else None
+
+    found = await until(answered, lambda: f"answers {wanted} (last {last})", every_s=0.05)
+    return found
 
 
 async def test_balancer_follows_members_and_checks_health(tmp_path: Path) -> None:

@@ -22,7 +22,8 @@ from shoal.providers.sim.provider import SimProvider
 from shoal.service.queries import Queries
 from shoal.store.database import Database
 from tests.engine.support import ADMIN, make_rig, managed_at
-from tests.engine.test_deployments import rows, runs_of, until
+from tests.engine.test_deployments import rows, runs_of
+from tests.support.polling import until
 
 DOC = """
 name: addrs
@@ -118,12 +119,14 @@ async def test_on_sim_the_deployment_runs_and_the_outputs_resolve(db: Database) 
             return {o.name: o.value for o in got if o.status == "ready"}
 
         # Manager passes (each on the manual clock) until the sync applied and recorded.
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + 60.0
-        while len(await asyncio.to_thread(outputs)) < 3:
-            assert loop.time() < deadline, f"pending: {outputs()}"
+        async def recorded_three() -> bool:
+            if len(await asyncio.to_thread(outputs)) >= 3:
+                return True
             clock.advance(manager.tick_s)
             await managed_at(rig, clock, clock.now())
+            return False
+
+        await until(recorded_three, lambda: f"three outputs ready: {outputs()}")
         recorded = await provider.networking.addresses(
             ClusterNetworks(
                 cid,

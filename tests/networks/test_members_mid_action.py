@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import httpx
@@ -27,6 +27,7 @@ from shoal.store import actions as action_repo
 from shoal.store.database import Database
 from tests.databases import database_url
 from tests.engine.support import ADMIN
+from tests.support.polling import until
 from tests.support.server import free_port
 
 
@@ -74,15 +75,6 @@ def _served(vip: str, port: int) -> set[str]:
     return names
 
 
-async def _until(what: Callable[[], bool], timeout: float = 90.0) -> None:
-    """Poll a positive condition (bounded: a bug fails the test instead of hanging it)."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not await asyncio.to_thread(what):
-        assert loop.time() < deadline, "not reached in time"
-        await asyncio.sleep(0.1)
-
-
 async def test_a_new_member_serves_before_the_scale_out_ends(
     sqlite: Database, tmp_path: Path
 ) -> None:
@@ -126,9 +118,9 @@ async def test_a_new_member_serves_before_the_scale_out_ends(
         sub = await asyncio.to_thread(service.create, ADMIN, json.dumps(document))
         cid = sub.cluster.id
         vips = home / "networking" / cid / "vips.json"
-        await _until(vips.exists)
+        await until(vips.exists, every_s=0.1, in_thread=True)
         vip = json.loads(vips.read_text())["front"]
-        await _until(lambda: _served(vip, listen) == {"web-1"})
+        await until(lambda: _served(vip, listen) == {"web-1"}, every_s=0.1, in_thread=True)
 
         out = await asyncio.to_thread(
             lambda: service.scale(ADMIN, cid, out=True, count=2, nodegroup="web")
@@ -141,24 +133,34 @@ async def test_a_new_member_serves_before_the_scale_out_ends(
             return found.status
 
         # web-3's create is held, so the action runs on; web-2 must serve meanwhile.
-        await _until(lambda: "web-2" in _served(vip, listen))
+        await until(lambda: "web-2" in _served(vip, listen), every_s=0.1, in_thread=True)
         assert action_status() not in (ActionStatus.SUCCEEDED, ActionStatus.FAILED)
         assert "web-3" not in _served(vip, listen)
 
         provider.release.set()
-        await _until(lambda: action_status() is ActionStatus.SUCCEEDED)
-        await _until(lambda: _served(vip, listen) == {"web-1", "web-2", "web-3"})
+        await until(lambda: action_status() is ActionStatus.SUCCEEDED, every_s=0.1, in_thread=True)
+        await until(
+            lambda: _served(vip, listen) == {"web-1", "web-2", "web-3"}, every_s=0.1, in_thread=True
+        )
 
         # A scale-in whose deletes are held: the victims leave the pool before it ends.
         back = await asyncio.to_thread(
             lambda: service.scale(ADMIN, cid, out=False, count=2, nodegroup="web")
         )
-        await _until(lambda: _served(vip, listen) == {"web-1"})
+        await until(lambda: _served(vip, listen) == {"web-1"}, every_s=0.1, in_thread=True)
         assert _status(sqlite, back.action.id) not in (ActionStatus.SUCCEEDED, ActionStatus.FAILED)
         provider.deletes.set()
-        await _until(lambda: _status(sqlite, back.action.id) is ActionStatus.SUCCEEDED)
+        await until(
+            lambda: _status(sqlite, back.action.id) is ActionStatus.SUCCEEDED,
+            every_s=0.1,
+            in_thread=True,
+        )
         gone = await asyncio.to_thread(service.delete, ADMIN, cid)
-        await _until(lambda: _status(sqlite, gone.action.id) is ActionStatus.SUCCEEDED)
+        await until(
+            lambda: _status(sqlite, gone.action.id) is ActionStatus.SUCCEEDED,
+            every_s=0.1,
+            in_thread=True,
+        )
     finally:
         provider.release.set()
         provider.deletes.set()

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from shoal.providers.local import balancer, netfilter
 from shoal.providers.local.networking import LocalNetworking
 from shoal.providers.networking import NetworkToolsMissingError
 from tests.networks.support import cluster, networking
@@ -34,13 +33,10 @@ ports: [{server: web, network: app, security_groups: [g]}]
 """
 
 
-async def test_missing_tools_name_their_packages(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(balancer.shutil, "which", lambda _name: None)
-    monkeypatch.setattr(balancer.os, "access", lambda *_a: False)
-    monkeypatch.setattr(netfilter.shutil, "which", lambda _name: None)
-    net = LocalNetworking(tmp_path)
+async def test_missing_tools_name_their_packages(tmp_path: Path) -> None:
+    bare = tmp_path / "bin"  # a machine's programs without haproxy and nft
+    bare.mkdir()
+    net = LocalNetworking(tmp_path, search=str(bare))
     servers = [("web-1", "web", "127.9.9.2")]
     with pytest.raises(NetworkToolsMissingError) as lb:
         await net.apply(cluster(networking(DOC + LB), servers, uuid.uuid4().hex))

@@ -67,7 +67,7 @@ async def test_nova_takes_the_request_id_as_its_global_request_id(api: Api, nova
         "/v1/clusters", content=DOC, headers={**api.auth, "X-Openstack-Request-Id": GIVEN}
     )
     assert r.status_code == 202, r.text
-    action = await api.wait(r.json()["action"]["id"], timeout=180)
+    action = await api.wait(r.json()["action"]["id"])
     assert action["status"] == "SUCCEEDED", action
     assert action["request_id"] == GIVEN
 
@@ -80,4 +80,4 @@ async def test_nova_takes_the_request_id_as_its_global_request_id(api: Api, nova
     assert len(set(found)) == len(found)
     r = await api.call("DELETE", "/v1/clusters/followed")
     assert r.status_code == 202, r.text
-    assert (await api.wait(r.json()["action"]["id"], timeout=180))["status"] == "SUCCEEDED"
+    assert (await api.wait(r.json()["action"]["id"]))["status"] == "SUCCEEDED"

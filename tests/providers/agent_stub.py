@@ -7,7 +7,6 @@ Runs in a thread so the agents (other processes) can reach it while a test await
 
 from __future__ import annotations
 
-import asyncio
 import json
 import threading
 from collections.abc import Iterator
@@ -18,6 +17,7 @@ from typing import Any
 
 from shoal.model.heat_agent import default_config_id, parse_signal, server_metadata
 from shoal.model.software import DeploymentSignal, ResolvedDeployment
+from tests.support.polling import until
 
 
 @dataclass
@@ -48,20 +48,17 @@ class AgentStub:
         with self.lock:
             return [s for run_id, s in self.signals if run_id == run]
 
-    async def wait_signal(self, r: ResolvedDeployment, timeout_s: float = 90.0) -> DeploymentSignal:
+    async def wait_signal(self, r: ResolvedDeployment) -> DeploymentSignal:
         """The first signal for `r`'s run, polled with a generous deadline."""
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout_s
-        while True:
-            found = self.signals_for(r)
-            if found:
-                return found[0]
-            if loop.time() > deadline:
-                raise AssertionError(
-                    f"no signal for {r.deployment} ({r.action}) after {timeout_s}s; "
-                    f"{self.metadata_gets} metadata requests, signals: {self.signals}"
-                )
-            await asyncio.sleep(0.05)
+        found = await until(
+            lambda: self.signals_for(r),
+            lambda: (
+                f"a signal for {r.deployment} ({r.action}); {self.metadata_gets} metadata "
+                f"requests, signals: {self.signals}"
+            ),
+            every_s=0.05,
+        )
+        return found[0]
 
 
 class _Handler(BaseHTTPRequestHandler):

@@ -7,7 +7,6 @@ import json
 import os
 import shlex
 import signal
-import socket
 import sys
 import urllib.request
 from pathlib import Path
@@ -18,6 +17,7 @@ from shoal.model.inventory import Flavor, Image, Inventory
 from shoal.model.profile import ServerProfile, VolumeProfile
 from shoal.providers.base import ServerRequest, VolumeRequest
 from shoal.providers.local import isolation, processes
+from tests.support.ports import free_port as free_port  # re-exported for provider tests
 
 TINY = CLASSIC_FLAVORS[0]
 
@@ -43,13 +43,6 @@ def web_image() -> Image:
 
 def profile(image: Image = CIRROS, flavor: Flavor = TINY) -> ServerProfile:
     return ServerProfile(flavor, image)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 def zone_of(host: str) -> str:

@@ -33,6 +33,7 @@ from shoal.providers.errors import PermanentError
 from shoal.providers.local import LocalProvider
 from shoal.providers.local.agents import AgentInstall, AgentLayout, prepare
 from shoal.providers.local.options import LocalOptions
+from tests.support.polling import until
 
 from .agent_stub import AgentStub, agent_stub
 from .support import (
@@ -195,11 +196,7 @@ async def test_agents_die_with_a_server_process_killed_behind_shoals_back(
     await stub.wait_signal(hello())
     agent = int(server.details["agent_pid"])
     os.kill(int(server.details["pid"]), signal.SIGKILL)
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + 30.0
-    while pid_alive(agent) and loop.time() < deadline:
-        await asyncio.sleep(0.05)
-    assert not pid_alive(agent)
+    await until(lambda: not pid_alive(agent), f"the agent chain {agent} to end", every_s=0.05)
     assert processes_with_key(server.key) == []
 
 

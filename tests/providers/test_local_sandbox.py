@@ -8,6 +8,8 @@ Real processes, real bwrap (Debian `bubblewrap`); these tests fail, not skip, wi
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import urllib.error
 from dataclasses import replace
 from pathlib import Path
@@ -135,16 +137,27 @@ async def test_a_log_or_www_swapped_for_a_link_serves_nothing(
     assert secret.read_text() == SECRET and not (workdir / LOG_NAME).is_symlink()
 
 
-def test_without_bwrap_the_provider_refuses_naming_the_package(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("PATH", str(tmp_path))
+def test_without_bwrap_the_provider_refuses_naming_the_package(tmp_path: Path) -> None:
     with pytest.raises(SandboxUnavailableError, match="bubblewrap"):
-        Sandbox.find()
-    with pytest.raises(SandboxUnavailableError, match="bubblewrap"):
-        LocalProvider(tmp_path / "local")
-    off = LocalProvider(tmp_path / "local", None, LocalOptions(sandbox="off"))
-    assert not off.confinement.sandboxed
+        Sandbox.find(environ={"PATH": str(tmp_path)})
+    # The provider, in a process whose PATH has no bwrap (as a machine without the package):
+    make = (
+        "from shoal.providers.local.provider import LocalProvider as P;"
+        "from shoal.providers.local.options import LocalOptions as O;"
+        "print('sandboxed', P({!r}, None, O({})).confinement.sandboxed)"
+    )
+    for options, refused in (("", True), ("sandbox='off'", False)):
+        done = subprocess.run(
+            [sys.executable, "-c", make.format(str(tmp_path / "local"), options)],
+            env={**os.environ, "PATH": str(tmp_path)},
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert (done.returncode != 0) is refused, done.stderr
+        assert ("SandboxUnavailableError" in done.stderr) is refused, done.stderr
+        assert ("bubblewrap" in done.stderr) is refused, done.stderr
+        assert ("sandboxed False" in done.stdout) is not refused, done.stdout
 
 
 def test_shoal_never_writes_through_a_link_in_a_nodes_tree(

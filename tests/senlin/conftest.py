@@ -3,7 +3,6 @@ store and the sim provider, reached through httpx's ASGI transport at /clusterin
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -18,6 +17,7 @@ from shoal.clock import Clock
 from shoal.runtime import Runtime
 from shoal.settings import Settings
 from tests.databases import migrated_database_url
+from tests.support.polling import until
 
 TERMINAL = ("SUCCEEDED", "FAILED", "CANCELLED")
 
@@ -65,15 +65,13 @@ class Senlin:
         assert r.status_code == expect, r.text
         return r.json() if r.content else None
 
-    async def wait(self, action_id: str, timeout: float = 60.0) -> dict[str, Any]:
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
-        while True:
+    async def wait(self, action_id: str) -> dict[str, Any]:
+        async def ended() -> dict[str, Any] | None:
             action: dict[str, Any] = (await self.ok("GET", f"/actions/{action_id}"))["action"]
-            if action["status"] in TERMINAL:
-                return action
-            assert loop.time() < deadline, f"action {action_id} still {action['status']}"
-            await asyncio.sleep(0.02)
+            return action if action["status"] in TERMINAL else None
+
+        action: dict[str, Any] = await until(ended, f"action {action_id} to end")
+        return action
 
     async def accepted(self, method: str, path: str, **kw: Any) -> tuple[dict[str, Any], str]:
         """A 202 and its action, waited for; the body and the action id."""

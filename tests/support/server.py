@@ -12,18 +12,19 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import signal
-import socket
 import subprocess
 import sys
-import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import httpx
 
 from shoal.providers.local import isolation
+from tests.support.polling import eventually as eventually  # re-exported for server tests
+from tests.support.ports import free_port as free_port
 
 REPO = Path(__file__).resolve().parents[2]
 SRC = REPO / "src"
@@ -34,25 +35,12 @@ START_TIMEOUT_S = 180.0
 ACTION_TIMEOUT_S = 300.0
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
-def eventually(
-    check: Callable[[], Any], *, timeout_s: float = ACTION_TIMEOUT_S, every_s: float = 0.1
-) -> Any:
-    """Call `check` until it returns something truthy; fail with its last answer on timeout."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        result = check()
-        if result:
-            return result
-        if time.monotonic() >= deadline:
-            raise AssertionError(f"condition not met within {timeout_s}s (last: {result!r})")
-        time.sleep(every_s)
+def healthy(url: str) -> bool:
+    """Whether the server at `url` answers `GET /healthz` now."""
+    try:
+        return httpx.get(f"{url}/healthz", timeout=1.0).status_code == 200
+    except httpx.TransportError:
+        return False
 
 
 def wait_healthy(
@@ -60,16 +48,12 @@ def wait_healthy(
 ) -> None:
     """Until the server at `url` answers `GET /healthz`; fail with its log if its process ends
     first or the time runs out (for servers a test starts itself, e.g. `shoal server`)."""
-    deadline = time.monotonic() + timeout_s
-    while True:
+
+    def up() -> bool:
         assert proc.poll() is None, log.read_text()
-        try:
-            if httpx.get(f"{url}/healthz", timeout=1.0).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        assert time.monotonic() < deadline, log.read_text()
-        time.sleep(0.05)
+        return healthy(url)
+
+    eventually(up, timeout_s=timeout_s, every_s=0.05, what=log.read_text)
 
 
 class ServerProcess:
@@ -101,19 +85,19 @@ class ServerProcess:
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
             )
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while True:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"server exited with {self.proc.returncode}:\n{self.log_tail()}")
-            try:
-                if httpx.get(f"{self.url}/healthz", timeout=1.0).status_code == 200:
-                    return self
-            except httpx.TransportError:
-                pass
-            if time.monotonic() >= deadline:
-                self.kill()
-                raise RuntimeError(f"server did not answer /healthz:\n{self.log_tail()}")
-            time.sleep(0.05)
+        proc = self.proc
+
+        def up() -> bool:
+            if proc.poll() is not None:
+                raise RuntimeError(f"server exited with {proc.returncode}:\n{self.log_tail()}")
+            return healthy(self.url)
+
+        try:
+            eventually(up, timeout_s=START_TIMEOUT_S, every_s=0.05, what="/healthz to answer")
+        except AssertionError:
+            self.kill()
+            raise RuntimeError(f"server did not answer /healthz:\n{self.log_tail()}") from None
+        return self
 
     def kill(self) -> None:
         """kill -9 the server's process group, as a crash would; waits until it is gone."""
@@ -183,16 +167,36 @@ def server_env(
 def sweep_local_nodes(home: Path) -> None:
     """SIGKILL every node process the local provider under `home` recorded and left running,
     and remove the networks of its nodes (issue 39)."""
-    for path in (home / "local" / "resources").glob("*.json"):
+    sweep_provider_home(home / "local")
+
+
+def sweep_provider_home(provider_home: Path) -> None:
+    """SIGKILL every node and agent-chain process a local provider's own home (its `resources`
+    beside its `slots`) recorded and left running, and remove its nodes' networks (issue 39)."""
+    for path in (provider_home / "resources").glob("*.json"):
         try:
             data = json.loads(path.read_text())
         except (OSError, ValueError):
             continue
-        pid, key = data.get("pid"), data.get("key", "")
-        if isinstance(pid, int) and key and _carries(pid, key):
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(pid, signal.SIGKILL)
-    isolation.remove_home(home / "local")
+        key = data.get("key", "")
+        for pid in (data.get("pid"), data.get("agent_pid")):
+            if isinstance(pid, int) and key and _carries(pid, key):
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(pid, signal.SIGKILL)
+    isolation.remove_home(provider_home)
+
+
+def release_local_homes(root: Path) -> None:
+    """Sweep every local provider's home under `root` and drop its address slots, so the
+    machine-wide claims on its loopback addresses lapse (providers/local/slots.py) and the
+    tests after this one, in this process or another, find the addresses free: a test's
+    directory outlives it, and a home left with its slots would hold them until pytest removes
+    it sessions later."""
+    for slots in root.rglob("slots"):
+        provider_home = slots.parent
+        if slots.is_dir() and (provider_home / "resources").is_dir():
+            sweep_provider_home(provider_home)
+            shutil.rmtree(slots, ignore_errors=True)
 
 
 def _carries(pid: int, key: str) -> bool:

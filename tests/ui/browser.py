@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,8 @@ from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.remote.webelement import WebElement
+
+from tests.support.polling import eventually
 
 REPO = Path(__file__).resolve().parents[2]
 DOCS_SHOTS = REPO / "docs" / "ui"
@@ -76,19 +77,29 @@ def start_chromium(width: int = 1366, height: int = 900) -> WebDriver:
 
 
 def until(driver: WebDriver, check: Callable[[], Any], what: str, timeout_s: float = WAIT_S) -> Any:
-    """Call `check` until it returns something truthy; fail naming `what` on timeout."""
-    deadline = time.monotonic() + timeout_s
-    last: Any = None
-    while True:
+    """Call `check` until it returns something truthy (a page being redrawn under it counts
+    as not yet); fail naming `what` in the browser on timeout."""
+
+    def seen() -> Any:
         try:
-            last = check()
+            return check()
         except (StaleElementReferenceException, WebDriverException) as e:
-            last = e
-        if last and not isinstance(last, Exception):
-            return last
-        if time.monotonic() >= deadline:
-            raise AssertionError(f"not seen in the browser within {timeout_s}s: {what} ({last!r})")
-        time.sleep(0.2)
+            return _Missed(e)
+
+    return eventually(seen, f"in the browser: {what}", timeout_s=timeout_s, every_s=0.2)
+
+
+class _Missed:
+    """The browser's error while the page changed: falsy, and shown at the deadline."""
+
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+
+    def __bool__(self) -> bool:
+        return False
+
+    def __repr__(self) -> str:
+        return repr(self.error)
 
 
 def find(driver: WebDriver | WebElement, css: str) -> list[WebElement]:

@@ -8,8 +8,6 @@ on time.
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from typing import Any, TypeVar
 
 import httpx
@@ -17,6 +15,7 @@ from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.remote.webdriver import WebDriver
 
+from tests.support.polling import eventually
 from tests.support.server import REPO, wait_ok
 from tests.ui.browser import (
     click,
@@ -55,17 +54,6 @@ def chips(driver: WebDriver, status: str | None = None) -> list[dict[str, str]]:
 
 def _all_ready(replicas: list[dict[str, Any]], count: int) -> list[dict[str, Any]] | None:
     return replicas if len(replicas) == count and all(r["ready"] for r in replicas) else None
-
-
-def poll(what: Callable[[], T | None], label: str, timeout_s: float = 180.0) -> T:
-    """`what()` once it is not None, asked every 0.2 s (bounded: a bug fails, not hangs)."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        found = what()
-        if found is not None:
-            return found
-        assert time.monotonic() < deadline, f"never saw {label}"
-        time.sleep(0.2)
 
 
 def plan(driver: WebDriver, document: str) -> None:
@@ -357,7 +345,9 @@ def test_crowded_hosts_are_drawn_as_counts_until_opened(
     # The cluster page shows the workload's replicas: node and readiness as the API has them.
     with server.client() as c:
         url = "/v1/clusters/crowd/workloads"
-        replicas = poll(lambda: _all_ready(c.get(url).json()["replicas"], 2), "ready replicas")
+        replicas = eventually(
+            lambda: _all_ready(c.get(url).json()["replicas"], 2), "ready replicas", every_s=0.2
+        )
     go(browser, "#/cluster/crowd")
     visible(browser, "#replicas-table")
     shown = {
@@ -451,7 +441,7 @@ def test_sign_in_hides_the_navigation_and_deployments_have_their_sections(
         rows = client.get(f"/v1/clusters/{cid}/deployments").json()["deployments"]
         return rows if len(rows) == 2 and all(d["status"] == "COMPLETE" for d in rows) else None
 
-    poll(completed, "both deployments COMPLETE")
+    eventually(completed, "both deployments COMPLETE")
     go(browser, f"#/cluster/{cid}")
     visible(browser, "#h-deps", "the deployments section")
     rows = until(browser, lambda: find(browser, "table.deployments tr[data-deployment]"), "rows")

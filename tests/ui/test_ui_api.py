@@ -6,16 +6,17 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from dataclasses import replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from tests.api.conftest import Api
+from shoal.store.database import Database
+from tests.api.conftest import Api, served
 from tests.ui.docs import BROKEN, DEMO, TOO_SPREAD, one_group, text
 
 REPO = Path(__file__).resolve().parents[2]
+TOPOLOGY = "/ui/api/topology"
 ASSET_REF = re.compile(r'(?:src|href)="(/ui/static/[^"]+)"')
 
 
@@ -114,7 +115,7 @@ async def test_a_tenant_sees_only_its_own_nodes_and_no_host_capacity(api: Api) -
 
 
 async def test_above_the_drawn_maximum_the_topology_counts_in_sql_the_same_numbers(
-    api: Api, monkeypatch: pytest.MonkeyPatch
+    api: Api, db: Database, tmp_path: Path
 ) -> None:
     """Issue 23: above `topology_max_drawn` nodes the topology loads no node and counts per
     host and status in SQL; its numbers are those of the full view, for an admin, one cluster
@@ -135,9 +136,17 @@ async def test_above_the_drawn_maximum_the_topology_counts_in_sql_the_same_numbe
         return hosts, shape["unplaced_counts"], shape["total_nodes"]
 
     asks = [(api, {}), (api, {"cluster": demo["id"]}), (tenant, {})]
-    full = [(await who.call("GET", "/ui/api/topology", params=q)).json() for who, q in asks]
-    monkeypatch.setattr(api.runtime.settings, "topology_max_drawn", 2)
-    short = [(await who.call("GET", "/ui/api/topology", params=q)).json() for who, q in asks]
+
+    async def topologies(**limits: int) -> list[dict[str, Any]]:
+        """The three views from a server over the same store with these limits."""
+        async with served(db, tmp_path / f"views-{len(limits)}", api.token, **limits) as other:
+            return [
+                (await replace(who, http=other.http).call("GET", TOPOLOGY, params=q)).json()
+                for who, q in asks
+            ]
+
+    full = await topologies()
+    short = await topologies(topology_max_drawn=2)
     assert [numbers(s) for s in short] == [numbers(f) for f in full]
     assert [f["total_nodes"] for f in full] == [8, 5, 3]
     assert [f["summarised"] for f in full] == [False] * 3
@@ -163,8 +172,7 @@ async def test_above_the_drawn_maximum_the_topology_counts_in_sql_the_same_numbe
             )
         return out
 
-    monkeypatch.setattr(api.runtime.settings, "topology_max_hosts", 1)
-    zoned = [(await who.call("GET", "/ui/api/topology", params=q)).json() for who, q in asks]
+    zoned = await topologies(topology_max_drawn=2, topology_max_hosts=1)
     assert [z["hosts_summarised"] for z in zoned] == [True] * 3
     assert all(not z["hosts"] for shape in zoned for z in shape["zones"])
     got = [

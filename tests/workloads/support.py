@@ -3,9 +3,6 @@ the replica rows, the events and the cluster's lock."""
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Callable
-
 from shoal.clock import ManualClock
 from shoal.engine.nodework import RetryPolicy
 from shoal.providers.sim.provider import SimProvider
@@ -38,13 +35,3 @@ def settled(db: Database, cid: str) -> bool:
     with db.reading() as conn:
         c = cluster_repo.get_cluster(conn, cid)
     return c is not None and c.lock_action_id is None
-
-
-async def until(clock: ManualClock, what: Callable[[], bool], *, step: float = 0.5) -> None:
-    """Advance the engine's clock by `step` until `what` holds (generous for a loaded box)."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + 120
-    while not what():
-        assert loop.time() < deadline, "never happened"
-        clock.advance(step)
-        await asyncio.sleep(0.02)

@@ -33,7 +33,8 @@ from shoal.store import agent_replicas as agent_repo
 from shoal.store import nodes as node_repo
 from shoal.store.database import Database
 from tests.engine.support import ADMIN
-from tests.workloads.support import events, rig_for, rows, settled, until
+from tests.support.polling import until
+from tests.workloads.support import events, rig_for, rows, settled
 
 SECRET = "s3cret-'Value'-$x"
 
@@ -223,10 +224,10 @@ async def test_replicas_delivered_through_the_metadata_and_signalled(db: Databas
         sub = await asyncio.to_thread(rig.service.create, ADMIN, DOC)
         cid = sub.cluster.id
         await until(
-            clock,
             lambda: (
                 settled(db, cid) and len(rows(db, cid)) == 2 and len(_served(db, svc, cid)) == 2
             ),
+            clock=clock,
         )
         served = _served(db, svc, cid)
         assert {e["node"] for e in served.values()} == {r.node for r in rows(db, cid).values()}
@@ -246,7 +247,7 @@ async def test_replicas_delivered_through_the_metadata_and_signalled(db: Databas
         # (a new config id, so heat-config runs it; a new label, so compose recreates it).
         before = served["api-2"]
         assert _signal(svc, before, 1) is DeploymentStatus.FAILED
-        await until(clock, lambda: _served(db, svc, cid)["api-2"]["id"] != before["id"])
+        await until(lambda: _served(db, svc, cid)["api-2"]["id"] != before["id"], clock=clock)
         again = _served(db, svc, cid)["api-2"]
         labels = json.loads(again["config"])["api"]["labels"]
         assert labels["shoal.generation"] == "2" and again["node"] == before["node"]
@@ -255,7 +256,7 @@ async def test_replicas_delivered_through_the_metadata_and_signalled(db: Databas
 
         # Scaled in: api-2's delivery leaves its server's metadata (its project is killed).
         await asyncio.to_thread(rig.service.scale_workload, ADMIN, "carried", "api", 1)
-        await until(clock, lambda: set(_served(db, svc, cid)) == {"api-1"})
+        await until(lambda: set(_served(db, svc, cid)) == {"api-1"}, clock=clock)
 
         # The secret was served, and is in no stored row, event or view.
         with db.reading() as conn:

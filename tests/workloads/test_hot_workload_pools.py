@@ -26,7 +26,8 @@ from shoal.providers.sim.provider import SimProvider
 from shoal.store import nodes as node_repo
 from shoal.store.database import Database
 from tests.engine.support import ADMIN
-from tests.workloads.support import rig_for, rows, settled, until
+from tests.support.polling import until
+from tests.workloads.support import rig_for, rows, settled
 
 TEMPLATE = """
 heat_template_version: 2018-08-31
@@ -159,13 +160,13 @@ async def test_the_pool_follows_the_workloads_ready_replicas_on_sim(db: Database
             )
 
         await until(
-            clock,
             lambda: (
                 settled(db, cid)
                 and len(rows(db, cid)) == 2
                 and all(r.ready for r in rows(db, cid).values())
                 and served() == expected()
             ),
+            clock=clock,
         )
         assert [x for x, _, _ in served()] == ["api-1", "api-2"]
         assert all(a for _, a, _ in served())
@@ -174,7 +175,7 @@ async def test_the_pool_follows_the_workloads_ready_replicas_on_sim(db: Database
 
         # api-2's container exits: out of the pool; back in once the keeper restarts it.
         provider.replicas.kill(replica_key(cid, "api-2"))
-        await until(clock, lambda: [x for x, _, _ in served()] == ["api-1"], step=0.2)
-        await until(clock, lambda: [x for x, _, _ in served()] == ["api-1", "api-2"])
+        await until(lambda: [x for x, _, _ in served()] == ["api-1"], clock=clock, step_s=0.2)
+        await until(lambda: [x for x, _, _ in served()] == ["api-1", "api-2"], clock=clock)
     finally:
         await rig.engine.stop()

@@ -5,15 +5,10 @@ a secret reaches `podman run`."""
 from __future__ import annotations
 
 import re
-import subprocess
-from typing import cast
 
-import pytest
-
-from shoal.model.workload_rollouts import ContainerRun, ReplicaTemplate
-from shoal.providers.local import podman, replicas
+from shoal.model.workload_rollouts import ContainerRun
 from shoal.providers.local.records import ServerRecord
-from shoal.providers.local.replicas import container_name, expand
+from shoal.providers.local.replicas import container_name, expand, run_argv
 
 
 def test_container_names_are_podman_names_and_distinct_per_key() -> None:
@@ -31,26 +26,12 @@ def test_dollar_paren_expansion_as_kubernetes() -> None:
     assert expand("$(UNKNOWN) ${PORT}", env) == "$(UNKNOWN) ${PORT}"  # left as written
 
 
-async def test_a_secret_is_given_to_podman_by_name_only(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_secret_is_given_to_podman_by_name_only() -> None:
     """`{secret}` env reaches `podman run` as `--env NAME` with its value in podman's own
     environment: never on the command line (`ps`, logs), nor expanded into command or args."""
-    calls: list[tuple[tuple[str, ...], dict[str, str]]] = []
-
-    def run(
-        found: object,
-        store: object,
-        *args: str,
-        extra_env: dict[str, str] | None = None,
-        **_: object,
-    ) -> subprocess.CompletedProcess[str]:
-        calls.append((args, dict(extra_env or {})))
-        return subprocess.CompletedProcess(list(args), 0, "", "")
-
-    monkeypatch.setattr(replicas, "_run", run)
     record = ServerRecord(
         "srv-1", "k", "ctl-1", "c", "h", "z", "img", "127.9.9.9", 0, 0, "/w", [], "/", 0.0
     )
-    server = replicas._Server(record, cast(podman.Store, None))
     c = ContainerRun(
         "api",
         "img",
@@ -58,11 +39,10 @@ async def test_a_secret_is_given_to_podman_by_name_only(monkeypatch: pytest.Monk
         env=(("MODE", "a"),),
         secret_env=(("PW", "s3cret"),),
     )
-    runtime = replicas.LocalReplicas(cast(replicas.Servers, None))
-    found = cast(podman.Podman, None)
-    await runtime._run_containers(found, server, "cid/api-1", ReplicaTemplate("r", (c,)))
-    argv, extra = next((a, e) for a, e in calls if a[0] == "run")
+    argv, extra = run_argv(record, "cid/api-1", "r", c)
+    assert argv[0] == "run"
     assert "--env" in argv and "PW" in argv and "MODE=a" in argv
+    assert "SHOAL_NODE_ADDRESS=127.9.9.9" in argv and "shoal.server=srv-1" in argv
     assert all("s3cret" not in x for x in argv)
     assert '"echo $(PW) a"' in " ".join(argv)  # (a secret is not expanded onto the line)
     assert extra == {"PW": "s3cret"}

@@ -19,7 +19,8 @@ from shoal.store.database import Database
 from shoal.store.tables import workload_replicas
 from shoal.store.workloads import ProbeCount
 from tests.engine.support import ADMIN
-from tests.workloads.support import rig_for, rows, settled, until
+from tests.support.polling import until
+from tests.workloads.support import rig_for, rows, settled
 
 DOC = """
 name: probed
@@ -62,20 +63,20 @@ async def test_probe_counts_survive_an_engine_restart(db: Database) -> None:
         sub = await asyncio.to_thread(rig.service.create, ADMIN, DOC)
         cid = sub.cluster.id
         await until(
-            clock,
             lambda: (
                 settled(db, cid)
                 and len(rows(db, cid)) == 2
                 and all(r.ready for r in rows(db, cid).values())
             ),
+            clock=clock,
         )
         # Both probes of both replicas passed once: on the rows, tied to their start.
         await until(
-            clock,
             lambda: all(
                 r.probes is not None and all(c.last is not None for c in r.probes.checks)
                 for r in rows(db, cid).values()
             ),
+            clock=clock,
         )
         for r in rows(db, cid).values():
             assert r.probes is not None and r.probes.started_at == r.started_at
@@ -87,7 +88,7 @@ async def test_probe_counts_survive_an_engine_restart(db: Database) -> None:
         # Passing probes every 2 s (readiness) for a while: no row is written again.
         before = _written(db, cid)
         probes = provider.replicas.probes
-        await until(clock, lambda: provider.replicas.probes >= probes + 2 * 5)
+        await until(lambda: provider.replicas.probes >= probes + 2 * 5, clock=clock)
         assert _written(db, cid) == before
 
         # Two liveness failures of three, on the row.
@@ -98,7 +99,7 @@ async def test_probe_counts_survive_an_engine_restart(db: Database) -> None:
             c = _liveness(db, cid, "api-1")
             return -1 if c is None else c.failures
 
-        await until(clock, lambda: failures() == 2, step=2.0)
+        await until(lambda: failures() == 2, clock=clock, step_s=2.0)
         c = _liveness(db, cid, "api-1")
         assert c is not None and c.last is False
         assert rows(db, cid)["api-1"].restarts == 0
@@ -111,19 +112,19 @@ async def test_probe_counts_survive_an_engine_restart(db: Database) -> None:
     await rig.engine.start()
     try:
         probed = provider.replicas.probed[(key, ProbeKind.TCP)]
-        await until(clock, lambda: rows(db, cid)["api-1"].restarts == 1, step=1.0)
+        await until(lambda: rows(db, cid)["api-1"].restarts == 1, clock=clock, step_s=1.0)
         # (its restarted container's first probe is 45 s away: none of these is one of it)
         assert provider.replicas.probed[(key, ProbeKind.TCP)] - probed < 3
         # The restart starts the counts over (a fresh start, passing probes again).
         provider.replicas.fail_probes(key, failing=False, kind=ProbeKind.TCP)
         await until(
-            clock,
             lambda: (
                 (row := rows(db, cid)["api-1"]).ready
                 and row.probes is not None
                 and row.probes.started_at == row.started_at
                 and failures() == 0
             ),
+            clock=clock,
         )
         assert rows(db, cid)["api-2"].restarts == 0
     finally:

@@ -15,7 +15,8 @@ from shoal.providers.sim.provider import SimProvider
 from shoal.store import events as event_repo
 from shoal.store.database import Database
 from tests.engine.support import ADMIN
-from tests.engine.test_workload_keeper import _rig, _rows, _until
+from tests.engine.test_workload_keeper import _rig, _rows
+from tests.support.polling import until
 
 DOC = """
 name: probed
@@ -43,26 +44,26 @@ async def test_probes_gate_readiness_and_restart_on_liveness(db: Database) -> No
     try:
         sub = await asyncio.to_thread(rig.service.create, ADMIN, DOC)
         cid = sub.cluster.id
-        await _until(clock, lambda: len(_rows(db, cid)) == 2)
+        await until(lambda: len(_rows(db, cid)) == 2, clock=clock)
         started = min(r.started_at or 0 for r in _rows(db, cid).values())
-        await _until(clock, lambda: all(r.ready for r in _rows(db, cid).values()))
+        await until(lambda: all(r.ready for r in _rows(db, cid).values()), clock=clock)
         # Not before the initial delay (the first readiness probe is due 5 s after the start).
         assert clock.now() >= started + 5.0
 
         key = replica_key(cid, "api-1")
         provider.replicas.fail_probes(key, kind=ProbeKind.HTTP)
         failed_at = clock.now()
-        await _until(clock, lambda: not _rows(db, cid)["api-1"].ready)
+        await until(lambda: not _rows(db, cid)["api-1"].ready, clock=clock)
         assert clock.now() >= failed_at + 2.0  # two failures in a row, 2 s apart
         assert _rows(db, cid)["api-2"].ready
         assert _rows(db, cid)["api-1"].restarts == 0  # readiness never restarts
         provider.replicas.fail_probes(key, failing=False, kind=ProbeKind.HTTP)
-        await _until(clock, lambda: _rows(db, cid)["api-1"].ready)
+        await until(lambda: _rows(db, cid)["api-1"].ready, clock=clock)
 
         provider.replicas.fail_probes(key, kind=ProbeKind.TCP)
-        await _until(clock, lambda: _rows(db, cid)["api-1"].restarts == 1)
+        await until(lambda: _rows(db, cid)["api-1"].restarts == 1, clock=clock)
         provider.replicas.fail_probes(key, failing=False, kind=ProbeKind.TCP)
-        await _until(clock, lambda: _rows(db, cid)["api-1"].ready)
+        await until(lambda: _rows(db, cid)["api-1"].ready, clock=clock)
         with db.reading() as conn:
             texts = [e.message for e in event_repo.list_events(conn, None, cluster_id=cid)]
         assert any("api-1's container api failed its liveness probe 3 times" in t for t in texts)

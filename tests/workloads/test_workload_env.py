@@ -19,7 +19,8 @@ from shoal.store import nodes as node_repo
 from shoal.store import workload_rollouts as rollout_repo
 from shoal.store.database import Database
 from tests.engine.support import ADMIN
-from tests.workloads.support import events, rig_for, rows, settled, until
+from tests.support.polling import until
+from tests.workloads.support import events, rig_for, rows, settled
 
 SECRET = "s3cret-Value-42"
 DOC = f"""
@@ -65,7 +66,7 @@ async def test_env_from_every_source_reaches_the_start_and_only_it(db: Database)
         sub = await asyncio.to_thread(rig.service.create, ADMIN, DOC)
         cid = sub.cluster.id
         web = replica_key(cid, "web-1")
-        await until(clock, lambda: len(rows(db, cid)) == 3 and settled(db, cid))
+        await until(lambda: len(rows(db, cid)) == 3 and settled(db, cid), clock=clock)
         with db.reading() as conn:
             address = {n.name: n.address for n in node_repo.list_nodes(conn, cid)}
 
@@ -76,7 +77,7 @@ async def test_env_from_every_source_reaches_the_start_and_only_it(db: Database)
         def env() -> dict[str, str]:
             return provider.replicas.env_of(web).get("web", {})
 
-        await until(clock, lambda: env().get("DB") == both() and rows(db, cid)["web-1"].ready)
+        await until(lambda: env().get("DB") == both() and rows(db, cid)["web-1"].ready, clock=clock)
         got = env()
         node = rows(db, cid)["web-1"].node
         assert got == {
@@ -90,7 +91,7 @@ async def test_env_from_every_source_reaches_the_start_and_only_it(db: Database)
         # container is started with the one address left.
         provider.replicas.kill(replica_key(cid, "db-2"))
         one = json.dumps([f"{address[rows(db, cid)['db-1'].node]}:5432"])
-        await until(clock, lambda: env().get("DB") == one, step=0.05)
+        await until(lambda: env().get("DB") == one, clock=clock, step_s=0.05)
         assert env()["PW"] == SECRET
 
         # The secret reached the runtime and nothing else.

@@ -22,7 +22,8 @@ from shoal.store import workload_rollouts as rollout_repo
 from shoal.store.database import Database
 from shoal.store.deployments import DeploymentRow
 from tests.engine.support import ADMIN, Rig
-from tests.workloads.support import events, rig_for, rows, settled, until
+from tests.support.polling import until
+from tests.workloads.support import events, rig_for, rows, settled
 
 DOC = """
 name: svc
@@ -95,12 +96,12 @@ async def test_members_of_a_workload_follow_its_ready_replicas(db: Database) -> 
     try:
         sub = await asyncio.to_thread(rig.service.create, ADMIN, DOC)
         cid = sub.cluster.id
-        await until(clock, lambda: len(rows(db, cid)) == 3 and settled(db, cid))
-        await until(clock, lambda: all(r.ready for r in rows(db, cid).values()))
+        await until(lambda: len(rows(db, cid)) == 3 and settled(db, cid), clock=clock)
+        await until(lambda: all(r.ready for r in rows(db, cid).values()), clock=clock)
         with db.reading() as conn:
             address = {n.name: n.address for n in node_repo.list_nodes(conn, cid)}
         both = tuple(sorted(f"{address[rows(db, cid)[x].node]}:5432" for x in ("db-1", "db-2")))
-        await until(clock, lambda: _backends(db, cid) == {both})
+        await until(lambda: _backends(db, cid) == {both}, clock=clock)
         assert _output(rig, "svc") == list(both)
         # web was first rendered before db's replicas were ready: wait for its rollout to the
         # revision rendered with both members (the keeper's next ticks), not the one before.
@@ -119,24 +120,24 @@ async def test_members_of_a_workload_follow_its_ready_replicas(db: Database) -> 
                 and rows(db, cid)["web-1"].revision == target
             )
 
-        await until(clock, web_settled_on_both)
+        await until(web_settled_on_both, clock=clock)
         first = _web_revision(db, cid)
 
         # db-1's container exits: not ready for its 10 s back-off.
         provider.replicas.kill(replica_key(cid, "db-1"))
         one = (f"{address[rows(db, cid)['db-2'].node]}:5432",)
-        await until(clock, lambda: not rows(db, cid)["db-1"].ready, step=0.2)
-        await until(clock, lambda: _backends(db, cid) == {one}, step=0.05)
+        await until(lambda: not rows(db, cid)["db-1"].ready, clock=clock, step_s=0.2)
+        await until(lambda: _backends(db, cid) == {one}, clock=clock, step_s=0.05)
         assert _output(rig, "svc") == list(one)
         assert all(r.action is DeployAction.UPDATE for r in _balancer(db, cid))
-        await until(clock, lambda: _web_revision(db, cid) != first, step=0.05)
+        await until(lambda: _web_revision(db, cid) != first, clock=clock, step_s=0.05)
         assert any("ready members of db changed" in t for t in events(db, cid))
 
         # Ready again after the back-off: the balancer lists both, and web rolls back to the
         # revision it had with both (the same values render the same revision).
-        await until(clock, lambda: rows(db, cid)["db-1"].ready)
-        await until(clock, lambda: _backends(db, cid) == {both})
-        await until(clock, lambda: rows(db, cid)["web-1"].revision == first, step=0.2)
+        await until(lambda: rows(db, cid)["db-1"].ready, clock=clock)
+        await until(lambda: _backends(db, cid) == {both}, clock=clock)
+        await until(lambda: rows(db, cid)["web-1"].revision == first, clock=clock, step_s=0.2)
         assert rows(db, cid)["web-1"].ready
     finally:
         await rig.engine.stop()

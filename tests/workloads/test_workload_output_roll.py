@@ -19,7 +19,8 @@ from shoal.store import workload_rollouts as rollout_repo
 from shoal.store.database import Database
 from shoal.store.workload_rollouts import RolloutRow
 from tests.engine.support import ADMIN
-from tests.workloads.support import events, rig_for, rows, settled, until
+from tests.support.polling import until
+from tests.workloads.support import events, rig_for, rows, settled
 
 DOC = """
 name: outs
@@ -73,12 +74,12 @@ async def test_a_changed_output_rolls_the_workload(db: Database) -> None:
             return provider.replicas.env_of(replica_key(cid, replica)).get("web", {}).get("URL")
 
         await until(
-            clock,
             lambda: (
                 len(rows(db, cid)) == 3
                 and settled(db, cid)
                 and all(r.ready for r in rows(db, cid).values())
             ),
+            clock=clock,
         )
         first = _rollout(db, cid)
         assert first is not None and first.phase is WorkloadPhase.COMPLETE
@@ -105,7 +106,7 @@ async def test_a_changed_output_rolls_the_workload(db: Database) -> None:
             r = _rollout(db, cid)
             return r is not None and r.phase is WorkloadPhase.COMPLETE and r.target.revision != r1
 
-        await until(clock, lambda: rolled() and all(r.ready for r in rows(db, cid).values()))
+        await until(lambda: rolled() and all(r.ready for r in rows(db, cid).values()), clock=clock)
         done = _rollout(db, cid)
         assert done is not None and done.previous is not None
         assert done.previous.revision == r1 and done.batches == 3

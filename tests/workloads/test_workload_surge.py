@@ -17,7 +17,8 @@ from shoal.providers.sim.provider import SimProvider
 from shoal.store import workload_rollouts as rollout_repo
 from shoal.store.database import Database
 from tests.engine.support import ADMIN
-from tests.workloads.support import events, rig_for, rows, settled, until
+from tests.support.polling import until
+from tests.workloads.support import events, rig_for, rows, settled
 
 DOC = """
 name: svc
@@ -56,8 +57,8 @@ async def test_surge_replica_on_a_free_server_then_in_place_when_none_is_free(
     try:
         sub = await asyncio.to_thread(rig.service.create, ADMIN, _doc("img:1"))
         cid = sub.cluster.id
-        await until(clock, lambda: len(rows(db, cid)) == 3 and settled(db, cid))
-        await until(clock, lambda: all(r.ready for r in rows(db, cid).values()))
+        await until(lambda: len(rows(db, cid)) == 3 and settled(db, cid), clock=clock)
+        await until(lambda: all(r.ready for r in rows(db, cid).values()), clock=clock)
         _, r1, _ = _phase(db, cid)
         nodes = {x: r.node for x, r in rows(db, cid).items()}
         seen_max = 0
@@ -70,7 +71,7 @@ async def test_surge_replica_on_a_free_server_then_in_place_when_none_is_free(
             return phase is WorkloadPhase.COMPLETE and revision != r1 and len(now) == 3
 
         await asyncio.to_thread(rig.service.update, ADMIN, "svc", _doc("img:2"))
-        await until(clock, done, step=0.2)
+        await until(done, clock=clock, step_s=0.2)
         _, r2, batches = _phase(db, cid)
         assert batches == 3
         final = rows(db, cid)
@@ -89,15 +90,15 @@ async def test_surge_replica_on_a_free_server_then_in_place_when_none_is_free(
 
         # Four replicas on four servers: no server is free of port 8080, so no surge.
         await asyncio.to_thread(rig.service.scale_workload, ADMIN, "svc", "api", 4)
-        await until(clock, lambda: len(rows(db, cid)) == 4 and settled(db, cid))
-        await until(clock, lambda: all(r.ready for r in rows(db, cid).values()))
+        await until(lambda: len(rows(db, cid)) == 4 and settled(db, cid), clock=clock)
+        await until(lambda: all(r.ready for r in rows(db, cid).values()), clock=clock)
         await asyncio.to_thread(rig.service.update, ADMIN, "svc", _doc("img:3", 4))
 
         def in_place() -> bool:
             phase, revision, _ = _phase(db, cid)
             return phase is WorkloadPhase.COMPLETE and revision not in (r1, r2)
 
-        await until(clock, in_place, step=0.2)
+        await until(in_place, clock=clock, step_s=0.2)
         _, r3, batches = _phase(db, cid)
         assert batches == 4 and len(rows(db, cid)) == 4
         assert {r.revision for r in rows(db, cid).values()} == {r3}

@@ -84,10 +84,11 @@ def render(lb: LoadBalancer, cluster: ClusterNetworks, vip: str, socket: str) ->
     return "\n".join(lines)
 
 
-def haproxy() -> str:
-    path = shutil.which("haproxy") or (
-        "/usr/sbin/haproxy" if os.access("/usr/sbin/haproxy", os.X_OK) else None
-    )
+def haproxy(search: str | None = None) -> str:
+    """haproxy's path: looked for on `search` (PATH-style), by default PATH then /usr/sbin."""
+    path = shutil.which("haproxy", path=search)
+    if path is None and search is None and os.access("/usr/sbin/haproxy", os.X_OK):
+        path = "/usr/sbin/haproxy"
     if path is None:
         raise NetworkToolsMissingError((PACKAGE,), "load balancers on local need haproxy")
     return path

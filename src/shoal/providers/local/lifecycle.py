@@ -118,7 +118,7 @@ class ServerLifecycle:
         await asyncio.to_thread(_remove_tree, Path(record.workdir))
         if p.networks is not None:
             await p.networks.release(record)
-        p.slots.release(record.host, record.slot)
+        p.slots.release(record.host, record.slot, record.address)
         p.records.remove(record)
         if p.networks is not None:
             await p.networks.sync()

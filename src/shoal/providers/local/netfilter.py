@@ -131,8 +131,10 @@ def available() -> bool:
     return shutil.which("nft") is not None
 
 
-def _need() -> str:
-    nft = shutil.which("nft")
+def need(search: str | None = None) -> str:
+    """nft's path, looked for on `search` (PATH-style; by default PATH), or the error naming
+    the package to install."""
+    nft = shutil.which("nft", path=search)
     if nft is None:
         raise NetworkToolsMissingError((PACKAGE,), "security groups on local need nft")
     return nft
@@ -140,7 +142,7 @@ def _need() -> str:
 
 async def _nft(*args: str, script: str | None = None) -> tuple[int, str]:
     proc = await asyncio.create_subprocess_exec(
-        _need(),
+        need(),
         *args,
         stdin=asyncio.subprocess.PIPE if script is not None else asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,

@@ -31,7 +31,10 @@ VIP_OCTET = 253
 
 
 class LocalNetworking:
-    def __init__(self, home: Path) -> None:
+    def __init__(self, home: Path, search: str | None = None) -> None:
+        """`search`: where to look for haproxy and nft (PATH-style); None: where the system
+        keeps them (a test gives a directory without them)."""
+        self.search = search
         self.root = Path(home) / "networking"
         self.tag = home_tag(home)
         self.nodes: NodeNetworks | None = None
@@ -99,8 +102,11 @@ class LocalNetworking:
         if spec.empty:
             await self.remove(cluster.cluster_id)
             return
+        # One clear message naming the package before anything is made.
         if spec.load_balancers:
-            balancer.haproxy()  # one clear message before anything is made
+            balancer.haproxy(self.search)
+        if netfilter.protected(cluster):
+            netfilter.need(self.search)
         directory = self._dir(cluster.cluster_id)
         private_dir(self.root)
         private_dir(directory)

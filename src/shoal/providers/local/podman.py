@@ -19,6 +19,7 @@ import os
 import shutil
 import tempfile
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -44,12 +45,12 @@ class Podman:
     runc: Path
 
     @classmethod
-    def find(cls) -> Podman:
-        """From SHOAL_PODMAN/SHOAL_RUNC or PATH (and /usr/sbin, where Debian puts runc).
-        Raises `PodmanMissingError` with one sentence naming what to install."""
-        search = os.pathsep.join([os.environ.get("PATH", os.defpath), "/usr/sbin", "/sbin"])
-        podman = os.environ.get(PODMAN_ENV) or shutil.which("podman", path=search)
-        runc = os.environ.get(RUNC_ENV) or shutil.which("runc", path=search)
+    def find(cls, environ: Mapping[str, str] = os.environ) -> Podman:
+        """From SHOAL_PODMAN/SHOAL_RUNC or PATH (and /usr/sbin, where Debian puts runc) of
+        `environ`. Raises `PodmanMissingError` with one sentence naming what to install."""
+        search = os.pathsep.join([environ.get("PATH", os.defpath), "/usr/sbin", "/sbin"])
+        podman = environ.get(PODMAN_ENV) or shutil.which("podman", path=search)
+        runc = environ.get(RUNC_ENV) or shutil.which("runc", path=search)
         missing = [n for n, p in (("podman", podman), ("runc", runc)) if not p]
         if podman is None or runc is None:
             raise PodmanMissingError(

@@ -30,6 +30,7 @@ import subprocess
 from dataclasses import dataclass
 from typing import Protocol
 
+from shoal.model.workload_rollouts import ContainerRun
 from shoal.model.workloads import Probe, ProbeKind
 from shoal.providers import netprobe
 from shoal.providers.errors import PermanentError, ResourceGone, TemporaryError
@@ -132,45 +133,14 @@ class LocalReplicas:
     ) -> None:
         await asyncio.to_thread(_remove, found, server.store, key)
         self._where[key] = server.record.id
-        server_id = server.record.id
-        r = server.record
         for c in template.containers:
-            env = {
-                "SHOAL_NODE_ADDRESS": r.address,
-                "SHOAL_NODE_NAME": r.name,
-                "SHOAL_REPLICA": key.rsplit("/", 1)[-1],
-                **dict(c.env),
-            }
-            argv = [
-                "run",
-                "--detach",
-                "--name",
-                container_name(key, c.name),
-                "--network",
-                self._directory.network_mode(r),
-                "--restart",
-                "no",
-                "--label",
-                f"{LABEL}={key}",
-                "--label",
-                f"shoal.server={server_id}",
-                "--label",
-                f"shoal.revision={template.revision}",
-            ]
-            for k, v in env.items():
-                argv += ["--env", f"{k}={v}"]
-            # A secret goes by name only (`--env NAME`: podman takes its value from its own
-            # environment), so it is never on a command line a `ps` or a log could show.
-            hidden = dict(c.secret_env)
-            for k in hidden:
-                argv += ["--env", k]
-            if c.cpu_milli:
-                argv += ["--cpus", f"{c.cpu_milli / 1000:.3f}"]
-            if c.memory_mb:
-                argv += ["--memory", f"{c.memory_mb}m"]
-            if c.command:
-                argv += ["--entrypoint", json.dumps([expand(x, env) for x in c.command])]
-            argv += [c.image, *(expand(x, env) for x in c.args)]
+            argv, hidden = run_argv(
+                server.record,
+                key,
+                template.revision,
+                c,
+                self._directory.network_mode(server.record),
+            )
             done = await asyncio.to_thread(_run, found, server.store, *argv, extra_env=hidden)
             if done.returncode != 0:
                 await asyncio.to_thread(_remove, found, server.store, key)
@@ -294,6 +264,50 @@ class LocalReplicas:
             self._directory.image_store().write(found)
             store.write(found)
         (store.root / MARKER).touch()
+
+
+def run_argv(
+    r: ServerRecord, key: str, revision: str, c: ContainerRun, network: str = "host"
+) -> tuple[list[str], dict[str, str]]:
+    """`podman run`'s arguments for container `c` of replica `key` on server `r`, and the
+    environment podman itself is given: the secrets, named on the line and valued only there."""
+    env = {
+        "SHOAL_NODE_ADDRESS": r.address,
+        "SHOAL_NODE_NAME": r.name,
+        "SHOAL_REPLICA": key.rsplit("/", 1)[-1],
+        **dict(c.env),
+    }
+    argv = [
+        "run",
+        "--detach",
+        "--name",
+        container_name(key, c.name),
+        "--network",
+        network,
+        "--restart",
+        "no",
+        "--label",
+        f"{LABEL}={key}",
+        "--label",
+        f"shoal.server={r.id}",
+        "--label",
+        f"shoal.revision={revision}",
+    ]
+    for k, v in env.items():
+        argv += ["--env", f"{k}={v}"]
+    # A secret goes by name only (`--env NAME`: podman takes its value from its own
+    # environment), so it is never on a command line a `ps` or a log could show.
+    hidden = dict(c.secret_env)
+    for k in hidden:
+        argv += ["--env", k]
+    if c.cpu_milli:
+        argv += ["--cpus", f"{c.cpu_milli / 1000:.3f}"]
+    if c.memory_mb:
+        argv += ["--memory", f"{c.memory_mb}m"]
+    if c.command:
+        argv += ["--entrypoint", json.dumps([expand(x, env) for x in c.command])]
+    argv += [c.image, *(expand(x, env) for x in c.args)]
+    return argv, hidden
 
 
 def _run(

@@ -80,16 +80,18 @@ class Sandbox:
     code: tuple[Path, ...]
 
     @classmethod
-    def find(cls, mode: SandboxMode | str = SandboxMode.BWRAP) -> Sandbox | None:
+    def find(
+        cls, mode: SandboxMode | str = SandboxMode.BWRAP, environ: Mapping[str, str] = os.environ
+    ) -> Sandbox | None:
         """The sandbox for `mode`: None when it is OFF; `SandboxUnavailableError` when bwrap
-        is wanted and missing."""
+        is wanted and missing from `environ`'s PATH."""
         try:
             chosen = SandboxMode(mode)
         except ValueError:
             raise ValueError(f"local option sandbox must be bwrap or off, not {mode!r}") from None
         if chosen is SandboxMode.OFF:
             return None
-        found = shutil.which("bwrap")
+        found = shutil.which("bwrap", path=environ.get("PATH", os.defpath))
         if found is None:
             raise SandboxUnavailableError(
                 "local nodes run sandboxed under bubblewrap, and `bwrap` is not on PATH: "

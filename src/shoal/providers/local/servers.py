@@ -86,7 +86,7 @@ class Servers:
         if self._p.networks is not None:
             await self._p.networks.release(record)
             await self._p.networks.sync()
-        self._p.slots.release(record.host, record.slot)
+        self._p.slots.release(record.host, record.slot, record.address)
 
     async def _new_record(self, request: ServerRequest) -> ServerRecord:
         zone = self._p.catalog.check_host(request.host)
@@ -107,7 +107,7 @@ class Servers:
                 key=request.key,
             )
         except ValueError as e:
-            self._p.slots.release(request.host, slot)
+            self._p.slots.release(request.host, slot, address)
             raise PermanentError(str(e)) from e
         return ServerRecord(
             id=server_id,
