@@ -174,8 +174,8 @@ def _script(block: Block, how: How, port: int) -> str:
             continue
         if re.match(r"^\s*(\.venv/bin/)?shoal server --port \d+", raw):
             command = raw.split("#")[0].strip()
-            lines.append(f"{command} > server-fg.log 2>&1 &")
-            lines.append("echo $! > server-fg.pid")
+            lines.append(f'{command} > "$HOME/server-fg.log" 2>&1 &')
+            lines.append('echo $! > "$HOME/server-fg.pid"')
             lines.append(  # until it answers, as a person waits for its first lines
                 "for _ in $(seq 900); do [ -s ~/.local/share/shoal/admin-token ] && "
                 f"curl -s -o /dev/null http://127.0.0.1:{port}/ && break; sleep 0.2; done"

@@ -24,7 +24,7 @@ from shoal.cli.errors import EXIT_FAILED, EXIT_INVALID, EXIT_OK, CliError
 from shoal.cli.runner import run
 from shoal.cli.serverlog import LogFormat
 from shoal.cli.where import home_dir
-from shoal.files import write_private
+from shoal.files import private_dir, write_private
 
 if TYPE_CHECKING:
     from shoal.settings import Settings
@@ -245,6 +245,8 @@ def _agents_listener(host: str, settings: Settings) -> socket.socket:
             raise
         sock = _listen(host, 0)
     if settings.agent_port == 0:
+        # The first server of a new home gets here before the store has made the home.
+        private_dir(settings.home)
         write_private(remembered, str(sock.getsockname()[1]))
     return sock
 
