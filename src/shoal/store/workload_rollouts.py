@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from sqlalchemy import Connection, delete, insert, select
 
 from shoal.model.workload_rollouts import ContainerRun, ReplicaTemplate, WorkloadPhase
+from shoal.store.cells import integer, real, real_or_none
 from shoal.store.tables import workload_replicas, workload_rollouts
 
 _t = workload_rollouts.c
@@ -97,10 +98,10 @@ def _row(r: Sequence[object]) -> RolloutRow:
         WorkloadPhase(str(r[2])),
         template_of(str(r[3])),
         None if r[4] is None else template_of(str(r[4])),
-        float(r[5]),  # type: ignore[arg-type]
-        int(r[6]),  # type: ignore[call-overload]
+        real(r[5]),
+        integer(r[6]),
         tuple(str(x) for x in json.loads(str(r[7]))),
-        None if r[8] is None else float(r[8]),  # type: ignore[arg-type]
+        real_or_none(r[8]),
         None if r[9] is None else str(r[9]),
     )
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from sqlalchemy import Connection, delete, insert, select
 
+from shoal.store.cells import integer, real_or_none
 from shoal.store.tables import clusters, workload_replicas, workload_rollouts
 
 _t = workload_replicas.c
@@ -90,9 +91,9 @@ def _row(r: Sequence[object]) -> ReplicaRow:
         str(r[2]),
         str(r[3]),
         bool(r[4]),
-        int(r[5]),  # type: ignore[call-overload]
-        None if r[6] is None else float(r[6]),  # type: ignore[arg-type]
-        None if r[7] is None else float(r[7]),  # type: ignore[arg-type]
+        integer(r[5]),
+        real_or_none(r[6]),
+        real_or_none(r[7]),
         None if r[8] is None else str(r[8]),
         probes_of(r[9]),
     )

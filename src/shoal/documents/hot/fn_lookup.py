@@ -49,9 +49,13 @@ def path_step(value: object, key: object) -> object:
             key = int(key)
         except ValueError:
             return NOWHERE
+    if isinstance(value, dict):
+        return value.get(key, NOWHERE)
+    if not isinstance(key, int):
+        return NOWHERE
     try:
-        return value[key]  # type: ignore[index]
-    except (KeyError, IndexError, TypeError):
+        return value[key]
+    except IndexError:
         return NOWHERE
 
 
@@ -95,7 +99,7 @@ def select(e: Evaluator, value: object, key: object, path: str) -> object:
     if isinstance(value, list):
         if not isinstance(key, int):
             long = isinstance(key, str) and len(key) > 20
-            shown = f"a text of {len(key)} characters" if long else describe(key)  # type: ignore[arg-type]
+            shown = f"a text of {len(str(key))} characters" if long else describe(key)
             return e.fail(path, f"{shown} is not an index of a list of {len(value)}")
         return value[key] if -len(value) <= key < len(value) else ""
     return e.fail(path, f"cannot select {describe(key)} from {describe(value)}")

@@ -31,7 +31,7 @@ from shoal.documents.hot.paths import file_pointer
 from shoal.documents.hot.report import Report
 from shoal.documents.hot.shapes import NestedShape, OutputShape, ServerGroupShape, Shape
 from shoal.documents.hot.values import Attr, Ref, Unknown, shown
-from shoal.documents.hot.versions import KNOWN_NAMES, Version, version_of
+from shoal.documents.hot.versions import KNOWN_NAMES, VERSIONS, Version, version_of
 from shoal.documents.tree import describe
 from shoal.model.enums import Rule
 from shoal.model.problems import InvalidDocument
@@ -118,7 +118,7 @@ class Stack:
         self._given = given
         self._given_path = given_path
         self._top = top
-        self.version: Version = version_of("2013-05-23")  # type: ignore[assignment]
+        self.version: Version = VERSIONS["2013-05-23"]
         self.params: dict[str, Parameter] = {}
         self._values: dict[str, object] = {}
         self._conditions: dict[str, object] = {}

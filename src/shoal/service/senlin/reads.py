@@ -3,7 +3,7 @@ sorting and marker/limit paging, scoped to the caller's project (an admin sees a
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import TypeVar
 
@@ -52,6 +52,11 @@ class Paging:
 Item = TypeVar("Item", bound=Mapping[str, object])
 
 
+def _by(key: str) -> Callable[[Mapping[str, object]], tuple[bool, str]]:
+    """Senlin's order on one key: present values as text, absent ones last."""
+    return lambda item: (item.get(key) is None, str(item.get(key) or ""))
+
+
 def page(items: list[Item], paging: Paging, default_sort: str) -> list[Item]:
     """Sorted by `sort` ("key:dir,key2"), then the items after `marker`, at most `limit`."""
     for part in reversed((paging.sort or default_sort).split(",")):
@@ -62,7 +67,7 @@ def page(items: list[Item], paging: Paging, default_sort: str) -> list[Item]:
             raise BadRequest(f"Invalid value '{direction}' specified for 'sort direction'")
         items = sorted(
             items,
-            key=lambda i, k=key: (i.get(k) is None, str(i.get(k) or "")),  # type: ignore[misc]
+            key=_by(key),
             reverse=direction == "desc",
         )
     if paging.marker is not None:
