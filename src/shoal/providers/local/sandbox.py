@@ -165,20 +165,17 @@ class Sandbox:
 @functools.cache
 def _cannot_run(bwrap: Path) -> str:
     """Why this bwrap cannot start a sandbox like a node's ("" when it can); asked once."""
-    probe = [
-        str(bwrap),
-        "--unshare-user",
-        "--unshare-pid",
-        "--uid",
-        str(INSIDE_UID),
-        "--ro-bind",
-        "/",
-        "/",
-        "--proc",
-        "/proc",
-        "--",
-        "true",
-    ]
+    # The system directories a node's sandbox binds, not "/": a recursive bind of "/" also
+    # remounts every mount beneath it, and one made at that instant by another program (podman's
+    # overlay check under /tmp) fails the remount, so the probe said "cannot" where nodes can.
+    probe = [str(bwrap), "--unshare-user", "--unshare-pid", "--uid", str(INSIDE_UID)]
+    for d in _SYSTEM_DIRS:
+        p = Path(d)
+        if p.is_symlink():
+            probe += ["--symlink", os.readlink(p), d]
+        elif p.is_dir():
+            probe += ["--ro-bind", d, d]
+    probe += ["--proc", "/proc", "--", "true"]
     try:
         done = subprocess.run(probe, capture_output=True, text=True, timeout=30, check=False)
     except (OSError, subprocess.TimeoutExpired) as e:
