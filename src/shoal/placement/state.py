@@ -12,6 +12,7 @@ from __future__ import annotations
 import random
 from bisect import bisect_left, insort
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 from shoal.model.enums import Rule
 from shoal.placement.problem import RAM, VOL, Constraint, Item, PlacementProblem
@@ -125,6 +126,69 @@ def shuffled(n: int, seed: int) -> list[int]:
     return order
 
 
+@dataclass(slots=True)
+class Capacity:
+    """Every host's free room and the sorted capacity indexes over it, per zone: what
+    `SearchState` and the alike-units path (`batch.py`) both place against, built one way so
+    both break ties alike."""
+
+    free: list[list[int]]
+    rank: list[int]
+    """Each host's seeded tie-break rank (the low bits of its index entries)."""
+    by_rank: list[int]
+    """The host of each rank."""
+    bits: int
+    mask: int
+    zone_free: list[list[int]]
+    """Per zone, free RAM and free volume storage."""
+    zone_cap: list[list[int]]
+    zone_fraction: list[list[float]]
+    """Per index (RAM, volume) and zone, the free fraction, kept current by each move."""
+    index: list[list[Chunked]]
+    """Per zone, the index by free RAM and the index by free volume storage."""
+
+
+def capacity(base_free: list[list[int]], host_zone: list[int], nz: int, seed: int) -> Capacity:
+    """The hosts' room and indexes before anything of the cluster is placed."""
+    free = [list(f) for f in base_free]
+    order = shuffled(len(free), seed)
+    rank = [0] * len(free)
+    for r, h in enumerate(order):
+        rank[h] = r
+    # An index entry is one int, (free amount << bits) | tie-break rank: it sorts as the
+    # pair would, compares and allocates as one number (a tuple costs several times
+    # more in the bisections of every placement), and `by_rank` maps it back to a host.
+    # Low bits zero, so OR adds the rank: negative amounts sort right as well.
+    bits = max(1, len(free)).bit_length()
+    entries: list[list[list[int]]] = [[[], []] for _ in range(nz)]
+    zone_free = [[0, 0] for _ in range(nz)]
+    zone_cap = [[0, 0] for _ in range(nz)]
+    for h, f in enumerate(free):
+        z = host_zone[h]
+        r = rank[h]
+        ram, vol = f[RAM], f[VOL]
+        by_ram, by_vol = entries[z]
+        by_ram.append((ram << bits) | r)
+        by_vol.append((vol << bits) | r)
+        zf, zc = zone_free[z], zone_cap[z]
+        zf[0] += ram
+        zf[1] += vol
+        zc[0] += ram if ram > 0 else 0
+        zc[1] += vol if vol > 0 else 0
+    # Free fraction per index and zone, kept current by each move: zone ordering reads it
+    # for every zone of every item.
+    fraction = [
+        [zone_free[z][k] / zone_cap[z][k] if zone_cap[z][k] else 0.0 for z in range(nz)]
+        for k in range(2)
+    ]
+    # Sorted chunks with bisection: a zone holds hundreds to thousands of hosts, where
+    # moving at most a chunk of pointers beats a balanced structure's bookkeeping.
+    index = [[Chunked(e) for e in zk] for zk in entries]
+    return Capacity(
+        free, rank, order, bits, (1 << bits) - 1, zone_free, zone_cap, fraction, index
+    )
+
+
 class SearchState:
     """Where items are, what is left, and how many members each domain holds."""
 
@@ -132,49 +196,18 @@ class SearchState:
         self.problem = problem
         # The index of used hosts serves packing only; spreading skips its upkeep.
         self.track_used = track_used
-        self.free = [list(f) for f in problem.base_free]
+        cap = capacity(problem.base_free, problem.host_zone, len(problem.zone_names), seed)
+        self.free = cap.free
         nz = len(problem.zone_names)
         self.all_zones = range(nz)
-        order = shuffled(len(self.free), seed)
-        self.rank = [0] * len(self.free)
-        for r, h in enumerate(order):
-            self.rank[h] = r
-        # An index entry is one int, (free amount << bits) | tie-break rank: it sorts as the
-        # pair would, compares and allocates as one number (a tuple costs several times
-        # more in the bisections of every placement), and `by_rank` maps it back to a host.
-        # Low bits zero, so OR adds the rank: negative amounts sort right as well.
-        self.bits = max(1, len(self.free)).bit_length()
-        self.mask = (1 << self.bits) - 1
-        self.by_rank = order
-        bits = self.bits
-        entries: list[list[list[int]]] = [[[], []] for _ in range(nz)]
-        self.zone_free = [[0, 0] for _ in range(nz)]
-        self.zone_cap = [[0, 0] for _ in range(nz)]
-        host_zone, ranks = problem.host_zone, self.rank
-        for h, f in enumerate(self.free):
-            z = host_zone[h]
-            rank = ranks[h]
-            ram, vol = f[RAM], f[VOL]
-            by_ram, by_vol = entries[z]
-            by_ram.append((ram << bits) | rank)
-            by_vol.append((vol << bits) | rank)
-            zf, zc = self.zone_free[z], self.zone_cap[z]
-            zf[0] += ram
-            zf[1] += vol
-            zc[0] += ram if ram > 0 else 0
-            zc[1] += vol if vol > 0 else 0
-        # Free fraction per index and zone, kept current by `_move`: zone ordering reads it
-        # for every zone of every item.
-        self.zone_fraction = [
-            [
-                self.zone_free[z][k] / self.zone_cap[z][k] if self.zone_cap[z][k] else 0.0
-                for z in range(nz)
-            ]
-            for k in range(2)
-        ]
-        # Sorted chunks with bisection: a zone holds hundreds to thousands of hosts, where
-        # moving at most a chunk of pointers beats a balanced structure's bookkeeping.
-        self.index: list[list[Chunked]] = [[Chunked(e) for e in zk] for zk in entries]
+        self.rank = cap.rank
+        self.bits = cap.bits
+        self.mask = cap.mask
+        self.by_rank = cap.by_rank
+        self.zone_free = cap.zone_free
+        self.zone_cap = cap.zone_cap
+        self.zone_fraction = cap.zone_fraction
+        self.index = cap.index
         # The same, for the hosts this cluster already uses: packing fills those first.
         self.used_index: list[list[list[int]]] = [[[] for _ in _INDEXED] for _ in range(nz)]
         self.host_of: list[int] = [-1] * len(problem.items)
