@@ -40,8 +40,10 @@ class _Rule:
     spread: bool
     by_host: bool
     limit: int
-    counts: dict[int, int] | list[int]
-    """Members per host (a dict) or per zone (a list by zone)."""
+    per_host: dict[int, int]
+    """Members per host (a rule over hosts)."""
+    per_zone: list[int]
+    """Members per zone (a rule over zones)."""
     domain_set: frozenset[int] = frozenset()
     hist: dict[int, int] = field(default_factory=dict)
     """Spread: how many of its domains hold each count."""
@@ -151,7 +153,7 @@ def _rules(spec: ClusterSpec, looks: list[Look], zone_index: dict[str, int]) -> 
         members = list(
             dict.fromkeys(by_name[r.target] for r in g.members if r.target in by_name)
         )
-        rule = _Rule(spread, by_host, limit, {} if by_host else [0] * nz)
+        rule = _Rule(spread, by_host, limit, {}, [] if by_host else [0] * nz)
         rule.remaining = sum(look.units for look in members)
         if spread:
             domains: set[int] = set()
@@ -214,38 +216,88 @@ def place_alike(
 def _place_look(cap: Capacity, host_zone: list[int], look: Look, host_of: list[int]) -> bool:
     """Place every unit of `look` in turn as `greedy.place_item` would; False when one
     finds no host (what is placed stays: the caller drops the whole answer)."""
-    d = look.demand
-    k = 0 if d[RAM] > 0 or d[VOL] == 0 else 1
+    d0, d1, d2, d3 = look.demand
+    k = 0 if d1 > 0 or d3 == 0 else 1
+    low = (d1 if k == 0 else d3) << cap.bits
     fraction = cap.zone_fraction[k]
     nz = len(fraction)
     spreads = look.spreads
-    one = spreads[0].counts if len(spreads) == 1 else None
     # `greedy._best_zone`: the best zone read off the state, with no key per zone.
-    quick = nz > 0 and look.zones is None and (not spreads or one is not None)
+    quick = nz > 0 and look.zones is None and len(spreads) <= 1
+    turns = _Turns(spreads[0], fraction) if quick and spreads else None
+    tops = [cap.index[z][k].chunks for z in range(nz)]
+    free, by_rank, mask = cap.free, cap.by_rank, cap.mask
     rules = look.rules()
-    zone_checks = bool(look.anti_zone or spreads)
+    anti = look.anti_host
+    zoned = bool(look.anti_zone)
     every = range(nz)
     pick = fraction.__getitem__
     for u in range(look.first, look.first + look.units):
         h = -1
         if quick:
-            if one is None:
-                z = max(every, key=pick)
-            else:
-                least = min(one)
-                if one.count(least) == 1:
-                    z = one.index(least)
-                else:
-                    z = max([z for z in every if one[z] == least], key=pick)
-            if not zone_checks or _zone_ok(look, z):
-                h = _roomiest(cap, look, z, k)
+            z = turns.next() if turns is not None else max(every, key=pick)
+            if (zoned or (turns is not None and not turns.trivial(z))) and not _zone_ok(
+                look, z
+            ):
+                pass
+            elif (chunks := tops[z]) and (entry := chunks[-1][-1]) >= low:
+                # The emptiest host of the zone nearly always has room (`_roomiest`'s
+                # first look); the walk below only when it does not.
+                h = by_rank[entry & mask]
+                f = free[h]
+                if not (f[0] >= d0 and f[1] >= d1 and f[2] >= d2 and f[3] >= d3) or (
+                    anti and not _host_ok(anti, h)
+                ):
+                    h = _roomiest(cap, look, z, k)
         if h < 0:
             h = _by_keys(cap, look, k)
             if h < 0:
                 return False
-        _take(cap, look, rules, h, host_zone[h])
+            if turns is not None:
+                turns.reset()  # the general way chose: work the turns out afresh
+        _take(cap, look, rules, h, host_zone[h], k)
         host_of[u] = h
     return True
+
+
+class _Turns:
+    """The zones a look with one zone spread takes, in turn: the zones with the fewest
+    members, most free room first (the key `greedy._best_zone` takes the least of).
+
+    Placing a unit changes only its zone's count and room, and takes that zone out of the
+    fewest, so the others keep their order: sorted once per round of the zones, not per unit.
+    """
+
+    __slots__ = ("counts", "fraction", "order", "at", "rule")
+
+    def __init__(self, rule: _Rule, fraction: list[float]) -> None:
+        self.rule = rule
+        self.counts = rule.per_zone
+        self.fraction = fraction
+        self.order: list[int] = []
+        self.at = 0
+
+    def next(self) -> int:
+        if self.at >= len(self.order):
+            counts, fraction = self.counts, self.fraction
+            least = min(counts)
+            self.order = sorted(
+                (z for z, c in enumerate(counts) if c == least), key=lambda z: (-fraction[z], z)
+            )
+            self.at = 0
+        z = self.order[self.at]
+        self.at += 1
+        return z
+
+    def reset(self) -> None:
+        self.order = []
+
+    def trivial(self, z: int) -> bool:
+        """`_zone_ok` without its arithmetic, when the spread passes zone `z` at a glance
+        and no zone anti-affinity applies: within the skew of the current minimum."""
+        r = self.rule
+        low = r.minimum
+        return r.per_zone[z] + 1 - low <= r.limit and r.maximum - low <= r.limit
 
 
 def _by_keys(cap: Capacity, look: Look, k: int) -> int:
@@ -253,13 +305,8 @@ def _by_keys(cap: Capacity, look: Look, k: int) -> int:
     free fraction, the zone), the first whose filters pass with a host; -1 when none."""
     fraction = cap.zone_fraction[k]
     zones = look.zones if look.zones is not None else range(len(fraction))
-    if look.spreads:
-        keyed = [
-            (sum(r.counts[z] for r in look.spreads), -fraction[z], z)  # type: ignore[index]
-            for z in zones
-        ]
-    else:
-        keyed = [(0, -fraction[z], z) for z in zones]
+    spreads = look.spreads
+    keyed = [(sum(r.per_zone[z] for r in spreads), -fraction[z], z) for z in zones]
     for *_, z in sorted(keyed):
         if _zone_ok(look, z):
             h = _roomiest(cap, look, z, k)
@@ -272,12 +319,12 @@ def _zone_ok(look: Look, z: int) -> bool:
     """The zone filters (`filters.ZoneAntiAffinity`, `filters.ZoneSpread`) for one more
     member in zone `z`."""
     for r in look.anti_zone:
-        if r.counts[z] + 1 > r.limit:  # type: ignore[index]
+        if r.per_zone[z] + 1 > r.limit:
             return False
     for r in look.spreads:
         if z not in r.domain_set:
             return False
-        count = r.counts[z] + 1  # type: ignore[index]
+        count = r.per_zone[z] + 1
         low = r.minimum
         if (count - low > r.limit or r.maximum - low > r.limit) and _shortfall(
             r, z
@@ -288,12 +335,20 @@ def _zone_ok(look: Look, z: int) -> bool:
 
 def _shortfall(r: _Rule, z: int) -> int:
     """`SearchState.spread_shortfall` for one more member in zone `z`."""
-    old: int = r.counts[z]  # type: ignore[index]
+    old = r.per_zone[z]
     floor = max(r.maximum, old + 1) - r.limit
     if floor <= r.minimum:
         return 0
     short = sum(n * (floor - v) for v, n in r.hist.items() if v < floor)
     return short - max(0, floor - old) + max(0, floor - old - 1)
+
+
+def _host_ok(anti: list[_Rule], h: int) -> bool:
+    """`filters.HostAntiAffinity` for one more member on host `h`."""
+    for r in anti:
+        if r.per_host.get(h, 0) >= r.limit:
+            return False
+    return True
 
 
 def _roomiest(cap: Capacity, look: Look, zone: int, k: int) -> int:
@@ -312,25 +367,37 @@ def _roomiest(cap: Capacity, look: Look, zone: int, k: int) -> int:
             h = by_rank[entry & mask]
             f = free[h]
             if f[0] >= d0 and f[1] >= d1 and f[2] >= d2 and f[3] >= d3:
-                if anti and any(r.counts.get(h, 0) >= r.limit for r in anti):  # type: ignore[union-attr]
+                if anti and not _host_ok(anti, h):
                     continue
                 return h
     return -1
 
 
-def _take(cap: Capacity, look: Look, rules: list[_Rule], host: int, z: int) -> None:
-    """`SearchState._move` of one unit onto `host` in zone `z`."""
+def _take(cap: Capacity, look: Look, rules: list[_Rule], host: int, z: int, k: int) -> None:
+    """`SearchState._move` of one unit onto `host` in zone `z`; `k`, the index the unit
+    was looked up by."""
     f = cap.free[host]
     d0, d1, d2, d3 = look.demand
     rank, bits = cap.rank[host], cap.bits
     zone_free = cap.zone_free[z]
+    index = cap.index[z]
     if d1:
-        cap.index[z][0].move((f[RAM] << bits) | rank, ((f[RAM] - d1) << bits) | rank)
+        old = (f[RAM] << bits) | rank
+        new = ((f[RAM] - d1) << bits) | rank
+        if k == 0:
+            index[0].lower(old, new)
+        else:
+            index[0].move(old, new)
         zone_free[0] -= d1
         total = cap.zone_cap[z][0]
         cap.zone_fraction[0][z] = zone_free[0] / total if total else 0.0
     if d3:
-        cap.index[z][1].move((f[VOL] << bits) | rank, ((f[VOL] - d3) << bits) | rank)
+        old = (f[VOL] << bits) | rank
+        new = ((f[VOL] - d3) << bits) | rank
+        if k == 1:
+            index[1].lower(old, new)
+        else:
+            index[1].move(old, new)
         zone_free[1] -= d3
         total = cap.zone_cap[z][1]
         cap.zone_fraction[1][z] = zone_free[1] / total if total else 0.0
@@ -340,20 +407,25 @@ def _take(cap: Capacity, look: Look, rules: list[_Rule], host: int, z: int) -> N
     f[3] -= d3
     for r in rules:
         r.remaining -= 1
-        counts = r.counts
         if r.by_host:
-            old = counts.get(host, 0)  # type: ignore[union-attr]
-            counts[host] = old + 1
+            per_host = r.per_host
+            per_host[host] = per_host.get(host, 0) + 1
             continue
-        old = counts[z]  # type: ignore[index]
-        counts[z] = old + 1
+        per_zone = r.per_zone
+        old = per_zone[z]
+        per_zone[z] = old + 1
         if r.spread and z in r.domain_set:
-            hist = r.hist
-            hist[old] -= 1
-            if not hist[old]:
-                del hist[old]
-            hist[old + 1] = hist.get(old + 1, 0) + 1
-            while hist and r.minimum not in hist:
-                r.minimum += 1
-            if old + 1 > r.maximum:
-                r.maximum = old + 1
+            _count_spread(r, old)
+
+
+def _count_spread(r: _Rule, old: int) -> None:
+    """A spread's histogram, minimum and maximum once a domain went from `old` to one more."""
+    hist = r.hist
+    hist[old] -= 1
+    if not hist[old]:
+        del hist[old]
+    hist[old + 1] = hist.get(old + 1, 0) + 1
+    while hist and r.minimum not in hist:
+        r.minimum += 1
+    if old + 1 > r.maximum:
+        r.maximum = old + 1

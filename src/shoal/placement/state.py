@@ -72,6 +72,18 @@ class Chunked:
                 break
         return out
 
+    def lower(self, old: int, new: int) -> None:
+        """`move` of an entry to a lower `new`: for the greedy's usual move, its largest
+        entry (the emptiest host), a pop and an insertion in the last chunk."""
+        chunks, maxes = self.chunks, self.maxes
+        c = chunks[-1]
+        if c[-1] == old and (len(maxes) == 1 or new > maxes[-2]):
+            c.pop()
+            insort(c, new)
+            maxes[-1] = c[-1]
+        else:
+            self.move(old, new)
+
     def move(self, old: int, new: int) -> None:
         """Replace entry `old` (which it holds) by `new`."""
         chunks, maxes = self.chunks, self.maxes
