@@ -72,18 +72,6 @@ class Chunked:
                 break
         return out
 
-    def lower(self, old: int, new: int) -> None:
-        """`move` of an entry to a lower `new`: for the greedy's usual move, its largest
-        entry (the emptiest host), a pop and an insertion in the last chunk."""
-        chunks, maxes = self.chunks, self.maxes
-        c = chunks[-1]
-        if c[-1] == old and (len(maxes) == 1 or new > maxes[-2]):
-            c.pop()
-            insort(c, new)
-            maxes[-1] = c[-1]
-        else:
-            self.move(old, new)
-
     def move(self, old: int, new: int) -> None:
         """Replace entry `old` (which it holds) by `new`."""
         chunks, maxes = self.chunks, self.maxes
@@ -140,9 +128,9 @@ def shuffled(n: int, seed: int) -> list[int]:
 
 @dataclass(slots=True)
 class Capacity:
-    """Every host's free room and the sorted capacity indexes over it, per zone: what
-    `SearchState` and the alike-units path (`batch.py`) both place against, built one way so
-    both break ties alike."""
+    """Every host's free room and its capacity index entries, per zone: what `SearchState`
+    and the alike-units path (`batch.py`) both place against, made one way so both break
+    ties alike."""
 
     free: list[list[int]]
     rank: list[int]
@@ -156,8 +144,9 @@ class Capacity:
     zone_cap: list[list[int]]
     zone_fraction: list[list[float]]
     """Per index (RAM, volume) and zone, the free fraction, kept current by each move."""
-    index: list[list[Chunked]]
-    """Per zone, the index by free RAM and the index by free volume storage."""
+    entries: list[list[list[int]]]
+    """Per zone, the index entries by free RAM and by free volume storage, unsorted: each
+    user keeps them in its own structure (`SearchState`, sorted chunks; `batch.py`, heaps)."""
 
 
 def capacity(base_free: list[list[int]], host_zone: list[int], nz: int, seed: int) -> Capacity:
@@ -193,11 +182,8 @@ def capacity(base_free: list[list[int]], host_zone: list[int], nz: int, seed: in
         [zone_free[z][k] / zone_cap[z][k] if zone_cap[z][k] else 0.0 for z in range(nz)]
         for k in range(2)
     ]
-    # Sorted chunks with bisection: a zone holds hundreds to thousands of hosts, where
-    # moving at most a chunk of pointers beats a balanced structure's bookkeeping.
-    index = [[Chunked(e) for e in zk] for zk in entries]
     return Capacity(
-        free, rank, order, bits, (1 << bits) - 1, zone_free, zone_cap, fraction, index
+        free, rank, order, bits, (1 << bits) - 1, zone_free, zone_cap, fraction, entries
     )
 
 
@@ -219,7 +205,9 @@ class SearchState:
         self.zone_free = cap.zone_free
         self.zone_cap = cap.zone_cap
         self.zone_fraction = cap.zone_fraction
-        self.index = cap.index
+        # Sorted chunks with bisection: a zone holds hundreds to thousands of hosts, where
+        # moving at most a chunk of pointers beats a balanced structure's bookkeeping.
+        self.index = [[Chunked(e) for e in zk] for zk in cap.entries]
         # The same, for the hosts this cluster already uses: packing fills those first.
         self.used_index: list[list[list[int]]] = [[[] for _ in _INDEXED] for _ in range(nz)]
         self.host_of: list[int] = [-1] * len(problem.items)
