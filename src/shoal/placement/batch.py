@@ -246,33 +246,50 @@ class _Room:
 
     def walk(self, look: Look, zone: int, k: int) -> int:
         """`greedy._roomiest`: the emptiest current host of `zone` with room that the host
-        anti-affinities pass; -1 when none. Entries passed over go back."""
+        anti-affinities pass; -1 when none."""
+        return self.finder(look, k)(zone)
+
+    def finder(self, look: Look, k: int) -> Callable[[int], int]:
+        """`walk` for the units of `look`, with what it reads bound once (the loop's
+        largest cost per unit after the move itself)."""
         cap = self.cap
-        heap = self.heaps[zone][k]
+        heaps = [zk[k] for zk in self.heaps]
         free, ranks, by_rank, mask, bits = cap.free, cap.rank, cap.by_rank, cap.mask, cap.bits
         d0, d1, d2, d3 = look.demand
         r = self.resource[k]
         low = (d1 if k == 0 else d3) << bits
         anti = look.anti_host
-        passed: list[int] = []
-        found = -1
-        while heap:
-            entry = -heap[0]
-            if entry < low:
-                break
-            h = by_rank[entry & mask]
-            f = free[h]
-            if (f[r] << bits) | ranks[h] != entry:
-                heappop(heap)  # an old entry of a host placed on since: dropped for good
-                continue
-            if f[0] >= d0 and f[1] >= d1 and f[2] >= d2 and f[3] >= d3:
-                if not anti or _host_ok(anti, h):
+
+        def find(zone: int) -> int:
+            heap = heaps[zone]
+            passed: list[int] | None = None
+            found = -1
+            while heap:
+                entry = -heap[0]
+                if entry < low:
+                    break
+                h = by_rank[entry & mask]
+                f = free[h]
+                if (f[r] << bits) | ranks[h] != entry:
+                    heappop(heap)  # an old entry of a host placed on since: dropped for good
+                    continue
+                if (
+                    f[0] >= d0
+                    and f[1] >= d1
+                    and f[2] >= d2
+                    and f[3] >= d3
+                    and (not anti or _host_ok(anti, h))
+                ):
                     found = h
                     break
-            passed.append(heappop(heap))
-        for entry in passed:
-            heappush(heap, entry)
-        return found
+                if passed is None:
+                    passed = []
+                passed.append(heappop(heap))
+            for entry in passed or ():
+                heappush(heap, entry)  # passed over, not taken: back for the next unit
+            return found
+
+        return find
 
 
 def _heap(entries: list[int]) -> list[int]:
@@ -292,6 +309,7 @@ def _place_look(room: _Room, host_zone: list[int], look: Look, host_of: list[int
     quick = nz > 0 and look.zones is None and len(spreads) <= 1
     turns = _Turns(spreads[0], fraction) if quick and spreads else None
     take = _taker(room, look, k)
+    find = room.finder(look, k)
     zoned = bool(look.anti_zone)
     every = range(nz)
     pick = fraction.__getitem__
@@ -300,7 +318,7 @@ def _place_look(room: _Room, host_zone: list[int], look: Look, host_of: list[int
         if quick:
             z = turns.next() if turns is not None else max(every, key=pick)
             if not (zoned or (turns is not None and not turns.trivial(z))) or _zone_ok(look, z):
-                h = room.walk(look, z, k)
+                h = find(z)
         if h < 0:
             h = _by_keys(room, look, k)
             if h < 0:
@@ -438,6 +456,8 @@ def _taker(room: _Room, look: Look, k: int) -> Callable[[int, int], None]:
         f[1] -= d1
         f[2] -= d2
         f[3] -= d3
+        if not rules:
+            return
         for r in rules:
             r.remaining -= 1
         for per_host in by_host:
@@ -449,19 +469,18 @@ def _taker(room: _Room, look: Look, k: int) -> Callable[[int, int], None]:
             old = per_zone[z]
             per_zone[z] = old + 1
             if z in r.domain_set:
-                _count_spread(r, old)
+                # The histogram of counts, its minimum and maximum (`SearchState._move`).
+                hist = r.hist
+                left = hist[old] - 1
+                if left:
+                    hist[old] = left
+                else:
+                    del hist[old]
+                hist[old + 1] = hist.get(old + 1, 0) + 1
+                while r.minimum not in hist:
+                    r.minimum += 1
+                if old >= r.maximum:
+                    r.maximum = old + 1
 
     return take
 
-
-def _count_spread(r: _Rule, old: int) -> None:
-    """A spread's histogram, minimum and maximum once a domain went from `old` to one more."""
-    hist = r.hist
-    hist[old] -= 1
-    if not hist[old]:
-        del hist[old]
-    hist[old + 1] = hist.get(old + 1, 0) + 1
-    while hist and r.minimum not in hist:
-        r.minimum += 1
-    if old + 1 > r.maximum:
-        r.maximum = old + 1
