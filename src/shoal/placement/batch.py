@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from heapq import heapify, heappop, heappush
+from heapq import heapify, heappop, heappush, heapreplace
 
 from shoal.model.cluster import ClusterSpec, NodeGroup
 from shoal.model.enums import Objective, Rule, Scope
@@ -292,6 +292,16 @@ class _Room:
         return find
 
 
+def _lower(heap: list[int], old: int, new: int) -> None:
+    """A host's entry from `old` to `new` (lower): in place when it is the top, as it
+    nearly always is (the emptiest host took the unit); else pushed, the old one left for
+    reading the top to drop."""
+    if heap and heap[0] == -old:
+        heapreplace(heap, -new)
+    else:
+        heappush(heap, -new)
+
+
 def _heap(entries: list[int]) -> list[int]:
     heap = [-e for e in entries]  # heapq keeps the least first: the largest entry, negated
     heapify(heap)
@@ -305,9 +315,12 @@ def _place_look(room: _Room, host_zone: list[int], look: Look, host_of: list[int
     fraction = room.cap.zone_fraction[k]
     nz = len(fraction)
     spreads = look.spreads
-    # `greedy._best_zone`: the best zone read off the state, with no key per zone.
+    # `greedy._best_zone`: the best zone read off the state, with no key per zone; with
+    # one zone spread, zones taken in turns (`_round`).
     quick = nz > 0 and look.zones is None and len(spreads) <= 1
-    turns = _Turns(spreads[0], fraction) if quick and spreads else None
+    rule = spreads[0] if quick and spreads else None
+    order: list[int] = []
+    at = 0
     take = _taker(room, look, k)
     find = room.finder(look, k)
     zoned = bool(look.anti_zone)
@@ -316,58 +329,39 @@ def _place_look(room: _Room, host_zone: list[int], look: Look, host_of: list[int
     for u in range(look.first, look.first + look.units):
         h = -1
         if quick:
-            z = turns.next() if turns is not None else max(every, key=pick)
-            if not (zoned or (turns is not None and not turns.trivial(z))) or _zone_ok(look, z):
+            check = zoned
+            if rule is None:
+                z = max(every, key=pick)
+            else:
+                if at >= len(order):
+                    order, at = _round(rule.per_zone, fraction), 0
+                z = order[at]
+                at += 1
+                # The spread's filter only beyond the skew of the current minimum.
+                least = rule.minimum
+                if rule.per_zone[z] + 1 - least > rule.limit or rule.maximum - least > rule.limit:
+                    check = True
+            if not check or _zone_ok(look, z):
                 h = find(z)
         if h < 0:
             h = _by_keys(room, look, k)
             if h < 0:
                 return False
-            if turns is not None:
-                turns.reset()  # the general way chose: work the turns out afresh
+            order = []  # the general way chose: work the turns out afresh
         take(h, host_zone[h])
         host_of[u] = h
     return True
 
 
-class _Turns:
-    """The zones a look with one zone spread takes, in turn: the zones with the fewest
+def _round(counts: list[int], fraction: list[float]) -> list[int]:
+    """The zones a look with one zone spread takes next, in turn: those with the fewest
     members, most free room first (the key `greedy._best_zone` takes the least of).
 
     Placing a unit changes only its zone's count and room, and takes that zone out of the
     fewest, so the others keep their order: sorted once per round of the zones, not per unit.
     """
-
-    __slots__ = ("at", "counts", "fraction", "order", "rule")
-
-    def __init__(self, rule: _Rule, fraction: list[float]) -> None:
-        self.rule = rule
-        self.counts = rule.per_zone
-        self.fraction = fraction
-        self.order: list[int] = []
-        self.at = 0
-
-    def next(self) -> int:
-        if self.at >= len(self.order):
-            counts, fraction = self.counts, self.fraction
-            least = min(counts)
-            self.order = sorted(
-                (z for z, c in enumerate(counts) if c == least), key=lambda z: (-fraction[z], z)
-            )
-            self.at = 0
-        z = self.order[self.at]
-        self.at += 1
-        return z
-
-    def reset(self) -> None:
-        self.order = []
-
-    def trivial(self, z: int) -> bool:
-        """Whether the spread passes zone `z` at a glance (`_zone_ok` without its
-        arithmetic): within the skew of the current minimum."""
-        r = self.rule
-        low = r.minimum
-        return r.per_zone[z] + 1 - low <= r.limit and r.maximum - low <= r.limit
+    least = min(counts)
+    return sorted((z for z, c in enumerate(counts) if c == least), key=lambda z: (-fraction[z], z))
 
 
 def _by_keys(room: _Room, look: Look, k: int) -> int:
@@ -442,13 +436,13 @@ def _taker(room: _Room, look: Look, k: int) -> Callable[[int, int], None]:
         zf = zone_free[z]
         if d1:
             if by_ram:
-                heappush(heaps[z][0], -(((f[1] - d1) << bits) | rank))
+                _lower(heaps[z][0], (f[1] << bits) | rank, ((f[1] - d1) << bits) | rank)
             zf[0] -= d1
             total = zone_cap[z][0]
             ram_fraction[z] = zf[0] / total if total else 0.0
         if d3:
             if by_vol:
-                heappush(heaps[z][1], -(((f[3] - d3) << bits) | rank))
+                _lower(heaps[z][1], (f[3] << bits) | rank, ((f[3] - d3) << bits) | rank)
             zf[1] -= d3
             total = zone_cap[z][1]
             vol_fraction[z] = zf[1] / total if total else 0.0
