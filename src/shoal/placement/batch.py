@@ -205,7 +205,9 @@ def place_alike(
     if looks is None or not _rules(spec, looks, hosts.zone_index):
         return None
     nz = len(hosts.zone_names)
-    room = _Room(capacity(hosts.base_free, hosts.host_zone, nz, seed), looks)
+    kept = (any(_key(lk) == 0 for lk in looks), any(_key(lk) == 1 for lk in looks))
+    cap = capacity(hosts.base_free, hosts.host_zone, nz, seed, kept, fresh=True)
+    room = _Room(cap, kept)
     host_of = [-1] * sum(look.units for look in looks)
     # The greedy's work order: by rank, then by first unit (a group's units are adjacent).
     for look in sorted(looks, key=lambda lk: (_rank(lk, nz), lk.first)):
@@ -236,9 +238,9 @@ class _Room:
 
     __slots__ = ("cap", "heaps", "kept", "resource")
 
-    def __init__(self, cap: Capacity, looks: list[Look]) -> None:
+    def __init__(self, cap: Capacity, kept: tuple[bool, bool]) -> None:
         self.cap = cap
-        self.kept = (any(_key(lk) == 0 for lk in looks), any(_key(lk) == 1 for lk in looks))
+        self.kept = kept
         self.resource = (RAM, VOL)
         self.heaps: list[list[list[int]]] = []
         for zk in cap.entries:
