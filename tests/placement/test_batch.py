@@ -17,6 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from shoal.model.catalogs import CLASSIC_FLAVORS, DEFAULT_IMAGES
 from shoal.model.cluster import ClusterSpec, Grouping, Instance, MemberRef, NodeGroup
 from shoal.model.enums import Objective, Rule, Scope
 from shoal.model.inventory import Inventory
@@ -38,8 +39,6 @@ from tests.placement.strategies import (
     random_case,
     subset,
 )
-
-from shoal.model.catalogs import CLASSIC_FLAVORS, DEFAULT_IMAGES
 
 
 def _groupings(c: Chooser, groups: list[NodeGroup], instances: list[Instance]) -> list[Grouping]:
@@ -133,9 +132,7 @@ def test_solve_answers_the_greedys_hosts_node_by_node() -> None:
             continue  # refused before the greedy, or left to the exact method
         names = [h.name for h in case.inventory.hosts]
         want = {
-            n.name: names[outcome.state.host_of[it.index]]
-            for it in problem.items
-            for n in it.nodes
+            n.name: names[outcome.state.host_of[it.index]] for it in problem.items for n in it.nodes
         }
         result = solve(case.spec, case.inventory, used=case.used, seed=case.seed)
         assert result.feasible and result.solver == "greedy"

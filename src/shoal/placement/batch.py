@@ -24,10 +24,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from heapq import heapify, heappop, heappush, heapreplace
 
-from shoal.model.cluster import ClusterSpec, NodeGroup
+from shoal.model.cluster import ClusterSpec
 from shoal.model.enums import Objective, Rule, Scope
 from shoal.model.inventory import Inventory
-from shoal.model.nodes import Demand, allowed_zones, demand_of, replica_name
+from shoal.model.nodes import Demand, allowed_zones, demand_of
 from shoal.model.profile import Profile
 from shoal.placement.problem import RAM, VCPU, VOL, index_hosts
 from shoal.placement.state import Capacity, capacity
@@ -151,9 +151,7 @@ def _rules(spec: ClusterSpec, looks: list[Look], zone_index: dict[str, int]) -> 
         if not spread and limit < 1:
             return False  # the general path words the contradiction
         # As `member_units`: each target's units once (names are unique, checked above).
-        members = list(
-            dict.fromkeys(by_name[r.target] for r in g.members if r.target in by_name)
-        )
+        members = list(dict.fromkeys(by_name[r.target] for r in g.members if r.target in by_name))
         rule = _Rule(spread, by_host, limit, {}, [] if by_host else [0] * nz)
         rule.remaining = sum(look.units for look in members)
         if spread:
@@ -244,7 +242,9 @@ class _Room:
         self.resource = (RAM, VOL)
         self.heaps: list[list[list[int]]] = []
         for zk in cap.entries:
-            self.heaps.append([_heap(e) if kept else [] for e, kept in zip(zk, self.kept, strict=True)])
+            self.heaps.append(
+                [_heap(e) if kept else [] for e, kept in zip(zk, self.kept, strict=True)]
+            )
 
     def walk(self, look: Look, zone: int, k: int) -> int:
         """`greedy._roomiest`: the emptiest current host of `zone` with room that the host
@@ -411,10 +411,7 @@ def _shortfall(r: _Rule, z: int) -> int:
 
 def _host_ok(anti: list[_Rule], h: int) -> bool:
     """`filters.HostAntiAffinity` for one more member on host `h`."""
-    for r in anti:
-        if r.per_host.get(h, 0) >= r.limit:
-            return False
-    return True
+    return all(r.per_host.get(h, 0) < r.limit for r in anti)
 
 
 def _taker(room: _Room, look: Look, k: int) -> Callable[[int, int], None]:
@@ -479,4 +476,3 @@ def _taker(room: _Room, look: Look, k: int) -> Callable[[int, int], None]:
                     r.maximum = old + 1
 
     return take
-

@@ -192,7 +192,11 @@ def _alike_result(
     for look in alike.looks:
         role = roles.get(look.name)
         parts = [
-            (part, str(profile.kind), profile.flavor.name if isinstance(profile, ServerProfile) else None)
+            (
+                part,
+                str(profile.kind),
+                profile.flavor.name if isinstance(profile, ServerProfile) else None,
+            )
             for part, profile, _ in look.parts
         ]
         if pos + look.units * len(parts) > total:
