@@ -12,10 +12,10 @@ only: the best zone, the roomiest host with room there, the counts it moves.
 It answers exactly what `greedy.greedy` answers (tests/placement/test_batch.py holds the
 two to the same host for every unit on random clusters and inventories), for the shapes it
 takes: a new cluster (nothing exists), objective `spread`, hard anti-affinity (host or zone)
-and zone spread as the only rules, no host over capacity already. Anything else, or a unit
-that finds no host, answers None and the general pipeline runs from the start (prechecks,
-retries, the exact method): this path never refuses a cluster, and the solver still checks
-its answer with the independent verifier.
+and zone spread as the only rules, no host over capacity already. Anything else answers
+None, and a unit that finds no host an answer that is not `complete`: either way the general
+pipeline runs from the start (prechecks, retries, the exact method), so this path never
+refuses a cluster; the solver still checks its answer with the independent verifier.
 """
 
 from __future__ import annotations
@@ -225,11 +225,12 @@ class _Room:
     """The capacity index as heaps, one per zone and index key: the greedy's index (sorted
     chunks, `state.Chunked`) read in the same order, emptiest host first, ties by rank.
 
-    A placement pushes the host's new entry and leaves the old one, which reading the top
-    drops (`top`, `walk`): an entry is current when it is the one the host's free room makes
-    now, and room only shrinks here, so an old entry is always larger than its host's
-    current one. A push and a pop in C per placement, where the sorted chunks moved a
-    chunk's entries in Python; and an index no look is found by is not kept at all.
+    A placement lowers the host's entry in place when it is the top (`_lower`, nearly
+    always), else pushes the new entry and leaves the old one, which reading drops
+    (`finder`): an entry is current when it is the one the host's free room makes now, and
+    room only shrinks here, so an old entry is always larger than its host's current one.
+    A sift in C per placement, where the sorted chunks moved a chunk's entries in Python;
+    and an index no look is found by is not kept at all.
     The benchmark that justifies it: `benchmarks/placement.py` `100k-on-50000` (the chunk
     moves were a third of this path at 100,000 nodes over 50,000 hosts).
     """
@@ -242,9 +243,7 @@ class _Room:
         self.resource = (RAM, VOL)
         self.heaps: list[list[list[int]]] = []
         for zk in cap.entries:
-            self.heaps.append(
-                [_heap(e) if kept else [] for e, kept in zip(zk, self.kept, strict=True)]
-            )
+            self.heaps.append([_heap(e) if read else [] for e, read in zip(zk, kept, strict=True)])
 
     def walk(self, look: Look, zone: int, k: int) -> int:
         """`greedy._roomiest`: the emptiest current host of `zone` with room that the host
