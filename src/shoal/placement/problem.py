@@ -204,7 +204,7 @@ def build_problem(
     `nodes` is `expand(spec)` when the caller has it already.
     """
     reasons: list[str] = []
-    hosts = _index_hosts(inventory, used)
+    hosts = index_hosts(inventory, used)
     if nodes is None:
         nodes = expand(spec)
     unit_nodes: dict[str, list[NodeSpec]] = {}
@@ -237,7 +237,7 @@ def build_problem(
     )
 
 
-def _index_hosts(inventory: Inventory, used: Mapping[str, Demand]) -> _Hosts:
+def index_hosts(inventory: Inventory, used: Mapping[str, Demand]) -> _Hosts:
     """Zones and hosts by index, and each host's room once others' use is taken."""
     zone_names = list(inventory.zones)
     zone_index = {z: i for i, z in enumerate(zone_names)}

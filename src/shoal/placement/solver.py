@@ -17,7 +17,9 @@ from collections.abc import Mapping
 from shoal.model.cluster import ClusterSpec
 from shoal.model.enums import Objective
 from shoal.model.inventory import Inventory
-from shoal.model.nodes import Demand, NodeSpec
+from shoal.model.nodes import Demand, NodeSpec, expand
+from shoal.model.profile import ServerProfile
+from shoal.placement.batch import Alike, place_alike
 from shoal.placement.complete import complete
 from shoal.placement.cpsat import ExactVerdict, solve_exact
 from shoal.placement.explain import diagnose, prechecks
@@ -96,6 +98,15 @@ def _solve(
     started = time.perf_counter()
     existing = dict(existing or {})
     objective = objective or spec.objective
+    if not existing:
+        # A new cluster: alike units placed group by group (`batch.py`), the general
+        # pipeline only when that path does not apply or finds no host for a unit.
+        nodes = expand(spec) if nodes is None else nodes
+        alike = place_alike(spec, inventory, used or {}, objective, seed)
+        if alike is not None and alike.complete:
+            fast = _alike_result(spec, inventory, alike, nodes, used, objective, started)
+            if fast is not None:
+                return fast
     problem = build_problem(spec, inventory, existing, used or {}, nodes)
     stats: dict[str, object] = {"items": len(problem.items), "hosts": len(inventory.hosts)}
 
@@ -157,6 +168,57 @@ def _solve(
             stats=dict(stats),
         )
     return _result(problem, done.state, existing, used, objective, done.solver, stats, started)
+
+
+def _alike_result(
+    spec: ClusterSpec,
+    inv: Inventory,
+    alike: Alike,
+    nodes: list[NodeSpec],
+    used: Mapping[str, Demand] | None,
+    objective: Objective,
+    started: float,
+) -> PlacementResult | None:
+    """`_result` for `place_alike`'s answer: each node's assignment, read group by group
+    with the nodes in order; None if the nodes are not the looks' in order (a caller's own
+    list), so the general pipeline answers."""
+    where = [(h.name, h.zone) for h in inv.hosts]
+    roles = {g.name: g.role for g in spec.node_groups}
+    host_of = alike.host_of
+    assignments: list[Assignment] = []
+    placed: list[str] = []
+    make = tuple.__new__  # as in `_result`: no Python `__new__` call per node
+    pos, total = 0, len(nodes)
+    for look in alike.looks:
+        role = roles.get(look.name)
+        parts = [
+            (
+                part,
+                str(profile.kind),
+                profile.flavor.name if isinstance(profile, ServerProfile) else None,
+            )
+            for part, profile, _ in look.parts
+        ]
+        if pos + look.units * len(parts) > total:
+            return None
+        name = look.name
+        for u in range(look.first, look.first + look.units):
+            host, zone = where[host_of[u]]
+            for part, kind, flavor in parts:
+                n = nodes[pos]
+                pos += 1
+                if n.group != name or n.part != part:
+                    return None
+                placed.append(host)
+                assignments.append(
+                    make(Assignment, (n.name, kind, name, part, role, flavor, zone, host, False))
+                )
+    if pos != total:
+        return None
+    stats: dict[str, object] = {"items": len(host_of), "hosts": len(inv.hosts)}
+    return _checked(
+        spec, inv, assignments, placed, used, nodes, objective, "greedy", stats, started
+    )
 
 
 def _fewest_hosts(
@@ -281,7 +343,25 @@ def _result(
                 )
             )
         answer = node_host
-    check = verify_placement(problem.spec, inv, answer, used, nodes)
+    return _checked(
+        problem.spec, inv, assignments, answer, used, nodes, objective, solver, stats, started
+    )
+
+
+def _checked(
+    spec: ClusterSpec,
+    inv: Inventory,
+    assignments: list[Assignment],
+    answer: dict[str, str] | list[str],
+    used: Mapping[str, Demand] | None,
+    nodes: list[NodeSpec],
+    objective: Objective,
+    solver: str,
+    stats: dict[str, object],
+    started: float,
+) -> PlacementResult:
+    """The placement, once the independent verifier has passed it."""
+    check = verify_placement(spec, inv, answer, used, nodes)
     stats["seconds"] = round(time.perf_counter() - started, 6)
     if check.hard_violations:
         # A solver bug, never an expected outcome: say so loudly instead of returning it.
