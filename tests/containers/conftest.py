@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from shoal.providers.local import containers, images, podman
+from shoal.providers.local import images, podman
 from tests.e2e.conftest import StartServer, start_server
 from tests.support.server import sweep_local_nodes
 
@@ -44,9 +44,7 @@ def home(tmp_path: Path) -> Iterator[Path]:
     try:
         yield home
     finally:
-        sweep_local_nodes(home)  # before the records go with the home
-        for store in (home / "local" / "nodes").glob("*/podman"):
-            containers.remove_all(found, podman.Store(store))
+        sweep_local_nodes(home)  # its containers too, before the records go with the home
         shutil.rmtree(home, ignore_errors=True)
 
 

@@ -22,7 +22,7 @@ from typing import Any
 
 import httpx
 
-from shoal.providers.local import isolation
+from shoal.providers.local import containers, isolation, podman
 from tests.support.polling import eventually as eventually  # re-exported for server tests
 from tests.support.ports import free_port as free_port
 
@@ -183,7 +183,22 @@ def sweep_provider_home(provider_home: Path) -> None:
             if isinstance(pid, int) and key and _carries(pid, key):
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.killpg(pid, signal.SIGKILL)
+    _remove_containers(provider_home)
     isolation.remove_home(provider_home)
+
+
+def _remove_containers(provider_home: Path) -> None:
+    """Every container and pod the home's nodes ran: their conmon outlives the node's
+    process (as it outlives Shoal), so killing the node leaves them running."""
+    stores = list((provider_home / "nodes").glob("*/podman"))
+    if not stores:
+        return
+    try:
+        found = podman.Podman.find()
+    except podman.PodmanMissingError:
+        return
+    for store in stores:
+        containers.remove_all(found, podman.Store(store))
 
 
 def release_local_homes(root: Path) -> None:
