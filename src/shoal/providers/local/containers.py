@@ -110,6 +110,9 @@ def run(podman: Podman, store: Store, *args: str, timeout_s: float = 60.0) -> st
             capture_output=True,
             timeout=timeout_s,
             check=False,
+            # Out of the server's process group: a signal that stops Shoal must not cut a
+            # podman call short and leave a half-made container (nodes outlive Shoal).
+            start_new_session=True,
         )
     except (OSError, subprocess.TimeoutExpired) as e:
         return str(e)

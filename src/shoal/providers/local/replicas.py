@@ -326,6 +326,9 @@ def _run(
             text=True,
             timeout=timeout_s,
             check=False,
+            # Out of the server's process group: a signal that stops Shoal must not cut a
+            # podman call short and leave a half-made container (nodes outlive Shoal).
+            start_new_session=True,
         )
     except (OSError, subprocess.TimeoutExpired) as e:
         return subprocess.CompletedProcess(list(args), 125, str(e), "")
