@@ -1,0 +1,533 @@
+"""Heat's stacks over Shoal's clusters: create, update (PUT and PATCH), delete, preview, look
+up, show and list, in Heat's shapes.
+
+A stack is a cluster of the same id and name, made by `ClusterService` from the HOT body (the
+same path as `POST /v1/clusters`, so every size, count and quota of the native API holds); the
+body is kept beside it (`store/heat.py`). A stack's status is its newest top-level action's
+(`statuses.py`), its outputs the cluster's, evaluated live.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from shoal.clock import Clock
+from shoal.model.inventory import Inventory
+from shoal.service.clusters import ClusterService
+from shoal.service.errors import ClusterBusy, Conflict, Invalid, NotFound, ServiceError
+from shoal.service.heat import bodies
+from shoal.service.heat.bodies import StackBody
+from shoal.service.heat.errors import (
+    ActionInProgress,
+    EntityNotFound,
+    HeatBadRequest,
+    StackExists,
+    StackValidationFailed,
+)
+from shoal.service.heat.reading import Reading, Readings, read_stack
+from shoal.service.heat.statuses import Phase, heat_action, iso, phase_of
+from shoal.service.queries import Queries
+from shoal.store import clusters as cluster_repo
+from shoal.store import heat as heat_repo
+from shoal.store.database import Database
+from shoal.store.heat import StackRow
+from shoal.store.records import ActionRecord, ClusterRecord, Principal
+
+MAX_STACKS_LISTED = 10_000
+"""A list reads at most this many of a project's stacks (then filters, sorts and pages)."""
+MAX_LIMIT = 1000
+_SORT_KEYS = {
+    "stack_name": "stack_name",
+    "stack_status": "stack_status",
+    "creation_time": "creation_time",
+    "created_at": "creation_time",
+    "updated_time": "updated_time",
+    "updated_at": "updated_time",
+    "name": "stack_name",
+    "status": "stack_status",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    """A stack found for a request: its row, its cluster, its newest action."""
+
+    row: StackRow
+    cluster: ClusterRecord | None
+    action: ActionRecord | None
+
+
+class HeatStacks:
+    def __init__(
+        self,
+        db: Database,
+        clusters: ClusterService,
+        queries: Queries,
+        inventory: Callable[[], Inventory],
+        clock: Clock,
+        readings: Readings,
+    ) -> None:
+        self.db = db
+        self.clusters = clusters
+        self.queries = queries
+        self.inventory = inventory
+        self.clock = clock
+        self.readings = readings
+
+    # -- finding ------------------------------------------------------------------------------
+
+    @staticmethod
+    def _scope(who: Principal) -> str | None:
+        return None if who.is_admin else who.project_id
+
+    def identify(self, who: Principal, name: str) -> StackRow:
+        """A live stack by name (or by id): what the 302 lookups redirect to."""
+        with self.db.reading() as conn:
+            found = heat_repo.find_stacks(conn, self._scope(who), name)
+            if not found:
+                row = heat_repo.get_stack(conn, name)
+                if row is not None and (who.is_admin or row.project_id == who.project_id):
+                    found = [row]
+        if not found:
+            raise EntityNotFound(f"The Stack ({name}) could not be found.")
+        return found[0]
+
+    def find(self, who: Principal, name: str, stack_id: str) -> Found:
+        with self.db.reading() as conn:
+            row = heat_repo.get_stack(conn, stack_id)
+            if row is None or (not who.is_admin and row.project_id != who.project_id):
+                raise EntityNotFound(f"The Stack ({name}) could not be found.")
+            if name not in (row.name, row.cluster_id):
+                raise EntityNotFound(f"The Stack ({name}) could not be found.")
+            cluster = cluster_repo.get_cluster(conn, row.cluster_id, include_deleted=True)
+            action = heat_repo.latest_actions(conn, [row.cluster_id]).get(row.cluster_id)
+        return Found(row, cluster, action)
+
+    def reading(self, row: StackRow) -> Reading:
+        return self.readings.of(row, self.inventory())
+
+    def phase(self, found: Found) -> Phase:
+        now = self.clock.now()
+        if found.action is None:
+            return Phase("CREATE", "IN_PROGRESS", "Stack CREATE started", found.row.created_at,
+                         None)
+        knobs = self.reading(found.row).knobs(heat_action(found.action.kind))
+        return phase_of(found.action, knobs, now)
+
+    # -- changing -----------------------------------------------------------------------------
+
+    def create(self, who: Principal, data: object) -> StackRow:
+        body = bodies.create_body(data)
+        with self.db.reading() as conn:
+            if heat_repo.find_stacks(conn, who.project_id, body.name):
+                raise StackExists(f"The Stack ({body.name}) already exists.")
+        try:
+            submitted = self.clusters.create(who, json.dumps(body.reader_body()), source="heat")
+        except Conflict as taken:
+            if isinstance(taken, ClusterBusy):
+                raise
+            raise StackExists(f"The Stack ({body.name}) already exists.") from None
+        except Invalid as bad:
+            raise _validation(bad) from None
+        row = StackRow(
+            submitted.cluster.id,
+            who.project_id,
+            body.name,
+            body.hot,
+            body.disable_rollback,
+            body.timeout_mins,
+            body.tags,
+            submitted.cluster.created_at,
+        )
+        with self.db.transaction() as conn:
+            heat_repo.put_stack(conn, row)
+        return row
+
+    def update(self, who: Principal, name: str, stack_id: str, data: object, *, patch: bool) -> None:
+        found = self.find(who, name, stack_id)
+        self._settled(found)
+        before = StackBody(found.row.name, found.row.body, found.row.disable_rollback,
+                           found.row.timeout_mins, found.row.tags)
+        body = bodies.update_body(data, before, patch=patch)
+        try:
+            self.clusters.update(who, found.row.cluster_id, json.dumps(body.reader_body()))
+        except ClusterBusy:
+            raise ActionInProgress(
+                f"Stack {found.row.name} already has an action ({self.phase(found).action}) in "
+                "progress."
+            ) from None
+        except Invalid as bad:
+            raise _validation(bad) from None
+        with self.db.transaction() as conn:
+            heat_repo.put_stack(
+                conn,
+                StackRow(
+                    found.row.cluster_id, found.row.project_id, found.row.name, body.hot,
+                    body.disable_rollback, body.timeout_mins, body.tags, found.row.created_at,
+                    self.clock.now(),
+                ),
+            )
+
+    def _settled(self, found: Found) -> None:
+        """Heat refuses an update while the stack's action is in progress; so does Shoal
+        (a TestResource's wait included)."""
+        if found.row.deleted_at is not None:
+            raise EntityNotFound(f"The Stack ({found.row.name}) could not be found.")
+        if self.phase(found).status == "IN_PROGRESS":
+            raise ActionInProgress(
+                f"Stack {found.row.name} already has an action ({self.phase(found).action}) in "
+                "progress."
+            )
+
+    def delete(self, who: Principal, name: str, stack_id: str) -> None:
+        found = self.find(who, name, stack_id)
+        if found.row.deleted_at is not None:
+            raise EntityNotFound(f"The Stack ({name}) could not be found.")
+        try:
+            self.clusters.delete(who, found.row.cluster_id)
+        except ClusterBusy:
+            raise ActionInProgress(
+                f"Stack {found.row.name} already has an action in progress."
+            ) from None
+        with self.db.transaction() as conn:
+            heat_repo.set_deleted(conn, found.row.cluster_id, self.clock.now())
+
+    # -- previews and validation --------------------------------------------------------------
+
+    def validate(self, data: object) -> dict[str, Any]:
+        if not isinstance(data, dict):
+            raise HeatBadRequest("The request body must be a JSON object")
+        hot = bodies.hot_parts(data)
+        reading = read_stack({"stack_name": "validate", **hot}, self.inventory())
+        if reading.result.spec is None:
+            raise _problems(reading)
+        template = hot["template"]
+        declared = template.get("parameters") if isinstance(template.get("parameters"), dict) else {}
+        params = {}
+        for pname, decl in (declared or {}).items():
+            d = decl if isinstance(decl, dict) else {}
+            shown: dict[str, Any] = {
+                "Type": str(d.get("type", "string")).capitalize().replace(
+                    "Comma_delimited_list", "CommaDelimitedList"
+                ),
+                "Description": str(d.get("description", "")),
+                "Label": str(d.get("label", pname)),
+                "NoEcho": "true" if d.get("hidden") is True else "false",
+            }
+            if "default" in d:
+                shown["Default"] = d["default"]
+            if pname in reading.parameters and pname not in reading.hidden:
+                shown["Value"] = reading.parameters[pname]
+            params[str(pname)] = shown
+        out: dict[str, Any] = {"Description": reading.description, "Parameters": params}
+        if isinstance(template.get("parameter_groups"), list):
+            out["ParameterGroups"] = template["parameter_groups"]
+        return out
+
+    def preview(self, who: Principal, data: object) -> dict[str, Any]:
+        body = bodies.create_body(data)
+        reading = read_stack(body.reader_body(), self.inventory())
+        if reading.result.spec is None:
+            raise _problems(reading)
+        stack_id = "None"
+        now = iso(self.clock.now())
+        resources = [
+            {
+                "resource_name": r.name,
+                "resource_type": r.type,
+                "resource_action": "INIT",
+                "resource_status": "COMPLETE",
+                "resource_status_reason": "",
+                "resource_identity": {
+                    "stack_name": body.name,
+                    "stack_id": stack_id,
+                    "tenant": who.project_id,
+                    "path": f"/resources/{r.name}",
+                },
+                "stack_identity": {
+                    "stack_name": body.name,
+                    "stack_id": stack_id,
+                    "tenant": who.project_id,
+                    "path": "",
+                },
+                "physical_resource_id": "",
+                "properties": r.props,
+                "description": r.description,
+                "metadata": r.metadata,
+                "required_by": [x.name for x in reading.resources if r.name in x.depends_on],
+                "updated_time": now,
+                "creation_time": now,
+            }
+            for r in reading.resources
+        ]
+        return {
+            "stack": {
+                "stack_name": body.name,
+                "id": stack_id,
+                "description": reading.description,
+                "template_description": reading.description,
+                "parameters": self._parameters(reading, body.name, stack_id, who.project_id),
+                "disable_rollback": body.disable_rollback,
+                "timeout_mins": body.timeout_mins,
+                "creation_time": now,
+                "updated_time": None,
+                "deletion_time": None,
+                "stack_owner": None,
+                "parent": None,
+                "links": [],
+                "capabilities": [],
+                "notification_topics": [],
+                "resources": resources,
+            }
+        }
+
+    def preview_update(
+        self, who: Principal, name: str, stack_id: str, data: object, *, patch: bool
+    ) -> dict[str, Any]:
+        found = self.find(who, name, stack_id)
+        before = StackBody(found.row.name, found.row.body, found.row.disable_rollback,
+                           found.row.timeout_mins, found.row.tags)
+        body = bodies.update_body(data, before, patch=patch)
+        old = self.reading(found.row)
+        new = read_stack(body.reader_body(), self.inventory())
+        if new.result.spec is None:
+            raise _problems(new)
+        changes: dict[str, list[dict[str, Any]]] = {
+            k: [] for k in ("added", "deleted", "replaced", "unchanged", "updated")
+        }
+        for r in new.resources:
+            was = old.resource(r.name)
+            kind = "added" if was is None else (
+                "replaced" if was.type != r.type else
+                "unchanged" if was.props == r.props else "updated"
+            )
+            changes[kind].append(self._change(r.name, r.type, found.row, who))
+        for r in old.resources:
+            if new.resource(r.name) is None:
+                changes["deleted"].append(self._change(r.name, r.type, found.row, who))
+        return {"resource_changes": changes}
+
+    @staticmethod
+    def _change(rname: str, rtype: str, row: StackRow, who: Principal) -> dict[str, Any]:
+        return {
+            "resource_name": rname,
+            "resource_type": rtype,
+            "resource_identity": {
+                "stack_name": row.name,
+                "stack_id": row.cluster_id,
+                "tenant": row.project_id,
+                "path": f"/resources/{rname}",
+            },
+            "stack_identity": {
+                "stack_name": row.name,
+                "stack_id": row.cluster_id,
+                "tenant": row.project_id,
+                "path": "",
+            },
+        }
+
+    # -- showing ------------------------------------------------------------------------------
+
+    @staticmethod
+    def _parameters(
+        reading: Reading, name: str, stack_id: str, project: str
+    ) -> dict[str, Any]:
+        return {
+            **reading.parameters,
+            "OS::stack_id": stack_id,
+            "OS::stack_name": name,
+            "OS::project_id": project,
+        }
+
+    def summary(self, found: Found, base: str) -> dict[str, Any]:
+        row = found.row
+        phase = self.phase(found)
+        reading = self.reading(row)
+        return {
+            "id": row.cluster_id,
+            "stack_name": row.name,
+            "description": reading.description,
+            "creation_time": iso(row.created_at),
+            "updated_time": iso(row.updated_at),
+            "deletion_time": iso(row.deleted_at) if phase.status == "COMPLETE" and
+            phase.action == "DELETE" else None,
+            "stack_status": f"{phase.action}_{phase.status}",
+            "stack_status_reason": phase.reason,
+            "stack_owner": None,
+            "parent": None,
+            "stack_user_project_id": row.project_id,
+            "project": row.project_id,
+            "tags": row.tags or None,
+            "links": [{"href": f"{base}/stacks/{row.name}/{row.cluster_id}", "rel": "self"}],
+        }
+
+    def show(self, who: Principal, name: str, stack_id: str, base: str) -> dict[str, Any]:
+        found = self.find(who, name, stack_id)
+        reading = self.reading(found.row)
+        out = self.summary(found, base)
+        out.update(
+            {
+                "template_description": reading.description,
+                "disable_rollback": found.row.disable_rollback,
+                "timeout_mins": found.row.timeout_mins,
+                "capabilities": [],
+                "notification_topics": [],
+                "parameters": self._parameters(
+                    reading, found.row.name, found.row.cluster_id, found.row.project_id
+                ),
+                "outputs": self.outputs(who, found),
+            }
+        )
+        return out
+
+    def outputs(self, who: Principal, found: Found) -> list[dict[str, Any]]:
+        """The stack's outputs: the cluster's, evaluated now; one Shoal cannot serve carries
+        Heat's `output_error` with the reason."""
+        reading = self.reading(found.row)
+        template = found.row.body.get("template") or {}
+        declared = template.get("outputs") if isinstance(template, dict) else None
+        if not isinstance(declared, dict):
+            return []
+        served: dict[str, Any] = {}
+        if found.cluster is not None and found.cluster.deleted_at is None:
+            try:
+                view = self.queries.cluster(who, found.cluster.id)
+                served = {o.name: o for o in view.outputs or []}
+            except ServiceError:
+                served = {}
+        skipped = {p.path.rsplit("/", 1)[-1]: p.message for p in reading.result.notices}
+        out = []
+        for key, decl in declared.items():
+            d = decl if isinstance(decl, dict) else {}
+            entry: dict[str, Any] = {
+                "output_key": str(key),
+                "description": str(d.get("description") or "No description given"),
+            }
+            got = served.get(str(key))
+            if got is not None and got.status == "ready":
+                entry["output_value"] = got.value
+            elif str(key) in reading.result.outputs and got is None and str(key) not in skipped:
+                entry["output_value"] = None
+            else:
+                entry["output_value"] = None
+                entry["output_error"] = (
+                    got.reason if got is not None and got.reason else skipped.get(
+                        str(key), "not known yet"
+                    )
+                )
+            out.append(entry)
+        return out
+
+    def list(self, who: Principal, query: list[tuple[str, str]], base: str) -> list[dict[str, Any]]:
+        params = _query(query)
+        everyone = who.is_admin and params.get("global_tenant", ["false"])[0].lower() == "true"
+        with self.db.reading() as conn:
+            rows = heat_repo.list_stacks(
+                conn, None if everyone else who.project_id, MAX_STACKS_LISTED
+            )
+            latest = heat_repo.latest_actions(conn, [r.cluster_id for r in rows])
+        items = [self.summary(Found(r, None, latest.get(r.cluster_id)), base) for r in rows]
+        items = _filtered(items, params)
+        items = _sorted(items, params)
+        return _paged(items, params)
+
+
+def _validation(bad: Invalid) -> ServiceError:
+    said = "; ".join(
+        f"{d.get('path')}: {d.get('message')}" if d.get("path") else str(d.get("message"))
+        for d in bad.details
+    )
+    return StackValidationFailed(said or bad.message)
+
+
+def _problems(reading: Reading) -> ServiceError:
+    said = "; ".join(f"{p.path}: {p.message}" for p in reading.result.problems)
+    return StackValidationFailed(said or "the template makes no stack")
+
+
+_LIST_PARAMS = {
+    "id", "status", "name", "action", "tenant", "username", "owner_id", "sort_keys",
+    "sort_dir", "limit", "marker", "show_deleted", "show_nested", "show_hidden", "tags",
+    "tags_any", "not_tags", "not_tags_any", "global_tenant", "with_count", "project_id",
+}
+
+
+def _query(query: list[tuple[str, str]]) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for k, v in query:
+        if k not in _LIST_PARAMS:
+            continue  # Heat ignores what it does not know
+        out.setdefault(k, []).append(v)
+    return out
+
+
+def _filtered(items: list[dict[str, Any]], params: dict[str, list[str]]) -> list[dict[str, Any]]:
+    def keep(s: dict[str, Any]) -> bool:
+        action, _, status = str(s["stack_status"]).partition("_")
+        checks = [
+            ("id", s["id"]),
+            ("name", s["stack_name"]),
+            ("status", status),
+            ("action", action),
+        ]
+        for key, value in checks:
+            if key in params and value not in params[key]:
+                return False
+        tags = set(s.get("tags") or [])
+        for key, want_all, negate in (
+            ("tags", True, False),
+            ("tags_any", False, False),
+            ("not_tags", True, True),
+            ("not_tags_any", False, True),
+        ):
+            if key not in params:
+                continue
+            wanted = set(bodies.tags_of(params[key][0]))
+            hit = wanted <= tags if want_all else bool(wanted & tags)
+            if hit == negate:
+                return False
+        return True
+
+    return [s for s in items if keep(s)]
+
+
+def _sorted(items: list[dict[str, Any]], params: dict[str, list[str]]) -> list[dict[str, Any]]:
+    keys = [k for v in params.get("sort_keys", []) for k in v.split(",") if k]
+    for k in keys:
+        if k not in _SORT_KEYS:
+            raise HeatBadRequest(f"Sort key \"{k}\" not supported")
+    direction = params.get("sort_dir", ["desc"])[0]
+    if direction not in ("asc", "desc"):
+        raise HeatBadRequest(f"Unknown sort direction, must be 'desc' or 'asc': {direction}")
+    fields = [_SORT_KEYS[k] for k in keys] or ["creation_time"]
+    return sorted(
+        items,
+        key=lambda s: tuple(str(s.get(f) or "") for f in fields) + (s["id"],),
+        reverse=direction == "desc",
+    )
+
+
+def _paged(items: list[dict[str, Any]], params: dict[str, list[str]]) -> list[dict[str, Any]]:
+    if "marker" in params:
+        marker = params["marker"][0]
+        at = next((i for i, s in enumerate(items) if s["id"] == marker), None)
+        if at is None:
+            raise NotFound(f"The Stack ({marker}) could not be found.")
+        items = items[at + 1 :]
+    limit = MAX_LIMIT
+    if "limit" in params:
+        try:
+            limit = int(params["limit"][0])
+        except ValueError:
+            raise HeatBadRequest("Only integer is acceptable by 'limit'.") from None
+        if limit < 0:
+            raise HeatBadRequest("Value must be >= 0 for field 'limit'.")
+    return items[: min(limit, MAX_LIMIT)]
+
+
+def new_id() -> str:
+    return str(uuid.uuid4())
