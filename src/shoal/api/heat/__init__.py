@@ -63,6 +63,13 @@ def orchestration_app(runtime: Runtime) -> FastAPI:
     async def versions(request: Request) -> JSONResponse:
         return JSONResponse(_versions(request), status_code=300)
 
+    @app.get("/v1")
+    @app.get("/v1/", include_in_schema=False)
+    async def version(request: Request) -> dict[str, Any]:
+        """The versioned root without a project, where keystoneauth looks for a version
+        document when the catalog's URL ends in a project id."""
+        return {"version": _versions(request)["versions"][0]}
+
     for router in (meta_router, software_router, stack_router, resource_router, lookup_router):
         app.include_router(router)
     return app

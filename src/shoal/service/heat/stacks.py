@@ -203,10 +203,19 @@ class HeatStacks:
             raise HeatBadRequest("The request body must be a JSON object")
         hot = bodies.hot_parts(data)
         reading = read_stack({"stack_name": "validate", **hot}, self.inventory())
-        if reading.result.spec is None:
-            raise _problems(reading)
         template = hot["template"]
         declared = template.get("parameters") if isinstance(template.get("parameters"), dict) else {}
+        # Heat validates a template without its parameters' values: one with none is no problem
+        unset = {
+            f"/template/parameters/{n}"
+            for n, d in (declared or {}).items()
+            if reading.parameters.get(str(n)) in (None, "") and not (
+                isinstance(d, dict) and "default" in d
+            )
+        }
+        problems = [p for p in reading.result.problems if p.path not in unset]
+        if problems:
+            raise StackValidationFailed("; ".join(f"{p.path}: {p.message}" for p in problems))
         params = {}
         for pname, decl in (declared or {}).items():
             d = decl if isinstance(decl, dict) else {}
