@@ -122,7 +122,8 @@ until_up 300 svc_up || { tail -20 "$ROOT/shoal/server.log" >&2; exit 2; }
 echo "== shoal on :$SVC_PORT: $(( $(ts) - T0 ))s"
 
 # 4. tempest workspace: [heat_plugin] as the plugin's README and Heat's gate configure it
-"$HT_VENV/bin/tempest" init --name shoal-heat "$WS" > /dev/null 2> "$ROOT/init.err" ||
+"$HT_VENV/bin/tempest" init --workspace-path "$ROOT/workspace.yaml" --name shoal-heat "$WS" \
+  > "$ROOT/init.err" 2>&1 ||
   { cat "$ROOT/init.err" >&2; exit 2; }
 cat > "$WS/etc/tempest.conf" <<CONF
 [DEFAULT]

@@ -8,6 +8,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response
 from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from shoal.api.auth import Caller
 from shoal.api.heat.common import SUBPATHS, base_url, body_of, check_project, stacks_of
@@ -180,3 +181,11 @@ async def show_files(request: Request, project: str, name: str, sid: str, who: C
     check_project(who, project)
     found = await run_in_threadpool(stacks_of(request).find, who, name, sid)
     return found.row.body.get("files") or {}
+
+
+@router.api_route("/stacks/{name}/{sid}", methods=["POST", "HEAD"])
+async def other_methods(request: Request, project: str, name: str, sid: str, who: Caller) -> Any:
+    """A stack's sub-path by name answers 302 whatever the method; a stack itself has no POST."""
+    check_project(who, project)
+    await _sub(request, who, name, sid)
+    raise StarletteHTTPException(405, "The method is not allowed for this resource.")

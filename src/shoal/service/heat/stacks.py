@@ -9,7 +9,9 @@ body is kept beside it (`store/heat.py`). A stack's status is its newest top-lev
 
 from __future__ import annotations
 
+import contextlib
 import json
+import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -40,6 +42,8 @@ from shoal.store.records import ActionRecord, ClusterRecord, Principal
 MAX_STACKS_LISTED = 10_000
 """A list reads at most this many of a project's stacks (then filters, sorts and pages)."""
 MAX_LIMIT = 1000
+DELETE_WAIT_S = 30.0
+"""How long a delete waits for a cancelled action to let go of the cluster."""
 _SORT_KEYS = {
     "stack_name": "stack_name",
     "stack_status": "stack_status",
@@ -187,14 +191,29 @@ class HeatStacks:
         found = self.find(who, name, stack_id)
         if found.row.deleted_at is not None:
             raise EntityNotFound(f"The Stack ({name}) could not be found.")
-        try:
-            self.clusters.delete(who, found.row.cluster_id)
-        except ClusterBusy:
-            raise ActionInProgress(
-                f"Stack {found.row.name} already has an action in progress."
-            ) from None
+        self._delete_cancelling(who, found.row)
         with self.db.transaction() as conn:
             heat_repo.set_deleted(conn, found.row.cluster_id, self.clock.now())
+
+    def _delete_cancelling(self, who: Principal, row: StackRow) -> None:
+        """Heat deletes a stack whose action is still in progress (cancelling it): Shoal asks
+        the action holding the cluster to cancel, and deletes once it has let go (bounded)."""
+        deadline = time.monotonic() + DELETE_WAIT_S
+        asked = False
+        while True:
+            try:
+                self.clusters.delete(who, row.cluster_id)
+                return
+            except ClusterBusy as busy:
+                if not asked and busy.action_id is not None:
+                    with contextlib.suppress(ServiceError):  # it may have ended meanwhile
+                        self.clusters.cancel(who, busy.action_id)
+                    asked = True
+                if time.monotonic() > deadline:
+                    raise ActionInProgress(
+                        f"Stack {row.name} already has an action in progress."
+                    ) from None
+            time.sleep(0.05)
 
     # -- previews and validation --------------------------------------------------------------
 
