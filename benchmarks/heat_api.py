@@ -28,7 +28,7 @@ from typing import Any
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from benchmarks._servers import Server, cpu_seconds, server_env  # noqa: E402
+from benchmarks._servers import Server, cpu_seconds, server_env
 
 POLL_S = 0.05
 LIMIT_S = 600.0

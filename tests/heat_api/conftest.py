@@ -78,4 +78,3 @@ async def serving(home: Path) -> AsyncIterator[Heat]:
 async def heat(tmp_path: Path) -> AsyncIterator[Heat]:
     async with serving(tmp_path / "home") as served:
         yield served
-

@@ -10,7 +10,10 @@ TEST_TEMPLATE: dict[str, Any] = {
     "heat_template_version": "2016-04-08",
     "parameters": {"test_val": {"type": "string"}},
     "resources": {
-        "test": {"type": "OS::Heat::TestResource", "properties": {"value": {"get_param": "test_val"}}}
+        "test": {
+            "type": "OS::Heat::TestResource",
+            "properties": {"value": {"get_param": "test_val"}},
+        }
     },
     "outputs": {"output_value": {"value": {"get_attr": ["test", "output"]}}},
 }
@@ -23,11 +26,13 @@ async def test_stack_create_update_patch_outputs_delete(heat: Heat) -> None:
     assert shown["stack_status"] == "CREATE_COMPLETE", shown
     assert shown["outputs"][0]["output_value"] == "value"
     r = await heat.call("GET", "/stacks/s1")
-    assert r.status_code == 302 and r.headers["location"].endswith(href.split("/orchestration")[-1].split("/v1/")[-1]) or True
+    assert r.status_code == 302 and r.headers["location"] == f"http://shoal{href}"
     body = {"stack_name": "s1", "template": TEST_TEMPLATE, "parameters": {"test_val": "new"}}
     assert (await heat.call("PUT", href, json=body)).status_code == 202
     assert (await heat.settled(href))["stack_status"] == "UPDATE_COMPLETE"
-    assert (await heat.call("PATCH", href, json={"parameters": {"test_val": "p"}})).status_code == 202
+    assert (
+        await heat.call("PATCH", href, json={"parameters": {"test_val": "p"}})
+    ).status_code == 202
     assert (await heat.settled(href))["stack_status"] == "UPDATE_COMPLETE"
     out = await heat.ok("GET", href + "/outputs/output_value")
     assert out["output"]["output_value"] == "p"
@@ -40,7 +45,11 @@ async def test_stack_create_update_patch_outputs_delete(heat: Heat) -> None:
     assert res[0]["logical_resource_id"] == "test"
     one = (await heat.ok("GET", href + "/resources/test"))["resource"]
     assert one["attributes"]["output"] == "p"
-    await heat.ok("PATCH", href + "/resources/test", json={"mark_unhealthy": True, "resource_status_reason": "gone"})
+    await heat.ok(
+        "PATCH",
+        href + "/resources/test",
+        json={"mark_unhealthy": True, "resource_status_reason": "gone"},
+    )
     one = (await heat.ok("GET", href + "/resources/test"))["resource"]
     assert one["resource_status"] == "CHECK_FAILED" and one["resource_status_reason"] == "gone"
     r = await heat.call("POST", href + "/resources/test/signal")

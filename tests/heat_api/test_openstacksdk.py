@@ -47,16 +47,18 @@ def test_openstacksdk_drives_a_stack(conn: Connection) -> None:
     validated = o.validate_template(template=TEMPLATE)
     assert "v" in validated["Parameters"] if isinstance(validated, dict) else validated
     stack = o.create_stack(name="sdk", template=TEMPLATE, parameters={"v": "two"})
-    stack = o.wait_for_status(stack, "CREATE_COMPLETE", failures=["CREATE_FAILED"],
-                              interval=0.1, wait=WAIT_S)
+    stack = o.wait_for_status(
+        stack, "CREATE_COMPLETE", failures=["CREATE_FAILED"], interval=0.1, wait=WAIT_S
+    )
     got = o.get_stack(stack.id)  # a 302 from /stacks/{id} to /stacks/sdk/{id}
     assert got.name == "sdk" and got.status == "CREATE_COMPLETE"
     assert {r.name for r in o.resources(got)} == {"test", "pw"}
     assert [x["output_value"] for x in got.outputs] == ["two"]
     assert o.get_stack_template(got).resources["test"]["type"] == "OS::Heat::TestResource"
     o.update_stack(got, template=TEMPLATE, parameters={"v": "three"})
-    got = o.wait_for_status(got, "UPDATE_COMPLETE", failures=["UPDATE_FAILED"],
-                            interval=0.1, wait=WAIT_S)
+    got = o.wait_for_status(
+        got, "UPDATE_COMPLETE", failures=["UPDATE_FAILED"], interval=0.1, wait=WAIT_S
+    )
     assert [x["output_value"] for x in o.get_stack(got.id).outputs] == ["three"]
     o.delete_stack(got)
     o.wait_for_delete(got, interval=0.1, wait=WAIT_S)

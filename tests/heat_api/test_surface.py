@@ -66,7 +66,11 @@ async def test_projects_are_kept_apart(heat: Heat) -> None:
     )
     _error(r.json(), 401, "HTTPUnauthorized")
     href = await heat.stack("mine", ONE)
-    made = await heat.ok("POST", "/v1/projects", 201, json={"name": "p2"})
+    r = await heat.http.post(
+        "/v1/projects", json={"name": "p2"}, headers={"X-Auth-Token": heat.token}
+    )
+    assert r.status_code == 201, r.text
+    made = r.json()
     other = Heat(heat.http, heat.runtime, made["token"], made["project"]["id"])
     assert (await other.ok("GET", "/stacks"))["stacks"] == []
     r = await other.call("GET", f"/orchestration/v1/{ADMIN_PROJECT}/stacks")
@@ -97,9 +101,7 @@ async def test_testresource_fail_makes_the_stack_fail(heat: Heat) -> None:
 async def test_an_update_while_in_progress_is_refused(heat: Heat) -> None:
     waiting = {
         **ONE,
-        "resources": {
-            "r": {"type": "OS::Heat::TestResource", "properties": {"wait_secs": 3600}}
-        },
+        "resources": {"r": {"type": "OS::Heat::TestResource", "properties": {"wait_secs": 3600}}},
     }
     r = await heat.call("POST", "/stacks", json={"stack_name": "w", "template": waiting})
     href = r.headers["Location"]
@@ -117,8 +119,9 @@ async def test_previews_and_validate(heat: Heat) -> None:
     assert (await heat.ok("GET", "/stacks"))["stacks"] == []
     href = await heat.stack("p", TEST_TEMPLATE, parameters={"test_val": "v"})
     two = {**TEST_TEMPLATE, "resources": {**TEST_TEMPLATE["resources"], **ONE["resources"]}}
-    changes = (await heat.ok("PUT", href + "/preview", json={"template": two,
-                                                             "parameters": {"test_val": "w"}}))
+    changes = await heat.ok(
+        "PUT", href + "/preview", json={"template": two, "parameters": {"test_val": "w"}}
+    )
     assert [c["resource_name"] for c in changes["resource_changes"]["added"]] == ["r"]
     assert [c["resource_name"] for c in changes["resource_changes"]["updated"]] == ["test"]
     valid = await heat.ok("POST", "/validate", json={"template": TEST_TEMPLATE})
@@ -130,36 +133,73 @@ async def test_previews_and_validate(heat: Heat) -> None:
 async def test_stack_list_filters_sorts_pages(heat: Heat) -> None:
     for name in ("b", "a", "c"):
         await heat.stack(name, ONE, tags="x,y" if name != "c" else "z")
-    names = [s["stack_name"] for s in (await heat.ok("GET", "/stacks", params={
-        "sort_keys": "stack_name", "sort_dir": "asc"}))["stacks"]]
+    names = [
+        s["stack_name"]
+        for s in (
+            await heat.ok("GET", "/stacks", params={"sort_keys": "stack_name", "sort_dir": "asc"})
+        )["stacks"]
+    ]
     assert names == ["a", "b", "c"]
     tagged = (await heat.ok("GET", "/stacks", params={"tags": "x"}))["stacks"]
     assert sorted(s["stack_name"] for s in tagged) == ["a", "b"]
-    first = (await heat.ok("GET", "/stacks", params={"sort_keys": "stack_name",
-                                                     "sort_dir": "asc", "limit": 1}))["stacks"]
-    nxt = (await heat.ok("GET", "/stacks", params={"sort_keys": "stack_name", "sort_dir": "asc",
-                                                   "limit": 1, "marker": first[0]["id"]}))
+    first = (
+        await heat.ok(
+            "GET", "/stacks", params={"sort_keys": "stack_name", "sort_dir": "asc", "limit": 1}
+        )
+    )["stacks"]
+    nxt = await heat.ok(
+        "GET",
+        "/stacks",
+        params={"sort_keys": "stack_name", "sort_dir": "asc", "limit": 1, "marker": first[0]["id"]},
+    )
     assert [s["stack_name"] for s in nxt["stacks"]] == ["b"]
     done = (await heat.ok("GET", "/stacks", params={"status": "COMPLETE"}))["stacks"]
     assert len(done) == 3
 
 
 async def test_software_configs_and_deployments(heat: Heat) -> None:
-    config = (await heat.ok("POST", "/software_configs", json={
-        "name": "c", "group": "script", "config": "#!/bin/sh\necho hi",
-        "inputs": [{"name": "foo"}]}))["software_config"]
+    config = (
+        await heat.ok(
+            "POST",
+            "/software_configs",
+            json={
+                "name": "c",
+                "group": "script",
+                "config": "#!/bin/sh\necho hi",
+                "inputs": [{"name": "foo"}],
+            },
+        )
+    )["software_config"]
     assert (await heat.ok("GET", f"/software_configs/{config['id']}"))["software_config"][
-        "group"] == "script"
-    dep = (await heat.ok("POST", "/software_deployments", json={
-        "config_id": config["id"], "server_id": "srv", "action": "CREATE",
-        "input_values": {"foo": "bar"}}))["software_deployment"]
+        "group"
+    ] == "script"
+    dep = (
+        await heat.ok(
+            "POST",
+            "/software_deployments",
+            json={
+                "config_id": config["id"],
+                "server_id": "srv",
+                "action": "CREATE",
+                "input_values": {"foo": "bar"},
+            },
+        )
+    )["software_deployment"]
     meta = (await heat.ok("GET", "/software_deployments/metadata/srv"))["metadata"]
     assert meta[0]["group"] == "script" and meta[0]["inputs"][0]["value"] == "bar"
-    put = await heat.ok("PUT", f"/software_deployments/{dep['id']}", json={
-        "status": "COMPLETE", "status_reason": "ok", "output_values": {"deploy_stdout": "hi"}})
+    put = await heat.ok(
+        "PUT",
+        f"/software_deployments/{dep['id']}",
+        json={
+            "status": "COMPLETE",
+            "status_reason": "ok",
+            "output_values": {"deploy_stdout": "hi"},
+        },
+    )
     assert put["software_deployment"]["output_values"] == {"deploy_stdout": "hi"}
-    r = await heat.call("POST", "/software_deployments", json={"config_id": "nope",
-                                                               "server_id": "srv"})
+    r = await heat.call(
+        "POST", "/software_deployments", json={"config_id": "nope", "server_id": "srv"}
+    )
     _error(r.json(), 404, "EntityNotFound")
     r = await heat.call("POST", "/software_configs", json={"config": "x" * 600_000})
     _error(r.json(), 400, "HTTPBadRequest")
@@ -174,12 +214,13 @@ async def test_types_versions_functions_build_info(heat: Heat) -> None:
     assert "OS::Trove::Instance" not in types
     shown = await heat.ok("GET", "/resource_types/OS::Heat::TestResource")
     assert shown["properties"]["wait_secs"]["default"] == 0
-    tmpl = await heat.ok("GET", "/resource_types/OS::Heat::TestResource/template",
-                         params={"template_type": "hot"})
+    tmpl = await heat.ok(
+        "GET", "/resource_types/OS::Heat::TestResource/template", params={"template_type": "hot"}
+    )
     assert tmpl["resources"]["TestResource"]["type"] == "OS::Heat::TestResource"
     versions = (await heat.ok("GET", "/template_versions"))["template_versions"]
     assert {"version": "heat_template_version.2016-04-08", "type": "hot", "aliases": []} in versions
-    fns = (await heat.ok("GET", "/template_versions/heat_template_version.2016-04-08/functions"))
+    fns = await heat.ok("GET", "/template_versions/heat_template_version.2016-04-08/functions")
     names = {f["functions"] for f in fns["template_functions"]}
     assert "map_merge" in names and "filter" not in names
     r = await heat.call("GET", "/template_versions/heat_template_version.1999-01-01/functions")

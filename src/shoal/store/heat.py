@@ -234,7 +234,12 @@ def put_config(conn: Connection, row: ConfigRow) -> None:
 
 def _config(r: Any) -> ConfigRow:
     return ConfigRow(
-        r["id"], r["project_id"], r["name"], r["group"], r["config"], dict(r["details"]),
+        r["id"],
+        r["project_id"],
+        r["name"],
+        r["group"],
+        r["config"],
+        dict(r["details"]),
         r["created_at"],
     )
 

@@ -23,8 +23,17 @@ MAX_DEPTH = 64
 """JSON nesting a request body may have (templates nest deeper than Senlin's bodies)."""
 SUBPATHS = frozenset(
     {
-        "resources", "events", "template", "environment", "files", "outputs", "preview",
-        "actions", "abandon", "snapshots", "export",
+        "resources",
+        "events",
+        "template",
+        "environment",
+        "files",
+        "outputs",
+        "preview",
+        "actions",
+        "abandon",
+        "snapshots",
+        "export",
     }
 )
 """What may follow a stack's name without its id (Heat's router redirects them)."""
@@ -33,9 +42,7 @@ SUBPATHS = frozenset(
 def stacks_of(request: Request) -> HeatStacks:
     rt = runtime_of(request)
     readings: Readings = request.app.state.readings
-    return HeatStacks(
-        rt.db, rt.service, rt.queries, rt.service.inventory, rt.clock, readings
-    )
+    return HeatStacks(rt.db, rt.service, rt.queries, rt.service.inventory, rt.clock, readings)
 
 
 def resources_of(request: Request) -> HeatResources:

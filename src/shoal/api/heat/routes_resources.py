@@ -29,7 +29,7 @@ lookup = APIRouter(prefix="/v1/{project}/stacks/{name}/{sub}")
 async def list_resources(request: Request, project: str, name: str, sid: str, who: Caller) -> Any:
     check_project(who, project)
     found = await run_in_threadpool(
-        resources_of(request).list, who, name, sid, query_of(request), base_url(request, project)
+        resources_of(request).listing, who, name, sid, query_of(request), base_url(request, project)
     )
     return {"resources": found}
 
@@ -78,7 +78,11 @@ async def signal_resource(
 async def stack_events(request: Request, project: str, name: str, sid: str, who: Caller) -> Any:
     check_project(who, project)
     found = await run_in_threadpool(
-        resources_of(request).events, who, name, sid, query_of(request),
+        resources_of(request).events,
+        who,
+        name,
+        sid,
+        query_of(request),
         base_url(request, project),
     )
     return {"events": found}
@@ -90,8 +94,13 @@ async def resource_events(
 ) -> Any:
     check_project(who, project)
     found = await run_in_threadpool(
-        resources_of(request).events, who, name, sid, query_of(request),
-        base_url(request, project), resource,
+        resources_of(request).events,
+        who,
+        name,
+        sid,
+        query_of(request),
+        base_url(request, project),
+        resource,
     )
     return {"events": found}
 

@@ -43,7 +43,9 @@ async def show_config(request: Request, project: str, config_id: str, who: Calle
     return {"software_config": config_view(row)}
 
 
-@router.delete("/software_configs/{config_id}", status_code=204, response_class=Response, response_model=None)
+@router.delete(
+    "/software_configs/{config_id}", status_code=204, response_class=Response, response_model=None
+)
 async def delete_config(request: Request, project: str, config_id: str, who: Caller) -> Response:
     check_project(who, project)
     await run_in_threadpool(software_of(request).delete_config, who, config_id)
@@ -81,18 +83,19 @@ async def show_deployment(request: Request, project: str, deployment_id: str, wh
 
 
 @router.put("/software_deployments/{deployment_id}")
-async def update_deployment(
-    request: Request, project: str, deployment_id: str, who: Caller
-) -> Any:
+async def update_deployment(request: Request, project: str, deployment_id: str, who: Caller) -> Any:
     check_project(who, project)
     data = await body_of(request)
-    row = await run_in_threadpool(
-        software_of(request).update_deployment, who, deployment_id, data
-    )
+    row = await run_in_threadpool(software_of(request).update_deployment, who, deployment_id, data)
     return {"software_deployment": deployment_view(row)}
 
 
-@router.delete("/software_deployments/{deployment_id}", status_code=204, response_class=Response, response_model=None)
+@router.delete(
+    "/software_deployments/{deployment_id}",
+    status_code=204,
+    response_class=Response,
+    response_model=None,
+)
 async def delete_deployment(
     request: Request, project: str, deployment_id: str, who: Caller
 ) -> Response:

@@ -25,7 +25,7 @@ async def list_stacks(request: Request, project: str, who: Caller) -> dict[str, 
     check_project(who, project)
     query = list(request.query_params.multi_items())
     found = await run_in_threadpool(
-        stacks_of(request).list, who, query, base_url(request, project)
+        stacks_of(request).listing, who, query, base_url(request, project)
     )
     return {"stacks": found}
 
@@ -81,8 +81,9 @@ async def show_stack(request: Request, project: str, name: str, sid: str, who: C
     return {"stack": shown}
 
 
-async def _update(request: Request, project: str, name: str, sid: str, who: Principal,
-                  patch: bool) -> Response:
+async def _update(
+    request: Request, project: str, name: str, sid: str, who: Principal, patch: bool
+) -> Response:
     check_project(who, project)
     await _sub(request, who, name, sid)
     data = await body_of(request)
@@ -100,8 +101,12 @@ async def patch_stack(request: Request, project: str, name: str, sid: str, who: 
     return await _update(request, project, name, sid, who, True)
 
 
-@router.delete("/stacks/{name}/{sid}", status_code=204, response_class=Response, response_model=None)
-async def delete_stack(request: Request, project: str, name: str, sid: str, who: Caller) -> Response:
+@router.delete(
+    "/stacks/{name}/{sid}", status_code=204, response_class=Response, response_model=None
+)
+async def delete_stack(
+    request: Request, project: str, name: str, sid: str, who: Caller
+) -> Response:
     check_project(who, project)
     await _sub(request, who, name, sid)
     await run_in_threadpool(stacks_of(request).delete, who, name, sid)
@@ -163,9 +168,7 @@ async def show_template(request: Request, project: str, name: str, sid: str, who
 
 
 @router.get("/stacks/{name}/{sid}/environment")
-async def show_environment(
-    request: Request, project: str, name: str, sid: str, who: Caller
-) -> Any:
+async def show_environment(request: Request, project: str, name: str, sid: str, who: Caller) -> Any:
     check_project(who, project)
     found = await run_in_threadpool(stacks_of(request).find, who, name, sid)
     env = dict(found.row.body.get("environment") or {})

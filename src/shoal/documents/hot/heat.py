@@ -14,7 +14,10 @@ by the orchestration façade (`service/heat/`), which reports the resource's sta
 
 from __future__ import annotations
 
+import contextlib
 import json
+from collections.abc import MutableMapping
+from typing import Any
 
 from shoal.documents.collect import child
 from shoal.documents.hot.context import Resource, StackView, check_props
@@ -104,15 +107,13 @@ def test_resource(stack: StackView, res: Resource, props: dict[str, object]) -> 
     props.setdefault("value", "test_string")
 
 
-def _wait(props: dict[object, object], key: str, path: str, report: Report) -> None:
+def _wait(props: MutableMapping[Any, object], key: str, path: str, report: Report) -> None:
     given = props.get(key)
     if given is None or first_symbolic(given) is not None:
         return
     if isinstance(given, str):
-        try:
+        with contextlib.suppress(ValueError):
             given = float(given)
-        except ValueError:
-            pass
     if not isinstance(given, int | float) or isinstance(given, bool):
         report.problem(path, f"{describe(given)} is not a number")
     elif not 0 <= given <= MAX_TEST_WAIT_S:

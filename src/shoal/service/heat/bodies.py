@@ -43,8 +43,8 @@ class StackBody:
 def check_name(name: object) -> str:
     if not isinstance(name, str) or not _NAME.match(name):
         raise HeatBadRequest(
-            "Invalid stack name %s must contain only alphanumeric or \"_-.\" characters, "
-            "must start with alpha and must be 255 characters or less." % json.dumps(name)
+            f"Invalid stack name {json.dumps(name)} must contain only alphanumeric or "
+            '"_-." characters, must start with alpha and must be 255 characters or less.'
         )
     return name
 
@@ -98,8 +98,9 @@ def _flag(data: dict[str, Any], key: str, default: bool) -> bool:
     if isinstance(value, str) and value.lower() in ("true", "false"):
         return value.lower() == "true"
     if not isinstance(value, bool):
-        raise HeatBadRequest(f"Unrecognized value \"{value}\" for \"{key}\", acceptable values "
-                             "are: true, false.")
+        raise HeatBadRequest(
+            f'Unrecognized value "{value}" for "{key}", acceptable values are: true, false.'
+        )
     return value
 
 
@@ -158,9 +159,9 @@ def update_body(data: object, before: StackBody, *, patch: bool) -> StackBody:
             env = dict(before.hot.get("environment") or {})
             for section, value in given["environment"].items():
                 old = env.get(section)
-                env[section] = {**old, **value} if isinstance(old, dict) and isinstance(
-                    value, dict
-                ) else value
+                env[section] = (
+                    {**old, **value} if isinstance(old, dict) and isinstance(value, dict) else value
+                )
             merged["environment"] = env
         given = merged
     return StackBody(

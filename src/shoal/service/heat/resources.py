@@ -74,7 +74,8 @@ class HeatResources:
             "resource_name": r.name,
             "logical_resource_id": r.name,
             "physical_resource_id": physical_id(row.cluster_id, r.name)
-            if state.action != "INIT" else "",
+            if state.action != "INIT"
+            else "",
             "resource_type": r.type,
             "resource_status": f"{state.action}_{state.status}",
             "resource_status_reason": state.reason,
@@ -87,7 +88,7 @@ class HeatResources:
             ],
         }
 
-    def list(
+    def listing(
         self, who: Principal, name: str, stack_id: str, query: dict[str, list[str]], base: str
     ) -> list[dict[str, Any]]:
         found = self.stacks.find(who, name, stack_id)
@@ -124,9 +125,7 @@ class HeatResources:
             raise EntityNotFound(f"The Resource ({resource}) could not be found.")
         return r.metadata
 
-    def mark(
-        self, who: Principal, name: str, stack_id: str, resource: str, data: object
-    ) -> None:
+    def mark(self, who: Principal, name: str, stack_id: str, resource: str, data: object) -> None:
         if not isinstance(data, dict):
             raise HeatBadRequest("The request body must be a JSON object")
         unknown = sorted(set(data) - {"mark_unhealthy", "resource_status_reason"})
@@ -136,8 +135,9 @@ class HeatResources:
         if isinstance(flag, str) and flag.lower() in ("true", "false"):
             flag = flag.lower() == "true"
         if not isinstance(flag, bool):
-            raise HeatBadRequest("Unrecognized value for 'mark_unhealthy', acceptable values "
-                                 "are: true, false.")
+            raise HeatBadRequest(
+                "Unrecognized value for 'mark_unhealthy', acceptable values are: true, false."
+            )
         reason = data.get("resource_status_reason", "")
         if not isinstance(reason, str) or len(reason) > 1024:
             raise HeatBadRequest("'resource_status_reason' is a text of at most 1024 characters")
@@ -162,8 +162,7 @@ class HeatResources:
         if r is None:
             raise EntityNotFound(f"The Resource ({resource}) could not be found.")
         raise ResourceActionNotSupported(
-            f"Signal resource during SIGNAL is not supported: {r.name} ({r.type}) takes no "
-            "signal"
+            f"Signal resource during SIGNAL is not supported: {r.name} ({r.type}) takes no signal"
         )
 
     # -- events -------------------------------------------------------------------------------
@@ -199,31 +198,83 @@ class HeatResources:
         self, found: Found, reading: Reading, action_id: str, phase: Phase, href: str
     ) -> list[dict[str, Any]]:
         row = found.row
-        out = [_event(row.name, row.cluster_id, "OS::Heat::Stack", row.name, phase.action,
-                      "IN_PROGRESS", f"Stack {phase.action} started", phase.started,
-                      action_id, href)]
+        out = [
+            _event(
+                row.name,
+                row.cluster_id,
+                "OS::Heat::Stack",
+                row.name,
+                phase.action,
+                "IN_PROGRESS",
+                f"Stack {phase.action} started",
+                phase.started,
+                action_id,
+                href,
+            )
+        ]
         for r in reading.resources:
-            out.append(_event(r.name, physical_id(row.cluster_id, r.name), r.type, row.name,
-                              phase.action, "IN_PROGRESS", "state changed", phase.started,
-                              action_id, href))
+            out.append(
+                _event(
+                    r.name,
+                    physical_id(row.cluster_id, r.name),
+                    r.type,
+                    row.name,
+                    phase.action,
+                    "IN_PROGRESS",
+                    "state changed",
+                    phase.started,
+                    action_id,
+                    href,
+                )
+            )
         if phase.ended is None or phase.status == "IN_PROGRESS":
             return out
         for r in reading.resources:
             props = reading.tests.get(r.name)
             knobs = knobs_of(props, phase.action) if props is not None else Knobs()
             failed = phase.status == "FAILED" and (knobs.fail or not reading.tests)
-            out.append(_event(r.name, physical_id(row.cluster_id, r.name), r.type, row.name,
-                              phase.action, "FAILED" if failed else "COMPLETE",
-                              "Test Resource failed" if failed and knobs.fail else "state changed",
-                              phase.ended, action_id, href))
-        out.append(_event(row.name, row.cluster_id, "OS::Heat::Stack", row.name, phase.action,
-                          phase.status, phase.reason, phase.ended, action_id, href))
+            out.append(
+                _event(
+                    r.name,
+                    physical_id(row.cluster_id, r.name),
+                    r.type,
+                    row.name,
+                    phase.action,
+                    "FAILED" if failed else "COMPLETE",
+                    "Test Resource failed" if failed and knobs.fail else "state changed",
+                    phase.ended,
+                    action_id,
+                    href,
+                )
+            )
+        out.append(
+            _event(
+                row.name,
+                row.cluster_id,
+                "OS::Heat::Stack",
+                row.name,
+                phase.action,
+                phase.status,
+                phase.reason,
+                phase.ended,
+                action_id,
+                href,
+            )
+        )
         return out
 
 
 def _event(
-    rname: str, physical: str, rtype: str, stack: str, action: str, status: str, reason: str,
-    at: float, action_id: str, href: str,
+    rname: str,
+    physical: str,
+    rtype: str,
+    stack: str,
+    action: str,
+    status: str,
+    reason: str,
+    at: float,
+    action_id: str,
+    href: str,
 ) -> dict[str, Any]:
     eid = str(uuid.uuid5(_NS, f"{action_id}/{rname}/{status}"))
     return {

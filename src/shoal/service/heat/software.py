@@ -32,8 +32,14 @@ MAX_VALUES_BYTES = 65_536
 MAX_LIMIT = 1000
 _CONFIG_KEYS = {"name", "group", "config", "inputs", "outputs", "options"}
 _DEPLOYMENT_KEYS = {
-    "config_id", "server_id", "action", "status", "status_reason", "input_values",
-    "output_values", "stack_user_project_id",
+    "config_id",
+    "server_id",
+    "action",
+    "status",
+    "status_reason",
+    "input_values",
+    "output_values",
+    "stack_user_project_id",
 }
 
 
@@ -188,9 +194,7 @@ class HeatSoftware:
         with self.db.reading() as conn:
             found = heat_repo.get_deployment(conn, deployment_id, self._scope(who))
         if found is None:
-            raise EntityNotFound(
-                f"The Software Deployment ({deployment_id}) could not be found."
-            )
+            raise EntityNotFound(f"The Software Deployment ({deployment_id}) could not be found.")
         return found
 
     def deployments(self, who: Principal, server_id: str | None) -> list[DeploymentRow]:

@@ -117,8 +117,9 @@ class HeatStacks:
     def phase(self, found: Found) -> Phase:
         now = self.clock.now()
         if found.action is None:
-            return Phase("CREATE", "IN_PROGRESS", "Stack CREATE started", found.row.created_at,
-                         None)
+            return Phase(
+                "CREATE", "IN_PROGRESS", "Stack CREATE started", found.row.created_at, None
+            )
         knobs = self.reading(found.row).knobs(heat_action(found.action.kind))
         return phase_of(found.action, knobs, now)
 
@@ -151,11 +152,18 @@ class HeatStacks:
             heat_repo.put_stack(conn, row)
         return row
 
-    def update(self, who: Principal, name: str, stack_id: str, data: object, *, patch: bool) -> None:
+    def update(
+        self, who: Principal, name: str, stack_id: str, data: object, *, patch: bool
+    ) -> None:
         found = self.find(who, name, stack_id)
         self._settled(found)
-        before = StackBody(found.row.name, found.row.body, found.row.disable_rollback,
-                           found.row.timeout_mins, found.row.tags)
+        before = StackBody(
+            found.row.name,
+            found.row.body,
+            found.row.disable_rollback,
+            found.row.timeout_mins,
+            found.row.tags,
+        )
         body = bodies.update_body(data, before, patch=patch)
         try:
             self.clusters.update(who, found.row.cluster_id, json.dumps(body.reader_body()))
@@ -170,8 +178,14 @@ class HeatStacks:
             heat_repo.put_stack(
                 conn,
                 StackRow(
-                    found.row.cluster_id, found.row.project_id, found.row.name, body.hot,
-                    body.disable_rollback, body.timeout_mins, body.tags, found.row.created_at,
+                    found.row.cluster_id,
+                    found.row.project_id,
+                    found.row.name,
+                    body.hot,
+                    body.disable_rollback,
+                    body.timeout_mins,
+                    body.tags,
+                    found.row.created_at,
                     self.clock.now(),
                 ),
             )
@@ -223,14 +237,15 @@ class HeatStacks:
         hot = bodies.hot_parts(data)
         reading = read_stack({"stack_name": "validate", **hot}, self.inventory())
         template = hot["template"]
-        declared = template.get("parameters") if isinstance(template.get("parameters"), dict) else {}
+        declared = (
+            template.get("parameters") if isinstance(template.get("parameters"), dict) else {}
+        )
         # Heat validates a template without its parameters' values: one with none is no problem
         unset = {
             f"/template/parameters/{n}"
             for n, d in (declared or {}).items()
-            if reading.parameters.get(str(n)) in (None, "") and not (
-                isinstance(d, dict) and "default" in d
-            )
+            if reading.parameters.get(str(n)) in (None, "")
+            and not (isinstance(d, dict) and "default" in d)
         }
         problems = [p for p in reading.result.problems if p.path not in unset]
         if problems:
@@ -239,9 +254,9 @@ class HeatStacks:
         for pname, decl in (declared or {}).items():
             d = decl if isinstance(decl, dict) else {}
             shown: dict[str, Any] = {
-                "Type": str(d.get("type", "string")).capitalize().replace(
-                    "Comma_delimited_list", "CommaDelimitedList"
-                ),
+                "Type": str(d.get("type", "string"))
+                .capitalize()
+                .replace("Comma_delimited_list", "CommaDelimitedList"),
                 "Description": str(d.get("description", "")),
                 "Label": str(d.get("label", pname)),
                 "NoEcho": "true" if d.get("hidden") is True else "false",
@@ -317,8 +332,13 @@ class HeatStacks:
         self, who: Principal, name: str, stack_id: str, data: object, *, patch: bool
     ) -> dict[str, Any]:
         found = self.find(who, name, stack_id)
-        before = StackBody(found.row.name, found.row.body, found.row.disable_rollback,
-                           found.row.timeout_mins, found.row.tags)
+        before = StackBody(
+            found.row.name,
+            found.row.body,
+            found.row.disable_rollback,
+            found.row.timeout_mins,
+            found.row.tags,
+        )
         body = bodies.update_body(data, before, patch=patch)
         old = self.reading(found.row)
         new = read_stack(body.reader_body(), self.inventory())
@@ -329,9 +349,16 @@ class HeatStacks:
         }
         for r in new.resources:
             was = old.resource(r.name)
-            kind = "added" if was is None else (
-                "replaced" if was.type != r.type else
-                "unchanged" if was.props == r.props else "updated"
+            kind = (
+                "added"
+                if was is None
+                else (
+                    "replaced"
+                    if was.type != r.type
+                    else "unchanged"
+                    if was.props == r.props
+                    else "updated"
+                )
             )
             changes[kind].append(self._change(r.name, r.type, found.row, who))
         for r in old.resources:
@@ -361,9 +388,7 @@ class HeatStacks:
     # -- showing ------------------------------------------------------------------------------
 
     @staticmethod
-    def _parameters(
-        reading: Reading, name: str, stack_id: str, project: str
-    ) -> dict[str, Any]:
+    def _parameters(reading: Reading, name: str, stack_id: str, project: str) -> dict[str, Any]:
         return {
             **reading.parameters,
             "OS::stack_id": stack_id,
@@ -381,8 +406,9 @@ class HeatStacks:
             "description": reading.description,
             "creation_time": iso(row.created_at),
             "updated_time": iso(row.updated_at),
-            "deletion_time": iso(row.deleted_at) if phase.status == "COMPLETE" and
-            phase.action == "DELETE" else None,
+            "deletion_time": iso(row.deleted_at)
+            if phase.status == "COMPLETE" and phase.action == "DELETE"
+            else None,
             "stack_status": f"{phase.action}_{phase.status}",
             "stack_status_reason": phase.reason,
             "stack_owner": None,
@@ -443,14 +469,16 @@ class HeatStacks:
             else:
                 entry["output_value"] = None
                 entry["output_error"] = (
-                    got.reason if got is not None and got.reason else skipped.get(
-                        str(key), "not known yet"
-                    )
+                    got.reason
+                    if got is not None and got.reason
+                    else skipped.get(str(key), "not known yet")
                 )
             out.append(entry)
         return out
 
-    def list(self, who: Principal, query: list[tuple[str, str]], base: str) -> list[dict[str, Any]]:
+    def listing(
+        self, who: Principal, query: list[tuple[str, str]], base: str
+    ) -> list[dict[str, Any]]:
         params = _query(query)
         everyone = who.is_admin and params.get("global_tenant", ["false"])[0].lower() == "true"
         with self.db.reading() as conn:
@@ -478,9 +506,27 @@ def _problems(reading: Reading) -> ServiceError:
 
 
 _LIST_PARAMS = {
-    "id", "status", "name", "action", "tenant", "username", "owner_id", "sort_keys",
-    "sort_dir", "limit", "marker", "show_deleted", "show_nested", "show_hidden", "tags",
-    "tags_any", "not_tags", "not_tags_any", "global_tenant", "with_count", "project_id",
+    "id",
+    "status",
+    "name",
+    "action",
+    "tenant",
+    "username",
+    "owner_id",
+    "sort_keys",
+    "sort_dir",
+    "limit",
+    "marker",
+    "show_deleted",
+    "show_nested",
+    "show_hidden",
+    "tags",
+    "tags_any",
+    "not_tags",
+    "not_tags_any",
+    "global_tenant",
+    "with_count",
+    "project_id",
 }
 
 
@@ -527,14 +573,14 @@ def _sorted(items: list[dict[str, Any]], params: dict[str, list[str]]) -> list[d
     keys = [k for v in params.get("sort_keys", []) for k in v.split(",") if k]
     for k in keys:
         if k not in _SORT_KEYS:
-            raise HeatBadRequest(f"Sort key \"{k}\" not supported")
+            raise HeatBadRequest(f'Sort key "{k}" not supported')
     direction = params.get("sort_dir", ["desc"])[0]
     if direction not in ("asc", "desc"):
         raise HeatBadRequest(f"Unknown sort direction, must be 'desc' or 'asc': {direction}")
     fields = [_SORT_KEYS[k] for k in keys] or ["creation_time"]
     return sorted(
         items,
-        key=lambda s: tuple(str(s.get(f) or "") for f in fields) + (s["id"],),
+        key=lambda s: (*tuple(str(s.get(f) or "") for f in fields), s["id"]),
         reverse=direction == "desc",
     )
 
