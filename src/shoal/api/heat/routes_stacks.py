@@ -14,6 +14,7 @@ from shoal.api.auth import Caller
 from shoal.api.heat.common import SUBPATHS, base_url, body_of, check_project, stacks_of
 from shoal.api.heat.errors import Redirect
 from shoal.service.heat.errors import EntityNotFound
+from shoal.service.heat.reading import merged_environment
 from shoal.store.records import Principal
 
 router = APIRouter(prefix="/v1/{project}")
@@ -171,12 +172,7 @@ async def show_template(request: Request, project: str, name: str, sid: str, who
 async def show_environment(request: Request, project: str, name: str, sid: str, who: Caller) -> Any:
     check_project(who, project)
     found = await run_in_threadpool(stacks_of(request).find, who, name, sid)
-    env = dict(found.row.body.get("environment") or {})
-    env.setdefault("parameters", {})
-    env["parameters"] = {**env["parameters"], **(found.row.body.get("parameters") or {})}
-    for section in ("parameter_defaults", "resource_registry", "event_sinks"):
-        env.setdefault(section, {} if section != "event_sinks" else [])
-    return env
+    return merged_environment(found.row.body)
 
 
 @router.get("/stacks/{name}/{sid}/files")

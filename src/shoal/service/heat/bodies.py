@@ -22,9 +22,10 @@ from shoal.service.heat.errors import HeatBadRequest
 
 MAX_TIMEOUT_MINS = 10_000
 MAX_TAGS = 64
+MAX_ENVIRONMENTS = 64
 MAX_TAG = 80
 _NAME = re.compile(r"^[a-zA-Z][a-zA-Z0-9_.-]{0,254}$")
-HOT_KEYS = ("template", "environment", "files", "parameters")
+HOT_KEYS = ("template", "environments", "files", "parameters")
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,7 +66,7 @@ def _tree(value: object, what: str) -> Any:
 
 def hot_parts(data: dict[str, Any], *, template_required: bool = True) -> dict[str, Any]:
     """The template parts of a body: template, environment, files, parameters."""
-    for key in ("template_url", "environment_files"):
+    for key in ("template_url", "files_container"):
         if data.get(key):
             raise HeatBadRequest(
                 f"'{key}' is not supported: Shoal fetches nothing on a request's behalf; send "
@@ -77,20 +78,38 @@ def hot_parts(data: dict[str, Any], *, template_required: bool = True) -> dict[s
         raise HeatBadRequest("No template specified")
     if template is not None:
         out["template"] = template
-    env = _tree(data.get("environment"), "environment")
-    if env is not None:
-        out["environment"] = env
     files = data.get("files")
     if files is not None:
         if not isinstance(files, dict) or not all(isinstance(v, str) for v in files.values()):
             raise HeatBadRequest("'files' maps file names to their contents (text)")
         out["files"] = files
+    envs = _environment_files(data.get("environment_files"), files or {})
+    env = _tree(data.get("environment"), "environment")
+    if env is not None:
+        envs.append(env)
+    if envs:
+        out["environments"] = envs
     params = data.get("parameters")
     if params is not None:
         if not isinstance(params, dict):
             raise HeatBadRequest("'parameters' is a mapping of parameter names to values")
         out["parameters"] = params
     return out
+
+
+def _environment_files(names: object, files: dict[str, str]) -> list[Any]:
+    """heatclient's `environment_files`: the `-e` files in order, their contents in `files`
+    (merged first, then `environment`, as Heat merges them)."""
+    if names is None:
+        return []
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise HeatBadRequest("'environment_files' is a list of keys of 'files'")
+    if len(names) > MAX_ENVIRONMENTS:
+        raise HeatBadRequest(f"at most {MAX_ENVIRONMENTS} environment files")
+    missing = [n for n in names if n not in files]
+    if missing:
+        raise HeatBadRequest(f"environment files not in 'files': {', '.join(missing)}")
+    return [_tree(files[n], "environment") for n in names]
 
 
 def _flag(data: dict[str, Any], key: str, default: bool) -> bool:
@@ -155,14 +174,19 @@ def update_body(data: object, before: StackBody, *, patch: bool) -> StackBody:
         for key in ("parameters", "files"):
             if key in given:
                 merged[key] = {**before.hot.get(key, {}), **given[key]}
-        if "environment" in given:
-            env = dict(before.hot.get("environment") or {})
-            for section, value in given["environment"].items():
-                old = env.get(section)
-                env[section] = (
-                    {**old, **value} if isinstance(old, dict) and isinstance(value, dict) else value
+        if "environments" in given:  # the new ones merged after the stored ones
+            merged["environments"] = [*before.hot.get("environments", []), *given["environments"]]
+            if len(merged["environments"]) > MAX_ENVIRONMENTS:
+                raise HeatBadRequest(
+                    f"at most {MAX_ENVIRONMENTS} environments in all: send the whole stack (PUT)"
                 )
-            merged["environment"] = env
+        clear = data.get("clear_parameters") or []
+        if not isinstance(clear, list):
+            raise HeatBadRequest("'clear_parameters' is a list of parameter names")
+        if clear and "parameters" in merged:
+            merged["parameters"] = {
+                k: v for k, v in merged["parameters"].items() if k not in set(clear)
+            }
         given = merged
     return StackBody(
         before.name,

@@ -123,10 +123,9 @@ def _parameters(template: dict[str, Any], body: dict[str, Any]) -> tuple[dict[st
     `parameter_defaults` and `parameters`, then the body's `parameters`; hidden ones masked."""
     declared = template.get("parameters") if isinstance(template.get("parameters"), dict) else {}
     assert isinstance(declared, dict)
-    env = body.get("environment") if isinstance(body.get("environment"), dict) else {}
-    assert isinstance(env, dict)
+    env = merged_environment(body)
     given: dict[str, Any] = {}
-    for source in (env.get("parameter_defaults"), env.get("parameters"), body.get("parameters")):
+    for source in (env.get("parameter_defaults"), env.get("parameters")):
         if isinstance(source, dict):
             given.update(source)
     out: dict[str, Any] = {}
@@ -140,6 +139,29 @@ def _parameters(template: dict[str, Any], body: dict[str, Any]) -> tuple[dict[st
         else:
             out[str(name)] = value if isinstance(value, str) else _text(value)
     return out, hidden
+
+
+def merged_environment(body: dict[str, Any]) -> dict[str, Any]:
+    """A stack's environments merged in order, section by section, key by key (Heat's
+    `GET .../environment`), with the body's parameters last."""
+    out: dict[str, Any] = {
+        "parameters": {},
+        "parameter_defaults": {},
+        "resource_registry": {},
+        "event_sinks": [],
+    }
+    envs = body.get("environments") if isinstance(body.get("environments"), list) else []
+    assert isinstance(envs, list)
+    for env in [*envs, {"parameters": body.get("parameters") or {}}]:
+        if not isinstance(env, dict):
+            continue
+        for section, value in env.items():
+            old = out.get(section)
+            if isinstance(old, dict) and isinstance(value, dict):
+                out[section] = {**old, **value}
+            else:
+                out[section] = value
+    return out
 
 
 def _text(value: object) -> str:
