@@ -16,6 +16,7 @@ import pytest
 from shoal.api.app import create_app
 from shoal.runtime import Runtime
 from shoal.store.auth import ADMIN_PROJECT
+from tests.databases import migrated_database_url
 from tests.senlin.conftest import settings
 from tests.support.polling import until
 
@@ -60,8 +61,8 @@ class Heat:
 
 
 @asynccontextmanager
-async def serving(home: Path) -> AsyncIterator[Heat]:
-    runtime = await Runtime.open(settings(home))
+async def serving(home: Path, database_url: str | None = None) -> AsyncIterator[Heat]:
+    runtime = await Runtime.open(settings(home, database_url))
     try:
         token = runtime.new_admin_token
         assert token is not None
@@ -78,3 +79,11 @@ async def serving(home: Path) -> AsyncIterator[Heat]:
 async def heat(tmp_path: Path) -> AsyncIterator[Heat]:
     async with serving(tmp_path / "home") as served:
         yield served
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+async def heat_db(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Heat]:
+    """The façade over SQLite, then over a fresh PostgreSQL database (both migrated)."""
+    with migrated_database_url(str(request.param), tmp_path) as url:
+        async with serving(tmp_path / "home", url) as served:
+            yield served

@@ -19,7 +19,8 @@ TEST_TEMPLATE: dict[str, Any] = {
 }
 
 
-async def test_stack_create_update_patch_outputs_delete(heat: Heat) -> None:
+async def test_stack_create_update_patch_outputs_delete(heat_db: Heat) -> None:
+    heat = heat_db
     href = await heat.stack("s1", TEST_TEMPLATE, parameters={"test_val": "value"})
     assert "/stacks/s1/" in href
     shown = (await heat.ok("GET", href))["stack"]

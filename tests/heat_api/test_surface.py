@@ -157,7 +157,8 @@ async def test_stack_list_filters_sorts_pages(heat: Heat) -> None:
     assert len(done) == 3
 
 
-async def test_software_configs_and_deployments(heat: Heat) -> None:
+async def test_software_configs_and_deployments(heat_db: Heat) -> None:
+    heat = heat_db
     config = (
         await heat.ok(
             "POST",
