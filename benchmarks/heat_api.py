@@ -10,8 +10,9 @@ process's CPU over that time, its children included), and the stack's size:
 - `stack-create-servers-sim`: a ResourceGroup of 1,000 OS::Nova::Server on the `sim` provider
   (no simulated latency) -> CREATE_COMPLETE;
 - `event-list`: the 1,000-resource stack's events (one GET).
-`heat_seconds` / `ratio` (Heat's time over Shoal's) appear only when real Heat ran the same in
-the same run; this script does not start one (docs/heat_api.md says how it was compared).
+`heat_seconds` / `ratio` (Heat's time over Shoal's) appear when a real Heat ran the same in the
+same run: `--heat-url http://127.0.0.1:8004/v1/PROJECT_ID --heat-token TOKEN` (one started by
+`../shared/peers/heat/real_heat.sh`; docs/heat_api.md). Lines are printed once all ran.
 Run: `PYTHONPATH=src python benchmarks/heat_api.py [--sizes 100,1000] [--servers 1000]`.
 """
 
@@ -71,13 +72,14 @@ def _servers(count: int) -> dict[str, Any]:
 
 
 class Client:
-    def __init__(self, server: Server, token: str) -> None:
-        self.server = server
-        self.http = httpx.Client(
-            base_url=f"{server.url}/orchestration/v1/{PROJECT}",
-            headers={"X-Auth-Token": token},
-            timeout=300,
-        )
+    """One orchestration endpoint: Shoal's (its server's CPU measured) or a real Heat's."""
+
+    def __init__(self, base: str, token: str, pid: int | None) -> None:
+        self.pid = pid
+        self.http = httpx.Client(base_url=base, headers={"X-Auth-Token": token}, timeout=300)
+
+    def cpu(self) -> float:
+        return cpu_seconds(self.pid) if self.pid is not None else 0.0
 
     def settle(self, href: str, wanted: str) -> str:
         deadline = time.monotonic() + LIMIT_S
@@ -90,24 +92,65 @@ class Client:
             time.sleep(POLL_S)
         raise RuntimeError(f"{href}: still in progress after {LIMIT_S} s")
 
-    def timed(self, scenario: str, send: Any, wanted: str, **facts: Any) -> str:
-        cpu0, t0 = cpu_seconds(self.server.pid), time.monotonic()
+    def timed(
+        self, scenario: str, send: Any, wanted: str, href: str = ""
+    ) -> tuple[dict[str, Any], str]:
+        cpu0, t0 = self.cpu(), time.monotonic()
         r = send()
         if r.status_code not in (201, 202):
             raise RuntimeError(f"{scenario}: {r.status_code} {r.text[:500]}")
-        href = r.headers.get("Location") or facts.pop("href")
+        href = r.headers.get("Location") or href
         self.settle(href, wanted)
-        line = {
-            "scenario": scenario,
-            "seconds": round(time.monotonic() - t0, 3),
-            "cpu_s": round(cpu_seconds(self.server.pid) - cpu0, 3),
-            **facts,
-        }
-        print(json.dumps(line), flush=True)
-        return str(href)
+        took = {"seconds": round(time.monotonic() - t0, 3), "cpu_s": round(self.cpu() - cpu0, 3)}
+        return took, href
+
+    def delete(self, href: str) -> None:
+        self.http.delete(href)
 
 
-def run(sizes: list[int], servers: int) -> None:
+def scenarios(c: Client, sizes: list[int], servers: int, tag: str) -> list[dict[str, Any]]:
+    """Every scenario against one endpoint: one dict each (scenario, size, seconds, cpu_s)."""
+    out: list[dict[str, Any]] = []
+    for n in sizes:
+        body = {"stack_name": f"tests-{n}-{tag}", "template": _tests(n, "a")}
+        took, href = c.timed(
+            "stack-create-testresources",
+            lambda body=body: c.http.post("/stacks", json=body),
+            "CREATE_COMPLETE",
+        )
+        out.append({"scenario": "stack-create-testresources", "resources": n, **took})
+        changed = {"template": _tests(n, "b")}
+        took, _ = c.timed(
+            "stack-update-testresources",
+            lambda href=href, changed=changed: c.http.patch(href, json=changed),
+            "UPDATE_COMPLETE",
+            href,
+        )
+        out.append({"scenario": "stack-update-testresources", "resources": n, **took})
+        cpu0, t0 = c.cpu(), time.monotonic()
+        events = c.http.get(f"{href}/events", params={"limit": 1000}).json()["events"]
+        out.append(
+            {
+                "scenario": "event-list",
+                "resources": n,
+                "events": len(events),
+                "seconds": round(time.monotonic() - t0, 3),
+                "cpu_s": round(c.cpu() - cpu0, 3),
+            }
+        )
+        c.delete(href)
+    if servers:
+        body = {"stack_name": f"servers-{tag}", "template": _servers(servers)}
+        took, _ = c.timed(
+            "stack-create-servers-sim",
+            lambda: c.http.post("/stacks", json=body),
+            "CREATE_COMPLETE",
+        )
+        out.append({"scenario": "stack-create-servers-sim", "servers": servers, **took})
+    return out
+
+
+def run(sizes: list[int], servers: int, heat_url: str | None, heat_token: str | None) -> None:
     with tempfile.TemporaryDirectory(prefix="shoal-heat-bench-") as tmp:
         home = Path(tmp) / "home"
         inventory = Path(tmp) / "inventory.yaml"
@@ -118,55 +161,43 @@ def run(sizes: list[int], servers: int) -> None:
         server.start()
         try:
             token = (home / "admin-token").read_text().strip()
-            c = Client(server, token)
-            for n in sizes:
-                body = {"stack_name": f"tests-{n}", "template": _tests(n, "a")}
-                href = c.timed(
-                    "stack-create-testresources",
-                    lambda body=body: c.http.post("/stacks", json=body),
-                    "CREATE_COMPLETE",
-                    resources=n,
-                )
-                changed = {"template": _tests(n, "b")}
-                c.timed(
-                    "stack-update-testresources",
-                    lambda href=href, changed=changed: c.http.patch(href, json=changed),
-                    "UPDATE_COMPLETE",
-                    resources=n,
-                    href=href,
-                )
-                cpu0, t0 = cpu_seconds(server.pid), time.monotonic()
-                events = c.http.get(f"{href}/events").json()["events"]
-                print(
-                    json.dumps(
-                        {
-                            "scenario": "event-list",
-                            "seconds": round(time.monotonic() - t0, 3),
-                            "cpu_s": round(cpu_seconds(server.pid) - cpu0, 3),
-                            "resources": n,
-                            "events": len(events),
-                        }
-                    ),
-                    flush=True,
-                )
-            if servers:
-                body = {"stack_name": "servers", "template": _servers(servers)}
-                c.timed(
-                    "stack-create-servers-sim",
-                    lambda: c.http.post("/stacks", json=body),
-                    "CREATE_COMPLETE",
-                    servers=servers,
-                )
+            base = f"{server.url}/orchestration/v1/{PROJECT}"
+            lines = scenarios(Client(base, token, server.pid), sizes, servers, "shoal")
         finally:
             server.stop()
+    if heat_url and heat_token:
+        # the same scenarios against a real Heat (no `sim` there: no servers)
+        theirs = scenarios(Client(heat_url, heat_token, None), sizes, 0, "heat")
+        for line in lines:
+            match = next(
+                (
+                    t
+                    for t in theirs
+                    if t["scenario"] == line["scenario"]
+                    and t.get("resources") == line.get("resources")
+                ),
+                None,
+            )
+            if match is not None:
+                line["heat_seconds"] = match["seconds"]
+                line["ratio"] = round(match["seconds"] / max(line["seconds"], 1e-3), 2)
+    for line in lines:
+        print(json.dumps(line), flush=True)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="100,1000", help="TestResource group sizes")
     ap.add_argument("--servers", type=int, default=1000, help="servers on sim (0: skip)")
+    ap.add_argument("--heat-url", help="a real Heat's /v1/{project} URL, to run the same")
+    ap.add_argument("--heat-token", help="a Keystone token for --heat-url")
     args = ap.parse_args()
-    run([int(s) for s in args.sizes.split(",") if s], args.servers)
+    run(
+        [int(s) for s in args.sizes.split(",") if s],
+        args.servers,
+        args.heat_url,
+        args.heat_token,
+    )
 
 
 if __name__ == "__main__":
