@@ -51,6 +51,13 @@ async def test_refusals_in_heats_shape(heat: Heat) -> None:
     assert "template_url" in _error(r.json(), 400, "HTTPBadRequest")
     r = await heat.call("POST", "/stacks", content=b"[" * 100 + b"]" * 100)
     _error(r.json(), 400, "HTTPBadRequest")
+    r = await heat.call("POST", "/stacks", content=b'{"stack_name": "a\\u0000b"}')
+    assert "cannot be stored" in _error(r.json(), 400, "HTTPBadRequest")
+    r = await heat.call("GET", "/stacks/a%00b")
+    assert "cannot be stored" in _error(r.json(), 400, "HTTPBadRequest")
+    text = "heat_template_version: 2016-10-14\nresources: {}\n"  # YAML reads a date: as text
+    r = await heat.call("POST", "/stacks", json={"stack_name": "text", "template": text})
+    assert r.status_code == 201, r.text
     await heat.stack("dup", ONE)
     r = await heat.call("POST", "/stacks", json={"stack_name": "dup", "template": ONE})
     assert "already exists" in _error(r.json(), 409, "StackExists")

@@ -84,7 +84,7 @@ def create_app(
     # a NUL, and the signal's parser replaces it (model/heat_agent.py), keeping the result.
     app.add_middleware(
         RefuseUnstorable,
-        skip=(senlin.PREFIX,),
+        skip=(senlin.PREFIX, heat.PREFIX),
         body_unchecked=(SIGNAL_PATH.split("{", 1)[0],),
     )
     app.add_middleware(

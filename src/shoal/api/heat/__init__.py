@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import re
 from typing import Any
+from urllib.parse import unquote
 
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 from starlette.routing import Mount
 
+from shoal.api.characters import unstorable_text
 from shoal.api.heat import errors
 from shoal.api.heat.routes_meta import router as meta_router
 from shoal.api.heat.routes_resources import lookup as lookup_router
@@ -58,6 +60,18 @@ def orchestration_app(runtime: Runtime) -> FastAPI:
     app.state.runtime = runtime
     app.state.readings = Readings()
     errors.install(app)
+
+    @app.middleware("http")
+    async def storable(request: Request, call_next: Any) -> Any:
+        """A NUL or lone surrogate in the path or query: Heat's 400 (the body: `body_of`)."""
+        query = unquote(
+            request.scope.get("query_string", b"").decode("latin-1"), errors="surrogatepass"
+        )
+        if unstorable_text(request.scope["path"]) or unstorable_text(query):
+            return errors.heat_error(
+                400, "The URL holds a character that cannot be stored", "HTTPBadRequest"
+            )
+        return await call_next(request)
 
     @app.get("/", status_code=300)
     async def versions(request: Request) -> JSONResponse:

@@ -10,6 +10,7 @@ from typing import Any
 from fastapi import Request
 
 from shoal.api.auth import runtime_of
+from shoal.api.characters import unstorable_body
 from shoal.service.errors import Forbidden
 from shoal.service.heat.errors import HeatBadRequest
 from shoal.service.heat.reading import Readings
@@ -70,6 +71,8 @@ async def body_of(request: Request) -> Any:
     if not raw:
         return {}
     check_depth(raw, MAX_DEPTH)
+    if unstorable_body(raw):
+        raise HeatBadRequest("The request body holds a character that cannot be stored (NUL)")
     try:
         return json.loads(raw)
     except (json.JSONDecodeError, UnicodeDecodeError):

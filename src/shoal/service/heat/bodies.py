@@ -59,6 +59,8 @@ def _tree(value: object, what: str) -> Any:
             raise HeatBadRequest(
                 f"Failed to parse the {what}: " + "; ".join(p.message for p in bad.problems)
             ) from None
+        # as heatclient's loader: a date (`heat_template_version: 2016-10-14`) is its text
+        value = json.loads(json.dumps(value, default=str))
     if value is not None and not isinstance(value, dict):
         raise HeatBadRequest(f"The {what} is not a mapping (found {type(value).__name__})")
     return value
