@@ -108,9 +108,22 @@ class Client:
         self.http.delete(href)
 
 
+class Progress(list[dict[str, Any]]):
+    """The figures of one endpoint, each also written to stderr as it is measured (a slow
+    real Heat's partial figures survive a stopped run)."""
+
+    def __init__(self, tag: str) -> None:
+        super().__init__()
+        self.tag = tag
+
+    def append(self, line: dict[str, Any]) -> None:
+        print(f"{self.tag}: {json.dumps(line)}", file=sys.stderr, flush=True)
+        super().append(line)
+
+
 def scenarios(c: Client, sizes: list[int], servers: int, tag: str) -> list[dict[str, Any]]:
     """Every scenario against one endpoint: one dict each (scenario, size, seconds, cpu_s)."""
-    out: list[dict[str, Any]] = []
+    out = Progress(tag)
     for n in sizes:
         body = {"stack_name": f"tests-{n}-{tag}", "template": _tests(n, "a")}
         took, href = c.timed(
