@@ -13,6 +13,7 @@ from shoal.api.auth import runtime_of
 from shoal.api.characters import unstorable_body
 from shoal.service.errors import Forbidden
 from shoal.service.heat.errors import HeatBadRequest
+from shoal.service.heat.previews import HeatPreviews
 from shoal.service.heat.reading import Readings
 from shoal.service.heat.resources import HeatResources
 from shoal.service.heat.software import HeatSoftware
@@ -44,6 +45,10 @@ def stacks_of(request: Request) -> HeatStacks:
     rt = runtime_of(request)
     readings: Readings = request.app.state.readings
     return HeatStacks(rt.db, rt.service, rt.queries, rt.service.inventory, rt.clock, readings)
+
+
+def previews_of(request: Request) -> HeatPreviews:
+    return HeatPreviews(stacks_of(request))
 
 
 def resources_of(request: Request) -> HeatResources:

@@ -11,7 +11,7 @@ from starlette.concurrency import run_in_threadpool
 
 from shoal import __version__
 from shoal.api.auth import Caller
-from shoal.api.heat.common import body_of, check_project, stacks_of
+from shoal.api.heat.common import body_of, check_project, previews_of
 from shoal.service.heat import catalog
 from shoal.service.heat.errors import HeatBadRequest
 
@@ -74,7 +74,7 @@ async def resource_type_template(
 async def validate(request: Request, project: str, who: Caller) -> Any:
     check_project(who, project)
     data = await body_of(request)
-    return await run_in_threadpool(stacks_of(request).validate, data)
+    return await run_in_threadpool(previews_of(request).validate, data)
 
 
 @router.get("/build_info")

@@ -11,7 +11,14 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from shoal.api.auth import Caller
-from shoal.api.heat.common import SUBPATHS, base_url, body_of, check_project, stacks_of
+from shoal.api.heat.common import (
+    SUBPATHS,
+    base_url,
+    body_of,
+    check_project,
+    previews_of,
+    stacks_of,
+)
 from shoal.api.heat.errors import Redirect
 from shoal.service.heat.errors import EntityNotFound
 from shoal.service.heat.reading import merged_environment
@@ -48,7 +55,7 @@ async def create_stack(request: Request, project: str, who: Caller) -> JSONRespo
 async def preview_stack(request: Request, project: str, who: Caller) -> dict[str, Any]:
     check_project(who, project)
     data = await body_of(request)
-    return await run_in_threadpool(stacks_of(request).preview, who, data)
+    return await run_in_threadpool(previews_of(request).preview, who, data)
 
 
 def redirect(request: Request, who: Principal, name: str) -> Redirect:
@@ -120,7 +127,7 @@ async def _preview_update(
     check_project(who, project)
     data = await body_of(request)
     return await run_in_threadpool(
-        stacks_of(request).preview_update, who, name, sid, data, patch=patch
+        previews_of(request).preview_update, who, name, sid, data, patch=patch
     )
 
 

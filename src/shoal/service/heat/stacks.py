@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import json
 import time
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -20,17 +19,17 @@ from typing import Any
 from shoal.clock import Clock
 from shoal.model.inventory import Inventory
 from shoal.service.clusters import ClusterService
-from shoal.service.errors import ClusterBusy, Conflict, Invalid, NotFound, ServiceError
+from shoal.service.errors import ClusterBusy, Conflict, Invalid, ServiceError
 from shoal.service.heat import bodies
 from shoal.service.heat.bodies import StackBody
 from shoal.service.heat.errors import (
     ActionInProgress,
     EntityNotFound,
-    HeatBadRequest,
     StackExists,
     StackValidationFailed,
 )
-from shoal.service.heat.reading import Reading, Readings, read_stack
+from shoal.service.heat.listing import filtered, list_query, paged, sorted_by
+from shoal.service.heat.reading import Reading, Readings
 from shoal.service.heat.statuses import Phase, heat_action, iso, phase_of
 from shoal.service.queries import Queries
 from shoal.store import clusters as cluster_repo
@@ -41,19 +40,8 @@ from shoal.store.records import ActionRecord, ClusterRecord, Principal
 
 MAX_STACKS_LISTED = 10_000
 """A list reads at most this many of a project's stacks (then filters, sorts and pages)."""
-MAX_LIMIT = 1000
 DELETE_WAIT_S = 30.0
 """How long a delete waits for a cancelled action to let go of the cluster."""
-_SORT_KEYS = {
-    "stack_name": "stack_name",
-    "stack_status": "stack_status",
-    "creation_time": "creation_time",
-    "created_at": "creation_time",
-    "updated_time": "updated_time",
-    "updated_at": "updated_time",
-    "name": "stack_name",
-    "status": "stack_status",
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,172 +217,11 @@ class HeatStacks:
                     ) from None
             time.sleep(0.05)
 
-    # -- previews and validation --------------------------------------------------------------
-
-    def validate(self, data: object) -> dict[str, Any]:
-        if not isinstance(data, dict):
-            raise HeatBadRequest("The request body must be a JSON object")
-        hot = bodies.hot_parts(data)
-        reading = read_stack({"stack_name": "validate", **hot}, self.inventory())
-        template = hot["template"]
-        declared = (
-            template.get("parameters") if isinstance(template.get("parameters"), dict) else {}
-        )
-        # Heat validates a template without its parameters' values: one with none is no problem
-        unset = {
-            f"/template/parameters/{n}"
-            for n, d in (declared or {}).items()
-            if reading.parameters.get(str(n)) in (None, "")
-            and not (isinstance(d, dict) and "default" in d)
-        }
-        problems = [p for p in reading.result.problems if p.path not in unset]
-        if problems:
-            raise StackValidationFailed("; ".join(f"{p.path}: {p.message}" for p in problems))
-        params = {}
-        for pname, decl in (declared or {}).items():
-            d = decl if isinstance(decl, dict) else {}
-            shown: dict[str, Any] = {
-                "Type": str(d.get("type", "string"))
-                .capitalize()
-                .replace("Comma_delimited_list", "CommaDelimitedList"),
-                "Description": str(d.get("description", "")),
-                "Label": str(d.get("label", pname)),
-                "NoEcho": "true" if d.get("hidden") is True else "false",
-            }
-            if "default" in d:
-                shown["Default"] = d["default"]
-            if pname in reading.parameters and pname not in reading.hidden:
-                shown["Value"] = reading.parameters[pname]
-            params[str(pname)] = shown
-        out: dict[str, Any] = {"Description": reading.description, "Parameters": params}
-        if isinstance(template.get("parameter_groups"), list):
-            out["ParameterGroups"] = template["parameter_groups"]
-        return out
-
-    def preview(self, who: Principal, data: object) -> dict[str, Any]:
-        body = bodies.create_body(data)
-        reading = read_stack(body.reader_body(), self.inventory())
-        if reading.result.spec is None:
-            raise _problems(reading)
-        stack_id = "None"
-        now = iso(self.clock.now())
-        resources = [
-            {
-                "resource_name": r.name,
-                "resource_type": r.type,
-                "resource_action": "INIT",
-                "resource_status": "COMPLETE",
-                "resource_status_reason": "",
-                "resource_identity": {
-                    "stack_name": body.name,
-                    "stack_id": stack_id,
-                    "tenant": who.project_id,
-                    "path": f"/resources/{r.name}",
-                },
-                "stack_identity": {
-                    "stack_name": body.name,
-                    "stack_id": stack_id,
-                    "tenant": who.project_id,
-                    "path": "",
-                },
-                "physical_resource_id": "",
-                "properties": r.props,
-                "description": r.description,
-                "metadata": r.metadata,
-                "required_by": [x.name for x in reading.resources if r.name in x.depends_on],
-                "updated_time": now,
-                "creation_time": now,
-            }
-            for r in reading.resources
-        ]
-        return {
-            "stack": {
-                "stack_name": body.name,
-                "id": stack_id,
-                "description": reading.description,
-                "template_description": reading.description,
-                "parameters": self._parameters(reading, body.name, stack_id, who.project_id),
-                "disable_rollback": body.disable_rollback,
-                "timeout_mins": body.timeout_mins,
-                "creation_time": now,
-                "updated_time": None,
-                "deletion_time": None,
-                "stack_owner": None,
-                "parent": None,
-                "links": [],
-                "capabilities": [],
-                "notification_topics": [],
-                "resources": resources,
-            }
-        }
-
-    def preview_update(
-        self, who: Principal, name: str, stack_id: str, data: object, *, patch: bool
-    ) -> dict[str, Any]:
-        found = self.find(who, name, stack_id)
-        before = StackBody(
-            found.row.name,
-            found.row.body,
-            found.row.disable_rollback,
-            found.row.timeout_mins,
-            found.row.tags,
-        )
-        body = bodies.update_body(data, before, patch=patch)
-        old = self.reading(found.row)
-        new = read_stack(body.reader_body(), self.inventory())
-        if new.result.spec is None:
-            raise _problems(new)
-        changes: dict[str, list[dict[str, Any]]] = {
-            k: [] for k in ("added", "deleted", "replaced", "unchanged", "updated")
-        }
-        for r in new.resources:
-            was = old.resource(r.name)
-            kind = (
-                "added"
-                if was is None
-                else (
-                    "replaced"
-                    if was.type != r.type
-                    else "unchanged"
-                    if was.props == r.props
-                    else "updated"
-                )
-            )
-            changes[kind].append(self._change(r.name, r.type, found.row, who))
-        for r in old.resources:
-            if new.resource(r.name) is None:
-                changes["deleted"].append(self._change(r.name, r.type, found.row, who))
-        return {"resource_changes": changes}
-
-    @staticmethod
-    def _change(rname: str, rtype: str, row: StackRow, who: Principal) -> dict[str, Any]:
-        return {
-            "resource_name": rname,
-            "resource_type": rtype,
-            "resource_identity": {
-                "stack_name": row.name,
-                "stack_id": row.cluster_id,
-                "tenant": row.project_id,
-                "path": f"/resources/{rname}",
-            },
-            "stack_identity": {
-                "stack_name": row.name,
-                "stack_id": row.cluster_id,
-                "tenant": row.project_id,
-                "path": "",
-            },
-        }
-
     # -- showing ------------------------------------------------------------------------------
 
     @staticmethod
     def _parameters(reading: Reading, name: str, stack_id: str, project: str) -> dict[str, Any]:
-        return {
-            **reading.parameters,
-            "OS::stack_id": stack_id,
-            "OS::stack_name": name,
-            "OS::project_id": project,
-        }
+        return parameters_of(reading, name, stack_id, project)
 
     def summary(self, found: Found, base: str) -> dict[str, Any]:
         row = found.row
@@ -479,7 +306,7 @@ class HeatStacks:
     def listing(
         self, who: Principal, query: list[tuple[str, str]], base: str
     ) -> list[dict[str, Any]]:
-        params = _query(query)
+        params = list_query(query)
         everyone = who.is_admin and params.get("global_tenant", ["false"])[0].lower() == "true"
         with self.db.reading() as conn:
             rows = heat_repo.list_stacks(
@@ -487,9 +314,17 @@ class HeatStacks:
             )
             latest = heat_repo.latest_actions(conn, [r.cluster_id for r in rows])
         items = [self.summary(Found(r, None, latest.get(r.cluster_id)), base) for r in rows]
-        items = _filtered(items, params)
-        items = _sorted(items, params)
-        return _paged(items, params)
+        return paged(sorted_by(filtered(items, params), params), params)
+
+
+def parameters_of(reading: Reading, name: str, stack_id: str, project: str) -> dict[str, Any]:
+    """The parameters Heat shows: the template's values, then its pseudo parameters."""
+    return {
+        **reading.parameters,
+        "OS::stack_id": stack_id,
+        "OS::stack_name": name,
+        "OS::project_id": project,
+    }
 
 
 def _validation(bad: Invalid) -> ServiceError:
@@ -500,108 +335,6 @@ def _validation(bad: Invalid) -> ServiceError:
     return StackValidationFailed(said or bad.message)
 
 
-def _problems(reading: Reading) -> ServiceError:
+def problems_of(reading: Reading) -> ServiceError:
     said = "; ".join(f"{p.path}: {p.message}" for p in reading.result.problems)
     return StackValidationFailed(said or "the template makes no stack")
-
-
-_LIST_PARAMS = {
-    "id",
-    "status",
-    "name",
-    "action",
-    "tenant",
-    "username",
-    "owner_id",
-    "sort_keys",
-    "sort_dir",
-    "limit",
-    "marker",
-    "show_deleted",
-    "show_nested",
-    "show_hidden",
-    "tags",
-    "tags_any",
-    "not_tags",
-    "not_tags_any",
-    "global_tenant",
-    "with_count",
-    "project_id",
-}
-
-
-def _query(query: list[tuple[str, str]]) -> dict[str, list[str]]:
-    out: dict[str, list[str]] = {}
-    for k, v in query:
-        if k not in _LIST_PARAMS:
-            continue  # Heat ignores what it does not know
-        out.setdefault(k, []).append(v)
-    return out
-
-
-def _filtered(items: list[dict[str, Any]], params: dict[str, list[str]]) -> list[dict[str, Any]]:
-    def keep(s: dict[str, Any]) -> bool:
-        action, _, status = str(s["stack_status"]).partition("_")
-        checks = [
-            ("id", s["id"]),
-            ("name", s["stack_name"]),
-            ("status", status),
-            ("action", action),
-        ]
-        for key, value in checks:
-            if key in params and value not in params[key]:
-                return False
-        tags = set(s.get("tags") or [])
-        for key, want_all, negate in (
-            ("tags", True, False),
-            ("tags_any", False, False),
-            ("not_tags", True, True),
-            ("not_tags_any", False, True),
-        ):
-            if key not in params:
-                continue
-            wanted = set(bodies.tags_of(params[key][0]))
-            hit = wanted <= tags if want_all else bool(wanted & tags)
-            if hit == negate:
-                return False
-        return True
-
-    return [s for s in items if keep(s)]
-
-
-def _sorted(items: list[dict[str, Any]], params: dict[str, list[str]]) -> list[dict[str, Any]]:
-    keys = [k for v in params.get("sort_keys", []) for k in v.split(",") if k]
-    for k in keys:
-        if k not in _SORT_KEYS:
-            raise HeatBadRequest(f'Sort key "{k}" not supported')
-    direction = params.get("sort_dir", ["desc"])[0]
-    if direction not in ("asc", "desc"):
-        raise HeatBadRequest(f"Unknown sort direction, must be 'desc' or 'asc': {direction}")
-    fields = [_SORT_KEYS[k] for k in keys] or ["creation_time"]
-    return sorted(
-        items,
-        key=lambda s: (*tuple(str(s.get(f) or "") for f in fields), s["id"]),
-        reverse=direction == "desc",
-    )
-
-
-def _paged(items: list[dict[str, Any]], params: dict[str, list[str]]) -> list[dict[str, Any]]:
-    if "marker" in params:
-        marker = params["marker"][0]
-        at = next((i for i, s in enumerate(items) if s["id"] == marker), None)
-        if at is None:
-            raise NotFound(f"The Stack ({marker}) could not be found.")
-        items = items[at + 1 :]
-    limit = MAX_LIMIT
-    if "limit" in params:
-        try:
-            limit = int(params["limit"][0])
-        except ValueError:
-            raise HeatBadRequest("Only integer is acceptable by 'limit'.") from None
-        if limit < 0:
-            raise HeatBadRequest("Value must be >= 0 for field 'limit'.")
-    return items[: min(limit, MAX_LIMIT)]
-
-
-def new_id() -> str:
-    return str(uuid.uuid4())
