@@ -53,9 +53,11 @@ fuzz: $(STAMP)
 	$(BIN)/pytest -m fuzz tests/fuzz
 
 # Senlin conformance: senlin-tempest-plugin 1.8.0 against `shoal server` in Keystone mode (real
-# Keystone, sim provider); fails below 291 of 306 passed (CONF_THRESHOLD).
+# Keystone, sim provider); fails below 291 of 306 passed (CONF_THRESHOLD). Then Heat's gabbi
+# API suite (heat-tempest-plugin 3.0.0) against the orchestration façade; fails below 45 of 47.
 conformance: $(STAMP)
 	tests/conformance/run.sh
+	tests/conformance/heat.sh
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -11,7 +11,7 @@
 # checks. Each background suite's output is printed once it has ended, before the summary.
 #
 # SHOAL_CHECK_WORKERS=N  the main pytest's workers (default 5; 0: one process, no xdist)
-# SHOAL_CHECK_CONFORMANCE=0  skip the Senlin conformance suite (a quick local run; CI runs it)
+# SHOAL_CHECK_CONFORMANCE=0  skip the Senlin and Heat conformance suites (a quick local run; CI runs them)
 # SHOAL_CHECK_LANES=0  the peers' suites in the main pytest instead of a pytest of their own
 # scripts/check.sh TESTS...  those tests in the main pytest (no peers' lane)
 set -uo pipefail
@@ -50,8 +50,13 @@ beside() {    # NAME COMMAND...: start COMMAND now in the background, its output
 # Keystone; installs into ~/.cache/shoal-conformance the first time; bounded by CONF_TIMEOUT).
 if [[ ${SHOAL_CHECK_CONFORMANCE:-1} != 0 ]]; then
   beside "senlin conformance (tempest)" tests/conformance/run.sh
+  # Heat's: heat-tempest-plugin's gabbi API suite against the orchestration façade (issue 38;
+  # shares the Keystone venv under a lock; bounded by CONF_TIMEOUT, 1200 s)
+  beside "heat conformance (gabbi)" tests/conformance/heat.sh
 else
   names+=("senlin conformance (tempest): SHOAL_CHECK_CONFORMANCE=0")
+  results+=("skipped")
+  names+=("heat conformance (gabbi): SHOAL_CHECK_CONFORMANCE=0")
   results+=("skipped")
 fi
 

@@ -89,13 +89,18 @@ until_up() {  # SECONDS CMD...
 # 1. venvs (cached), both at once: keystone + uwsgi (compiled); tempest + the plugin
 #    (openstacksdk comes with them). A venv counts as installed only when pip succeeded.
 venv() {  # DIR PIP-ARGS...
+  # under a lock: run.sh and heat.sh share the Keystone venv and may start together
   local dir=$1; shift
-  [ -f "$dir/.done" ] && return 0
-  rm -rf "$dir"; "$PY" -m venv "$dir" || return 1
-  "$dir/bin/pip" install -q "$@" > "$dir.log" 2>&1
-  local rc=$?
-  grep -v 'is ignored: it is neither' "$dir.log" >&2
-  [ "$rc" = 0 ] && touch "$dir/.done"
+  mkdir -p "$(dirname "$dir")"
+  (
+    flock 9
+    [ -f "$dir/.done" ] && exit 0
+    rm -rf "$dir"; "$PY" -m venv "$dir" || exit 1
+    "$dir/bin/pip" install -q "$@" > "$dir.log" 2>&1
+    rc=$?
+    grep -v 'is ignored: it is neither' "$dir.log" >&2
+    [ "$rc" = 0 ] && touch "$dir/.done"
+  ) 9> "$dir.lock"
 }
 venv "$KS_VENV" keystone==30.0.0 uwsgi & ks_job=$!
 venv "$TP_VENV" -c "$HERE/constraints.txt" tempest==47.0.0 senlin-tempest-plugin==1.8.0

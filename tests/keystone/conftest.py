@@ -289,8 +289,10 @@ def shoal(keystone: Keystone, tmp_path_factory: pytest.TempPathFactory) -> Itera
         server.stop()
 
 
-def register_clustering(keystone: Keystone, endpoint: str) -> subprocess.CompletedProcess[str]:
-    """`shoal keystone register`, as an operator runs it, for `endpoint`."""
+def register_clustering(
+    keystone: Keystone, endpoint: str, *more: str
+) -> subprocess.CompletedProcess[str]:
+    """`shoal keystone register`, as an operator runs it, for `endpoint` (and `more` options)."""
     args = [
         sys.executable,
         "-m",
@@ -303,6 +305,7 @@ def register_clustering(keystone: Keystone, endpoint: str) -> subprocess.Complet
         ADMIN_PASSWORD,
         "--endpoint",
         endpoint,
+        *more,
     ]
     return subprocess.run(args, capture_output=True, text=True, timeout=120)
 

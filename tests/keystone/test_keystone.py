@@ -150,3 +150,33 @@ def test_shoal_keystone_register_puts_clustering_in_the_catalog(
         assert "ks-prof" in {p.name for p in conn.clustering.profiles()}
     finally:
         conn.close()
+
+
+def test_register_orchestration_and_drive_a_stack_through_the_catalog(
+    keystone: Keystone, shoal: KeystoneShoal
+) -> None:
+    """`--orchestration` puts Heat's API into the catalog; openstacksdk with a real Keystone
+    token finds it there (the project id in the URL is the token's) and drives a stack."""
+    heat_url = f"{shoal.url}/orchestration/v1/%(project_id)s"
+    done = register_clustering(keystone, f"{shoal.url}/clustering", "--orchestration", heat_url)
+    assert done.returncode == 0, done.stdout + done.stderr
+    services = keystone.admin("GET", "/services?type=orchestration")["services"]
+    assert len(services) == 1
+    conn = _sdk(keystone)
+    try:
+        o = conn.orchestration
+        assert o.get_endpoint().endswith(f"/orchestration/v1/{keystone.ids['alpha']}")
+        template = {
+            "heat_template_version": "2016-10-14",
+            "resources": {"t": {"type": "OS::Heat::TestResource", "properties": {"value": "k"}}},
+            "outputs": {"o": {"value": {"get_attr": ["t", "output"]}}},
+        }
+        stack = o.create_stack(name="ks-stack", template=template)
+        got = o.wait_for_status(
+            stack, "CREATE_COMPLETE", failures=["CREATE_FAILED"], interval=0.2, wait=WAIT_S
+        )
+        assert [x["output_value"] for x in o.get_stack(got.id).outputs] == ["k"]
+        o.delete_stack(got)
+        o.wait_for_delete(got, interval=0.2, wait=WAIT_S)
+    finally:
+        conn.close()

@@ -11,7 +11,7 @@ from fastapi.middleware.cors import CORSMiddleware
 from starlette.types import Message, Scope
 
 from shoal import __version__
-from shoal.api import errors, redact, schemas, senlin
+from shoal.api import errors, heat, redact, schemas, senlin
 from shoal.api.agentgate import AgentGate
 from shoal.api.characters import RefuseUnstorable
 from shoal.api.keystone import KeystoneAuth
@@ -38,7 +38,7 @@ from shoal.api.ui import install as install_ui
 from shoal.engine.software.urls import SIGNAL_PATH
 from shoal.runtime import Runtime
 
-WARM_UP_PATHS = ("/.warm-up", senlin.PREFIX + "/.warm-up")
+WARM_UP_PATHS = ("/.warm-up", senlin.PREFIX + "/.warm-up", heat.PREFIX + "/.warm-up")
 """Paths no route answers: one walks every router of the app, the other (under the mount, which
 the first stops at) every router of the Senlin façade."""
 
@@ -84,7 +84,7 @@ def create_app(
     # a NUL, and the signal's parser replaces it (model/heat_agent.py), keeping the result.
     app.add_middleware(
         RefuseUnstorable,
-        skip=(senlin.PREFIX,),
+        skip=(senlin.PREFIX, heat.PREFIX),
         body_unchecked=(SIGNAL_PATH.split("{", 1)[0],),
     )
     app.add_middleware(
@@ -108,6 +108,9 @@ def create_app(
     clustering = senlin.clustering_app(runtime)
     clustering.state.keystone = keystone
     senlin.mount(app, clustering)  # the Senlin v1 façade, at /clustering
+    orchestration = heat.orchestration_app(runtime)
+    orchestration.state.keystone = keystone
+    heat.mount(app, orchestration)  # the Heat v1 façade, at /orchestration (issue 38)
     install_ui(app)  # the web dashboard at /ui
     install_metrics(app)  # GET /metrics (issue 27)
 

@@ -6,7 +6,7 @@ the JSON encoder of an error echoing it all failed, and the request answered 500
 id, token or document has a use for either, so one in the path or the query, or escaped in the
 body (`\\u0000`, a `\\ud800` without its pair), answers 400 in the error shape, naming where.
 The body is read whole (the body limit, outside this middleware, bounds it) and handed on
-unchanged. The Senlin façade answers in its own shape and checks its own requests.
+unchanged. The Senlin and Heat façades answer in their own shapes and check their own requests.
 """
 
 from __future__ import annotations
@@ -28,6 +28,11 @@ _ESCAPED_NUL = re.compile(_ESC + rb"(?:u0000|U00000000)")
 _SURROGATE_PAIR = re.compile(rb"\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}")
 _ESCAPED_SURROGATE = re.compile(_ESC + rb"(?:u|U0000)[dD][89a-fA-F][0-9a-fA-F]{2}")
 _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+
+
+def unstorable_text(text: str) -> bool:
+    """Whether a path or a decoded query holds a NUL or a lone surrogate."""
+    return _UNSTORABLE.search(text) is not None
 
 
 def unstorable_body(body: bytes) -> bool:

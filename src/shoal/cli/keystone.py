@@ -1,4 +1,6 @@
-"""`shoal keystone register`: put Shoal into a Keystone catalog as the `clustering` service.
+"""`shoal keystone register`: put Shoal into a Keystone catalog as the `clustering` service
+(the Senlin façade) and, with `--orchestration`, as the `orchestration` service (the Heat façade,
+issue 38).
 
 keystoneauth1 is imported only when `register` runs: it alone costs a third of a second.
 """
@@ -33,8 +35,10 @@ def register_service(
     *,
     name: str = "shoal",
     region: str = "RegionOne",
+    service_type: str = SERVICE_TYPE,
 ) -> dict[str, Any]:
-    """Create (or update) the `clustering` service and its three endpoints; what was done."""
+    """Create (or update) the service of `service_type` and its three endpoints; what was
+    done."""
     base = _v3(keystone)
 
     def call(method: str, path: str, **kw: Any) -> dict[str, Any]:
@@ -42,14 +46,14 @@ def register_service(
         out: dict[str, Any] = resp.json() if resp.content else {}
         return out
 
-    services = call("GET", f"/services?type={SERVICE_TYPE}").get("services", [])
+    services = call("GET", f"/services?type={service_type}").get("services", [])
     if services:
         service = services[0]
     else:
         service = call(
             "POST",
             "/services",
-            json={"service": {"type": SERVICE_TYPE, "name": name, "enabled": True}},
+            json={"service": {"type": service_type, "name": name, "enabled": True}},
         )["service"]
     done: dict[str, Any] = {"service_id": service["id"], "endpoints": {}}
     found = call("GET", f"/endpoints?service_id={service['id']}").get("endpoints", [])
@@ -81,8 +85,16 @@ def register(
     domain: Annotated[str, typer.Option(help="Domain of user and project.")] = "Default",
     region: Annotated[str, typer.Option(help="Region of the endpoints.")] = "RegionOne",
     name: Annotated[str, typer.Option(help="Service name.")] = "shoal",
+    orchestration: Annotated[
+        str | None,
+        typer.Option(
+            help="Also register `orchestration` (Heat's API) at this URL, e.g. "
+            "'http://host:8470/orchestration/v1/%(project_id)s'."
+        ),
+    ] = None,
 ) -> None:
-    """Create the `clustering` service and its public/internal/admin endpoints in Keystone."""
+    """Create the `clustering` service (and `orchestration`) with public/internal/admin
+    endpoints in Keystone."""
     from keystoneauth1 import session as ks_session
     from keystoneauth1.exceptions import ClientException
     from keystoneauth1.identity import v3
@@ -98,6 +110,18 @@ def register(
     sess = ks_session.Session(auth=plugin, timeout=30)
     try:
         done = register_service(sess, url, endpoint, name=name, region=region)
+        heat = (
+            None
+            if orchestration is None
+            else register_service(
+                sess,
+                url,
+                orchestration,
+                name=f"{name}-orchestration",
+                region=region,
+                service_type="orchestration",
+            )
+        )
     except ClientException as e:
         screen.err().print(f"error: Keystone refused: {e}")
         raise typer.Exit(EXIT_FAILED) from e
@@ -105,3 +129,7 @@ def register(
     out.print(f"service {SERVICE_TYPE} ({done['service_id']}) registered at {endpoint}")
     for interface, ep_id in done["endpoints"].items():
         out.print(f"  {interface}: {ep_id}")
+    if heat is not None:
+        out.print(f"service orchestration ({heat['service_id']}) registered at {orchestration}")
+        for interface, ep_id in heat["endpoints"].items():
+            out.print(f"  {interface}: {ep_id}")

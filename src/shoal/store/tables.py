@@ -489,3 +489,63 @@ agent_replicas = Table(
     Index("ix_agent_replicas_node", "node_id"),
     Index("ix_agent_replicas_action", "action_id", unique=True),
 )
+
+# The orchestration (Heat) façade (issue 38): what a Heat client gave for a stack beside the
+# cluster Shoal made of it (the body, so PATCH reuses it and `template` shows it), a resource
+# a client marked unhealthy, and Heat's standalone software configs and deployments.
+heat_stacks = Table(
+    "heat_stacks",
+    metadata,
+    Column("cluster_id", String(36), primary_key=True),
+    Column("project_id", String(64), nullable=False),
+    Column("name", String(255), nullable=False),
+    Column("body", JSON, nullable=False),
+    Column("disable_rollback", Boolean, nullable=False, default=True),
+    Column("timeout_mins", Integer, nullable=True),
+    Column("tags", JSON, nullable=False),
+    Column("created_at", Float, nullable=False),
+    Column("updated_at", Float, nullable=True),
+    Column("deleted_at", Float, nullable=True),
+    Index("ix_heat_stacks_project_name", "project_id", "name"),
+)
+
+heat_marks = Table(
+    "heat_marks",
+    metadata,
+    Column("cluster_id", String(36), nullable=False),
+    Column("resource", String(255), nullable=False),
+    Column("status", String(32), nullable=False),
+    Column("reason", String(1024), nullable=False),
+    Column("at", Float, nullable=False),
+    PrimaryKeyConstraint("cluster_id", "resource"),
+)
+
+heat_software_configs = Table(
+    "heat_software_configs",
+    metadata,
+    Column("id", String(36), primary_key=True),
+    Column("project_id", String(64), nullable=False),
+    Column("name", String(255), nullable=False),
+    Column("group", String(255), nullable=False),
+    Column("config", Text, nullable=False),
+    Column("details", JSON, nullable=False),
+    Column("created_at", Float, nullable=False),
+    Index("ix_heat_software_configs_project", "project_id", "created_at"),
+)
+
+heat_software_deployments = Table(
+    "heat_software_deployments",
+    metadata,
+    Column("id", String(36), primary_key=True),
+    Column("project_id", String(64), nullable=False),
+    Column("config_id", String(36), nullable=False),
+    Column("server_id", String(255), nullable=False),
+    Column("action", String(255), nullable=False),
+    Column("status", String(255), nullable=False),
+    Column("status_reason", String(1024), nullable=False),
+    Column("input_values", JSON, nullable=False),
+    Column("output_values", JSON, nullable=False),
+    Column("created_at", Float, nullable=False),
+    Column("updated_at", Float, nullable=True),
+    Index("ix_heat_software_deployments_server", "project_id", "server_id"),
+)

@@ -139,6 +139,7 @@ def _get_attr(e: Evaluator, args: object, path: str) -> object:
 ATTRIBUTES: dict[str, frozenset[str]] = {
     "OS::Heat::Value": frozenset({"value", "show"}),
     "OS::Heat::RandomString": frozenset({"value", "show"}),
+    "OS::Heat::TestResource": frozenset({"output", "show"}),
 }
 """The attributes of the types whose attributes are fixed (Heat 27's schemas); `get_attr` of
 another is refused, as Heat refuses it. Other types' attributes are not checked yet."""

@@ -1,16 +1,23 @@
-"""Heat's own resources that make no node: OS::Heat::None, Value and RandomString.
+"""Heat's own resources that make no node: OS::Heat::None, Value, RandomString, TestResource.
 
 `None` is what environments map a role to when it should not exist (a single-node
 environment's server group, for instance); `Value` passes a value along, and its `value`
 attribute is known before anything exists, so `get_attr` on it evaluates; a `RandomString`
 stays unknown while the template is read, but its properties are checked as Heat checks them
 and recorded, so a deployment input of it becomes a secret generated once per cluster
-(`randomness.py`, `deployments.py`).
+(`randomness.py`, `deployments.py`). `OS::Heat::TestResource` is what Heat's own tests (and
+heat-tempest-plugin's API suite) build stacks of: it stores its `value`, and its `output`
+attribute gives it back, known before anything exists, so `get_attr` evaluates as a Value's does.
+Its knobs (`fail`, `wait_secs`, `action_wait_secs`, `update_replace`) are checked here and read
+by the orchestration façade (`service/heat/`), which reports the resource's status from them.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+from collections.abc import MutableMapping
+from typing import Any
 
 from shoal.documents.collect import child
 from shoal.documents.hot.context import Resource, StackView, check_props
@@ -25,6 +32,24 @@ VALUE_PROPS = frozenset({"value", "type"})
 RANDOM_PROPS = frozenset({"length", "sequence", "character_classes", "character_sequences", "salt"})
 MAX_ENTRIES = 64
 """Character classes or sequences one RandomString may list."""
+TEST_PROPS = frozenset(
+    {
+        "value",
+        "update_replace",
+        "update_replace_value",
+        "fail",
+        "client_name",
+        "entity_name",
+        "wait_secs",
+        "action_wait_secs",
+        "attr_wait_secs",
+        "constraint_prop_secs",
+    }
+)
+"""Heat 27's OS::Heat::TestResource properties."""
+TEST_WAITS = frozenset({"create", "update", "delete"})
+MAX_TEST_WAIT_S = 3600
+"""A TestResource waits at most an hour (Heat's -1, forever, is refused: Shoal bounds it)."""
 _VALUE_TYPES = ("string", "number", "comma_delimited_list", "json", "boolean")
 
 
@@ -48,6 +73,53 @@ def value(stack: StackView, res: Resource, props: dict[str, object]) -> None:
         report.problem(child(res.path, "properties", "value"), why)
     elif "value" in props:
         props["value"] = converted  # what `get_attr: [R, value]` gives, as in Heat
+
+
+def test_resource(stack: StackView, res: Resource, props: dict[str, object]) -> None:
+    """Checks a TestResource's properties against Heat's schema; its `value` (default
+    `test_string`) becomes what `get_attr: [R, output]` gives."""
+    report = stack.ctx.report
+    where = child(res.path, "properties")
+    check_props(res, props, report, TEST_PROPS)
+    for key in ("value", "client_name", "entity_name", "update_replace_value"):
+        given = props.get(key)
+        if isinstance(given, int | float) and not isinstance(given, bool):
+            props[key] = str(given)  # Heat's string schema takes a number as its text
+        elif given is not None and not isinstance(given, str) and first_symbolic(given) is None:
+            report.problem(child(where, key), f"Value must be a string; got {describe(given)}")
+    for key in ("fail", "update_replace"):
+        given = props.get(key)
+        if isinstance(given, str) and given.lower() in ("true", "false"):
+            props[key] = given.lower() == "true"
+        elif given is not None and not isinstance(given, bool) and first_symbolic(given) is None:
+            report.problem(child(where, key), f"{describe(given)} is not a valid boolean")
+    for key in ("wait_secs", "attr_wait_secs", "constraint_prop_secs"):
+        _wait(props, key, child(where, key), report)
+    waits = props.get("action_wait_secs")
+    if isinstance(waits, dict):
+        for key in list(waits):
+            if key not in TEST_WAITS:
+                report.problem(child(where, "action_wait_secs", str(key)), f"unknown key '{key}'")
+            else:
+                _wait(waits, key, child(where, "action_wait_secs", str(key)), report)
+    elif waits is not None and first_symbolic(waits) is None:
+        report.problem(child(where, "action_wait_secs"), f"{describe(waits)} is not a map")
+    props.setdefault("value", "test_string")
+
+
+def _wait(props: MutableMapping[Any, object], key: str, path: str, report: Report) -> None:
+    given = props.get(key)
+    if given is None or first_symbolic(given) is not None:
+        return
+    if isinstance(given, str):
+        with contextlib.suppress(ValueError):
+            given = float(given)
+    if not isinstance(given, int | float) or isinstance(given, bool):
+        report.problem(path, f"{describe(given)} is not a number")
+    elif not 0 <= given <= MAX_TEST_WAIT_S:
+        report.problem(path, f"a wait is from 0 to {MAX_TEST_WAIT_S} seconds in Shoal")
+    else:
+        props[key] = given
 
 
 def typed(props: dict[str, object]) -> tuple[object, str | None]:

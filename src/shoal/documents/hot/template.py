@@ -47,6 +47,7 @@ HANDLERS: dict[str, Handler] = {
     "OS::Heat::None": heat.none,
     "OS::Heat::Value": heat.value,
     "OS::Heat::RandomString": heat.random_string,
+    "OS::Heat::TestResource": heat.test_resource,
     "OS::Heat::SoftwareConfig": software.config,
     "OS::Heat::StructuredConfig": software.config,
     "OS::Heat::CloudConfig": software.boot_config,
@@ -86,7 +87,7 @@ _DELETION = ("Delete", "Retain", "Snapshot", "delete", "retain", "snapshot")
 MAX_RESOURCES = 5_000
 RESOURCE_STEPS = 100
 """What reading one resource costs of the shared step budget."""
-_NO_NODES = ("OS::Heat::Value", "OS::Heat::RandomString")
+_NO_NODES = ("OS::Heat::Value", "OS::Heat::RandomString", "OS::Heat::TestResource")
 
 
 class Stack:
@@ -624,6 +625,9 @@ class Stack:
                 if value is NOWHERE:
                     return Attr(resource, self.uid, path)
             return value
+        if res.type == "OS::Heat::TestResource" and path == ("output",) and self.active(resource):
+            props = self.properties_of(resource) or {}
+            return props.get("value", "test_string")  # what the resource stored, as in Heat
         return Attr(resource, self.uid, path)
 
     def condition(self, name: str, path: str) -> bool | None:
