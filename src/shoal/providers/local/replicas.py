@@ -15,7 +15,8 @@ Every container carries the label `shoal.replica=<key>`, and is named from the k
 twice never runs two (the old ones are removed first). The keeper's restart policy and back-off
 decide restarts, so podman's own restart policy is `no`: a container that exits reads EXITED.
 States are read with one `podman ps -a` per server holding replicas per tick (run side by
-side), not one call per replica. Probes (http GET, tcp connect, exec) run here because only the
+side), not one call per replica; an exit is told as it happens (`exited`, from the servers'
+podman event logs: exitwatch.py), so the keeper need not wait for its next tick to see it. Probes (http GET, tcp connect, exec) run here because only the
 runtime knows the server's address and how to enter a container.
 """
 
@@ -28,6 +29,7 @@ import logging
 import re
 import subprocess
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Protocol
 
 from shoal.model.workload_rollouts import ContainerRun
@@ -35,6 +37,7 @@ from shoal.model.workloads import Probe, ProbeKind
 from shoal.providers import netprobe
 from shoal.providers.errors import PermanentError, ResourceGone, TemporaryError
 from shoal.providers.local import podman
+from shoal.providers.local.exitwatch import ExitWatch
 from shoal.providers.local.records import ServerRecord
 from shoal.providers.replicas import ReplicaState, ReplicaTemplate
 
@@ -101,6 +104,14 @@ class LocalReplicas:
         self._directory = servers
         self._where: dict[str, str] = {}
         """Replica key -> the server id it was started on (rebuilt from labels by reads)."""
+        self._exits = ExitWatch(self._stores_holding_replicas, LABEL)
+
+    async def exited(self) -> None:
+        """`WatchesExits`: once a replica's container died (its server's podman event log)."""
+        await self._exits.exited()
+
+    def _stores_holding_replicas(self) -> list[Path]:
+        return [s.store.root for s in self._servers() if (s.store.root / MARKER).exists()]
 
     # -- ReplicaRuntime --------------------------------------------------------------------
 
