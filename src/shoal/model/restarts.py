@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["Restart", "RestartBackoff", "KUBERNETES"]
+__all__ = ["KUBERNETES", "Restart", "RestartBackoff"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,8 +16,9 @@ twice never runs two (the old ones are removed first). The keeper's restart poli
 decide restarts, so podman's own restart policy is `no`: a container that exits reads EXITED.
 States are read with one `podman ps -a` per server holding replicas per tick (run side by
 side), not one call per replica; an exit is told as it happens (`exited`, from the servers'
-podman event logs: exitwatch.py), so the keeper need not wait for its next tick to see it. Probes (http GET, tcp connect, exec) run here because only the
-runtime knows the server's address and how to enter a container.
+podman event logs: exitwatch.py), so the keeper need not wait for its next tick to see it.
+Probes (http GET, tcp connect, exec) run here because only the runtime knows the server's
+address and how to enter a container.
 """
 
 from __future__ import annotations
