@@ -12,9 +12,20 @@ the engine's clock (shoal/clock.py), so tests move time instead of waiting for i
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
+import re
+from dataclasses import asdict, dataclass
 
-__all__ = ["KUBERNETES", "Restart", "RestartBackoff"]
+__all__ = [
+    "CONTAINER_LOOPS",
+    "KUBERNETES",
+    "ContainerLoop",
+    "Restart",
+    "RestartBackoff",
+    "compose_project",
+    "loops_json",
+    "loops_of",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,3 +70,61 @@ class RestartBackoff:
 
 KUBERNETES = RestartBackoff()
 """The kubelet's figures (its `MaxContainerBackOff` 300 s, initial 10 s, reset after 10 min)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ContainerLoop:
+    """A container of a deployment (compose or Pod) that keeps exiting: it exited again within
+    `reset_after_s` of its last start (issue 36, item 3). What the provider saw, written by the
+    manager (store/container_loops.py) and shown on the deployment it belongs to."""
+
+    container: str
+    project: str
+    """The compose project (`com.docker.compose.project`: the deployment's name as
+    docker-compose writes it, `compose_project`) or the Pod's name; "" when unknown."""
+    exits: int
+    """Exits in a row, each before it had run `reset_after_s`."""
+    exit_code: int | None
+    output: str
+    """The end of its output before its last exit (bounded)."""
+    restart_at: float | None
+    """When it starts again (wall clock of the provider), None when it runs."""
+
+
+_COMPOSE_UNSAFE = re.compile(r"[^-_a-z0-9]")
+
+
+def compose_project(name: str) -> str:
+    """The project name docker-compose gives a deployment's directory (heat-agents' hook runs
+    each deployment in a directory named after it): lower case, only `-_a-z0-9` kept."""
+    return _COMPOSE_UNSAFE.sub("", name.lower())
+
+
+CONTAINER_LOOPS = "container_loops"
+"""The key of a server's details (a provider's `Resource.details`) carrying its loops."""
+
+
+def loops_json(loops: list[ContainerLoop]) -> str:
+    """How a provider passes its loops in a resource's details (strings only there)."""
+    return json.dumps([asdict(x) for x in loops], separators=(",", ":"))
+
+
+def loops_of(text: str | None) -> list[ContainerLoop]:
+    """The loops a resource's details carry (none when absent or unreadable)."""
+    if not text:
+        return []
+    try:
+        raw = json.loads(text)
+        return [
+            ContainerLoop(
+                str(x["container"]),
+                str(x["project"]),
+                int(x["exits"]),
+                None if x["exit_code"] is None else int(x["exit_code"]),
+                str(x["output"]),
+                None if x["restart_at"] is None else float(x["restart_at"]),
+            )
+            for x in raw
+        ]
+    except (ValueError, TypeError, KeyError):
+        return []
