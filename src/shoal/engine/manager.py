@@ -557,9 +557,7 @@ class Manager:
         a WARNING event for each container that begins such a streak."""
         loops = loops_of(r.details.get(CONTAINER_LOOPS))
         before = self._loops_seen.get(n.id, [])
-        if [(x.container, x.exits, x.restart_at) for x in loops] == [
-            (x.container, x.exits, x.restart_at) for x in before
-        ]:
+        if loops == before:
             return
         self._loops_seen[n.id] = loops
         writes.loops.append((n, loops))

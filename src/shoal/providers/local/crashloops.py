@@ -7,8 +7,10 @@ first exit at once and backs off after (model/restarts.py); so does this guard, 
 container store:
 
 - it reads each store's podman event log (the file exitwatch.py reads for replicas) for the
-  containers that are not replicas (the keeper restarts those): `start`/`restart` events say
-  when a container last started, `died` that it exited;
+  containers that are not replicas (the keeper restarts those): `start` events say when a
+  container last started, `died` its exit code, and `restart` (which conmon logs only when the
+  policy restarts an exit, never after a stop by a user, a node's stop, `kube down` or a
+  compose recreate) that it exited of its own and is being started again;
 - an exit restarted at once by the policy (the first of a streak) is left to conmon; an exit
   that comes within 10 minutes of the last start is a loop: the guard stops the container (a
   stop by the user, which conmon's policy respects), keeps the end of its output, and starts it
@@ -162,24 +164,28 @@ class CrashLoops:
         c.project = next((str(attributes[k]) for k in PROJECT_LABELS if k in attributes), c.project)
         status = event.get("Status")
         now = self._clock()
-        if status in ("start", "restart"):
+        if status == "start":
             if c.restart_at is None:  # (one the guard holds is started by the guard)
                 c.started_at = now
             return None
         if status == "remove":
             held.pop(name, None)
             return None
-        if status != "died":
+        if status == "died":
+            code = event.get("ContainerExitCode")
+            c.exit_code = code if isinstance(code, int) else None
             return None
-        code = event.get("ContainerExitCode")
-        c.exit_code = code if isinstance(code, int) else None
-        if c.restart_at is not None:  # held: conmon restarted it anyway, or the guard's stop
+        if status != "restart":
+            return None
+        # An exit the runtime's policy restarts (conmon logs `restart` after `died`; a stop by
+        # a user, a node's stop, `kube down` or a compose recreate never does).
+        if c.restart_at is not None:  # held, and restarted anyway: held again
             return name if c.restart_at > now else None
         due = self._policy.after_exit(c.streak, c.started_at, now)
         c.streak = due.streak
-        c.exits = c.exits + 1 if due.streak > 1 else 1
+        c.exits = due.streak
         if due.at_once:
-            return None  # the first exit of a streak: conmon's policy restarts it at once
+            return None  # the first exit of a streak: restarted at once, as it is
         c.restart_at = due.at
         return name
 
