@@ -22,14 +22,17 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import signal
 import statistics
 import time
+from pathlib import Path
 from typing import Any
 
 import httpx
 
 from containers import Home, _get, _image, _podman, _until
+from shoal.providers.local.containers import unmount_under
 
 SCENARIO = "local-container-kill"
 CLUSTER = "kill"
@@ -148,6 +151,28 @@ def local_container_kill(kills: int = 10) -> dict[str, Any]:
         }
     finally:
         home.close()
+        _swept(home.path)
+
+
+def _swept(path: Path, limit_s: float = 30.0) -> None:
+    """The home gone for good: conmon's cleanup of a removed container (`podman container
+    cleanup`, run as it exits) may create the store's lock file again after `close` removed the
+    home, so wait (bounded) until no process names the home, then remove what it left."""
+    deadline = time.monotonic() + limit_s
+    needle = str(path).encode()
+    while time.monotonic() < deadline and any(
+        needle in _cmdline(p) for p in Path("/proc").glob("[0-9]*/cmdline")
+    ):
+        time.sleep(0.1)
+    unmount_under(path)  # (an overlay a container left mounted would keep its directory)
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def _cmdline(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return b""
 
 
 def main() -> None:
