@@ -3,11 +3,9 @@ API service is a 3-replica host-anti-affine workload on three controllers, behin
 rendering the controllers' addresses. Driven through the CLI and the API of a background Shoal
 of its own temporary home (benchmarks/containers.py's `Home`), the image imported once.
 
-- `local-container-kill`: `kill -9` of a replica's container process -> the replica ready again
-  (the keeper saw it exit, waited its restart back-off, started it again, its readiness probe
-  passed) and answering HTTP. Each run kills a replica not restarted before (the back-off
-  doubles per restart of the same replica, as Kubernetes' does); when none is left, the cluster
-  is made again (not timed).
+- `local-container-kill`: benchmarks/container_kill.py's (`local_container_kill`): `kill -9` of a
+  replica's container process -> the replica ready again and answering HTTP, each kill a first
+  exit (restarted at once, as Kubernetes does; a second exit within 10 minutes backs off).
 - `local-host-fail`: the host of the controller carrying a replica fails -> that replica ready
   on a live controller (the replacement: every other controller already carries one, and the
   rule is one per host), answering HTTP on its new address, and the balancer's page listing
@@ -16,17 +14,15 @@ of its own temporary home (benchmarks/containers.py's `Home`), the image importe
 
 from __future__ import annotations
 
-import json
-import os
 import shutil
-import signal
 import time
 from pathlib import Path
 from typing import Any
 
 import httpx
 
-from containers import EXAMPLE, PORT, Home, _get, _image, _ip, _nodes, _podman, _until
+from container_kill import local_container_kill
+from containers import EXAMPLE, PORT, Home, _get, _image, _ip, _nodes, _until
 
 REPLICAS = 3
 
@@ -66,45 +62,10 @@ def _up(home: Home) -> None:
         _until(lambda: _serving(client))
 
 
-def _replica_pid(home: Home, replica: str) -> int | None:
-    for store in (home.path / "local" / "nodes").glob("*/podman"):
-        if not (store / "storage.conf").exists():
-            continue
-        out = _podman(store, "ps", "--filter", "label=shoal.replica", "--format", "json")
-        for row in json.loads(out or "[]"):
-            if str(row.get("Labels", {}).get("shoal.replica", "")).endswith(f"/{replica}"):
-                pid = int(row.get("Pid") or 0)
-                return pid if pid > 0 else None
-    return None
-
-
 def container_kill(runs: int) -> list[float]:
-    home = Home()
-    try:
-        _image(home)
-        times: list[float] = []
-        fresh: list[str] = []
-        while len(times) < runs:
-            if not fresh:
-                if times:
-                    home.shoal("delete", "template", "--wait")
-                _up(home)
-                fresh = [f"Api-{i}" for i in range(1, REPLICAS + 1)]
-            replica = fresh.pop(0)
-            with home.client() as client:
-                before = _rows(client)[replica]["restarts"]
-                pid = _until(lambda r=replica: _replica_pid(home, r))
-                os.kill(pid, signal.SIGKILL)
-                start = time.monotonic()
-                _until(
-                    lambda r=replica, b=before: (
-                        (s := _serving(client)) and s[r]["restarts"] > b and s
-                    )
-                )
-                times.append(time.monotonic() - start)
-        return times
-    finally:
-        home.close()
+    """The kill -> ready and answering times of `runs` kills (benchmarks/container_kill.py)."""
+    times: list[float] = local_container_kill(runs)["times_s"]
+    return times
 
 
 def host_fail(runs: int) -> list[float]:

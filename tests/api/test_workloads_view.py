@@ -6,9 +6,12 @@ beside it."""
 
 from __future__ import annotations
 
+from shoal.model.enums import NodeStatus
 from shoal.model.workload_rollouts import ContainerRun, ReplicaTemplate, WorkloadPhase
+from shoal.store import nodes as node_repo
 from shoal.store import workload_rollouts as rollout_repo
 from shoal.store import workloads as replica_repo
+from shoal.store.records import NodeChange
 from shoal.store.workload_rollouts import RolloutRow
 from shoal.store.workloads import ReplicaRow
 from tests.api.conftest import Api
@@ -87,3 +90,46 @@ async def test_replicas_are_listed_a_page_at_a_time(api: Api) -> None:
         assert r.json()["error"]["details"][0]["path"] == "query:limit"
     r = await api.call("GET", "/v1/clusters/nope/workloads")
     assert r.status_code == 404, r.text
+
+
+async def test_a_replica_on_a_node_that_is_gone_is_never_listed(api: Api) -> None:
+    """Issue 36: replicas were listed "ready" on nodes that no longer existed. A replica whose
+    node has no row, or is deleted or being deleted, is not listed; one on a node that is not
+    live reads not ready (whatever its row says, until the keeper moves it)."""
+    cluster = await api.up(DOC)
+    cid = cluster["id"]
+    with api.runtime.db.reading() as conn:
+        nodes = {n.name: n for n in node_repo.list_nodes(conn, cid)}
+    rows = [
+        ReplicaRow(cid, "api-1", "api", "ctl-1", True),
+        ReplicaRow(cid, "api-2", "api", "ctl-2", True),
+        ReplicaRow(cid, "api-3", "api", "ctl-9", True),  # no such node
+    ]
+    with api.runtime.db.transaction() as conn:
+        replica_repo.save(conn, rows, 1.0)
+
+    async def listed() -> dict[str, bool]:
+        r = await api.call("GET", "/v1/clusters/svc/workloads", params={"limit": 1})
+        found: dict[str, bool] = {}
+        body = r.json()
+        while True:  # every page: what is dropped must not shorten a page into a wrong end
+            found.update({x["replica"]: x["ready"] for x in body["replicas"]})
+            if body["next"] is None:
+                return found
+            r = await api.call(
+                "GET", "/v1/clusters/svc/workloads", params={"limit": 1, "after": body["next"]}
+            )
+            body = r.json()
+
+    assert await listed() == {"api-1": True, "api-2": True}
+    with api.runtime.db.transaction() as conn:
+        node_repo.update_nodes(
+            conn, [NodeChange(nodes["ctl-2"].id, status=NodeStatus.ERROR, updated_at=2.0)]
+        )
+    assert await listed() == {"api-1": True, "api-2": False}
+    for status in (NodeStatus.DELETING, NodeStatus.DELETED):
+        with api.runtime.db.transaction() as conn:
+            node_repo.update_nodes(
+                conn, [NodeChange(nodes["ctl-2"].id, status=status, updated_at=3.0)]
+            )
+        assert await listed() == {"api-1": True}

@@ -173,7 +173,10 @@ async def test_the_pool_follows_the_workloads_ready_replicas_on_sim(db: Database
         # Replicas are pool members only, never servers of the cluster's networking.
         assert {s.name for s in driver.applied[-1].servers} == {"ctl-1", "ctl-2", "ctl-3"}
 
-        # api-2's container exits: out of the pool; back in once the keeper restarts it.
+        # api-2's container exits twice in a row (the first is restarted at once): out of the
+        # pool for its back-off; back in once the keeper restarts it.
+        provider.replicas.kill(replica_key(cid, "api-2"))
+        await until(lambda: rows(db, cid)["api-2"].restarts == 1, clock=clock, step_s=0.05)
         provider.replicas.kill(replica_key(cid, "api-2"))
         await until(lambda: [x for x, _, _ in served()] == ["api-1"], clock=clock, step_s=0.2)
         await until(lambda: [x for x, _, _ in served()] == ["api-1", "api-2"], clock=clock)

@@ -1,7 +1,7 @@
 """Liveness and readiness probes of workloads' replicas (issue 22, item 3) on `sim`, driven by a
 ManualClock on SQLite and PostgreSQL: a replica with a readiness probe is not ready until its
-first probe passes after the initial delay; failing readiness probes make it not ready after the
-threshold, and ready again on a pass; failing liveness probes restart it (counted, an event)."""
+first probe passes after the initial delay; a failing readiness probe makes it not ready at its
+first failure, and ready again on a pass; failing liveness probes restart it (counted, an event)."""
 
 from __future__ import annotations
 
@@ -54,7 +54,12 @@ async def test_probes_gate_readiness_and_restart_on_liveness(db: Database) -> No
         provider.replicas.fail_probes(key, kind=ProbeKind.HTTP)
         failed_at = clock.now()
         await until(lambda: not _rows(db, cid)["api-1"].ready, clock=clock)
-        assert clock.now() >= failed_at + 2.0  # two failures in a row, 2 s apart
+        # Not ready at its first failure (issue 36: ready means it passed within its period),
+        # not after `failure_threshold` of them.
+        probed = _rows(db, cid)["api-1"].probes
+        assert probed is not None
+        assert [(c.failures, c.ok) for c in probed.checks if not c.liveness] == [(1, False)]
+        assert clock.now() >= failed_at
         assert _rows(db, cid)["api-2"].ready
         assert _rows(db, cid)["api-1"].restarts == 0  # readiness never restarts
         provider.replicas.fail_probes(key, failing=False, kind=ProbeKind.HTTP)

@@ -23,7 +23,8 @@ async def deployments(
     s: Session,
     cluster: Annotated[str, typer.Argument(help="Cluster name or id.")],
 ) -> int:
-    """Show the cluster's software deployments on each node (exit 1 if any FAILED)."""
+    """Show the cluster's software deployments on each node (exit 1 if any FAILED, or
+    DEGRADED: a container it started keeps exiting)."""
     from shoal.cli.output import console, emit_data
     from shoal.cli.pages import PAGE
     from shoal.cli.tables import status, table, text, when
@@ -65,6 +66,14 @@ async def deployments(
                 when(d.get("ended_at") or d.get("started_at")),
             )
         console().print(t)
+        looping = [d for d in found if d.get("status") == "DEGRADED"]
+        if looping:  # (issue 36: a container that keeps exiting, and what it said last)
+            lt = table(f"degraded deployments of {cluster}", ["DEPLOYMENT", "NODE", "REASON"])
+            for d in looping:
+                lt.add_row(
+                    text(d.get("deployment")), text(d.get("node")), text(d.get("status_reason"))
+                )
+            console().print(lt)
         if rollouts:
             r = table(f"rolling updates of {cluster}", ["DEPLOYMENT", "GROUP", "STATE", "UPDATED"])
             for ro in rollouts:
@@ -86,7 +95,8 @@ async def deployments(
                     text(len(ro.get("surge") or [])),
                 )
             console().print(w)
-    return EXIT_FAILED if any(d.get("status") == "FAILED" for d in found) else EXIT_OK
+    bad = ("FAILED", "DEGRADED")
+    return EXIT_FAILED if any(d.get("status") in bad for d in found) else EXIT_OK
 
 
 async def deployment_log(client: ShoalClient, node_id: str, name: str) -> int:

@@ -21,6 +21,7 @@ STATUS_STYLE = {
     "ERROR": "red",
     "FAILED": "red",
     "WARNING": "yellow",
+    "DEGRADED": "yellow",
     "CANCELLED": "yellow",
     "DELETED": "dim",
 }

@@ -46,9 +46,11 @@ from shoal.model.cluster import ClusterSpec
 from shoal.model.enums import ClusterStatus, Health, NodeStatus
 from shoal.model.inventory import Inventory
 from shoal.model.policies import HealthPolicy, StrayHandling
+from shoal.model.restarts import CONTAINER_LOOPS, ContainerLoop, loops_of
 from shoal.providers.base import Resource, ResourceState
 from shoal.providers.errors import ProviderError
 from shoal.store import clusters as cluster_repo
+from shoal.store import container_loops as loop_repo
 from shoal.store import engines as engine_repo
 from shoal.store import leases
 from shoal.store import nodes as node_repo
@@ -94,11 +96,14 @@ class _Writes:
     converge: list[tuple[ClusterRecord, list[Repair]]] = field(default_factory=list)
     attempts: list[RepairAttempt] = field(default_factory=list)
     forget: list[str] = field(default_factory=list)
+    loops: list[tuple[NodeRecord, list[ContainerLoop]]] = field(default_factory=list)
+    """Nodes whose containers that keep exiting changed (issue 36: store/container_loops.py)."""
 
     def count(self) -> int:
         """How much is to be written: a look that adds nothing was calm (issue 37)."""
         return (
-            len(self.updates)
+            len(self.loops)
+            + len(self.updates)
             + len(self.events)
             + len(self.statuses)
             + len(self.repairs)
@@ -144,6 +149,8 @@ class Manager:
         self._reconciled_at: dict[str, float] = {}
         self._strays_seen: set[str] = set()
         self._restarts_seen: dict[str, int] = {}
+        self._loops_seen: dict[str, list[ContainerLoop]] = {}
+        """Per node, the containers that keep exiting as last written (`_container_loops`)."""
         """Node id -> container restarts its server reported when last looked at."""
         self._short: set[tuple[str, str]] = set()
         self._specs = SpecCache()
@@ -254,7 +261,13 @@ class Manager:
             self._swept_at = now
             kept = seen | set(self.attention.skipped())
             kept.update(k for k, c in self._cluster_of.items() if c in busy)
-            for d in (self._failures, self._next_check, self._first_seen, self._cluster_of):
+            for d in (
+                self._failures,
+                self._next_check,
+                self._first_seen,
+                self._cluster_of,
+                self._loops_seen,
+            ):
                 for k in [k for k in d if k not in kept]:
                     del d[k]
         known = {c.id for c, _ in clusters} | busy
@@ -488,6 +501,7 @@ class Manager:
             listed = by_id.get(n.provider_id) or by_key.get(n.id)
             if listed is not None:
                 self._container_restarts(n, listed, writes)
+                self._container_loops(n, listed, writes)
             r = listed or elsewhere.get(n.provider_id)
             if r is None or r.state in (ResourceState.MISSING, ResourceState.ERROR):
                 state = "gone" if r is None or r.state is ResourceState.MISSING else "broken"
@@ -535,6 +549,33 @@ class Manager:
                 level="WARNING",
             )
         )
+
+    def _container_loops(self, n: NodeRecord, r: Resource, writes: _Writes) -> None:
+        """Containers of the node's deployments that keep exiting (the provider backs them
+        off: providers/local/crashloops.py): kept per node for the deployment views, written
+        when they change (not each look: their back-off times do not move between exits), and
+        a WARNING event for each container that begins such a streak."""
+        loops = loops_of(r.details.get(CONTAINER_LOOPS))
+        before = self._loops_seen.get(n.id, [])
+        if loops == before:
+            return
+        self._loops_seen[n.id] = loops
+        writes.loops.append((n, loops))
+        known = {x.container for x in before}
+        for x in loops:
+            if x.container in known:
+                continue
+            output = x.output.strip().splitlines()[-1:] if x.output.strip() else []
+            writes.events.append(
+                node_record_event(
+                    n,
+                    "CONTAINER_LOOP",
+                    f"container {x.container} keeps exiting ({x.exits} exits in a row, last "
+                    f"code {x.exit_code}); restarts now back off"
+                    + (f": {output[0][:200]}" if output else ""),
+                    level="WARNING",
+                )
+            )
 
     async def _listed_elsewhere(
         self,
@@ -824,11 +865,15 @@ class Manager:
             or writes.converge
             or writes.attempts
             or writes.forget
+            or writes.loops
         ):
             return  # an idle tick writes nothing
         db = self.ctx.db
         with db.transaction() as conn:
             node_repo.update_nodes(conn, [replace(u, updated_at=now) for u in writes.updates])
+            for node, loops in writes.loops:
+                loop_repo.replace(conn, node.id, node.cluster_id or "", loops, now)
+            loop_repo.forget_nodes(conn, sorted(set(writes.forget)))
             for cluster, status, reason in writes.statuses:
                 cluster_repo.set_status(conn, cluster.id, status, reason, now)
             add_events(conn, writes.events, now)

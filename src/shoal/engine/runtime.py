@@ -696,8 +696,23 @@ class Engine:
         began = self.clock.now()
         await self.manager.tick()
         self.managed_through = began
-        await self.clock.sleep(self.manager.tick_s)
+        await self._until_next_tick()
         return True
+
+    async def _until_next_tick(self) -> None:
+        """The manager's tick period, or less when a replica's container exits meanwhile (its
+        keeper restarts a first exit at once: issue 36, model/restarts.py)."""
+        assert self.manager is not None
+        rest = asyncio.ensure_future(self.clock.sleep(self.manager.tick_s))
+        exited = asyncio.ensure_future(self.manager.workloads.exited())
+        try:
+            await asyncio.wait({rest, exited}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for t in (rest, exited):
+                t.cancel()
+            ended = await asyncio.gather(rest, exited, return_exceptions=True)
+        if isinstance(ended[1], Exception):  # (a watch that failed: the tick period holds)
+            log.warning("watching replicas' exits failed: %s", ended[1])
 
     # -- leases --------------------------------------------------------------------------------
 

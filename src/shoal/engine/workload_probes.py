@@ -4,8 +4,10 @@
 Kubernetes' semantics, in the document's fields (`period_s`, `timeout_s`, `failure_threshold`,
 `initial_delay_s`): a probe first runs `initial_delay_s` after its container started, then every
 `period_s`; `failure_threshold` failures in a row of a liveness probe restart the replica (its
-containers started again on the same server, the restart counted, an event); of a readiness
-probe, make the replica not ready until a probe passes again. A replica of a workload with a
+containers started again on the same server, the restart counted, an event). Ready means the
+readiness probe passed within its period: its first failure makes the replica not ready until a
+probe passes again (Kubernetes waits `failureThreshold` failures; issue 36 asked for the truth
+within one period). A replica of a workload with a
 readiness probe is not ready from its start until its first readiness probe passes, which is
 what `{members: WORKLOAD}` and the rollouts' batches wait for. The runtime runs each probe
 (`ReplicaProber`: it knows the server's address and how to enter a container); on `sim` they
@@ -59,8 +61,7 @@ class _Check:
     due: float
     failures: int = 0
     ok: bool = False
-    """A readiness check's verdict: True after a pass, False after `failure_threshold`
-    failures in a row (and before the first pass)."""
+    """A readiness check's verdict: its last probe passed (False before the first pass)."""
     last: bool | None = None
     """The last result (None before the first probe of this start)."""
 
@@ -181,10 +182,11 @@ class Probes:
             if c.liveness:
                 if c.failures >= c.probe.failure_threshold:
                     dead[replica] = c
-            elif ok:
-                c.ok = True
-            elif c.failures >= c.probe.failure_threshold:
-                c.ok = False
+            else:
+                # Ready means the probe passed within its period (issue 36: a replica that
+                # stopped answering read ready for `failure_threshold` periods): the first
+                # failure makes it not ready; the threshold is liveness's, before a restart.
+                c.ok = ok
         for replica, row in rows.items():
             track = tracks.get(keys[replica])
             if track is None or replica in dead:

@@ -6,9 +6,12 @@ provider's replica runtime reports, and acts on the difference:
 - a replica with no row, or whose server is lost (its host left the inventory, or the server is
   no longer running), is placed by the second-level solver onto live servers under every rule,
   the others staying where they are, and started there;
-- a replica whose container exited is started again after a back-off (Kubernetes' 10 s,
-  doubling, at most 300 s; from 10 s again once it ran 10 minutes since its last start) when
-  its restart policy says so; it is not ready meanwhile;
+- a replica whose container exited is started again when its restart policy says so, as
+  Kubernetes does (model/restarts.py): its first exit at once, the next ones after a back-off
+  (10 s, doubling, at most 300 s; at once again after it ran 10 minutes since its last start);
+  it is not ready meanwhile. A runtime that tells of exits as they happen (`WatchesExits`:
+  `local` reads its nodes' podman event logs) wakes the manager's tick, so an exit is seen
+  within a fraction of a second rather than at the next tick;
 - a replica the document no longer declares (scale-in) is stopped and its row dropped.
 A placement that fails leaves the running replicas untouched and raises one event per reason.
 A change of a workload's template rolls its replicas a batch per tick (engine/workload_rollouts.py);
@@ -28,6 +31,7 @@ Rows are written only when they change, so 10,000 steady replicas cost one read 
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from dataclasses import dataclass, field, replace
 
@@ -44,6 +48,7 @@ from shoal.model.cluster import ClusterSpec
 from shoal.model.enums import NodeKind, NodeStatus
 from shoal.model.inventory import Inventory
 from shoal.model.members import MemberRef
+from shoal.model.restarts import KUBERNETES, Restart, RestartBackoff
 from shoal.model.software import DeploymentRecord, NodeFacts
 from shoal.model.workload_rollouts import ReplicaTemplate, WorkloadPhase
 from shoal.model.workloads import RestartPolicy, Workload
@@ -56,6 +61,7 @@ from shoal.providers.replicas import (
     ReplicaProber,
     ReplicaRuntime,
     ReplicaState,
+    WatchesExits,
     carried_by_agents,
 )
 from shoal.store import agent_replicas as agent_repo
@@ -69,18 +75,11 @@ from shoal.store.workloads import ReplicaRow
 
 log = logging.getLogger("shoal.workloads")
 
-RESTART_BACKOFF_S = 10.0
-RESTART_BACKOFF_MAX_S = 300.0
-BACKOFF_RESET_S = 600.0
-"""A replica that ran this long since its last start begins its back-off at 10 s again."""
+BACKOFF: RestartBackoff = KUBERNETES
+"""When a replica whose container exited starts again (model/restarts.py)."""
 EXACT_TIME_LIMIT_S = 2.0
 """The exact search's budget on a reschedule (a tick must not stall on it)."""
 _LIVE = (NodeStatus.ACTIVE, NodeStatus.WARNING)
-
-
-def restart_backoff(restarts: int) -> float:
-    """The wait before the `restarts`-th restart: 10 s, 20 s, 40 s ... 300 s."""
-    return min(RESTART_BACKOFF_S * (1 << min(max(0, restarts - 1), 16)), RESTART_BACKOFF_MAX_S)
 
 
 def replica_key(cluster_id: str, replica: str) -> str:
@@ -148,7 +147,7 @@ class WorkloadKeeper:
         self._ticks = 0
         self._probes = probes.Probes()
         self._backoff: dict[tuple[str, str], int] = {}
-        """(cluster id, replica) -> the back-off step of its last restart (`_backoff_step`)."""
+        """(cluster id, replica) -> its exits in a row so far (`_after_exit`)."""
         self._agents: AgentReplicas | None = None
 
     @property
@@ -160,6 +159,15 @@ class WorkloadKeeper:
                 self._agents = AgentReplicas(self.ctx)
             return self._agents
         return replica_runtime(self.ctx.provider)
+
+    async def exited(self) -> None:
+        """Return once a replica's container exited, when the runtime tells of exits as they
+        happen (`WatchesExits`); without end otherwise (the caller cancels it)."""
+        runtime = self.runtime
+        if isinstance(runtime, WatchesExits):
+            await runtime.exited()
+        else:
+            await asyncio.get_running_loop().create_future()
 
     async def tick(
         self, clusters: list[tuple[ClusterRecord, list[NodeRecord]]], inventory: Inventory
@@ -611,22 +619,20 @@ class WorkloadKeeper:
                     changes.save.append(replace(row, ready=False))
                 return
             restarts = row.restarts + (1 if row.started_at is not None else 0)
-            wait = 0.0
-            if row.started_at is not None:
-                wait = restart_backoff(self._backoff_step(cluster, row, now))
-            row = replace(row, ready=False, restarts=restarts, not_before=now + wait)
+            due = self._after_exit(cluster, row, now)
+            row = replace(row, ready=False, restarts=restarts, not_before=due.at)
             changes.save.append(row)
             if row.started_at is not None:
+                when = "at once" if due.at_once else f"in {due.wait_s:.0f} s"
                 changes.events.append(
                     cluster_event(
                         cluster,
                         "WORKLOAD",
-                        f"replica {row.replica}'s container exited; restart {restarts} "
-                        f"in {wait:.0f} s",
+                        f"replica {row.replica}'s container exited; restart {restarts} {when}",
                         level="WARNING",
                     )
                 )
-            if wait > 0:
+            if not due.at_once:
                 return
         assert row.not_before is not None
         if now < row.not_before:
@@ -646,19 +652,16 @@ class WorkloadKeeper:
             replace(row, ready=True, not_before=None, started_at=now, revision=template.revision)
         )
 
-    def _backoff_step(self, cluster: ClusterRecord, row: ReplicaRow, now: float) -> int:
-        """Which back-off an exit of `row`'s container waits (1: 10 s, 2: 20 s ...): one more
-        than the last, or the first again once it ran `BACKOFF_RESET_S` since its last start
-        (Kubernetes' rule). Kept in memory, as the kubelet keeps it: a new engine (or lease
-        holder) goes on from the restart count instead (`restarts` keeps counting either way)."""
-        assert row.started_at is not None
+    def _after_exit(self, cluster: ClusterRecord, row: ReplicaRow, now: float) -> Restart:
+        """When `row`'s container, seen exited at `now`, starts again (`BACKOFF`: at once for
+        the first exit in a row). The streak is kept in memory, as the kubelet keeps it: a new
+        engine (or lease holder) goes on from the restart count instead (`restarts` keeps
+        counting either way); a replica never started is no exit of its own."""
         key = (cluster.id, row.replica)
-        if now - row.started_at >= BACKOFF_RESET_S:
-            step = 1
-        else:
-            step = self._backoff.get(key, row.restarts) + 1
-        self._backoff[key] = step
-        return step
+        due = BACKOFF.after_exit(self._backoff.get(key, row.restarts), row.started_at, now)
+        if row.started_at is not None:
+            self._backoff[key] = due.streak
+        return due
 
     # -- reading and writing -------------------------------------------------------------------
 

@@ -63,6 +63,10 @@ class DeploymentStatus(StrEnum):
     IN_PROGRESS = "IN_PROGRESS"
     COMPLETE = "COMPLETE"
     FAILED = "FAILED"
+    DEGRADED = "DEGRADED"
+    """Shown, never stored: it completed, but a container it started keeps exiting (issue 36;
+    the reason says which, and its last output). The stored status stays COMPLETE, so the
+    deployer does not run it again for that."""
 
 
 class NodeFact(StrEnum):

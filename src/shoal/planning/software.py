@@ -340,7 +340,7 @@ def _action_for(d: Deployment, record: DeploymentRecord | None, want: str) -> De
     match record.status:
         case DeploymentStatus.PENDING | DeploymentStatus.IN_PROGRESS:
             return None
-        case DeploymentStatus.COMPLETE:
+        case DeploymentStatus.COMPLETE | DeploymentStatus.DEGRADED:  # (DEGRADED: views only)
             if record.action is DeployAction.DELETE:
                 return DeployAction.CREATE if DeployAction.CREATE in d.actions else None
             if record.digest != want and DeployAction.UPDATE in d.actions:

@@ -12,7 +12,8 @@ pull) raises `PermanentError`.
 
 A runtime that can also probe a replica (`ReplicaProber`: http GET, tcp connect or exec in a
 container) gets the workload's liveness and readiness probes run by the keeper on the engine's
-clock (engine/workload_probes.py); without it, a running replica reads ready.
+clock (engine/workload_probes.py); without it, a running replica reads ready. One that tells
+of exits as they happen (`WatchesExits`) wakes the keeper then, rather than at its next tick.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ __all__ = [
     "ReplicaRuntime",
     "ReplicaState",
     "ReplicaTemplate",
+    "WatchesExits",
     "carried_by_agents",
 ]
 
@@ -63,6 +65,16 @@ class ReplicaProber(Protocol):
     async def probe(self, key: str, server_id: str, container: str, probe: Probe) -> bool:
         """Run one probe of the replica's container once (at most `probe.timeout_s`): whether
         it passed. Never raises for a failing replica: a failure is False."""
+
+
+@runtime_checkable
+class WatchesExits(Protocol):
+    """A runtime that tells of its containers' exits as they happen (`local`: its nodes'
+    podman event logs), so the keeper restarts an exit at once rather than at its next look."""
+
+    async def exited(self) -> None:
+        """Return once a replica's container exited since the last return (at once when one
+        did meanwhile); may wait without end. Cancelled by the caller when it stops waiting."""
 
 
 @runtime_checkable

@@ -40,6 +40,7 @@ from shoal.model.software import (
     SoftwareConfig,
     SoftwareSpec,
 )
+from shoal.service import container_health
 from shoal.service.errors import Invalid, NotFound, ServiceError
 from shoal.service.views import JsonObject, View, iso
 from shoal.store import agent_replicas as agent_repo
@@ -64,6 +65,10 @@ class DeploymentView(View):
     group: str
     action: str
     status: str
+    status_reason: str = Field(
+        default="",
+        description="Why it reads DEGRADED: the container that keeps exiting, its output.",
+    )
     status_code: int | None
     attempts: int
     action_id: str | None
@@ -104,7 +109,9 @@ class DeploymentLog(DeploymentView):
     stderr: str
 
 
-def deployment_view(r: DeploymentRow) -> DeploymentView:
+def deployment_view(r: DeploymentRow, degraded: str | None = None) -> DeploymentView:
+    """The row as the API shows it; DEGRADED with `degraded` as its reason when a container
+    it started keeps exiting (service/container_health.py)."""
     return DeploymentView(
         deployment=r.name,
         node=r.node_name,
@@ -112,7 +119,8 @@ def deployment_view(r: DeploymentRow) -> DeploymentView:
         config=r.config,
         group=r.hook,
         action=r.action.value,
-        status=r.status.value,
+        status=(DeploymentStatus.DEGRADED if degraded else r.status).value,
+        status_reason=degraded or "",
         status_code=r.status_code,
         attempts=r.attempts,
         action_id=r.action_id,
@@ -204,7 +212,12 @@ class DeploymentService:
             if c is None:
                 raise NotFound(f"no cluster {cluster_ref!r}")
             live = {n.id for n in node_repo.list_nodes(conn, c.id)}
-            return [deployment_view(r) for r in repo.for_cluster(conn, c.id) if r.node_id in live]
+            bad = container_health.degraded(conn, c.id)
+            return [
+                deployment_view(r, bad.get(r.id))
+                for r in repo.for_cluster(conn, c.id)
+                if r.node_id in live
+            ]
 
     def page(
         self,
@@ -220,18 +233,28 @@ class DeploymentService:
             c = cluster_repo.get_cluster(conn, cluster_ref, self._scope(who))
             if c is None:
                 raise NotFound(f"no cluster {cluster_ref!r}")
-            got = repo.page_for_cluster(conn, c.id, limit=limit, marker=marker, status=status)
+            # DEGRADED is shown, never stored: asked for, it is read among the COMPLETE rows.
+            stored = DeploymentStatus.COMPLETE if status is DeploymentStatus.DEGRADED else status
+            got = repo.page_for_cluster(conn, c.id, limit=limit, marker=marker, status=stored)
             if got is None:
                 raise ServiceError(
                     f"no deployment {marker!r} in this list to page from",
                     [Problem("query:marker", "names no deployment of this list")],
                 )
             counts = repo.counts_for_cluster(conn, c.id)
+            bad = container_health.degraded(conn, c.id)
         rows, more = got
+        following = rows[-1].id if more and rows else None
+        if status is not None:
+            rows = [r for r in rows if (r.id in bad) == (status is DeploymentStatus.DEGRADED)]
+        if bad:
+            complete = counts.get(DeploymentStatus.COMPLETE, 0)
+            counts[DeploymentStatus.COMPLETE] = complete - len(bad)
+            counts[DeploymentStatus.DEGRADED] = len(bad)
         return DeploymentPage(
-            [deployment_view(r) for r in rows],
-            rows[-1].id if more and rows else None,
-            {str(k): v for k, v in sorted(counts.items())},
+            [deployment_view(r, bad.get(r.id)) for r in rows],
+            following,
+            {str(k): v for k, v in sorted(counts.items()) if v},
         )
 
     def of_node(
@@ -245,7 +268,8 @@ class DeploymentService:
             if n is None:
                 raise NotFound(f"no node {node_ref!r}")
             rows = repo.for_node(conn, n.id)
-        return n, tuple(deployment_view(r) for r in rows)
+            bad = container_health.degraded_on_node(conn, n.id, rows)
+        return n, tuple(deployment_view(r, bad.get(r.id)) for r in rows)
 
     def log(self, who: Principal, node_id: str, deployment: str) -> DeploymentLog:
         with self.db.reading() as conn:

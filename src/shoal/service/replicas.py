@@ -1,7 +1,9 @@
 """`GET /v1/clusters/{ref}/workloads` and `shoal workloads` (issue 22): a cluster's replicas,
 where each runs and whether it is ready, a page at a time (a cluster may hold 100,000), and
 each workload's rolling update (at most one row per workload, so all of them on every page),
-with its batch in flight and the surge replicas running beside it."""
+with its batch in flight and the surge replicas running beside it. A replica whose node is gone
+is not listed, and one whose node is not live (ACTIVE or WARNING) reads not ready (issue 36:
+both were shown "ready" on nodes that no longer existed)."""
 
 from __future__ import annotations
 
@@ -30,7 +32,7 @@ def replicas(
         c = cluster_repo.get_cluster(conn, ref, None if who.is_admin else who.project_id)
         if c is None:
             raise NotFound(f"no cluster {ref!r}")
-        rows = replica_repo.page(conn, c.id, limit + 1, after)
+        rows = replica_repo.listed(conn, c.id, limit + 1, after)
         rolls = rollout_repo.of_cluster(conn, c.id)
         declared = _declared(c.document)
         maybe = [name for r in rolls for name in _surge_names(r.workload, declared)]
@@ -44,15 +46,15 @@ def replicas(
                 "replica": r.replica,
                 "workload": r.workload,
                 "node": r.node,
-                "ready": r.ready,
+                "ready": r.ready and live,
                 "restarts": r.restarts,
                 "started_at": iso(r.started_at),
                 "revision": r.revision,
             }
-            for r in rows
+            for r, live in rows
         ],
         "rollouts": [_rollout_view(r, declared, surging) for r in rolls],
-        "next": rows[-1].replica if more and rows else None,
+        "next": rows[-1][0].replica if more and rows else None,
     }
 
 

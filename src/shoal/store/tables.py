@@ -374,6 +374,24 @@ deployments = Table(
     Index("ix_deployments_action", "action_id"),
 )
 
+# Containers of deployments that keep exiting, per node (issue 36; model/restarts.py
+# `ContainerLoop`): what the manager last saw of the node's provider, replaced per node.
+container_loops = Table(
+    "container_loops",
+    metadata,
+    Column("node_id", String(36), nullable=False),
+    Column("container", String(255), nullable=False),
+    Column("cluster_id", String(36), nullable=False),
+    Column("project", String(255), nullable=False, default=""),
+    Column("exits", Integer, nullable=False, default=0),
+    Column("exit_code", Integer, nullable=True),
+    Column("output", Text, nullable=False, default=""),
+    Column("restart_at", Float, nullable=True),
+    Column("updated_at", Float, nullable=False),
+    PrimaryKeyConstraint("node_id", "container"),
+    Index("ix_container_loops_cluster", "cluster_id"),
+)
+
 # Where each deployment's rolling UPDATE stands (model/rollouts.py), per cluster.
 software_rollouts = Table(
     "software_rollouts",

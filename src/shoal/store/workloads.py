@@ -9,12 +9,16 @@ import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from sqlalchemy import Connection, delete, insert, select
+from sqlalchemy import Connection, delete, exists, insert, select
 
 from shoal.store.cells import integer, real_or_none
-from shoal.store.tables import clusters, workload_replicas, workload_rollouts
+from shoal.store.tables import clusters, nodes, workload_replicas, workload_rollouts
 
 _t = workload_replicas.c
+_GONE = ("DELETING", "DELETED")
+"""Statuses of a node that is gone, or going: its replicas are not listed."""
+_LIVE = ("ACTIVE", "WARNING")
+"""Statuses of a node whose replicas may read ready."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,12 +129,30 @@ def load(conn: Connection, cluster_ids: Iterable[str]) -> dict[str, dict[str, Re
     return found
 
 
-def page(conn: Connection, cluster_id: str, limit: int, after: str | None) -> list[ReplicaRow]:
-    """Up to `limit` replicas of a cluster, ordered by name, after the replica `after`."""
-    q = select(*_COLUMNS).where(_t.cluster_id == cluster_id)
+def listed(
+    conn: Connection, cluster_id: str, limit: int, after: str | None
+) -> list[tuple[ReplicaRow, bool]]:
+    """What the views list (issue 36): up to `limit` replicas of a cluster ordered by name after
+    `after`, each with whether its node is live (ACTIVE or WARNING). A replica whose node is
+    gone (no row, deleted, or being deleted) is not listed: until the keeper moves or drops it,
+    it runs nowhere anyone could reach."""
+    n = nodes.c
+    there = select(n.id).where(
+        n.cluster_id == cluster_id,
+        n.name == _t.node,
+        n.deleted_at.is_(None),
+        n.status.not_in(_GONE),
+    )
+    live = there.where(n.status.in_(_LIVE))
+    q = select(*_COLUMNS, exists(live).label("live")).where(
+        _t.cluster_id == cluster_id, exists(there)
+    )
     if after is not None:
         q = q.where(_t.replica > after)
-    return [_row(tuple(r)) for r in conn.execute(q.order_by(_t.replica).limit(limit))]
+    return [
+        (_row(tuple(r)[:-1]), bool(r[-1]))
+        for r in conn.execute(q.order_by(_t.replica).limit(limit))
+    ]
 
 
 def save(conn: Connection, rows: Sequence[ReplicaRow], now: float) -> None:

@@ -209,3 +209,7 @@ class _UnixHTTPConnection(http.client.HTTPConnection):
             sock.close()
             raise
         self.sock = sock
+
+
+UnixHTTPConnection = _UnixHTTPConnection
+"""An HTTP connection over a node's podman socket (crashloops.py starts containers through it)."""

@@ -48,6 +48,8 @@ from shoal.providers.base import HostState, Resource, ResourceState, ServerReque
 from shoal.providers.capabilities import ConfinementReport
 from shoal.providers.local.agentchain import AgentChain
 from shoal.providers.local.catalog import HostCatalog
+from shoal.providers.local.containers import EVENTS_NAME, bind_path
+from shoal.providers.local.crashloops import CrashLoops, Watched
 from shoal.providers.local.directory import ServerDirectory
 from shoal.providers.local.hostfailure import HostFailure
 from shoal.providers.local.hosts import FailedHosts
@@ -119,7 +121,9 @@ class LocalProvider:
         self._life = ServerLifecycle(parts)
         self._servers = Servers(self._life, self._locks, self.home / "nodes", o.port)
         self._hosts = HostFailure(self._records, self._catalog, self._life)
-        self._views = ResourceViews(self._failed, self._locks, self._runtime)
+        self._loops = CrashLoops(self._runtime.find, self._guarded)
+        """Deployments' containers that keep exiting, backed off (crashloops.py)."""
+        self._views = ResourceViews(self._failed, self._locks, self._runtime, self._loops.loops)
         self.replicas = LocalReplicas(
             ServerDirectory(
                 self._records, self._servers, self._locks, self._runtime, self._confinement
@@ -180,9 +184,23 @@ class LocalProvider:
             return Resource(resource_id, "", kind, "", ResourceState.MISSING)
         return self._views.of(record)
 
+    def _guarded(self) -> list[Watched]:
+        """The stores whose containers' restarts the guard backs off: every server's that ran
+        a container (its event log exists), with its podman service's socket."""
+        found: list[Watched] = []
+        for r in self._records.all():
+            if not isinstance(r, ServerRecord):
+                continue
+            store = self._runtime.store(r)
+            if (store.root / EVENTS_NAME).exists():
+                found.append(Watched(store, bind_path(store, r.key)))
+        return found
+
     async def list_resources(self, cluster: str | None = None) -> list[Resource]:
         """Every record, whatever its state: dead processes, lost workdirs and volume
-        directories included (ERROR or MISSING), so a reconciler sees them."""
+        directories included (ERROR or MISSING), so a reconciler sees them. (The first
+        listing starts the guard over deployments' containers: a reconciler is running.)"""
+        self._loops.ensure_running()
         return [
             self._views.of(r)
             for r in self._records.all()
@@ -190,7 +208,8 @@ class LocalProvider:
         ]
 
     async def close(self) -> None:
-        """Nothing to release: node processes are meant to outlive the provider."""
+        """Node processes are meant to outlive the provider; the guard stops."""
+        await self._loops.stop()
 
     # -- HostAdmin: host loss, and test hooks ------------------------------------------------
 

@@ -15,8 +15,10 @@ Every container carries the label `shoal.replica=<key>`, and is named from the k
 twice never runs two (the old ones are removed first). The keeper's restart policy and back-off
 decide restarts, so podman's own restart policy is `no`: a container that exits reads EXITED.
 States are read with one `podman ps -a` per server holding replicas per tick (run side by
-side), not one call per replica. Probes (http GET, tcp connect, exec) run here because only the
-runtime knows the server's address and how to enter a container.
+side), not one call per replica; an exit is told as it happens (`exited`, from the servers'
+podman event logs: exitwatch.py), so the keeper need not wait for its next tick to see it.
+Probes (http GET, tcp connect, exec) run here because only the runtime knows the server's
+address and how to enter a container.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ import logging
 import re
 import subprocess
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Protocol
 
 from shoal.model.workload_rollouts import ContainerRun
@@ -35,6 +38,7 @@ from shoal.model.workloads import Probe, ProbeKind
 from shoal.providers import netprobe
 from shoal.providers.errors import PermanentError, ResourceGone, TemporaryError
 from shoal.providers.local import podman
+from shoal.providers.local.exitwatch import ExitWatch
 from shoal.providers.local.records import ServerRecord
 from shoal.providers.replicas import ReplicaState, ReplicaTemplate
 
@@ -101,6 +105,18 @@ class LocalReplicas:
         self._directory = servers
         self._where: dict[str, str] = {}
         """Replica key -> the server id it was started on (rebuilt from labels by reads)."""
+        self._exits = ExitWatch(self._stores_holding_replicas, LABEL)
+        self._images: set[str] = set()
+        """Images known to be in the home's store (a start of one need not ask podman)."""
+        self._started: dict[str, tuple[str, tuple[str, ...]]] = {}
+        """Replica key -> the server and container names this runtime last started for it."""
+
+    async def exited(self) -> None:
+        """`WatchesExits`: once a replica's container died (its server's podman event log)."""
+        await self._exits.exited()
+
+    def _stores_holding_replicas(self) -> list[Path]:
+        return [s.store.root for s in self._servers() if (s.store.root / MARKER).exists()]
 
     # -- ReplicaRuntime --------------------------------------------------------------------
 
@@ -111,6 +127,8 @@ class LocalReplicas:
             raise ResourceGone(f"server {server_id} is not running")
         await asyncio.to_thread(self._prepare, found, server.store)
         for c in template.containers:
+            if c.image in self._images:
+                continue  # (a restart need not ask again: one podman process fewer per start)
             exists = await asyncio.to_thread(
                 _run, found, server.store, "image", "exists", c.image, timeout_s=30
             )
@@ -118,6 +136,8 @@ class LocalReplicas:
                 raise PermanentError(
                     f"image {c.image} is not in this home (no registry: `shoal image import`)"
                 )
+            if exists.returncode == 0:
+                self._images.add(c.image)
         previous = self._where.get(key)
         if previous is not None and previous != server_id:
             await self.stop_replica(key)
@@ -131,7 +151,12 @@ class LocalReplicas:
     async def _run_containers(
         self, found: podman.Podman, server: _Server, key: str, template: ReplicaTemplate
     ) -> None:
-        await asyncio.to_thread(_remove, found, server.store, key)
+        names = (server.record.id, tuple(container_name(key, c.name) for c in template.containers))
+        if self._started.pop(key, None) != names:
+            # Whatever ran under the key, by any name (another template's containers): removed.
+            # A restart of the same containers on the same server needs no call for it: each
+            # `run --replace` replaces its own exited container.
+            await asyncio.to_thread(_remove, found, server.store, key)
         self._where[key] = server.record.id
         for c in template.containers:
             argv, hidden = run_argv(
@@ -143,12 +168,14 @@ class LocalReplicas:
             )
             done = await asyncio.to_thread(_run, found, server.store, *argv, extra_env=hidden)
             if done.returncode != 0:
+                self._images.discard(c.image)  # (asked again next time: it may have gone)
                 await asyncio.to_thread(_remove, found, server.store, key)
                 # podman's own failures (125) on an image that exists are not the template's
                 # fault (a loaded machine, a busy store): another try may work.
                 raise TemporaryError(
                     f"podman run of {c.name} for {key} failed: {_tail(done.stdout + done.stderr)}"
                 )
+        self._started[key] = names
 
     async def replica_states(self, keys: list[str]) -> dict[str, ReplicaState]:
         found = self._directory.podman_runtime()
@@ -180,6 +207,7 @@ class LocalReplicas:
         if found is None:
             return
         where = self._where.pop(key, None)
+        self._started.pop(key, None)
         servers = self._servers()
         if where is not None:
             servers = [s for s in servers if s.record.id == where] or servers
@@ -284,6 +312,7 @@ def run_argv(
         container_name(key, c.name),
         "--network",
         network,
+        "--replace",
         "--restart",
         "no",
         "--label",

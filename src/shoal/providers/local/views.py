@@ -4,11 +4,13 @@ whether the process runs."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from shoal.model.enums import NodeKind
+from shoal.model.restarts import CONTAINER_LOOPS, ContainerLoop, loops_json
 from shoal.providers.base import Resource, ResourceState
-from shoal.providers.local import agents, containers, processes, volumes
+from shoal.providers.local import agents, containers, podman, processes, volumes
 from shoal.providers.local.hosts import FailedHosts
 from shoal.providers.local.launcher import LOG_NAME
 from shoal.providers.local.locks import ServerLocks
@@ -17,10 +19,18 @@ from shoal.providers.local.records import Record, ServerRecord, VolumeRecord
 
 
 class ResourceViews:
-    def __init__(self, failed: FailedHosts, locks: ServerLocks, runtime: NodeRuntime) -> None:
+    def __init__(
+        self,
+        failed: FailedHosts,
+        locks: ServerLocks,
+        runtime: NodeRuntime,
+        loops: Callable[[podman.Store], list[ContainerLoop]] | None = None,
+    ) -> None:
         self._failed = failed
         self._locks = locks
         self._runtime = runtime
+        self._loops = loops
+        """The store's containers that keep exiting (crashloops.py)."""
 
     def of(self, record: Record) -> Resource:
         if isinstance(record, ServerRecord):
@@ -70,6 +80,11 @@ class ResourceViews:
             details["container_restarts"] = str(count)
             if last:
                 details["container_restarted"] = last
+            looping = self._loops(store) if self._loops is not None else []
+            if looping:
+                # Containers that keep exiting (issue 36): the manager keeps them per node and
+                # the deployment views show their deployments DEGRADED (store/container_loops).
+                details[CONTAINER_LOOPS] = loops_json(looping)
         return Resource(
             id=r.id,
             key=r.key,

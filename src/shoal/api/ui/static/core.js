@@ -75,6 +75,7 @@ window.Shoal = (function () {
     WARNING: ["warn", "▲"], UNHEALTHY: ["warn", "▲"], ROLLING_BACK: ["warn", "▲"],
     ROLLBACK: ["warn", "▲"], ROLLED_BACK: ["warn", "▲"], STOPPED: ["warn", "▲"],
     STRAY: ["warn", "▲"], DUPLICATE: ["warn", "▲"], CONTAINER_RESTARTED: ["warn", "▲"],
+    DEGRADED: ["warn", "▲"], CONTAINER_LOOP: ["warn", "▲"],
     ERROR: ["bad", "✖"], FAILED: ["bad", "✖"], DEPLOY_FAILED: ["bad", "✖"],
     PLANNED: ["plan", "◇"],
     WORKLOAD: ["info", "◆"], ROLLOUT: ["info", "◆"],
