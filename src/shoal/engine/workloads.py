@@ -49,6 +49,7 @@ from shoal.model.workload_rollouts import ReplicaTemplate, WorkloadPhase
 from shoal.model.workloads import RestartPolicy, Workload
 from shoal.placement.workloads import NodeSlot, WorkloadRefusal, place_workloads
 from shoal.placement.workloads.problem import replica_names
+from shoal.planning.software import retired as retired_deployments
 from shoal.planning.software import targets as targets_of
 from shoal.providers.capabilities import replica_runtime
 from shoal.providers.errors import ProviderError
@@ -150,6 +151,12 @@ class WorkloadKeeper:
         self._backoff: dict[tuple[str, str], int] = {}
         """(cluster id, replica) -> the back-off step of its last restart (`_backoff_step`)."""
         self._agents: AgentReplicas | None = None
+        self._emptied: dict[str, int] = {}
+        """Clusters declaring no workloads, by id -> the generation at which none of their
+        replica rows was left (looked at again only when the document changes)."""
+        self._held: dict[str, frozenset[str]] = {}
+        """Per cluster, the nodes a start waits on: a deployment no longer declared there is
+        being retired (its containers may hold the replica's address:port)."""
 
     @property
     def runtime(self) -> ReplicaRuntime | None:
@@ -169,7 +176,12 @@ class WorkloadKeeper:
             return
         ctx = self.ctx
         now = ctx.clock.now()
-        mine = [(c, n, s) for c, n in clusters if (s := self._spec(c, inventory)) and s.workloads]
+        specs = [(c, n, s) for c, n in clusters if (s := self._spec(c, inventory))]
+        mine = [(c, n, s) for c, n, s in specs if s.workloads]
+        dropped = [(c, n, s) for c, n, s in specs if not s.workloads]
+        if dropped:  # issue 36: a document that dropped every workload; their replicas go
+            left = await ctx.run_in_thread(self._leftovers, [c for c, _, _ in dropped])
+            mine += [(c, n, s) for c, n, s in dropped if c.id in left]
         self._ticks += 1
         if not mine and self._ticks % 60 != 1:
             return
@@ -507,6 +519,9 @@ class WorkloadKeeper:
             for n in live.values()
         ]
         existing = {r: row.node for r, row in rows.items() if r in wanted and r not in homeless}
+        held = await self.ctx.run_in_thread(
+            self._retiring_nodes, cluster.id, spec, list(live.values())
+        )
         answer = place_workloads(placing, slots, existing, exact_time_limit_s=EXACT_TIME_LIMIT_S)
         if isinstance(answer, WorkloadRefusal):
             if any(p.replicas != w.replicas for p, w in zip(placing, spec.workloads, strict=True)):
@@ -530,6 +545,8 @@ class WorkloadKeeper:
             row = rows.get(replica)
             if row is not None and replica not in homeless and row.node == node:
                 continue
+            if node in held:
+                continue  # removals first: placed again next tick, once the node is free
             key = replica_key(cluster.id, replica)
             server = live[node]
             assert server.provider_id is not None
@@ -664,6 +681,34 @@ class WorkloadKeeper:
 
     def _spec(self, cluster: ClusterRecord, inventory: Inventory) -> ClusterSpec | None:
         return self._specs.get(cluster, inventory)
+
+    def _leftovers(self, clusters: list[ClusterRecord]) -> set[str]:
+        """Of clusters declaring no workloads, those with replica rows left from an earlier
+        document (one read for those not known empty at their generation)."""
+        unknown = [c for c in clusters if self._emptied.get(c.id) != c.generation]
+        if not unknown:
+            return set()
+        with self.ctx.db.reading() as conn:
+            found = replica_repo.clusters_with_rows(conn, [c.id for c in unknown])
+        if len(self._emptied) > 100_000:
+            self._emptied.clear()
+        for c in unknown:
+            if c.id not in found:
+                self._emptied[c.id] = c.generation
+        return found
+
+    def _retiring_nodes(
+        self, cluster_id: str, spec: ClusterSpec, nodes: list[NodeRecord]
+    ) -> set[str]:
+        """The nodes where a deployment no longer declared is still to be retired (its row
+        stays until the deployer removed what it left): a replica's start there waits."""
+        with self.ctx.db.reading() as conn:
+            records = deployment_repo.records_for(conn, cluster_id)
+        if not records:
+            return set()
+        servers = [facts_of(n) for n in nodes if n.kind is NodeKind.SERVER and n.deleted_at is None]
+        retired = retired_deployments(spec.software, servers, [r for _, r in records])
+        return {r.node for r in retired}
 
     def _load(
         self, cluster_ids: list[str]

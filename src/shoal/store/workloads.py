@@ -11,7 +11,8 @@ from dataclasses import dataclass
 
 from sqlalchemy import Connection, delete, insert, select
 
-from shoal.store.tables import clusters, workload_replicas, workload_rollouts
+from shoal.model.enums import NodeStatus
+from shoal.store.tables import clusters, nodes, workload_replicas, workload_rollouts
 
 _t = workload_replicas.c
 
@@ -124,9 +125,31 @@ def load(conn: Connection, cluster_ids: Iterable[str]) -> dict[str, dict[str, Re
     return found
 
 
+def clusters_with_rows(conn: Connection, cluster_ids: Sequence[str]) -> set[str]:
+    """Of these clusters, those with any replica row (bounded IN lists)."""
+    found: set[str] = set()
+    for i in range(0, len(cluster_ids), 500):
+        part = list(cluster_ids[i : i + 500])
+        q = select(_t.cluster_id).where(_t.cluster_id.in_(part)).distinct()
+        found.update(str(r[0]) for r in conn.execute(q))
+    return found
+
+
 def page(conn: Connection, cluster_id: str, limit: int, after: str | None) -> list[ReplicaRow]:
-    """Up to `limit` replicas of a cluster, ordered by name, after the replica `after`."""
-    q = select(*_COLUMNS).where(_t.cluster_id == cluster_id)
+    """Up to `limit` replicas of a cluster, ordered by name, after the replica `after`: only
+    those on a server of the cluster that stands (issue 36: a replica whose node is gone, or on
+    its way out, is never listed; the keeper moves or drops it)."""
+    standing = (
+        select(nodes.c.id)
+        .where(
+            nodes.c.cluster_id == cluster_id,
+            nodes.c.name == _t.node,
+            nodes.c.deleted_at.is_(None),
+            nodes.c.status.not_in([NodeStatus.DELETING.value, NodeStatus.DELETED.value]),
+        )
+        .exists()
+    )
+    q = select(*_COLUMNS).where(_t.cluster_id == cluster_id, standing)
     if after is not None:
         q = q.where(_t.replica > after)
     return [_row(tuple(r)) for r in conn.execute(q.order_by(_t.replica).limit(limit))]
