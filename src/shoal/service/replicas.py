@@ -30,7 +30,7 @@ def replicas(
         c = cluster_repo.get_cluster(conn, ref, None if who.is_admin else who.project_id)
         if c is None:
             raise NotFound(f"no cluster {ref!r}")
-        rows = replica_repo.page(conn, c.id, limit + 1, after)
+        rows = replica_repo.page(conn, c.id, limit + 1, after, standing=True)
         rolls = rollout_repo.of_cluster(conn, c.id)
         declared = _declared(c.document)
         maybe = [name for r in rolls for name in _surge_names(r.workload, declared)]

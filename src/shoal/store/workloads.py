@@ -9,7 +9,7 @@ import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from sqlalchemy import Connection, delete, insert, select
+from sqlalchemy import Connection, Exists, delete, insert, select
 
 from shoal.model.enums import NodeStatus
 from shoal.store.tables import clusters, nodes, workload_replicas, workload_rollouts
@@ -135,11 +135,22 @@ def clusters_with_rows(conn: Connection, cluster_ids: Sequence[str]) -> set[str]
     return found
 
 
-def page(conn: Connection, cluster_id: str, limit: int, after: str | None) -> list[ReplicaRow]:
-    """Up to `limit` replicas of a cluster, ordered by name, after the replica `after`: only
-    those on a server of the cluster that stands (issue 36: a replica whose node is gone, or on
-    its way out, is never listed; the keeper moves or drops it)."""
-    standing = (
+def page(
+    conn: Connection, cluster_id: str, limit: int, after: str | None, *, standing: bool = False
+) -> list[ReplicaRow]:
+    """Up to `limit` replicas of a cluster, ordered by name, after the replica `after`; with
+    `standing`, only those on a server of the cluster that stands (issue 36: the views never
+    list a replica whose node is gone or on its way out; the keeper moves or drops it)."""
+    q = select(*_COLUMNS).where(_t.cluster_id == cluster_id)
+    if standing:
+        q = q.where(_standing(cluster_id))
+    if after is not None:
+        q = q.where(_t.replica > after)
+    return [_row(tuple(r)) for r in conn.execute(q.order_by(_t.replica).limit(limit))]
+
+
+def _standing(cluster_id: str) -> Exists:
+    return (
         select(nodes.c.id)
         .where(
             nodes.c.cluster_id == cluster_id,
@@ -149,10 +160,6 @@ def page(conn: Connection, cluster_id: str, limit: int, after: str | None) -> li
         )
         .exists()
     )
-    q = select(*_COLUMNS).where(_t.cluster_id == cluster_id, standing)
-    if after is not None:
-        q = q.where(_t.replica > after)
-    return [_row(tuple(r)) for r in conn.execute(q.order_by(_t.replica).limit(limit))]
 
 
 def save(conn: Connection, rows: Sequence[ReplicaRow], now: float) -> None:

@@ -277,6 +277,7 @@ class SimProvider:
         self._state.remove(resource_id)
         if self.deployments is not None:
             self.deployments.forget_server(resource_id)
+        self.replicas.forget_server(resource_id)
 
     async def get(self, kind: NodeKind, resource_id: str) -> Resource:
         record = self._state.by_id(resource_id)
