@@ -206,9 +206,7 @@ def fitted(shape: Shape) -> Shape:
     one workload on one server would bind one port twice, which placement refuses (as it
     should; a refused document changes nothing and is no transition to compare)."""
     workloads = tuple(
-        WorkloadShape(
-            w.name, w.group, min(w.replicas, shape.group(w.group).count), w.image, w.port
-        )
+        WorkloadShape(w.name, w.group, min(w.replicas, shape.group(w.group).count), w.image, w.port)
         for w in shape.workloads
     )
     return Shape(shape.groups, shape.deployments, workloads, shape.balancer)
@@ -247,7 +245,9 @@ def expected(shape: Shape) -> dict[str, object]:
             )
         ),
         "replicas": tuple(
-            sorted((f"{w.name}-{i}", w.name) for w in shape.workloads for i in range(1, w.replicas + 1))
+            sorted(
+                (f"{w.name}-{i}", w.name) for w in shape.workloads for i in range(1, w.replicas + 1)
+            )
         ),
     }
 
@@ -373,7 +373,9 @@ class Rig:
                 if pid in by_pid
             ),
             tuple(
-                sorted((r.replica, r.workload, r.ready, r.revision or "") for r in replicas.values())
+                sorted(
+                    (r.replica, r.workload, r.ready, r.revision or "") for r in replicas.values()
+                )
             ),
             tuple(
                 sorted(
@@ -556,11 +558,10 @@ class Oracle:
 
     def drained(self) -> None:
         """Until every oracle cluster is gone (orphan checks look at the whole rig)."""
+
         def gone() -> bool:
             with self.rig.db.reading() as conn:
-                return all(
-                    cluster_repo.get_cluster(conn, cid) is None for cid in self._deleting
-                )
+                return all(cluster_repo.get_cluster(conn, cid) is None for cid in self._deleting)
 
         if wait_for(gone) is None:
             raise AssertionError("oracle clusters were not deleted")

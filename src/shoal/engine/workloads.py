@@ -29,6 +29,7 @@ Rows are written only when they change, so 10,000 steady replicas cost one read 
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
 from shoal.engine import workload_env
@@ -133,6 +134,31 @@ def member_facts(
     found = members.replica_facts(read, rows.values(), {n.name: n for n in servers}, live=set(live))
     found += [facts_of(n) for n in servers if n.group_name in targets]
     return {t: targets_of(MemberRef(t), found) for t in targets}
+
+
+def _homeless(
+    wanted: dict[str, Workload],
+    rows: dict[str, ReplicaRow],
+    live: dict[str, NodeRecord],
+    labels: Mapping[str, Mapping[str, str]],
+) -> set[str]:
+    """The replicas to place (again): no row, a server no longer live, or one the workload no
+    longer selects (issue 36: a document moved it to other groups or labels)."""
+    out: set[str] = set()
+    for r, w in wanted.items():
+        row = rows.get(r)
+        server = live.get(row.node) if row is not None else None
+        if server is None or not _selects(w, server, labels):
+            out.add(r)
+    return out
+
+
+def _selects(w: Workload, server: NodeRecord, labels: Mapping[str, Mapping[str, str]]) -> bool:
+    sel = w.selector
+    if sel.groups and server.group_name not in sel.groups:
+        return False
+    have = labels.get(server.group_name, {})
+    return all(have.get(k) == v for k, v in sel.labels.items())
 
 
 class WorkloadKeeper:
@@ -290,7 +316,8 @@ class WorkloadKeeper:
         # Where a replica must be placed (again): no row, or its server is no longer live. A
         # container lost while its server is live (the server was replaced under the same name,
         # or the runtime forgot it) is started again where it was, in `_restart`.
-        homeless = {r for r in wanted if r not in rows or rows[r].node not in live}
+        labels = {g.name: g.labels for g in spec.node_groups}
+        homeless = _homeless(wanted, rows, live, labels)
         placed_now: set[str] | None = set()
         if homeless:
             placed_now = await self._place(
@@ -300,7 +327,7 @@ class WorkloadKeeper:
                 self._refuse_surge(cluster, spec, rolls, changes)
                 placing = list(spec.workloads)
                 wanted = {r: w for w in placing for r in replica_names(w)}
-                homeless = {r for r in wanted if r not in rows or rows[r].node not in live}
+                homeless = _homeless(wanted, rows, live, labels)
                 placed_now = set()
                 if homeless:
                     placed_now = await self._place(
@@ -706,8 +733,11 @@ class WorkloadKeeper:
             records = deployment_repo.records_for(conn, cluster_id)
         if not records:
             return set()
-        servers = [facts_of(n) for n in nodes if n.kind is NodeKind.SERVER and n.deleted_at is None]
-        retired = retired_deployments(spec.software, servers, [r for _, r in records])
+        servers = [n for n in nodes if n.kind is NodeKind.SERVER and n.deleted_at is None]
+        ids = {n.id for n in servers}
+        # Rows of deleted nodes stay for their history, maybe under a name a new node took.
+        mine = [r for node_id, r in records if node_id in ids]
+        retired = retired_deployments(spec.software, [facts_of(n) for n in servers], mine)
         return {r.node for r in retired}
 
     def _load(
