@@ -297,12 +297,12 @@ class Rig:
             self.db,
             self.provider,
             clock=SystemClock(),
-            poll_s=0.01,
+            poll_s=0.02,
             retry=RetryPolicy(attempts=3, backoff_s=0.0),
         )
         assert self.engine.manager is not None
-        self.engine.manager.reconcile_s = 0.05
-        self.engine.deployer.tick_s = 0.05
+        self.engine.manager.reconcile_s = 0.15
+        self.engine.deployer.tick_s = 0.1
         inv = self.inventory
         self.service = ClusterService(self.db, lambda: inv, SystemClock(), self.engine.wake)
         self._loop = asyncio.new_event_loop()
@@ -338,6 +338,11 @@ class Rig:
             self.refusals.append(f"{name}: {e}")
             return False
         return True
+
+    def cluster_id(self, name: str) -> str | None:
+        with self.db.reading() as conn:
+            found = cluster_repo.get_cluster(conn, name)
+        return None if found is None else found.id
 
     def delete(self, name: str) -> None:
         self.service.delete(ADMIN, name)
@@ -487,11 +492,18 @@ def settled(status: ClusterStatus) -> bool:
 # -- transitions: one step over many clusters, each compared with a fresh create ------------
 
 
+POOL = tuple(draw_shape(random.Random(i)) for i in range(48))
+"""Whole documents a transition switches to: a pool, so a fresh create of each is made once
+(the oracle's cache) while every pair of them is a transition to try."""
+
+
 def mutate(rng: random.Random, shape: Shape) -> Shape:
-    """One change a person would make: scale a group, add or drop one, switch a deployment's
-    hook group, add, drop, scale or re-image a workload, move or drop the balancer; or a whole
-    new document."""
-    pick = rng.randrange(7)
+    """One change a person would make: scale a group, switch a deployment's hook group, scale
+    or re-image a workload; or another whole document (groups, deployments, workloads and the
+    balancer added, removed or moved at once)."""
+    if rng.random() < 0.7:
+        return rng.choice(POOL)
+    pick = rng.randrange(3)
     g = rng.choice(shape.groups)
     if pick == 0:
         groups = tuple(
@@ -510,7 +522,7 @@ def mutate(rng: random.Random, shape: Shape) -> Shape:
         )
         others_w = tuple(x if x != w else changed for x in shape.workloads)
         return fitted(Shape(shape.groups, shape.deployments, others_w, shape.balancer))
-    return draw_shape(rng)
+    return rng.choice(POOL)
 
 
 @dataclass

@@ -40,6 +40,7 @@ from shoal.engine.agent_replicas import AgentReplicas
 from shoal.engine.context import EngineContext
 from shoal.engine.events import cluster_event
 from shoal.engine.software.decide import facts_of
+from shoal.documents.port_conflicts import pod_ports
 from shoal.engine.spec_cache import SpecCache
 from shoal.model.cluster import ClusterSpec
 from shoal.model.enums import NodeKind, NodeStatus
@@ -159,6 +160,17 @@ def _selects(w: Workload, server: NodeRecord, labels: Mapping[str, Mapping[str, 
         return False
     have = labels.get(server.group_name, {})
     return all(have.get(k) == v for k, v in sel.labels.items())
+
+
+def _pod_ports(spec: ClusterSpec) -> dict[str, frozenset[int]]:
+    """Group -> the ports its Pod deployments bind on each of its servers (issue 36): no
+    replica binding one of them is placed there."""
+    out: dict[str, set[int]] = {}
+    for d in spec.software.deployments:
+        config = spec.software.config(d.config)
+        if config is not None:
+            out.setdefault(d.target.target, set()).update(pod_ports(config))
+    return {g: frozenset(p) for g, p in out.items() if p}
 
 
 class WorkloadKeeper:
@@ -533,6 +545,7 @@ class WorkloadKeeper:
         """Place the homeless replicas and start them; the replicas started, or None when
         `placing` asked for surge replicas and the solver refused (the caller tries without)."""
         labels = {g.name: g.labels for g in spec.node_groups}
+        pods = _pod_ports(spec)
         slots = [
             NodeSlot(
                 n.name,
@@ -542,6 +555,7 @@ class WorkloadKeeper:
                 host=n.host,
                 zone=n.zone,
                 labels=labels.get(n.group_name, {}),
+                bound_ports=pods.get(n.group_name, frozenset()),
             )
             for n in live.values()
         ]
