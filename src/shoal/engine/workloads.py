@@ -32,6 +32,7 @@ import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
+from shoal.documents.port_conflicts import pod_ports
 from shoal.engine import workload_env
 from shoal.engine import workload_members as members
 from shoal.engine import workload_probes as probes
@@ -40,7 +41,6 @@ from shoal.engine.agent_replicas import AgentReplicas
 from shoal.engine.context import EngineContext
 from shoal.engine.events import cluster_event
 from shoal.engine.software.decide import facts_of
-from shoal.documents.port_conflicts import pod_ports
 from shoal.engine.spec_cache import SpecCache
 from shoal.model.cluster import ClusterSpec
 from shoal.model.enums import NodeKind, NodeStatus
