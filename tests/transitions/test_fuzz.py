@@ -18,7 +18,7 @@ import random
 from collections.abc import Iterator
 
 import pytest
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 from tests.transitions.model import (
@@ -80,7 +80,7 @@ def test_every_transition_ends_as_a_fresh_create_of_its_document(rig: Rig) -> No
 
         @invariant()
         def nothing_diverged(self) -> None:
-            assert tally.divergences == 0 and tally.orphans == 0, tally.notes
+            assert tally.divergences == 0 and tally.orphans == 0, "\n".join(tally.notes)
 
         def teardown(self) -> None:
             for name in self.clusters:
@@ -92,9 +92,11 @@ def test_every_transition_ends_as_a_fresh_create_of_its_document(rig: Rig) -> No
         stateful_step_count=STEPS,
         deadline=None,
         derandomize=True,
+        # No shrinking: the engine and its clusters outlive an example; a failure says all.
+        phases=[Phase.explicit, Phase.reuse, Phase.generate],
         suppress_health_check=list(HealthCheck),
     )
     Transitions.TestCase().runTest()
     print(f"transitions: {tally.steps} steps, {tally.divergences} divergences")
-    assert tally.divergences == 0 and tally.orphans == 0, tally.notes
+    assert tally.divergences == 0 and tally.orphans == 0, "\n".join(tally.notes)
     assert tally.steps >= CLUSTERS * EXAMPLES, tally
