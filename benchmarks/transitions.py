@@ -96,7 +96,10 @@ def seed003() -> list[dict[str, Any]]:
             "--timeout", "300",
         )  # fmt: skip
         with home.client() as client:
+            start = time.monotonic()
             while not _answering(client, "single.yaml"):
+                if time.monotonic() - start > LIMIT_S:
+                    raise TimeoutError(f"single.yaml not answering within {LIMIT_S:g} s")
                 time.sleep(0.1)
         lines = []
         for name, env in (
