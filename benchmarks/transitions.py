@@ -147,6 +147,8 @@ def fuzz(steps: int, clusters: int, seed: int) -> dict[str, Any]:
     finally:
         rig.close()
         db.dispose()
+    for note in tally.notes:  # what diverged or was left, for whoever reads the run
+        print(f"# {note}", file=sys.stderr)
     return {
         "scenario": "sim-transition-fuzz",
         "steps": tally.steps,

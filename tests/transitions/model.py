@@ -621,3 +621,23 @@ def step(
         problems += found
     tally.notes += problems
     return problems
+
+
+def created(rig: Rig, oracle: Oracle, shapes: dict[str, Shape], tally: Tally) -> dict[str, Shape]:
+    """Create these clusters at once, each compared with the oracle's fresh create of its
+    document (a create is a transition from nothing; not counted in `steps`). The clusters
+    made, by name."""
+    made = {name: s for name, s in shapes.items() if rig.create(name, s) is not None}
+    tally.refused += len(shapes) - len(made)
+    oracle.of(list(made.values()))
+    for name, s in made.items():
+        want = oracle.known.get(s)
+        cid = rig.cluster_id(name)
+        if want is None or cid is None:
+            tally.notes.append(f"{name}: {s} created here, refused as the oracle's create")
+            continue
+        if not wait_for(lambda cid=cid, want=want: rig.observe(cid) == want):
+            tally.divergences += 1
+            tally.notes.append(f"{name} created from {s}\n  want {want}\n  got  {rig.observe(cid)}")
+    oracle.drained()
+    return made

@@ -20,13 +20,14 @@ from collections.abc import Iterator
 import pytest
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
+from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
 from tests.transitions.model import (
     POOL,
     Oracle,
     Rig,
     Shape,
     Tally,
+    created,
     mutate,
     step,
     wait_for,
@@ -66,31 +67,26 @@ def test_every_transition_ends_as_a_fresh_create_of_its_document(rig: Rig) -> No
         def create(self, seed: int) -> None:
             rng = random.Random(seed)
             first = {f"t{next(serial)}": rng.choice(POOL) for _ in range(CLUSTERS)}
-            made = {name: s for name, s in first.items() if rig.create(name, s) is not None}
-            oracle.of(list(made.values()))
-            for name, s in made.items():
-                want = oracle.known.get(s)
-                cid = rig.cluster_id(name)
-                assert want is not None, f"{s} was refused as a change, taken as a create"
-                got = wait_for(lambda cid=cid, want=want: rig.observe(cid) == want)
-                assert got, f"{name} created from {s} never came to {want}: {rig.observe(cid)}"
-                self.clusters[name] = s
+            self.clusters = created(rig, oracle, first, tally)
 
         @rule(seed=SEEDS)
         def change(self, seed: int) -> None:
+            # What went wrong is recorded, never raised here: hypothesis would replay the
+            # example on an engine that has moved on, and report that instead.
             rng = random.Random(seed)
-            shapes = {name: mutate(rng, s) for name, s in self.clusters.items()}
-            problems = step(rig, oracle, self.clusters, shapes, tally)
-            assert not problems, "\n".join(problems)
-
-        @invariant()
-        def nothing_diverged(self) -> None:
-            assert tally.divergences == 0 and tally.orphans == 0, "\n".join(tally.notes)
+            step(
+                rig,
+                oracle,
+                self.clusters,
+                {n: mutate(rng, s) for n, s in self.clusters.items()},
+                tally,
+            )
 
         def teardown(self) -> None:
             for name in self.clusters:
                 rig.delete(name)
-            assert wait_for(lambda: all(rig.cluster_id(n) is None for n in self.clusters))
+            if not wait_for(lambda: all(rig.cluster_id(n) is None for n in self.clusters)):
+                tally.notes.append(f"clusters {sorted(self.clusters)} were not deleted")
 
     Transitions.TestCase.settings = settings(
         max_examples=EXAMPLES,
@@ -102,6 +98,20 @@ def test_every_transition_ends_as_a_fresh_create_of_its_document(rig: Rig) -> No
         suppress_health_check=list(HealthCheck),
     )
     Transitions.TestCase().runTest()
-    print(f"transitions: {tally.steps} steps, {tally.divergences} divergences")
+    # Hypothesis may end an example before STEPS: the rest, from a fixed seed, on new clusters.
+    rng = random.Random(36)
+    for _ in range(EXAMPLES):  # (bounded: a run that refuses everything still ends)
+        if tally.steps >= CLUSTERS * STEPS * EXAMPLES:
+            break
+        names = {f"t{next(serial)}": rng.choice(POOL) for _ in range(CLUSTERS)}
+        clusters = created(rig, oracle, names, tally)
+        for _ in range(STEPS):
+            step(rig, oracle, clusters, {n: mutate(rng, s) for n, s in clusters.items()}, tally)
+        for name in clusters:
+            rig.delete(name)
+    print(
+        f"transitions: {tally.steps} steps, {tally.divergences} divergences, {tally.refused} refused"
+    )
     assert tally.divergences == 0 and tally.orphans == 0, "\n".join(tally.notes)
-    assert tally.steps >= CLUSTERS * EXAMPLES, tally
+    assert not tally.notes, "\n".join(tally.notes)
+    assert tally.steps >= CLUSTERS * STEPS * EXAMPLES, tally
