@@ -110,7 +110,7 @@ def test_every_transition_ends_as_a_fresh_create_of_its_document(rig: Rig) -> No
         for name in clusters:
             rig.delete(name)
     print(
-        f"transitions: {tally.steps} steps, {tally.divergences} divergences, {tally.refused} refused"
+        f"transitions: {tally.steps} steps, {tally.divergences} diverged, {tally.refused} refused"
     )
     assert tally.divergences == 0 and tally.orphans == 0, "\n".join(tally.notes)
     assert not tally.notes, "\n".join(tally.notes)
