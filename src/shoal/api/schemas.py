@@ -9,7 +9,7 @@ answer (and tests/api/test_view_models), instead of reaching clients undocumente
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from fastapi.routing import APIRoute
 from pydantic import Field
@@ -148,6 +148,17 @@ class PlannedCreate(_Out):
     zone: str | None
 
 
+class PlannedChange(_Out):
+    """One thing besides nodes a transition changes (service/transition_preview.py)."""
+
+    kind: Literal["deployment", "container", "workload", "replica", "network", "balancer_member"]
+    name: str
+    node: str | None
+    """The node it is on (a deployment, a container) or the member (a balancer's)."""
+    change: Literal["create", "remove", "replace", "update", "restart"]
+    why: str
+
+
 class PlannedAttach(_Out):
     volume: str
     server: str | None
@@ -167,6 +178,9 @@ class Plan(_Out):
     soft_violations: list[JsonObject]
     replicas: list[JsonObject] = Field(default_factory=list)
     """Workloads' replicas -> the cluster's servers (docs/workloads.md)."""
+    changes: list[PlannedChange] = Field(default_factory=list)
+    """Deployments, containers, workloads, replicas, networks and balancer members created,
+    removed, replaced, updated or restarted, removals first (docs/transitions.md)."""
 
 
 class OnePlan(_Out):

@@ -87,14 +87,24 @@ def show_plan(plan: dict[str, Any]) -> None:
         for r in replicas:
             t.add_row(*(text(r.get(k)) for k in ("replica", "workload", "node", "host")))
         out.print(t)
+    changes: list[dict[str, Any]] = plan.get("changes") or []
+    if changes:
+        t = table(
+            f"cluster {name}: deployments, workloads, networks",
+            ("change", "kind", "name", "node", "why"),
+        )
+        for c in changes:
+            t.add_row(*(text(c.get(k)) for k in ("change", "kind", "name", "node", "why")))
+        out.print(t)
     for v in plan.get("soft_violations") or []:
         message = v.get("message") if isinstance(v, dict) else v
         out.print(f"  [yellow]soft:[/] {text(message)}")
-    if not (creates or deletes or attaches or batches):
+    if not (creates or deletes or attaches or batches or changes):
         out.print(f"cluster {escape(name)}: no changes")
         return
     replaced = sum(len(b.get("nodes") or []) for b in batches)
     out.print(
         f"cluster {name}: {len(creates)} to create, {len(deletes)} to delete, "
         f"{replaced} to replace in {len(batches)} batch(es)"
+        + (f"; {len(changes)} other change(s)" if changes else "")
     )

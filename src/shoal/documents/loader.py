@@ -25,6 +25,7 @@ from shoal.documents.net_common import WorkloadPorts
 from shoal.documents.networks import read_networking
 from shoal.documents.outputs import OutputDraft, build_outputs, check_outputs, read_outputs
 from shoal.documents.params_template import Prepared, prepare
+from shoal.documents.port_conflicts import check_port_conflicts
 from shoal.documents.software import SoftwareDraft, build_software, read_software
 from shoal.documents.software_checks import check_software
 from shoal.documents.syntax import DEFAULT_SOURCE, parse
@@ -124,6 +125,9 @@ def cluster_from_tree(
         if workloads.workloads:
             deployments = {d.name for d in software.deployments} if software else set()
             check_workloads(workloads, _member_labels(draft), deployments, out)
+            check_port_conflicts(software, workloads, list(_member_labels(draft)), out)
+        elif software is not None:
+            check_port_conflicts(software, workloads, [], out)
     if prepared is not None and prepared.origins:
         out.items = [Problem(prepared.relocate(p.path), p.message) for p in out.items]
     out.raise_if_any()

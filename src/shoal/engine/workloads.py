@@ -33,8 +33,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
+from shoal.documents.port_conflicts import pod_ports
 from shoal.engine import workload_env
 from shoal.engine import workload_members as members
 from shoal.engine import workload_probes as probes
@@ -54,6 +56,7 @@ from shoal.model.workload_rollouts import ReplicaTemplate, WorkloadPhase
 from shoal.model.workloads import RestartPolicy, Workload
 from shoal.placement.workloads import NodeSlot, WorkloadRefusal, place_workloads
 from shoal.placement.workloads.problem import replica_names
+from shoal.planning.software import retired as retired_deployments
 from shoal.planning.software import targets as targets_of
 from shoal.providers.capabilities import replica_runtime
 from shoal.providers.errors import ProviderError
@@ -133,6 +136,42 @@ def member_facts(
     return {t: targets_of(MemberRef(t), found) for t in targets}
 
 
+def _homeless(
+    wanted: dict[str, Workload],
+    rows: dict[str, ReplicaRow],
+    live: dict[str, NodeRecord],
+    labels: Mapping[str, Mapping[str, str]],
+) -> set[str]:
+    """The replicas to place (again): no row, a server no longer live, or one the workload no
+    longer selects (issue 36: a document moved it to other groups or labels)."""
+    out: set[str] = set()
+    for r, w in wanted.items():
+        row = rows.get(r)
+        server = live.get(row.node) if row is not None else None
+        if server is None or not _selects(w, server, labels):
+            out.add(r)
+    return out
+
+
+def _selects(w: Workload, server: NodeRecord, labels: Mapping[str, Mapping[str, str]]) -> bool:
+    sel = w.selector
+    if sel.groups and server.group_name not in sel.groups:
+        return False
+    have = labels.get(server.group_name, {})
+    return all(have.get(k) == v for k, v in sel.labels.items())
+
+
+def _pod_ports(spec: ClusterSpec) -> dict[str, frozenset[int]]:
+    """Group -> the ports its Pod deployments bind on each of its servers (issue 36): no
+    replica binding one of them is placed there."""
+    out: dict[str, set[int]] = {}
+    for d in spec.software.deployments:
+        config = spec.software.config(d.config)
+        if config is not None:
+            out.setdefault(d.target.target, set()).update(pod_ports(config))
+    return {g: frozenset(p) for g, p in out.items() if p}
+
+
 class WorkloadKeeper:
     """Runs and keeps the replicas of every settled cluster (called by the manager's tick)."""
 
@@ -149,6 +188,12 @@ class WorkloadKeeper:
         self._backoff: dict[tuple[str, str], int] = {}
         """(cluster id, replica) -> its exits in a row so far (`_after_exit`)."""
         self._agents: AgentReplicas | None = None
+        self._emptied: dict[str, int] = {}
+        """Clusters declaring no workloads, by id -> the generation at which none of their
+        replica rows was left (looked at again only when the document changes)."""
+        self._held: dict[str, frozenset[str]] = {}
+        """Per cluster, the nodes a start waits on: a deployment no longer declared there is
+        being retired (its containers may hold the replica's address:port)."""
 
     @property
     def runtime(self) -> ReplicaRuntime | None:
@@ -177,7 +222,12 @@ class WorkloadKeeper:
             return
         ctx = self.ctx
         now = ctx.clock.now()
-        mine = [(c, n, s) for c, n in clusters if (s := self._spec(c, inventory)) and s.workloads]
+        specs = [(c, n, s) for c, n in clusters if (s := self._spec(c, inventory))]
+        mine = [(c, n, s) for c, n, s in specs if s.workloads]
+        dropped = [(c, n, s) for c, n, s in specs if not s.workloads]
+        if dropped:  # issue 36: a document that dropped every workload; their replicas go
+            left = await ctx.run_in_thread(self._leftovers, [c for c, _, _ in dropped])
+            mine += [(c, n, s) for c, n, s in dropped if c.id in left]
         self._ticks += 1
         if not mine and self._ticks % 60 != 1:
             return
@@ -286,7 +336,8 @@ class WorkloadKeeper:
         # Where a replica must be placed (again): no row, or its server is no longer live. A
         # container lost while its server is live (the server was replaced under the same name,
         # or the runtime forgot it) is started again where it was, in `_restart`.
-        homeless = {r for r in wanted if r not in rows or rows[r].node not in live}
+        labels = {g.name: g.labels for g in spec.node_groups}
+        homeless = _homeless(wanted, rows, live, labels)
         placed_now: set[str] | None = set()
         if homeless:
             placed_now = await self._place(
@@ -296,7 +347,7 @@ class WorkloadKeeper:
                 self._refuse_surge(cluster, spec, rolls, changes)
                 placing = list(spec.workloads)
                 wanted = {r: w for w in placing for r in replica_names(w)}
-                homeless = {r for r in wanted if r not in rows or rows[r].node not in live}
+                homeless = _homeless(wanted, rows, live, labels)
                 placed_now = set()
                 if homeless:
                     placed_now = await self._place(
@@ -502,6 +553,7 @@ class WorkloadKeeper:
         """Place the homeless replicas and start them; the replicas started, or None when
         `placing` asked for surge replicas and the solver refused (the caller tries without)."""
         labels = {g.name: g.labels for g in spec.node_groups}
+        pods = _pod_ports(spec)
         slots = [
             NodeSlot(
                 n.name,
@@ -511,10 +563,14 @@ class WorkloadKeeper:
                 host=n.host,
                 zone=n.zone,
                 labels=labels.get(n.group_name, {}),
+                bound_ports=pods.get(n.group_name, frozenset()),
             )
             for n in live.values()
         ]
         existing = {r: row.node for r, row in rows.items() if r in wanted and r not in homeless}
+        held = await self.ctx.run_in_thread(
+            self._retiring_nodes, cluster.id, spec, list(live.values())
+        )
         answer = place_workloads(placing, slots, existing, exact_time_limit_s=EXACT_TIME_LIMIT_S)
         if isinstance(answer, WorkloadRefusal):
             if any(p.replicas != w.replicas for p, w in zip(placing, spec.workloads, strict=True)):
@@ -538,6 +594,8 @@ class WorkloadKeeper:
             row = rows.get(replica)
             if row is not None and replica not in homeless and row.node == node:
                 continue
+            if node in held:
+                continue  # removals first: placed again next tick, once the node is free
             key = replica_key(cluster.id, replica)
             server = live[node]
             assert server.provider_id is not None
@@ -667,6 +725,37 @@ class WorkloadKeeper:
 
     def _spec(self, cluster: ClusterRecord, inventory: Inventory) -> ClusterSpec | None:
         return self._specs.get(cluster, inventory)
+
+    def _leftovers(self, clusters: list[ClusterRecord]) -> set[str]:
+        """Of clusters declaring no workloads, those with replica rows left from an earlier
+        document (one read for those not known empty at their generation)."""
+        unknown = [c for c in clusters if self._emptied.get(c.id) != c.generation]
+        if not unknown:
+            return set()
+        with self.ctx.db.reading() as conn:
+            found = replica_repo.clusters_with_rows(conn, [c.id for c in unknown])
+        if len(self._emptied) > 100_000:
+            self._emptied.clear()
+        for c in unknown:
+            if c.id not in found:
+                self._emptied[c.id] = c.generation
+        return found
+
+    def _retiring_nodes(
+        self, cluster_id: str, spec: ClusterSpec, nodes: list[NodeRecord]
+    ) -> set[str]:
+        """The nodes where a deployment no longer declared is still to be retired (its row
+        stays until the deployer removed what it left): a replica's start there waits."""
+        with self.ctx.db.reading() as conn:
+            records = deployment_repo.records_for(conn, cluster_id)
+        if not records:
+            return set()
+        servers = [n for n in nodes if n.kind is NodeKind.SERVER and n.deleted_at is None]
+        ids = {n.id for n in servers}
+        # Rows of deleted nodes stay for their history, maybe under a name a new node took.
+        mine = [r for node_id, r in records if node_id in ids]
+        retired = retired_deployments(spec.software, [facts_of(n) for n in servers], mine)
+        return {r.node for r in retired}
 
     def _load(
         self, cluster_ids: list[str]

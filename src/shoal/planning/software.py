@@ -17,6 +17,8 @@ The rules, in the words an operator of Heat's software deployments would use:
   again at once when its digest changed (new inputs deserve a new chance).
 - A deployment's outputs feed other deployments' inputs only from COMPLETE, current records.
 - Removing a node: its DELETE actions, dependents first (`removals`).
+- A deployment the document no longer declares on a node that stays (dropped from the
+  document, or its node left its target: issue 36) is retired there (`retired`).
 
 Every node passed to `due` counts as a target of the deployments that match its member, active
 or not (a building node holds its dependents back); the engine leaves out nodes on their way
@@ -66,6 +68,7 @@ __all__ = [
     "order",
     "plan",
     "removals",
+    "retired",
     "revision",
     "targets",
 ]
@@ -492,3 +495,28 @@ def _delete_due(d: Deployment, record: DeploymentRecord | None) -> bool:
     if record.action is DeployAction.DELETE:
         return record.status is DeploymentStatus.FAILED and record.attempts <= d.retries
     return record.status in (DeploymentStatus.COMPLETE, DeploymentStatus.FAILED)
+
+
+# --- retired --------------------------------------------------------------------------------
+
+
+def retired(
+    spec: SoftwareSpec, nodes: Sequence[NodeFacts], records: Sequence[DeploymentRecord]
+) -> tuple[DeploymentRecord, ...]:
+    """The records of deployments no longer declared on their node, of the nodes given (the
+    cluster's servers that stay): the deployment left the document, or the node is no longer
+    one of its targets (its group left the deployment's `target`, a hook group's deployment
+    renamed). Dependents first, as `removals` orders a node's DELETEs; then by node name."""
+    by_group: dict[str, list[NodeFacts]] = {}
+    for n in nodes:
+        by_group.setdefault(n.member.target, []).append(n)
+    on: dict[str, set[str]] = {
+        d.name: {n.name for n in by_group.get(d.target.target, ()) if _matches(d.target, n)}
+        for d in spec.deployments
+    }
+    present = {n.name for n in nodes}
+    found = [r for r in records if r.node in present and r.node not in on.get(r.deployment, ())]
+    rank = {name: i for i, name in enumerate(reversed(order(spec)))}
+    # Deployments no longer declared have no order left: they go first, by name.
+    found.sort(key=lambda r: (rank.get(r.deployment, -1), r.deployment, _natural(r.node)))
+    return tuple(found)

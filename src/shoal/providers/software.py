@@ -40,6 +40,29 @@ class RunsDeployments(Protocol):
     def deployments(self) -> DeploymentRunner | None: ...
 
 
+@dataclass(frozen=True, slots=True)
+class RetiredDeployment:
+    """A deployment taken off a node that stays (issue 36: the document no longer declares it
+    there), as the provider needs it to remove what it left running."""
+
+    node: str
+    provider_id: str | None
+    deployment: str
+    hook: str
+    config: str
+    """The config body as it was last published (a Pod manifest names its pods)."""
+
+
+@runtime_checkable
+class RetiresDeployments(Protocol):
+    """A provider (or its deployment runner) that removes what a deployment left on a node
+    once the deployment is no longer declared there: its compose project's containers, its
+    Pods. Called before the deployment's row goes, so what the engine starts next on that node
+    (a replica binding the same port) finds them gone. Idempotent: nothing left is no error."""
+
+    async def retire(self, retired: RetiredDeployment) -> None: ...
+
+
 @runtime_checkable
 class StartsAgents(Protocol):
     """A provider that can start the agents of a server already running (local): a server made

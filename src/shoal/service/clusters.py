@@ -37,13 +37,21 @@ from shoal.engine.settle import current_nodes, declared_nodes
 from shoal.engine.stale import stages_for
 from shoal.engine.submit import submit_recover
 from shoal.model.cluster import ClusterSpec
-from shoal.model.enums import ActionKind, ActionStatus, ClusterStatus, Health, NodeStatus
+from shoal.model.enums import (
+    ActionKind,
+    ActionStatus,
+    ClusterStatus,
+    Health,
+    NodeKind,
+    NodeStatus,
+)
 from shoal.model.inventory import Inventory
 from shoal.model.nodes import Demand
 from shoal.model.problems import InvalidDocument, Problem
 from shoal.placement import PlacementResult, solve
 from shoal.planning import ObservedNode, StepKind, choose_replicas, make_plan
-from shoal.service import edits
+from shoal.planning.plan import Plan
+from shoal.service import edits, transition_preview
 from shoal.service.containers import ContainerGate
 from shoal.service.deletion import dropped, victim_orders
 from shoal.service.edits import Edit
@@ -68,9 +76,11 @@ from shoal.service.limits import (
 from shoal.service.resize import Adjustment
 from shoal.store import actions as action_repo
 from shoal.store import clusters as cluster_repo
+from shoal.store import deployments as deployment_repo
 from shoal.store import nodes as node_repo
 from shoal.store import quotas as quota_repo
 from shoal.store import reservations as reservation_repo
+from shoal.store import workloads as replica_repo
 from shoal.store.actions import NewAction
 from shoal.store.database import Connection, Database
 from shoal.store.errors import NameTaken
@@ -289,10 +299,12 @@ class ClusterService:
             cluster = self.get(conn, who, ref)
             nodes = node_repo.list_nodes(conn, cluster.id)
             used = node_repo.used_capacity(conn, exclude_cluster=cluster.id)
+            deployed, replicas = _what_runs(conn, cluster.id, nodes)
+        current = self._validated(cluster.document)
         if body:
             spec, _ = self._read_document(body, "request")
         else:
-            spec = self._validated(cluster.document)
+            spec = current
         observed = observed_of(nodes)
         desired, result = _place(cluster, spec, observed, nodes, [], used, inv)
         hosts = {a.node: a.host for a in result.assignments}
@@ -311,6 +323,12 @@ class ClusterService:
             ],
             "soft_violations": [v.as_dict() for v in result.soft_violations],
             "replicas": [r.as_dict() for r in result.replicas],
+            "changes": [
+                c.as_dict()
+                for c in transition_preview.changes(
+                    current, spec, _servers(nodes, plan), deployed, replicas
+                )
+            ],
         }
 
     def cancel(self, who: Principal, action_id: str) -> ActionRecord:
@@ -664,3 +682,37 @@ def _place(
 def _on_lost_hosts(records: list[NodeRecord], hosts: set[str]) -> list[NodeRecord]:
     """The nodes placed on a host the inventory no longer has (failed, or gone)."""
     return [n for n in records if n.host and n.host not in hosts]
+
+
+def _what_runs(
+    conn: Connection, cluster_id: str, nodes: list[NodeRecord]
+) -> tuple[list[transition_preview.Deployed], dict[str, str]]:
+    """The deployments run on the cluster's standing servers, and its replicas (name ->
+    workload) on them: what a transition's preview compares the new document with."""
+    standing = {n.id: n.name for n in nodes if n.deleted_at is None}
+    names = set(standing.values())
+    deployed = [
+        transition_preview.Deployed(
+            r.name, r.node_name, r.hook, r.config_body.config if r.config_body else None
+        )
+        for r in deployment_repo.for_cluster(conn, cluster_id, revisions=True)
+        if r.node_id in standing
+    ]
+    rows = replica_repo.load(conn, [cluster_id])[cluster_id]
+    return deployed, {r.replica: r.workload for r in rows.values() if r.node in names}
+
+
+def _servers(nodes: list[NodeRecord], plan: Plan) -> transition_preview.Servers:
+    """Servers by group before the plan and after it (its deletes gone, its creates made)."""
+    before: dict[str, list[str]] = {}
+    for n in nodes:
+        if n.deleted_at is None and n.kind is NodeKind.SERVER and "~" not in n.name:
+            before.setdefault(n.group_name, []).append(n.name)
+    deleted = {st.node for st in plan.of(StepKind.DELETE)}
+    after = {g: [n for n in ns if n not in deleted] for g, ns in before.items()}
+    for st in plan.of(StepKind.CREATE):
+        if st.spec is not None and st.spec.kind is NodeKind.SERVER:
+            after.setdefault(st.spec.group, []).append(st.node)
+    return transition_preview.Servers(
+        {g: tuple(ns) for g, ns in before.items()}, {g: tuple(ns) for g, ns in after.items()}
+    )

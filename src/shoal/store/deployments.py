@@ -13,7 +13,17 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, Select, bindparam, func, insert, select, true, update
+from sqlalchemy import (
+    Connection,
+    Select,
+    bindparam,
+    delete,
+    func,
+    insert,
+    select,
+    true,
+    update,
+)
 from sqlalchemy.engine import RowMapping
 from sqlalchemy.exc import IntegrityError
 
@@ -35,6 +45,16 @@ TAIL_CHARS = 16_384
 
 def tail(text: str, limit: int = TAIL_CHARS) -> str:
     return text if len(text) <= limit else text[-limit:]
+
+
+DEFAULT_ACTIONS = (DeployAction.CREATE, DeployAction.UPDATE)
+"""Heat's default, and what a row written before 0019 is read as."""
+
+
+def _actions(raw: object) -> tuple[DeployAction, ...]:
+    if not isinstance(raw, list):
+        return DEFAULT_ACTIONS
+    return tuple(DeployAction(a) for a in raw if a in DeployAction.__members__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +86,8 @@ class DeploymentRow:
     """The config as published to the node (None for rows published before 0008)."""
     previous: Revision | None = None
     """What the node completed before a newer revision was published to it (rollback)."""
+    actions: tuple[DeployAction, ...] = DEFAULT_ACTIONS
+    """The actions its deployment declared when it last ran (a retired one's DELETE)."""
 
     @classmethod
     def from_row(cls, row: RowMapping) -> DeploymentRow:
@@ -95,6 +117,7 @@ class DeploymentRow:
             ended_at=row["ended_at"],
             config_body=config_from_json(body) if (body := row.get("config_body")) else None,
             previous=Revision.from_json(prev) if (prev := row.get("previous")) else None,
+            actions=_actions(row.get("actions")),
         )
 
     def record(self) -> DeploymentRecord:
@@ -132,6 +155,8 @@ class Publish:
     config_body: SoftwareConfig | None = None
     rollback: bool = False
     """Re-publishing the node's previous revision: its `previous` stays as it is."""
+    actions: tuple[DeployAction, ...] | None = None
+    """The actions the deployment declares (None: keep what the row says)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,6 +240,9 @@ def publish(
             "config_body": config_to_json(p.config_body) if p.config_body is not None else None,
             "previous": previous.to_json() if previous is not None else None,
         }
+        # Every row of the batch names the same columns (one executemany).
+        kept = p.actions if p.actions is not None else (old.actions if old is not None else None)
+        values["actions"] = None if kept is None else [a.value for a in kept]
         if old is None:
             fresh.append(
                 {
@@ -414,6 +442,27 @@ def counts_for_cluster(conn: Connection, cluster_id: str) -> dict[DeploymentStat
 def for_node(conn: Connection, node_id: str) -> list[DeploymentRow]:
     q = select(deployments).where(deployments.c.node_id == node_id).order_by(deployments.c.name)
     return [DeploymentRow.from_row(r) for r in conn.execute(q).mappings()]
+
+
+def clusters_with_rows(conn: Connection, cluster_ids: Sequence[str]) -> set[str]:
+    """Of these clusters, those with any deployment row on a live node (bounded IN lists)."""
+    found: set[str] = set()
+    live = (
+        select(nodes.c.id)
+        .where(nodes.c.id == deployments.c.node_id, nodes.c.deleted_at.is_(None))
+        .exists()
+    )
+    for i in range(0, len(cluster_ids), 500):
+        part = list(cluster_ids[i : i + 500])
+        q = select(deployments.c.cluster_id).where(deployments.c.cluster_id.in_(part), live)
+        found.update(str(r[0]) for r in conn.execute(q.distinct()))
+    return found
+
+
+def drop(conn: Connection, row_ids: Sequence[str]) -> None:
+    """Delete these rows (deployments retired from nodes that stay, issue 36)."""
+    for i in range(0, len(row_ids), 500):
+        conn.execute(delete(deployments).where(deployments.c.id.in_(list(row_ids[i : i + 500]))))
 
 
 def key(conn: Connection, name: str) -> str:

@@ -365,6 +365,8 @@ deployments = Table(
     # The config as published to the node, and what it completed before (rollback, 0008).
     Column("config_body", JSON, nullable=True),
     Column("previous", JSON, nullable=True),
+    # The actions its deployment declared when it last ran: a retired one's DELETE (0021).
+    Column("actions", JSON, nullable=True),
     Index("ix_deployments_node_name", "node_id", "name", unique=True),
     Index("ix_deployments_cluster", "cluster_id"),
     # A cluster's deployments counted by status from the index alone (issue 23, 0015).

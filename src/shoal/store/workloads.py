@@ -129,6 +129,16 @@ def load(conn: Connection, cluster_ids: Iterable[str]) -> dict[str, dict[str, Re
     return found
 
 
+def clusters_with_rows(conn: Connection, cluster_ids: Sequence[str]) -> set[str]:
+    """Of these clusters, those with any replica row (bounded IN lists)."""
+    found: set[str] = set()
+    for i in range(0, len(cluster_ids), 500):
+        part = list(cluster_ids[i : i + 500])
+        q = select(_t.cluster_id).where(_t.cluster_id.in_(part)).distinct()
+        found.update(str(r[0]) for r in conn.execute(q))
+    return found
+
+
 def listed(
     conn: Connection, cluster_id: str, limit: int, after: str | None
 ) -> list[tuple[ReplicaRow, bool]]:

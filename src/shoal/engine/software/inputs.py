@@ -37,10 +37,18 @@ class DeployInputs:
     """The config itself, published with the run (what a later rollback serves again)."""
     rollback: bool = False
     """This run gives the node its previous revision again (a rolled-back config change)."""
+    actions: tuple[DeployAction, ...] | None = None
+    """The actions the deployment declares, kept on its row: a deployment the document drops
+    later runs its DELETE from there (issue 36). None: the row keeps what it says."""
 
     @classmethod
     def restore(
-        cls, deployment: str, node: str, previous: Revision, timeout_s: float
+        cls,
+        deployment: str,
+        node: str,
+        previous: Revision,
+        timeout_s: float,
+        actions: tuple[DeployAction, ...] | None = None,
     ) -> DeployInputs:
         """The run that re-applies `previous` on `node` (as an UPDATE, as Heat would)."""
         return cls(
@@ -56,10 +64,16 @@ class DeployInputs:
             timeout_s=timeout_s,
             body=previous.config,
             rollback=True,
+            actions=actions,
         )
 
     @classmethod
-    def of(cls, r: ResolvedDeployment, timeout_s: float) -> DeployInputs:
+    def of(
+        cls,
+        r: ResolvedDeployment,
+        timeout_s: float,
+        actions: tuple[DeployAction, ...] | None = None,
+    ) -> DeployInputs:
         secret = tuple(sorted(r.secret_inputs))
         shown = {k: (REDACTED if k in r.secret_inputs else v) for k, v in r.inputs.items()}
         return cls(
@@ -74,6 +88,7 @@ class DeployInputs:
             outputs=tuple(o.name for o in r.config.outputs),
             timeout_s=timeout_s,
             body=r.config,
+            actions=actions,
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -82,6 +97,8 @@ class DeployInputs:
             extra["body"] = config_to_json(self.body)
         if self.rollback:
             extra["rollback"] = True
+        if self.actions is not None:
+            extra["actions"] = [a.value for a in self.actions]
         return {
             **extra,
             # `node` is what the engine's node events read an action's node name from.
@@ -112,6 +129,9 @@ class DeployInputs:
             timeout_s=float(data.get("timeout_s", 600.0)),
             body=config_from_json(data["body"]) if data.get("body") else None,
             rollback=bool(data.get("rollback", False)),
+            actions=None
+            if data.get("actions") is None
+            else tuple(DeployAction(a) for a in data["actions"]),
         )
 
 
@@ -137,4 +157,5 @@ def publication(
         signal_hash=signal_hash,
         config_body=run.body,
         rollback=run.rollback,
+        actions=run.actions,
     )

@@ -43,6 +43,7 @@ from shoal.engine.software.decide import (
     SETTLED,
     HealthOf,
     PoliciesOf,
+    Retirement,
     SoftwareOf,
     WorkloadsOf,
     decide,
@@ -60,6 +61,7 @@ from shoal.providers.replicas import carried_by_agents
 from shoal.providers.software import (
     DeploymentRun,
     DeploymentRunner,
+    RetiresDeployments,
     RunsDeployments,
     StartsAgents,
 )
@@ -84,6 +86,7 @@ REASON_PREFIX = "deployment "
 """Node status reasons written here start so, so a later success clears only its own."""
 _KINDS = [ActionKind.NODE_DEPLOY.value]
 _TERMINAL_ROW = (DeploymentStatus.COMPLETE, DeploymentStatus.FAILED)
+_CONTAINER_HOOKS = ("docker-compose", "kubelet")
 POLL_S = 0.25
 """How often runs awaiting their agents' signals look at their rows (sooner when woken)."""
 IDLE_GAP = 4.0
@@ -196,6 +199,12 @@ class Deployer:
         """Where servers' agents reach the API (set by `shoal server`); None: no agents."""
         self._clusters = cluster_repo.ClusterCache()
         """Cluster rows read by earlier passes (a document changes only with its generation)."""
+        self._retiring: list[Retirement] = []
+        """Rows of deployments no longer declared on their node, whose leftovers the provider
+        removes before the rows go (issue 36; `_retire`)."""
+        self._clean: dict[str, int] = {}
+        """Clusters declaring no deployments, by id -> the generation at which a pass found
+        nothing of theirs left to retire (looked at again only when the document changes)."""
         self._has_software: dict[str, asyncio.Future[bool]] = {}
         """Per cluster action (parent id): whether its cluster declares software (the document
         cannot change under an action that holds the cluster's lock)."""
@@ -267,6 +276,8 @@ class Deployer:
             started = time.perf_counter()
             made = await asyncio.to_thread(self._decide)
             busy |= made > 0
+            if self._retiring:
+                busy |= await self._retire()
             p = self._pace
             idle = p.live > 0 and not p.moved
             p.idle_passes = p.idle_passes + 1 if idle else 0
@@ -347,10 +358,18 @@ class Deployer:
         self._pace.software = False
         self._pace.live = 0
         self._pace.moved = False
+        declaring = {c.id: self.software_of(c) for c in clusters}
+        leftovers = self._leftovers(
+            [c for c in clusters if not (s := declaring[c.id]) or not s.deployments]
+        )
         for c in clusters:
-            software = self.software_of(c)
+            software = declaring[c.id]
             if software is None or not software.deployments:
-                continue
+                if c.id not in leftovers:
+                    continue
+                software = SoftwareSpec()  # what an earlier document deployed is retired
+            else:
+                self._clean.pop(c.id, None)
             self._pace.software = True
             try:
                 made += self._decide_one(c, software, now)
@@ -376,7 +395,74 @@ class Deployer:
                 self._pace.moved = True  # ... so this pass was no idle one
             record(conn, decision, now)
             self._pace.live += decision.live
+            self._retiring.extend(decision.retire)
+            if not software.deployments and not decision.retire and not decision.live:
+                self._clean[current.id] = current.generation
             return len(decision.actions)
+
+    def _leftovers(self, clusters: list[ClusterRecord]) -> set[str]:
+        """Of clusters declaring no deployments, those that may still have some of an earlier
+        document's to retire: rows on them, unless a pass at their current generation found
+        nothing to do (one read for all of them, only of clusters not known clean)."""
+        unknown = [c for c in clusters if self._clean.get(c.id) != c.generation]
+        if not unknown:
+            return set()
+        with self.engine.db.reading() as conn:
+            found = deployment_repo.clusters_with_rows(conn, [c.id for c in unknown])
+        if len(self._clean) > 100_000:
+            self._clean.clear()
+        for c in unknown:
+            if c.id not in found:
+                self._clean[c.id] = c.generation
+        return found
+
+    async def _retire(self) -> bool:
+        """Remove what each retired deployment left on its node (the provider's part), then
+        drop its row, with an event; a provider error leaves the row for the next pass."""
+        batch, self._retiring = self._retiring, []
+        provider = self.engine.provider
+        retirer = provider if isinstance(provider, RetiresDeployments) else self.runner()
+        done: list[Retirement] = []
+        for r in batch:
+            try:
+                if isinstance(retirer, RetiresDeployments):
+                    await retirer.retire(r.retired)
+            except ProviderError as e:
+                log.warning(
+                    "could not retire %s from %s: %s", r.retired.deployment, r.retired.node, e
+                )
+                continue
+            done.append(r)
+        if done:
+            await asyncio.to_thread(self._drop_retired, done)
+            self._pace.dirty = True  # what waited for them may run now
+        return bool(done)
+
+    def _drop_retired(self, done: list[Retirement]) -> None:
+        e = self.engine
+        now = e.clock.now()
+        with e.db.transaction() as conn:
+            deployment_repo.drop(conn, [r.row_id for r in done])
+            add_events(
+                conn,
+                [
+                    node_event(
+                        project_id=r.project_id,
+                        cluster_id=r.cluster_id,
+                        node_id=r.node_id,
+                        name=r.retired.node,
+                        status="RETIRED",
+                        message=f"deployment {r.retired.deployment} retired: no longer declared "
+                        "on this node"
+                        + ("; its DELETE ran" if r.deleted else "")
+                        + (
+                            "; its containers removed" if r.retired.hook in _CONTAINER_HOOKS else ""
+                        ),
+                    )
+                    for r in done
+                ],
+                now,
+            )
 
     # -- claiming and publishing ---------------------------------------------------------------
 

@@ -22,6 +22,7 @@ import hashlib
 import http.client
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -29,6 +30,8 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+
+import yaml
 
 from shoal.providers.local.podman import Podman, Store
 
@@ -133,6 +136,44 @@ def remove_all(podman: Podman, store: Store) -> None:
     run(podman, store, "rm", "--all", "--force", "--time", "0")
     unmount_under(store.root)
     shutil.rmtree(store.runroot, ignore_errors=True)
+
+
+_ID = re.compile(r"[0-9a-f]{12,64}")
+
+
+def compose_project(deployment: str) -> str:
+    """The project docker-compose (1.x) names a deployment's directory by, as heat-agents' hook
+    runs it: lower case, only letters, digits, `-` and `_` (`ApiDeployment` -> `apideployment`)."""
+    return re.sub(r"[^-_a-z0-9]", "", deployment.lower())
+
+
+def pod_names(manifest: str) -> list[str]:
+    """The Pods a kubelet deployment's manifest plays (its documents' `metadata.name`)."""
+    try:
+        docs = list(yaml.safe_load_all(manifest))
+    except yaml.YAMLError:
+        return []
+    names = []
+    for d in docs:
+        meta = d.get("metadata") if isinstance(d, dict) else None
+        name = meta.get("name") if isinstance(meta, dict) else None
+        if isinstance(name, str) and name:
+            names.append(name)
+    return names
+
+
+def remove_deployment(podman: Podman, store: Store, deployment: str, pods: list[str]) -> None:
+    """Remove what one deployment ran on the node (issue 36: it is no longer declared there):
+    its compose project's containers and its Pods; nothing left is no error."""
+    if not store.storage_conf.exists():
+        return
+    label = f"label=com.docker.compose.project={compose_project(deployment)}"
+    found = run(podman, store, "ps", "--all", "--quiet", "--filter", label).split()
+    ids = [i for i in found if _ID.fullmatch(i)]
+    if ids:
+        run(podman, store, "rm", "--force", "--time", "0", *ids)
+    for pod in pods:
+        run(podman, store, "pod", "rm", "--force", "--time", "0", pod)
 
 
 def start_always(podman: Podman, store: Store) -> None:

@@ -46,6 +46,7 @@ from shoal.model.inventory import Inventory
 from shoal.model.profile import ServerProfile
 from shoal.providers.base import HostState, Resource, ResourceState, ServerRequest, VolumeRequest
 from shoal.providers.capabilities import ConfinementReport
+from shoal.providers.local import containers
 from shoal.providers.local.agentchain import AgentChain
 from shoal.providers.local.catalog import HostCatalog
 from shoal.providers.local.containers import EVENTS_NAME, bind_path
@@ -67,6 +68,7 @@ from shoal.providers.local.servers import Servers
 from shoal.providers.local.slots import SlotTable
 from shoal.providers.local.views import ResourceViews
 from shoal.providers.local.volumestore import VolumeStore
+from shoal.providers.software import RetiredDeployment
 
 
 class LocalProvider:
@@ -148,6 +150,23 @@ class LocalProvider:
 
     async def create_server(self, request: ServerRequest) -> Resource:
         return self._views.server(await self._servers.create(request))
+
+    async def retire(self, retired: RetiredDeployment) -> None:
+        """`RetiresDeployments`: a deployment no longer declared on a server leaves nothing
+        running there (its compose project's containers, its Pods), before its row goes and
+        what the engine starts next on that server binds its address:port (issue 36). The
+        agents' own cleanup (os-refresh-config's) finds nothing left when it runs."""
+        if retired.hook not in ("docker-compose", "kubelet") or retired.provider_id is None:
+            return
+        record = self._records.by_id(retired.provider_id)
+        found = self._runtime.find()
+        if not isinstance(record, ServerRecord) or found is None:
+            return
+        pods = containers.pod_names(retired.config) if retired.hook == "kubelet" else []
+        store = self._runtime.store(record)
+        await asyncio.to_thread(
+            containers.remove_deployment, found, store, retired.deployment, pods
+        )
 
     async def start_agents(self, server_id: str, metadata_url: str) -> bool:
         """`StartsAgents`: a running server gets (or keeps) its agent chain on this URL."""

@@ -275,6 +275,9 @@ class SimProvider:
         if self.delete_latency_s > 0:
             await self._sleep(self.delete_latency_s)
         self._state.remove(resource_id)
+        if self.deployments is not None:
+            self.deployments.forget_server(resource_id)
+        self.replicas.forget_server(resource_id)
 
     async def get(self, kind: NodeKind, resource_id: str) -> Resource:
         record = self._state.by_id(resource_id)

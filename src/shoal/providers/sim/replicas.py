@@ -56,6 +56,11 @@ class SimReplicas:
         self._env[key] = {c.name: dict(c.env + c.secret_env) for c in template.containers}
         self.starts += 1
 
+    def forget_server(self, server_id: str) -> None:
+        """A server deleted: its containers went with it (as a local node's podman store)."""
+        for key in [k for k, c in self._containers.items() if c.server_id == server_id]:
+            del self._containers[key]
+
     def env_of(self, key: str) -> dict[str, dict[str, str]]:
         """Container name -> the env it was last started with ({} when never started)."""
         return self._env.get(key, {})

@@ -13,8 +13,8 @@ from __future__ import annotations
 import random
 from collections.abc import Awaitable, Callable
 
-from shoal.model.software import DeploymentSignal, Json
-from shoal.providers.software import DeploymentRun
+from shoal.model.software import DeployAction, DeploymentSignal, Json
+from shoal.providers.software import DeploymentRun, RetiredDeployment
 
 Sleep = Callable[[float], Awaitable[None]]
 
@@ -40,6 +40,10 @@ class SimDeployments:
         self.outputs: dict[tuple[str, str], Json] = {}
         """(deployment, output) -> the value runs from now on report instead of the made-up
         one (a test changes an output this way, then makes the deployment run again)."""
+        self.applied: dict[tuple[str, str], str] = {}
+        """(server id, deployment) -> hook of what a completed CREATE or UPDATE left on a
+        node, until its DELETE or its retirement: what a real node would still be running
+        (tests compare it with the rows, issue 36's orphan check)."""
 
     async def run(self, run: DeploymentRun) -> DeploymentSignal:
         self.runs.append(run)
@@ -51,11 +55,24 @@ class SimDeployments:
                 stdout="",
                 stderr=f"simulated failure of {run.deployment} on {run.node}",
             )
+        if run.action is DeployAction.DELETE:
+            self.applied.pop((run.provider_id or run.node, run.deployment), None)
+        else:
+            self.applied[(run.provider_id or run.node, run.deployment)] = run.hook
         outputs: dict[str, Json] = {
             o: self.outputs.get((run.deployment, o), simulated_output(run.deployment, o, run.node))
             for o in run.outputs
         }
         return DeploymentSignal(status_code=0, stdout=_stdout(run), outputs=outputs)
+
+    async def retire(self, retired: RetiredDeployment) -> None:
+        """The deployment is no longer declared on the node: what it left there goes."""
+        self.applied.pop((retired.provider_id or retired.node, retired.deployment), None)
+
+    def forget_server(self, server_id: str) -> None:
+        """A server deleted: nothing of it runs any more."""
+        for key in [k for k in self.applied if k[0] == server_id]:
+            del self.applied[key]
 
 
 _CONTAINER_WORDS = {
