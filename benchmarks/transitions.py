@@ -183,5 +183,6 @@ def main() -> None:
 
         print(json.dumps(local_container_kill(a.kills)), flush=True)
 
+
 if __name__ == "__main__":
     main()

@@ -16,7 +16,7 @@ BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "transitions.py"
 
 def test_every_scenario_line_at_a_small_size() -> None:
     run = subprocess.run(
-        [sys.executable, str(BENCH), "--steps", "8", "--clusters", "4"],
+        [sys.executable, str(BENCH), "--steps", "8", "--clusters", "4", "--kills", "1"],
         capture_output=True,
         text=True,
         timeout=1800,
@@ -34,3 +34,5 @@ def test_every_scenario_line_at_a_small_size() -> None:
             assert set(lines[name]) >= {"scenario", "seconds", "orphans"}, lines[name]
             assert lines[name]["orphans"] == 0, lines[name]
             assert lines[name]["seconds"] > 0
+        kill = lines["local-container-kill"]
+        assert set(kill) >= {"scenario", "median_s", "max_s"} and kill["kills"] == 1, kill
