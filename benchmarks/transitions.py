@@ -147,7 +147,7 @@ def fuzz(steps: int, clusters: int, seed: int) -> dict[str, Any]:
     finally:
         rig.close()
         db.dispose()
-    for note in tally.notes:  # what diverged or was left, for whoever reads the run
+    for note in tally.notes + tally.rollbacks:  # what diverged, was left or rolled back
         print(f"# {note}", file=sys.stderr)
     return {
         "scenario": "sim-transition-fuzz",
@@ -155,6 +155,7 @@ def fuzz(steps: int, clusters: int, seed: int) -> dict[str, Any]:
         "divergences": tally.divergences,
         "orphans": tally.orphans,
         "refused": tally.refused,
+        "rolled_back": tally.rolled_back,
         "seconds": round(time.monotonic() - started, 1),
     }
 
