@@ -53,6 +53,7 @@ from shoal.providers.sim.memory import MemoryState
 from shoal.providers.sim.metered import MeteredState
 from shoal.providers.sim.networking import SimNetworking
 from shoal.providers.sim.replicas import SimReplicas
+from shoal.providers.sim.shared import SharedBooks
 from shoal.providers.sim.software import SimDeployments
 from shoal.providers.sim.sqlite import SqliteState
 from shoal.providers.sim.state import ACTIVE, BUILDING, ERROR, NoCapacityError, SimRecord, SimState
@@ -130,12 +131,13 @@ class SimProvider:
         the event, made by the first such waiter (issue 23: most builds have none, and an
         `asyncio.Event` per create was 2 % of a node action's CPU)."""
         # Workloads' replicas (issue 22): simulated containers on the simulated servers.
-        self.replicas = SimReplicas(self._server_view)
+        shared = SharedBooks(state_path) if state_path else None
+        self.replicas = SimReplicas(self._server_view, shared)
         self.replicas_via_agents = False
         """True: the keeper carries replicas through the agents' path instead (as local's
         `replicas = "agents"`), for tests of that path (`ChoosesReplicaPath`)."""
         # Networking (issue 26): logical, with the addresses a document leaves to the cloud.
-        self.networking = SimNetworking()
+        self.networking = SimNetworking(shared.networks() if shared else None)
 
     # -- the Provider protocol -------------------------------------------------------------
 

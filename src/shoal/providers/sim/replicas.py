@@ -12,27 +12,22 @@ runtime, and nothing else)."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from shoal.model.workloads import Probe, ProbeKind
 from shoal.providers.errors import PermanentError, ResourceGone
 from shoal.providers.replicas import ReplicaState, ReplicaTemplate
-
-
-@dataclass(slots=True)
-class _Container:
-    server_id: str
-    revision: str
-    exited: bool = False
+from shoal.providers.sim.shared import Container, ContainerBook, MemoryContainers
 
 
 class SimReplicas:
     """Containers by key over the simulated cloud: `view()` gives a `server_active(server_id)`
     test for now (failed hosts read once per call, not once per container)."""
 
-    def __init__(self, view: Callable[[], Callable[[str], bool]]) -> None:
+    def __init__(
+        self, view: Callable[[], Callable[[str], bool]], book: ContainerBook | None = None
+    ) -> None:
         self._view = view
-        self._containers: dict[str, _Container] = {}
+        self._containers: ContainerBook = book or MemoryContainers()
         self._refused: set[str] = set()
         self._failing: set[tuple[str, ProbeKind | None]] = set()
         self._env: dict[str, dict[str, dict[str, str]]] = {}
@@ -50,9 +45,9 @@ class SimReplicas:
             raise ResourceGone(f"server {server_id} is not running")
         refused = [c.image for c in template.containers if c.image in self._refused]
         if refused:
-            self._containers.pop(key, None)  # the old container was replaced: nothing runs
+            self._containers.pop(key)  # the old container was replaced: nothing runs
             raise PermanentError(f"image {refused[0]} cannot be pulled")
-        self._containers[key] = _Container(server_id, template.revision)
+        self._containers.put(key, Container(server_id, template.revision))
         self._env[key] = {c.name: dict(c.env + c.secret_env) for c in template.containers}
         self.starts += 1
 
@@ -84,7 +79,7 @@ class SimReplicas:
         return found
 
     async def stop_replica(self, key: str) -> None:
-        self._containers.pop(key, None)
+        self._containers.pop(key)
 
     def fail_probes(self, key: str, failing: bool = True, kind: ProbeKind | None = None) -> None:
         """The replica's probes (of `kind`, or all) fail from now on (or pass again)."""
@@ -104,6 +99,4 @@ class SimReplicas:
 
     def kill(self, key: str) -> None:
         """The container dies (`kill -9`); its server stays up."""
-        c = self._containers.get(key)
-        if c is not None:
-            c.exited = True
+        self._containers.exit(key)
