@@ -242,7 +242,8 @@ class Manager:
             self._cluster_of.update((n.id, cluster.id) for n in nodes)
             before = writes.count()
             try:
-                await self._manage(cluster, nodes, inventory, now, writes)
+                async with asyncio.timeout(ctx.manage_limit_s):
+                    await self._manage(cluster, nodes, inventory, now, writes)
             except Exception:
                 log.exception("managing cluster %s failed; trying again next tick", cluster.name)
             self._attended(cluster, nodes, inventory, now, calm=writes.count() == before)

@@ -147,6 +147,7 @@ class Engine:
             inventory=self.inventory,
             refresh_inventory=self.refresh_inventory,
             wake=self.wake,
+            call_timeout_s=self.retry.call_timeout_s,
         )
         self.manager = (
             Manager(

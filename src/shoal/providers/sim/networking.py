@@ -22,15 +22,18 @@ from shoal.providers.networking import (
     PoolMemberState,
 )
 from shoal.providers.sim.shared import MemoryNetworks, NetworkBook
+from shoal.providers.sim.stall import Stall
 
 
 class SimNetworking:
     """`NetworkDriver` and `AddressSource` of the simulated cloud."""
 
-    def __init__(self, book: NetworkBook | None = None) -> None:
+    def __init__(self, book: NetworkBook | None = None, stall: Stall | None = None) -> None:
         self._held: NetworkBook = book or MemoryNetworks()
+        self._stall = stall or Stall()
 
     async def apply(self, cluster: ClusterNetworks) -> None:
+        await self._stall.wait()
         if cluster.spec.empty:
             self._held.pop(cluster.cluster_id)
             return
@@ -47,6 +50,7 @@ class SimNetworking:
         )
 
     async def remove(self, cluster_id: str) -> None:
+        await self._stall.wait()
         self._held.pop(cluster_id)
 
     async def clusters(self) -> set[str]:

@@ -17,6 +17,7 @@ from shoal.model.workloads import Probe, ProbeKind
 from shoal.providers.errors import PermanentError, ResourceGone
 from shoal.providers.replicas import ReplicaState, ReplicaTemplate
 from shoal.providers.sim.shared import Container, ContainerBook, MemoryContainers
+from shoal.providers.sim.stall import Stall
 
 
 class SimReplicas:
@@ -24,9 +25,13 @@ class SimReplicas:
     test for now (failed hosts read once per call, not once per container)."""
 
     def __init__(
-        self, view: Callable[[], Callable[[str], bool]], book: ContainerBook | None = None
+        self,
+        view: Callable[[], Callable[[str], bool]],
+        book: ContainerBook | None = None,
+        stall: Stall | None = None,
     ) -> None:
         self._view = view
+        self._stall = stall or Stall()
         self._containers: ContainerBook = book or MemoryContainers()
         self._refused: set[str] = set()
         self._failing: set[tuple[str, ProbeKind | None]] = set()
@@ -41,6 +46,7 @@ class SimReplicas:
         self._refused.add(image)
 
     async def start_replica(self, key: str, server_id: str, template: ReplicaTemplate) -> None:
+        await self._stall.wait()
         if not self._view()(server_id):
             raise ResourceGone(f"server {server_id} is not running")
         refused = [c.image for c in template.containers if c.image in self._refused]
@@ -61,6 +67,7 @@ class SimReplicas:
         return None if c is None else c.revision
 
     async def replica_states(self, keys: list[str]) -> dict[str, ReplicaState]:
+        await self._stall.wait()
         active = self._view()
         found: dict[str, ReplicaState] = {}
         alive: dict[str, bool] = {}
@@ -79,6 +86,7 @@ class SimReplicas:
         return found
 
     async def stop_replica(self, key: str) -> None:
+        await self._stall.wait()
         self._containers.pop(key)
 
     def fail_probes(self, key: str, failing: bool = True, kind: ProbeKind | None = None) -> None:
