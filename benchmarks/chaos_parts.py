@@ -87,6 +87,11 @@ class Run:
     stop: threading.Event = field(default_factory=threading.Event)
     lock: threading.Lock = field(default_factory=threading.Lock)
     restarts: list[threading.Thread] = field(default_factory=list)
+    failed_starts: Counter[str] = field(default_factory=Counter)
+    clear: Callable[[], None] = lambda: None
+    after_fault: dict[str, int] | None = None
+    """The clusters' statuses once the fault ended, before the operator's apply (full-disk)."""
+    """Ends the scenario's fault (the hang, the full disk)."""
 
     # -- the client ----------------------------------------------------------------------------
 
@@ -155,12 +160,28 @@ class Run:
 
     def _restart(self, server: Server, after_s: float) -> None:
         time.sleep(after_s)
-        if not server.alive:
-            with contextlib.suppress(RuntimeError):
-                server.start(120)
+        while not server.alive and not self.stop.is_set():
+            self.start(server)
+            if not server.alive:
+                time.sleep(2.0)
+
+    def start(self, server: Server) -> None:
+        """Start a killed engine; a start that fails (a full disk) is counted, with the last
+        line of its log."""
+        try:
+            server.start(120)
+        except RuntimeError:
+            last = ["(no log)"]
+            with contextlib.suppress(OSError):
+                log = (server.home / "server.log").read_text(errors="replace")
+                last = [x for x in log.splitlines() if x.strip()] or ["(empty log)"]
+            with self.lock:
+                self.failed_starts[last[-1][:200]] += 1
 
     @contextlib.contextmanager
-    def killing(self, every_s: float) -> Iterator[None]:
+    def killing(self, every_s: float, clear: Callable[[], None]) -> Iterator[None]:
+        """Kills every `every_s` meanwhile; after, `clear` (the faults end) and every engine
+        started again."""
         t = threading.Thread(target=self.killer, args=(every_s,))
         t.start()
         try:
@@ -168,6 +189,7 @@ class Run:
         finally:
             self.stop.set()
             t.join()
+            clear()
             for r in self.restarts:
                 r.join()
             for s in self.servers:
@@ -186,15 +208,21 @@ def create_all(run: Run, docs: list[dict[str, Any]], limit_s: float) -> None:
 
 
 def apply_rounds(
-    run: Run, names: list[str], rounds: int, doc: Callable[[str, int], dict[str, Any]]
+    run: Run,
+    names: list[str],
+    rounds: int,
+    doc: Callable[[str, int], dict[str, Any]],
+    *,
+    kill: bool = True,
 ) -> None:
     """`rounds` applies per cluster (all clusters at once, then the next round); an engine is
     killed a moment after each round's changes were accepted, so the kill lands while they are
     carried out (whatever the machine's speed); each round waits for its actions to end."""
     for r in range(rounds):
         ids = [run.change("PUT", f"/v1/clusters/{n}", doc(n, r), 120) for n in names]
-        time.sleep(run.rng.uniform(0.1, 1.0))
-        run.kill_one()
+        if kill:
+            time.sleep(run.rng.uniform(0.1, 1.0))
+            run.kill_one()
         run.wait_ended([i for i in ids if i], 180)
 
 
@@ -220,17 +248,48 @@ def rolled(run: Run, names: list[str], image: str, limit_s: float) -> None:
 def transitions(run: Run, args: argparse.Namespace, during: Callable[[int], None]) -> None:
     names = [f"t{i}" for i in range(args.clusters)]
     create_all(run, [chaos_docs.shape(n, 0) for n in names], 240)
-    with run.killing(args.kill_every):
+    with run.killing(args.kill_every, run.clear):
         for r in range(args.rounds):
             during(r)
             apply_rounds(run, names, 1, lambda n, _r, w=r: chaos_docs.shape(n, (w + 1) % 2))
+    if run.name == "full-disk":
+        # What failed while the disk was full stays failed (the manager's convergence gave up,
+        # ERROR with the reason: `after_fault`); the operator applies the document again.
+        chaos.quiesce(run.db, 240)
+        run.after_fault = cluster_statuses(run.db)
+        apply_rounds(run, names, 1, lambda n, _r: chaos_docs.shape(n, args.rounds % 2), kill=False)
+
+
+def _not_active(db: Engine) -> list[str]:
+    with db.connect() as c:
+        rows = c.execute(
+            text(
+                "SELECT name, status, status_reason FROM clusters WHERE deleted_at IS NULL "
+                "AND status <> 'ACTIVE' ORDER BY name LIMIT 5"
+            )
+        ).all()
+    return [f"{n} {s}: {why[:300]}" for n, s, why in rows]
+
+
+def cluster_statuses(db: Engine) -> dict[str, int]:
+    """Live clusters by status, those ERROR or WARNING without a reason apart."""
+    with db.connect() as c:
+        rows = c.execute(
+            text("SELECT status, status_reason FROM clusters WHERE deleted_at IS NULL")
+        ).all()
+    return dict(
+        Counter(
+            f"{s} (no reason)" if s in ("ERROR", "WARNING") and not (why or "").strip() else str(s)
+            for s, why in rows
+        )
+    )
 
 
 def rollouts(run: Run, args: argparse.Namespace) -> None:
     names = [f"r{i}" for i in range(args.clusters)]
     create_all(run, [chaos_docs.rollout(n, 1, 3) for n in names], 240)
     rolled(run, names, "api:1", 120)
-    with run.killing(args.kill_every):
+    with run.killing(args.kill_every, run.clear):
         for r in range(args.rounds):
             version = r + 2
             apply_rounds(run, names, 1, lambda n, _r, v=version: chaos_docs.rollout(n, v, 3))
@@ -241,7 +300,7 @@ def balancers(run: Run, args: argparse.Namespace) -> None:
     names = [f"b{i}" for i in range(args.clusters)]
     create_all(run, [chaos_docs.balanced(n, 2) for n in names], 240)
     counts = [run.rng.choice((1, 3, 5, 2, 4)) for _ in range(args.rounds)]
-    with run.killing(args.kill_every):
+    with run.killing(args.kill_every, run.clear):
         for c in counts:
             apply_rounds(run, names, 1, lambda n, _r, k=c: chaos_docs.balanced(n, k))
 
@@ -310,7 +369,7 @@ def parts_books(db: Engine, sim_state: Path, out: Books) -> None:
         ).all()
         rolling = c.execute(
             text(
-                "SELECT cluster_id, workload, phase FROM workload_rollouts "
+                "SELECT cluster_id, workload, phase, batch, reason, batches FROM workload_rollouts "
                 "WHERE phase NOT IN ('COMPLETE', 'ROLLED_BACK')"
             )
         ).all()
@@ -349,8 +408,11 @@ def parts_books(db: Engine, sim_state: Path, out: Books) -> None:
             continue  # a deleted node's rows stay for its history (store/deployments.py)
         if status not in ("COMPLETE", "FAILED"):
             out.note("stuck", 1, f"deployment {dep} on {node}: {status}")
-    for cid, w, phase in rolling:
-        out.note("stuck", 1, f"rollout of {cid}/{w}: {phase}")
+    for cid, w, phase, batch, why, batches in rolling:
+        rows = sorted(r for (c, r), x in replicas.items() if c == cid and x == w)
+        out.note(
+            "stuck", 1, f"rollout of {cid}/{w}: {phase} #{batches} {batch} ({why}); rows {rows}"
+        )
     for cid, held in networks.items():
         if cid not in clusters:
             out.note("orphans", 1, f"networking of gone cluster {cid}")
@@ -414,8 +476,9 @@ def sim_options(state: Path, seed: int, **more: Any) -> dict[str, Any]:
 
 
 @contextlib.contextmanager
-def small_disk(where: Path, size_mb: int) -> Iterator[Path]:
-    """A tmpfs of `size_mb` at `where` (root only); unmounted after."""
+def small_disk(where: Path, size_mb: int, keep: bool) -> Iterator[Path]:
+    """A tmpfs of `size_mb` at `where` (root only); unmounted after (its files copied beside
+    it first, with `keep`)."""
     where.mkdir(parents=True, exist_ok=True)
     subprocess.run(
         ["mount", "-t", "tmpfs", "-o", f"size={size_mb}m,mode=0755", "tmpfs", str(where)],
@@ -425,21 +488,22 @@ def small_disk(where: Path, size_mb: int) -> Iterator[Path]:
     try:
         yield where
     finally:
+        if keep:
+            shutil.copytree(where, where.with_name("disk-kept"), dirs_exist_ok=True)
         subprocess.run(["umount", "-l", str(where)], check=False, capture_output=True)
 
 
 def fill(where: Path) -> Path:
     """Fill the filesystem at `where` to its last byte; the filler, to remove."""
     filler = where / "filler"
-    with open(filler, "wb") as f, contextlib.suppress(OSError):
-        chunk = b"\0" * (1 << 16)
-        while True:
-            f.write(chunk)
-            f.flush()
-    with open(filler, "ab") as f, contextlib.suppress(OSError):
-        while True:  # the last partial chunk, byte by byte
-            f.write(b"\0")
-            f.flush()
+    fd = os.open(filler, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    try:
+        for size in (1 << 16, 1 << 10, 1):  # the last partial chunks, smaller and smaller
+            with contextlib.suppress(OSError):
+                while True:
+                    os.write(fd, b"\0" * size)
+    finally:
+        os.close(fd)
     return filler
 
 
@@ -452,7 +516,7 @@ def scenario(name: str, args: argparse.Namespace, db_url: str, work: Path) -> di
     extra: dict[str, Any] = {}
     hang = work / "hang"
     if name == "full-disk":
-        base = stack.enter_context(small_disk(work / "disk", 48))
+        base = stack.enter_context(small_disk(work / "disk", 48, args.keep))
     if name == "hangs":
         extra["hang_path"] = str(hang)
         settings["SHOAL_PROVIDER_CALL_TIMEOUT_S"] = str(CALL_LIMIT_S)
@@ -466,6 +530,7 @@ def scenario(name: str, args: argparse.Namespace, db_url: str, work: Path) -> di
             token = (servers[0].home / "admin-token").read_text().strip()
             run = Run(name, servers, token, create_engine(db_url), sim_state, rng)
             fault = _fault(name, base, hang)
+            run.clear = lambda: _clear(hang, base)
             if name in ("transitions", "hangs", "full-disk"):
                 transitions(run, args, fault)
             elif name == "rollouts":
@@ -488,7 +553,7 @@ def _fault(name: str, base: Path, hang: Path) -> Callable[[int], None]:
     def during(r: int) -> None:
         if name == "hangs" and r % 2 == 0:
             hang.touch()  # the runtime stops mid-call ...
-            threading.Timer(CALL_LIMIT_S * 3, lambda: hang.unlink(missing_ok=True)).start()
+            threading.Timer(CALL_LIMIT_S * 5, lambda: hang.unlink(missing_ok=True)).start()
         elif name == "full-disk":
             filler = base / "filler"
             if r % 2 == 0:
@@ -529,13 +594,18 @@ def _line(run: Run, args: argparse.Namespace, stuck: int, started: float) -> dic
         "violations": servers["violations"],
         "statuses": dict(sorted(statuses.items())),
         "refused": sum(run.refused.values()),
+        "failed_starts": sum(run.failed_starts.values()),
+        "cluster_statuses": cluster_statuses(run.db),
+        **({"after_fault": run.after_fault} if run.after_fault is not None else {}),
         "seconds": round(time.monotonic() - started, 1),
         "load": round(os.getloadavg()[0], 1),
     }
     detail = {
         "parts": parts.samples,
         "clusters": [(n, why) for n, ok, why in judged if not ok][:5],
+        "not_active": _not_active(run.db),
         "refused": run.refused.most_common(3),
+        "failed_starts": run.failed_starts.most_common(3),
         "violations": servers["violation_samples"],
     }
     if any(detail.values()):
