@@ -38,8 +38,8 @@ import threading
 import time
 import uuid
 from collections import Counter
-from pathlib import Path
 from collections.abc import Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import httpx

@@ -403,7 +403,7 @@ def parts_books(db: Engine, sim_state: Path, out: Books) -> None:
         for w, n in _declared_workloads(doc).items():
             have = sum(1 for (c, _), x in replicas.items() if c == cid and x == w)
             out.note("missing", max(0, n - have), f"{name}: workload {w} {have}/{n}")
-    for cid, nid, node, dep, status in deployments:
+    for _cid, nid, node, dep, status in deployments:
         if str(nid) not in any_nodes:
             continue  # a deleted node's rows stay for its history (store/deployments.py)
         if status not in ("COMPLETE", "FAILED"):
@@ -420,9 +420,7 @@ def parts_books(db: Engine, sim_state: Path, out: Books) -> None:
         name, doc = clusters[cid]
         pools = _pool_groups(doc)
         expected = sorted(
-            n
-            for (c, n) in live_nodes
-            if c == cid and "~" not in n and n.rsplit("-", 1)[0] in pools
+            n for (c, n) in live_nodes if c == cid and "~" not in n and n.rsplit("-", 1)[0] in pools
         )
         for lb, members in held.items():
             counts = Counter(members)

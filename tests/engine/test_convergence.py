@@ -16,7 +16,7 @@ from shoal.model.catalogs import default_inventory
 from shoal.model.enums import ActionKind, ActionStatus, ClusterStatus, NodeStatus
 from shoal.model.inventory import Inventory
 from shoal.model.profile import ServerProfile
-from shoal.providers.base import ServerRequest
+from shoal.providers.base import Resource, ServerRequest
 from shoal.providers.sim.provider import SimProvider
 from shoal.service.clusters import ClusterService
 from shoal.store import actions as action_repo
@@ -198,5 +198,58 @@ async def test_a_duplicate_made_by_a_stalled_engine_is_deleted(db: Database) -> 
         await until(gone, "the duplicate to be deleted", clock=clock)
         assert node.provider_id in await ids()
         assert len(await ids()) == 3
+    finally:
+        await rig.engine.stop()
+
+
+class _FullDisk(SimProvider):
+    """A cloud whose creates raise what no provider error is (the full disk under its files):
+    the engine's crash path, not its provider-failure path."""
+
+    full = True
+
+    async def create_server(self, request: ServerRequest) -> Resource:
+        if self.full:
+            raise OSError(28, "No space left on device")
+        return await super().create_server(request)
+
+
+async def test_a_crashed_create_leaves_its_node_error_and_converges_once_the_cause_is_gone(
+    db: Database,
+) -> None:
+    """Issue 39, item 4: a create that crashed left its node CREATING, which neither the
+    convergence nor a repair looks at; the cluster stayed WARNING after the disk was freed."""
+    clock = ManualClock()
+    provider = _FullDisk(default_inventory(), clock_sleep=clock.sleep)
+    rig = _rig(db, provider, clock)
+    assert rig.engine.manager is not None
+    rig.engine.manager.converge_backoff_s = 60.0  # nothing retried before the test says so
+    await rig.engine.start()
+    try:
+        sub = await asyncio.to_thread(
+            rig.service.create, ADMIN, DOC.replace("count: 6", "count: 1")
+        )
+        assert (await rig.wait(sub.action.id)).status is ActionStatus.FAILED
+        with rig.db.reading() as conn:
+            nodes = node_repo.list_nodes(conn, sub.cluster.id)
+        assert {n.name for n in nodes} == {"db-1", "db-2"}
+        for n in nodes:
+            assert n.status is NodeStatus.ERROR, n
+            assert "No space left on device" in n.status_reason
+
+        provider.full = False
+
+        def converged() -> bool:
+            with rig.db.reading() as conn:
+                nodes = node_repo.list_nodes(conn, sub.cluster.id)
+            c = _cluster(rig, "shop")
+            return (
+                c.status is ClusterStatus.ACTIVE
+                and c.lock_action_id is None
+                and len(nodes) == 3
+                and all(n.status is NodeStatus.ACTIVE for n in nodes)
+            )
+
+        await until(converged, clock=clock, step_s=5.0)
     finally:
         await rig.engine.stop()

@@ -55,8 +55,8 @@ from shoal.providers.sim.networking import SimNetworking
 from shoal.providers.sim.replicas import SimReplicas
 from shoal.providers.sim.shared import SharedBooks
 from shoal.providers.sim.software import SimDeployments
-from shoal.providers.sim.stall import Stall
 from shoal.providers.sim.sqlite import SqliteState
+from shoal.providers.sim.stall import Stall
 from shoal.providers.sim.state import ACTIVE, BUILDING, ERROR, NoCapacityError, SimRecord, SimState
 
 Sleep = Callable[[float], Awaitable[None]]
