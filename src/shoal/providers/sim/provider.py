@@ -20,8 +20,9 @@ Shoal bug that retries a create without looking, or marks a retry fresh, makes a
 here, which the default mode (one resource per key, by construction) would hide.
 
 Servers get addresses `10.Z.H.N` (or `fd00::Z:H:N` when an inventory is too big for IPv4
-octets). With `state_path`, the cloud lives in a SQLite file several Shoal processes share;
-without it, in memory.
+octets). With `state_path`, the cloud lives in a SQLite file several Shoal processes share
+(its containers and balancers too: `shared.py`); without it, in memory. With `hang_path`, its
+calls hang while that file exists (`stall.py`: a runtime stopped mid-call).
 """
 
 from __future__ import annotations
