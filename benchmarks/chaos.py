@@ -402,8 +402,7 @@ def start_servers(
                 SHOAL_MANAGE_TICK_S="0.5",
                 SHOAL_RECONCILE_INTERVAL_S="2",
                 SHOAL_RETRY_BACKOFF_S="0.2",
-                SHOAL_ACTION_RETRIES="3",
-                **settings,
+                **{"SHOAL_ACTION_RETRIES": "3", **settings},
             )
             s = Server(home, env)
             servers.append(s)

@@ -518,6 +518,7 @@ def scenario(name: str, args: argparse.Namespace, db_url: str, work: Path) -> di
     if name == "hangs":
         extra["hang_path"] = str(hang)
         settings["SHOAL_PROVIDER_CALL_TIMEOUT_S"] = str(CALL_LIMIT_S)
+        settings["SHOAL_ACTION_RETRIES"] = "1"  # a call that hangs fails its action at once
     sim_state = base / "cloud.sqlite"
     servers: list[Server] = []
     with stack:
@@ -551,7 +552,9 @@ def _fault(name: str, base: Path, hang: Path) -> Callable[[int], None]:
     def during(r: int) -> None:
         if name == "hangs" and r % 2 == 0:
             hang.touch()  # the runtime stops mid-call ...
-            threading.Timer(CALL_LIMIT_S * 5, lambda: hang.unlink(missing_ok=True)).start()
+            ends = threading.Timer(CALL_LIMIT_S * 5, lambda: hang.unlink(missing_ok=True))
+            ends.daemon = True
+            ends.start()
         elif name == "full-disk":
             filler = base / "filler"
             if r % 2 == 0:

@@ -1,9 +1,10 @@
-"""`benchmarks/chaos.py`'s new parts' scenarios at a test's size (issue 39, item 4): three real
-`shoal server` engines on their own PostgreSQL database and one shared `sim` cloud, an engine
-killed with `kill -9` during each round of changes (document transitions, workload rollouts,
-balancer re-renders), the cloud's calls hanging past the engines' time limit, and (as root) a
-full tmpfs under the engines' homes. Each scenario's line has the keys outside checks rely on,
-and its books are clean: no duplicate, no orphan, nothing stuck, every failure with a reason."""
+"""`benchmarks/chaos.py`'s new parts' scenarios at a test's size (issue 39, item 4): real
+`shoal server` engines (two here, three in a full run) on their own PostgreSQL database and one
+shared `sim` cloud, an engine killed with `kill -9` during each round of changes (document
+transitions, workload rollouts, balancer re-renders), the cloud's calls hanging past the engines'
+time limit, and (as root) a full tmpfs under the engines' homes. Each scenario's line has the
+keys outside checks rely on, and its books are clean: no duplicate, no orphan, nothing stuck,
+every failure with a reason."""
 
 from __future__ import annotations
 
@@ -37,7 +38,9 @@ def test_new_parts_scenarios_end_clean_at_a_small_size() -> None:
             sys.executable,
             str(BENCH),
             *("--scenario", ",".join(names)),
-            *("--clusters", "1", "--rounds", "2", "--kill-every", "5", "--seed", "3"),
+            # Two engines and one round (a kill in it) keep it near a minute of CPU in all.
+            *("--clusters", "1", "--rounds", "1", "--servers", "2"),
+            *("--kill-every", "5", "--seed", "3"),
         ],
         capture_output=True,
         text=True,
@@ -54,7 +57,7 @@ def test_new_parts_scenarios_end_clean_at_a_small_size() -> None:
         assert set(line) >= KEYS, line
         clean = {k: line[k] for k in ("duplicates", "orphans", "stuck", "missing", "unexplained")}
         assert clean == dict.fromkeys(clean, 0), (name, line, run.stderr[-2000:])
-        assert line["kills"] >= 1 and line["ops"] >= 3, line
+        assert line["kills"] >= 1 and line["ops"] >= 2, line
         assert line["clusters"] == 1, line
         assert set(line["statuses"]) <= {"SUCCEEDED", "FAILED", "CANCELLED"}, line
     # The hang outlasted the engines' provider-call limit: actions failed, saying why.
