@@ -22,8 +22,9 @@ later:
 When the changes are made, the killed engines are back and nothing runs any more (or a time
 limit passed), the books are read, one JSON line per scenario:
 - `ops`: changes accepted (a create, an apply); `kills`: engines killed;
-- `duplicates`: two cloud servers for one node, two running containers for one replica, a
-  balancer member twice;
+- `duplicates`: two cloud servers for one node, more containers running for a workload than it
+  declares (a container is keyed by its replica, so two for one replica cannot be), a balancer
+  member twice;
 - `orphans`: a cloud server no live node accounts for, a container with no replica row (or on
   a replica the document no longer declares), a replica row with no container, a cluster's
   balancer left after the cluster, a balancer member that is no node of the cluster (a deleted
@@ -45,7 +46,6 @@ import os
 import random
 import shutil
 import signal
-import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -63,6 +63,7 @@ from sqlalchemy import Engine, create_engine, text
 import chaos
 import chaos_docs
 from _servers import Server
+from chaos_books import Books, parts_books
 
 HOSTS, ZONES = 6, 2
 SCENARIOS = ("transitions", "rollouts", "balancers", "hangs", "full-disk")
@@ -303,135 +304,6 @@ def balancers(run: Run, args: argparse.Namespace) -> None:
     with run.killing(args.kill_every, run.clear):
         for c in counts:
             apply_rounds(run, names, 1, lambda n, _r, k=c: chaos_docs.balanced(n, k))
-
-
-# -- the books -------------------------------------------------------------------------------
-
-
-def _declared_workloads(document: dict[str, Any]) -> dict[str, int]:
-    return {n: int(w.get("replicas", 1)) for n, w in (document.get("workloads") or {}).items()}
-
-
-def _pool_groups(document: dict[str, Any]) -> set[str]:
-    return {
-        p["members"]
-        for lb in document.get("load_balancers") or []
-        for p in lb.get("pools") or []
-        if isinstance(p.get("members"), str)
-    }
-
-
-@dataclass
-class Books:
-    duplicates: int = 0
-    orphans: int = 0
-    missing: int = 0
-    stuck: int = 0
-    samples: list[str] = field(default_factory=list)
-
-    def note(self, what: str, n: int, sample: str) -> None:
-        if n:
-            setattr(self, what, getattr(self, what) + n)
-            if len(self.samples) < 12:
-                self.samples.append(f"{what}: {sample}")
-
-
-def parts_books(db: Engine, sim_state: Path, out: Books) -> None:
-    """Replicas, deployments and balancers: the store against the cloud's file."""
-    with db.connect() as c:
-        clusters = {
-            str(i): (str(n), doc if isinstance(doc, dict) else json.loads(doc))
-            for i, n, doc in c.execute(
-                text("SELECT id, name, document FROM clusters WHERE deleted_at IS NULL")
-            ).all()
-        }
-        live_nodes = {
-            (str(cid), str(name)): str(nid)
-            for nid, cid, name in c.execute(
-                text(
-                    "SELECT id, cluster_id, name FROM nodes WHERE deleted_at IS NULL "
-                    "AND status IN ('ACTIVE', 'WARNING')"
-                )
-            ).all()
-        }
-        any_nodes = {
-            str(nid)
-            for (nid,) in c.execute(text("SELECT id FROM nodes WHERE deleted_at IS NULL")).all()
-        }
-        replicas = {
-            (str(cid), str(rep)): str(w)
-            for cid, rep, w in c.execute(
-                text("SELECT cluster_id, replica, workload FROM workload_replicas")
-            ).all()
-        }
-        deployments = c.execute(
-            text("SELECT cluster_id, node_id, node_name, name, status FROM deployments")
-        ).all()
-        rolling = c.execute(
-            text(
-                "SELECT cluster_id, workload, phase, batch, reason, batches FROM workload_rollouts "
-                "WHERE phase NOT IN ('COMPLETE', 'ROLLED_BACK')"
-            )
-        ).all()
-    cloud = sqlite3.connect(sim_state)
-    servers = {str(i) for (i,) in cloud.execute("SELECT id FROM resources WHERE kind = 'server'")}
-    containers = [
-        (str(k), str(s))
-        for k, s, exited in cloud.execute("SELECT key, server_id, exited FROM containers")
-        if not exited
-    ]
-    networks = {
-        str(cid): json.loads(b)
-        for cid, b in cloud.execute("SELECT cluster, balancers FROM networks").fetchall()
-    }
-    cloud.close()
-
-    running = Counter(k for k, s in containers if s in servers)  # a server's end ends them
-    for key, n in running.items():
-        out.note("duplicates", n - 1, f"container {key} x{n}")
-    for key in running:
-        cid, _, rep = key.partition("/")
-        if (cid, rep) not in replicas:
-            out.note("orphans", 1, f"container {key} without a replica row")
-    for (cid, rep), w in replicas.items():
-        declared = _declared_workloads(clusters[cid][1]) if cid in clusters else {}
-        if w not in declared:
-            out.note("orphans", 1, f"replica row {cid}/{rep} of an undeclared workload {w}")
-        elif f"{cid}/{rep}" not in running:
-            out.note("orphans", 1, f"replica row {cid}/{rep} without a running container")
-    for cid, (name, doc) in clusters.items():
-        for w, n in _declared_workloads(doc).items():
-            have = sum(1 for (c, _), x in replicas.items() if c == cid and x == w)
-            out.note("missing", max(0, n - have), f"{name}: workload {w} {have}/{n}")
-    for _cid, nid, node, dep, status in deployments:
-        if str(nid) not in any_nodes:
-            continue  # a deleted node's rows stay for its history (store/deployments.py)
-        if status not in ("COMPLETE", "FAILED"):
-            out.note("stuck", 1, f"deployment {dep} on {node}: {status}")
-    for cid, w, phase, batch, why, batches in rolling:
-        rows = sorted(r for (c, r), x in replicas.items() if c == cid and x == w)
-        out.note(
-            "stuck", 1, f"rollout of {cid}/{w}: {phase} #{batches} {batch} ({why}); rows {rows}"
-        )
-    for cid, held in networks.items():
-        if cid not in clusters:
-            out.note("orphans", 1, f"networking of gone cluster {cid}")
-            continue
-        name, doc = clusters[cid]
-        pools = _pool_groups(doc)
-        expected = sorted(
-            n for (c, n) in live_nodes if c == cid and "~" not in n and n.rsplit("-", 1)[0] in pools
-        )
-        for lb, members in held.items():
-            counts = Counter(members)
-            out.note("duplicates", sum(k - 1 for k in counts.values()), f"{name}/{lb} {members}")
-            strays = [m for m in counts if (cid, m) not in live_nodes]
-            out.note("orphans", len(strays), f"{name}/{lb} members {strays} are no live node")
-            absent = [m for m in expected if m not in counts]
-            out.note("missing", len(absent), f"{name}/{lb} lacks {absent}")
-    for cid, (name, doc) in clusters.items():
-        if doc.get("load_balancers") and cid not in networks:
-            out.note("missing", 1, f"{name}: balancer never applied")
 
 
 def calm(db: Engine, sim_state: Path, limit_s: float) -> None:
