@@ -23,7 +23,7 @@ from shoal.store import actions as action_repo
 from shoal.store import clusters as cluster_repo
 from shoal.store import nodes as node_repo
 from shoal.store.database import Database
-from shoal.store.records import ClusterRecord
+from shoal.store.records import ClusterRecord, NodeChange
 from tests.engine.support import ADMIN, Rig, make_rig, managed_at
 from tests.support.polling import until
 
@@ -251,5 +251,46 @@ async def test_a_crashed_create_leaves_its_node_error_and_converges_once_the_cau
             )
 
         await until(converged, clock=clock, step_s=5.0)
+    finally:
+        await rig.engine.stop()
+
+
+async def test_a_node_error_by_a_failed_action_whose_server_runs_is_active_again(
+    db: Database,
+) -> None:
+    """Issue 39, item 4: a delete that crashed left its node ERROR with its server running; once
+    the node was declared again, nothing made it ACTIVE and its cluster stayed WARNING."""
+    clock = ManualClock()
+    rig = _rig(db, SimProvider(default_inventory(), clock_sleep=clock.sleep), clock)
+    await rig.engine.start()
+    try:
+        doc = DOC.replace("count: 6", "count: 1")
+        sub = await asyncio.to_thread(rig.service.create, ADMIN, doc)
+        assert (await rig.wait(sub.action.id)).status is ActionStatus.SUCCEEDED
+        with rig.db.transaction() as conn:
+            node = next(n for n in node_repo.list_nodes(conn, sub.cluster.id) if n.name == "web-1")
+            node_repo.update_nodes(
+                conn,
+                [
+                    NodeChange(
+                        node.id,
+                        status=NodeStatus.ERROR,
+                        status_reason="internal error: OSError(28, 'No space left on device')",
+                    )
+                ],
+            )
+
+        def active() -> bool:
+            with rig.db.reading() as conn:
+                nodes = node_repo.list_nodes(conn, sub.cluster.id)
+            c = _cluster(rig, "shop")
+            return c.status is ClusterStatus.ACTIVE and all(
+                n.status is NodeStatus.ACTIVE for n in nodes
+            )
+
+        await until(active, clock=clock, step_s=1.0)
+        with rig.db.reading() as conn:
+            again = node_repo.get_nodes(conn, [node.id])[node.id]
+        assert again.provider_id == node.provider_id  # the same server, not a new one
     finally:
         await rig.engine.stop()

@@ -116,6 +116,17 @@ class _Converging:
     not_before: float = 0.0
 
 
+def _runs_again(n: NodeRecord, r: Resource) -> bool:
+    """A node ERROR by a failed action (a delete that crashed on a full disk, then declared
+    again) whose resource runs, and no health check found wanting: as good as its resource.
+    Issue 39, item 4: nothing else made it ACTIVE, so its cluster stayed WARNING."""
+    return (
+        n.status is NodeStatus.ERROR
+        and r.state is ResourceState.ACTIVE
+        and n.health != Health.UNHEALTHY
+    )
+
+
 class Manager:
     """Health checks and reconciliation for one engine (active while it holds the lease)."""
 
@@ -494,6 +505,13 @@ class Manager:
                 state = "gone" if r is None or r.state is ResourceState.MISSING else "broken"
                 trouble[n.name] = _Trouble(
                     RepairHow.RECREATE, f"its {n.kind} is {state} at the provider"
+                )
+            elif _runs_again(n, r):
+                writes.updates.append(NodeChange(n.id, status=NodeStatus.ACTIVE, status_reason=""))
+                writes.events.append(
+                    node_record_event(
+                        n, "ACTIVE", f"its {n.kind} runs at the provider (was: {n.status_reason})"
+                    )
                 )
         if cluster.lock_action_id is None:
             await self._drop_duplicates(cluster, nodes, resources, by_id, writes)
