@@ -38,6 +38,7 @@ import threading
 import time
 import uuid
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -369,6 +370,50 @@ def books(db: Engine, sim_state: Path, inventory: Inventory) -> dict[str, Any]:
     }
 
 
+@contextlib.contextmanager
+def fresh_database() -> Iterator[str]:
+    """A new PostgreSQL database for one run (its SQLAlchemy URL), dropped after it."""
+    dbname = f"shoal_chaos_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{dbname}"')
+    try:
+        yield f"postgresql+psycopg://postgres@127.0.0.1:5432/{dbname}"
+    finally:
+        with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{dbname}" WITH (FORCE)')
+
+
+def start_servers(
+    work: Path, db_url: str, options: dict[str, Any], count: int, **settings: str
+) -> list[Server]:
+    """`count` engines on `db_url` and one shared sim (`options`), started one at a time (the
+    first migrates and makes the admin token); each in `work/s<i>` unless `settings` names
+    another home. On failure the ones started are stopped."""
+    servers: list[Server] = []
+    try:
+        for i in range(count):
+            home = work / f"s{i}"
+            env = server_env(
+                home,
+                SHOAL_DATABASE_URL=db_url,
+                SHOAL_PROVIDER="sim",
+                SHOAL_PROVIDER_OPTIONS=json.dumps(options),
+                SHOAL_LEASE_S=str(LEASE_S),
+                SHOAL_MANAGE_TICK_S="0.5",
+                SHOAL_RECONCILE_INTERVAL_S="2",
+                SHOAL_RETRY_BACKOFF_S="0.2",
+                **{"SHOAL_ACTION_RETRIES": "3", **settings},
+            )
+            s = Server(home, env)
+            servers.append(s)
+            s.start(90)
+    except BaseException:
+        for s in servers:
+            s.stop(15)
+        raise
+    return servers
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=float, default=75.0, help="length of the workload")
@@ -379,13 +424,28 @@ def main() -> None:
     parser.add_argument("--failure-rate", type=float, default=0.05)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--keep", action="store_true", help="keep the work directory")
+    parser.add_argument(
+        "--scenario",
+        default="races",
+        help="races (the drill above), or a comma-separated list of the new parts' scenarios "
+        "(benchmarks/chaos_parts.py): transitions, rollouts, balancers, hangs, full-disk",
+    )
+    parser.add_argument("--clusters", type=int, default=6, help="clusters (new parts)")
+    parser.add_argument("--rounds", type=int, default=4, help="changes per cluster (new parts)")
     args = parser.parse_args()
 
+    if args.scenario != "races":
+        import chaos_parts  # benchmarks/chaos_parts.py: the new parts' scenarios
+
+        chaos_parts.main(args)
+        return
+    with fresh_database() as db_url:
+        races(args, db_url)
+
+
+def races(args: argparse.Namespace, db_url: str) -> None:
+    """The original drill: creates, scales and deletes from many clients, bursts, kills."""
     work = Path(tempfile.mkdtemp(prefix="shoal-chaos-"))
-    dbname = f"shoal_chaos_{uuid.uuid4().hex[:10]}"
-    with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{dbname}"')
-    db_url = f"postgresql+psycopg://postgres@127.0.0.1:5432/{dbname}"
     sim_state = work / "cloud.sqlite"
     options = {
         "hosts": HOSTS,
@@ -400,21 +460,7 @@ def main() -> None:
     servers: list[Server] = []
     started = time.monotonic()
     try:
-        for i in range(args.servers):
-            env = server_env(
-                work / f"s{i}",
-                SHOAL_DATABASE_URL=db_url,
-                SHOAL_PROVIDER="sim",
-                SHOAL_PROVIDER_OPTIONS=json.dumps(options),
-                SHOAL_LEASE_S=str(LEASE_S),
-                SHOAL_MANAGE_TICK_S="0.5",
-                SHOAL_RECONCILE_INTERVAL_S="2",
-                SHOAL_RETRY_BACKOFF_S="0.2",
-                SHOAL_ACTION_RETRIES="3",
-            )
-            s = Server(work / f"s{i}", env)
-            s.start(90)  # one at a time: the first migrates and makes the admin token
-            servers.append(s)
+        servers = start_servers(work, db_url, options, args.servers)
         token = (servers[0].home / "admin-token").read_text().strip()
         chaos = Chaos(servers, token, args.seed, db_url)
         takeovers: list[float] = []
@@ -446,6 +492,7 @@ def main() -> None:
         converged = sum(1 for _, ok, _ in judged if ok)
         line = {
             "benchmark": "chaos",
+            "scenario": "races",
             "servers": args.servers,
             "operations": chaos.operations,
             "kills": len(chaos.kills),
@@ -474,8 +521,6 @@ def main() -> None:
     finally:
         for s in servers:
             s.stop(15)
-        with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{dbname}" WITH (FORCE)')
         if not args.keep:
             import shutil
 

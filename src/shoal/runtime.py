@@ -92,7 +92,11 @@ class Runtime:
             concurrency=settings.engine_concurrency,
             lease_s=settings.lease_s,
             poll_s=settings.poll_s,
-            retry=RetryPolicy(attempts=settings.action_retries, backoff_s=settings.retry_backoff_s),
+            retry=RetryPolicy(
+                attempts=settings.action_retries,
+                backoff_s=settings.retry_backoff_s,
+                call_timeout_s=settings.provider_call_timeout_s,
+            ),
             manage=settings.manage,
             manage_tick_s=settings.manage_tick_s,
             reconcile_s=settings.reconcile_interval_s,

@@ -51,6 +51,9 @@ class Settings(BaseSettings):
     action_retries: int = 3
     """Attempts of a provider call that failed with a temporary error."""
     retry_backoff_s: float = 1.0
+    provider_call_timeout_s: float = Field(default=900.0, gt=0, le=86400)
+    """The time limit of one provider call of a node action (a create, a delete): a cloud or a
+    runtime that hangs (podman stopped) fails the call after it, as a temporary error."""
     manage: bool = True
     """Run health checks and drift repair (one engine at a time holds the manager lease)."""
     manage_tick_s: float = 1.0

@@ -16,14 +16,14 @@ from shoal.model.catalogs import default_inventory
 from shoal.model.enums import ActionKind, ActionStatus, ClusterStatus, NodeStatus
 from shoal.model.inventory import Inventory
 from shoal.model.profile import ServerProfile
-from shoal.providers.base import ServerRequest
+from shoal.providers.base import Resource, ServerRequest
 from shoal.providers.sim.provider import SimProvider
 from shoal.service.clusters import ClusterService
 from shoal.store import actions as action_repo
 from shoal.store import clusters as cluster_repo
 from shoal.store import nodes as node_repo
 from shoal.store.database import Database
-from shoal.store.records import ClusterRecord
+from shoal.store.records import ClusterRecord, NodeChange
 from tests.engine.support import ADMIN, Rig, make_rig, managed_at
 from tests.support.polling import until
 
@@ -198,5 +198,99 @@ async def test_a_duplicate_made_by_a_stalled_engine_is_deleted(db: Database) -> 
         await until(gone, "the duplicate to be deleted", clock=clock)
         assert node.provider_id in await ids()
         assert len(await ids()) == 3
+    finally:
+        await rig.engine.stop()
+
+
+class _FullDisk(SimProvider):
+    """A cloud whose creates raise what no provider error is (the full disk under its files):
+    the engine's crash path, not its provider-failure path."""
+
+    full = True
+
+    async def create_server(self, request: ServerRequest) -> Resource:
+        if self.full:
+            raise OSError(28, "No space left on device")
+        return await super().create_server(request)
+
+
+async def test_a_crashed_create_leaves_its_node_error_and_converges_once_the_cause_is_gone(
+    db: Database,
+) -> None:
+    """Issue 39, item 4: a create that crashed left its node CREATING, which neither the
+    convergence nor a repair looks at; the cluster stayed WARNING after the disk was freed."""
+    clock = ManualClock()
+    provider = _FullDisk(default_inventory(), clock_sleep=clock.sleep)
+    rig = _rig(db, provider, clock)
+    assert rig.engine.manager is not None
+    rig.engine.manager.converge_backoff_s = 60.0  # nothing retried before the test says so
+    await rig.engine.start()
+    try:
+        sub = await asyncio.to_thread(
+            rig.service.create, ADMIN, DOC.replace("count: 6", "count: 1")
+        )
+        assert (await rig.wait(sub.action.id)).status is ActionStatus.FAILED
+        with rig.db.reading() as conn:
+            nodes = node_repo.list_nodes(conn, sub.cluster.id)
+        assert {n.name for n in nodes} == {"db-1", "db-2"}
+        for n in nodes:
+            assert n.status is NodeStatus.ERROR, n
+            assert "No space left on device" in n.status_reason
+
+        provider.full = False
+
+        def converged() -> bool:
+            with rig.db.reading() as conn:
+                nodes = node_repo.list_nodes(conn, sub.cluster.id)
+            c = _cluster(rig, "shop")
+            return (
+                c.status is ClusterStatus.ACTIVE
+                and c.lock_action_id is None
+                and len(nodes) == 3
+                and all(n.status is NodeStatus.ACTIVE for n in nodes)
+            )
+
+        await until(converged, clock=clock, step_s=5.0)
+    finally:
+        await rig.engine.stop()
+
+
+async def test_a_node_error_by_a_failed_action_whose_server_runs_is_active_again(
+    db: Database,
+) -> None:
+    """Issue 39, item 4: a delete that crashed left its node ERROR with its server running; once
+    the node was declared again, nothing made it ACTIVE and its cluster stayed WARNING."""
+    clock = ManualClock()
+    rig = _rig(db, SimProvider(default_inventory(), clock_sleep=clock.sleep), clock)
+    await rig.engine.start()
+    try:
+        doc = DOC.replace("count: 6", "count: 1")
+        sub = await asyncio.to_thread(rig.service.create, ADMIN, doc)
+        assert (await rig.wait(sub.action.id)).status is ActionStatus.SUCCEEDED
+        with rig.db.transaction() as conn:
+            node = next(n for n in node_repo.list_nodes(conn, sub.cluster.id) if n.name == "web-1")
+            node_repo.update_nodes(
+                conn,
+                [
+                    NodeChange(
+                        node.id,
+                        status=NodeStatus.ERROR,
+                        status_reason="internal error: OSError(28, 'No space left on device')",
+                    )
+                ],
+            )
+
+        def active() -> bool:
+            with rig.db.reading() as conn:
+                nodes = node_repo.list_nodes(conn, sub.cluster.id)
+            c = _cluster(rig, "shop")
+            return c.status is ClusterStatus.ACTIVE and all(
+                n.status is NodeStatus.ACTIVE for n in nodes
+            )
+
+        await until(active, clock=clock, step_s=1.0)
+        with rig.db.reading() as conn:
+            again = node_repo.get_nodes(conn, [node.id])[node.id]
+        assert again.provider_id == node.provider_id  # the same server, not a new one
     finally:
         await rig.engine.stop()

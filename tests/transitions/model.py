@@ -394,7 +394,7 @@ class Rig:
             tuple(
                 sorted(
                     (key.split("/", 1)[1], c.revision)
-                    for key, c in self.provider.replicas._containers.items()
+                    for key, c in self.provider.replicas.containers()
                     if key.startswith(f"{cluster_id}/")
                 )
             ),
@@ -430,7 +430,7 @@ class Rig:
         keys = {f"{cid}/{r}" for cid, rs in replicas.items() for r in rs}
         found += [
             f"container {k} with no replica row"
-            for k in self.provider.replicas._containers
+            for k, _ in self.provider.replicas.containers()
             if k not in keys
         ]
         ran = {

@@ -23,6 +23,9 @@ from shoal.model.inventory import Inventory
 from shoal.providers.base import Provider
 from shoal.store.database import Database
 
+MANAGE_LIMIT_S = 60.0
+"""The longest one cluster's turn in a manager or keeper tick may take (`manage_limit_s`)."""
+
 P = ParamSpec("P")
 T = TypeVar("T")
 
@@ -43,6 +46,15 @@ class EngineContext:
     members: MemberMarks = field(default_factory=MemberMarks)
     """Clusters whose servers the node work changed (the manager re-syncs their networking
     even while an action runs: engine/member_marks.py)."""
+    call_timeout_s: float = 900.0
+    """A provider call's time limit (`provider_call_timeout_s`)."""
+
+    @property
+    def manage_limit_s(self) -> float:
+        """How long the manager and the workload keeper give one cluster's work in a tick: a
+        provider or runtime that hangs (podman stopped mid-call) costs that cluster's turn,
+        not every cluster's management for as long as it hangs (issue 39, item 4)."""
+        return min(self.call_timeout_s, MANAGE_LIMIT_S)
 
     async def run_in_thread(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
         """Run blocking (database) work off the event loop."""

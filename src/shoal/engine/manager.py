@@ -121,6 +121,17 @@ class _Converging:
     not_before: float = 0.0
 
 
+def _runs_again(n: NodeRecord, r: Resource) -> bool:
+    """A node ERROR by a failed action (a delete that crashed on a full disk, then declared
+    again) whose resource runs, and no health check found wanting: as good as its resource.
+    Issue 39, item 4: nothing else made it ACTIVE, so its cluster stayed WARNING."""
+    return (
+        n.status is NodeStatus.ERROR
+        and r.state is ResourceState.ACTIVE
+        and n.health != Health.UNHEALTHY
+    )
+
+
 class Manager:
     """Health checks and reconciliation for one engine (active while it holds the lease)."""
 
@@ -249,7 +260,8 @@ class Manager:
             self._cluster_of.update((n.id, cluster.id) for n in nodes)
             before = writes.count()
             try:
-                await self._manage(cluster, nodes, inventory, now, writes)
+                async with asyncio.timeout(ctx.manage_limit_s):
+                    await self._manage(cluster, nodes, inventory, now, writes)
             except Exception:
                 log.exception("managing cluster %s failed; trying again next tick", cluster.name)
             self._attended(cluster, nodes, inventory, now, calm=writes.count() == before)
@@ -507,6 +519,13 @@ class Manager:
                 state = "gone" if r is None or r.state is ResourceState.MISSING else "broken"
                 trouble[n.name] = _Trouble(
                     RepairHow.RECREATE, f"its {n.kind} is {state} at the provider"
+                )
+            elif _runs_again(n, r):
+                writes.updates.append(NodeChange(n.id, status=NodeStatus.ACTIVE, status_reason=""))
+                writes.events.append(
+                    node_record_event(
+                        n, "ACTIVE", f"its {n.kind} runs at the provider (was: {n.status_reason})"
+                    )
                 )
         if cluster.lock_action_id is None:
             await self._drop_duplicates(cluster, nodes, resources, by_id, writes)

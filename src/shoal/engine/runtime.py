@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 from shoal.clock import Clock, SystemClock
 from shoal.engine import notifications, rolling
 from shoal.engine.context import EngineContext
-from shoal.engine.contracts import ClusterOutputs, Finish
+from shoal.engine.contracts import ClusterOutputs, Finish, NodeUpdate
 from shoal.engine.events import action_event, child_node_event
 from shoal.engine.manager import Manager
 from shoal.engine.networks import ServerPorts
@@ -82,6 +82,18 @@ class _WorkSeen:
     """Runnable and running node actions, all engines'."""
     pending: int
     """Of those runnable, less what this engine claimed since."""
+
+
+def _crashed(action: ActionRecord, e: Exception) -> NodeOutcome:
+    """A node action that raised what no provider call should (a full disk under the cloud's
+    files, a bug): FAILED, and its node ERROR with the reason, as a provider's failure leaves
+    it (issue 39, item 4: left CREATING, a never-made node was neither converged nor repaired,
+    and its cluster stayed WARNING after the disk was freed)."""
+    reason = f"internal error: {e!r}"
+    update = None
+    if action.kind is not ActionKind.BARRIER and action.node_id:
+        update = NodeUpdate(NodeStatus.ERROR, reason)
+    return NodeOutcome(action, ActionStatus.FAILED, reason, node_update=update, node_message=reason)
 
 
 class Engine:
@@ -147,6 +159,7 @@ class Engine:
             inventory=self.inventory,
             refresh_inventory=self.refresh_inventory,
             wake=self.wake,
+            call_timeout_s=self.retry.call_timeout_s,
         )
         self.manager = (
             Manager(
@@ -583,7 +596,7 @@ class Engine:
                 await self.server_ports.release(action, inventory)
         except Exception as e:  # a bug must still end the action, not leave it RUNNING forever
             log.exception("node action %s crashed", action.id)
-            outcome = NodeOutcome(action, ActionStatus.FAILED, f"internal error: {e!r}")
+            outcome = _crashed(action, e)
         finally:
             self._inflight -= 1
             self._slot_free.set()

@@ -238,17 +238,18 @@ class WorkloadKeeper:
             if isinstance(runtime, AgentReplicas):
                 runtime.declare(cluster.id, {w.name: w.restart for w in spec.workloads})
             try:
-                await self._keep(
-                    runtime,
-                    cluster,
-                    nodes,
-                    spec,
-                    rows.get(cluster.id, {}),
-                    {w: r for (c, w), r in rolls.items() if c == cluster.id},
-                    hosts,
-                    now,
-                    changes,
-                )
+                async with asyncio.timeout(ctx.manage_limit_s):  # a runtime that hangs
+                    await self._keep(
+                        runtime,
+                        cluster,
+                        nodes,
+                        spec,
+                        rows.get(cluster.id, {}),
+                        {w: r for (c, w), r in rolls.items() if c == cluster.id},
+                        hosts,
+                        now,
+                        changes,
+                    )
             except Exception:
                 log.exception("keeping %s's workloads failed; trying again next tick", cluster.name)
         if (

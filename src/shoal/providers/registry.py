@@ -41,6 +41,7 @@ _SIM_OPTIONS = {
     "real_cloud": bool,
     "deploy_s": float,
     "deploy_failure_rate": float,
+    "hang_path": str,
 }
 _OPENSTACK_CONNECTION = {
     "cloud": str,
@@ -114,6 +115,7 @@ def make_provider(
             real_cloud=bool(o.get("real_cloud", False)),
             deploy_s=float(o.get("deploy_s", 0.0)),
             deploy_failure_rate=float(o.get("deploy_failure_rate", 0.0)),
+            hang_path=Path(str(o["hang_path"])) if o.get("hang_path") else None,
         )
     if name == "openstack":
         return _openstack(_convert(name, opts, _OPENSTACK_OPTIONS))

@@ -6,7 +6,9 @@ is what a document relies on: addresses the document leaves to the cloud (a name
 IP, a floating IP's address, a balancer's VIP) are assigned, deterministically, from the
 document's own ranges (`providers/netassign.py`), so the outputs and deployments that take them
 resolve on `sim` as they do on `openstack`. A balancer's members are the pool's servers as the
-engine handed them, healthy as their nodes are.
+engine handed them, healthy as their nodes are. What was applied (each balancer's members by
+name) is kept in `book`: this process's memory, or the cloud's shared file (`shared.py`), where
+it outlives the engine that applied it, as a real cloud's balancers do.
 """
 
 from __future__ import annotations
@@ -19,25 +21,40 @@ from shoal.providers.networking import (
     MemberHealth,
     PoolMemberState,
 )
+from shoal.providers.sim.shared import MemoryNetworks, NetworkBook
+from shoal.providers.sim.stall import Stall
 
 
 class SimNetworking:
     """`NetworkDriver` and `AddressSource` of the simulated cloud."""
 
-    def __init__(self) -> None:
-        self._held: dict[str, ClusterNetworks] = {}
+    def __init__(self, book: NetworkBook | None = None, stall: Stall | None = None) -> None:
+        self._held: NetworkBook = book or MemoryNetworks()
+        self._stall = stall or Stall()
 
     async def apply(self, cluster: ClusterNetworks) -> None:
+        await self._stall.wait()
         if cluster.spec.empty:
-            self._held.pop(cluster.cluster_id, None)
-        else:
-            self._held[cluster.cluster_id] = cluster
+            self._held.pop(cluster.cluster_id)
+            return
+        self._held.put(
+            cluster.cluster_id,
+            {
+                lb.name: [
+                    s.name
+                    for pool in lb.pools
+                    for s in cluster.members(pool.members.target, pool.members.part)
+                ]
+                for lb in cluster.spec.load_balancers
+            },
+        )
 
     async def remove(self, cluster_id: str) -> None:
-        self._held.pop(cluster_id, None)
+        await self._stall.wait()
+        self._held.pop(cluster_id)
 
     async def clusters(self) -> set[str]:
-        return set(self._held)
+        return self._held.clusters()
 
     async def balancers(self, cluster: ClusterNetworks) -> tuple[BalancerState, ...]:
         vips = await self.addresses(cluster)

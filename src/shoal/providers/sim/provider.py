@@ -20,8 +20,9 @@ Shoal bug that retries a create without looking, or marks a retry fresh, makes a
 here, which the default mode (one resource per key, by construction) would hide.
 
 Servers get addresses `10.Z.H.N` (or `fd00::Z:H:N` when an inventory is too big for IPv4
-octets). With `state_path`, the cloud lives in a SQLite file several Shoal processes share;
-without it, in memory.
+octets). With `state_path`, the cloud lives in a SQLite file several Shoal processes share
+(its containers and balancers too: `shared.py`); without it, in memory. With `hang_path`, its
+calls hang while that file exists (`stall.py`: a runtime stopped mid-call).
 """
 
 from __future__ import annotations
@@ -53,8 +54,10 @@ from shoal.providers.sim.memory import MemoryState
 from shoal.providers.sim.metered import MeteredState
 from shoal.providers.sim.networking import SimNetworking
 from shoal.providers.sim.replicas import SimReplicas
+from shoal.providers.sim.shared import SharedBooks
 from shoal.providers.sim.software import SimDeployments
 from shoal.providers.sim.sqlite import SqliteState
+from shoal.providers.sim.stall import Stall
 from shoal.providers.sim.state import ACTIVE, BUILDING, ERROR, NoCapacityError, SimRecord, SimState
 
 Sleep = Callable[[float], Awaitable[None]]
@@ -85,6 +88,7 @@ class SimProvider:
         real_cloud: bool = False,
         deploy_s: float = 0.0,
         deploy_failure_rate: float = 0.0,
+        hang_path: Path | None = None,
     ) -> None:
         if not 0.0 <= failure_rate <= 1.0:
             raise ValueError("failure_rate must be between 0 and 1")
@@ -130,12 +134,15 @@ class SimProvider:
         the event, made by the first such waiter (issue 23: most builds have none, and an
         `asyncio.Event` per create was 2 % of a node action's CPU)."""
         # Workloads' replicas (issue 22): simulated containers on the simulated servers.
-        self.replicas = SimReplicas(self._server_view)
+        shared = SharedBooks(state_path) if state_path else None
+        self.stall = Stall(hang_path)
+        """While `hang_path` exists, server, container and network calls hang (`stall.py`)."""
+        self.replicas = SimReplicas(self._server_view, shared, self.stall)
         self.replicas_via_agents = False
         """True: the keeper carries replicas through the agents' path instead (as local's
         `replicas = "agents"`), for tests of that path (`ChoosesReplicaPath`)."""
         # Networking (issue 26): logical, with the addresses a document leaves to the cloud.
-        self.networking = SimNetworking()
+        self.networking = SimNetworking(shared.networks() if shared else None, self.stall)
 
     # -- the Provider protocol -------------------------------------------------------------
 
@@ -155,6 +162,7 @@ class SimProvider:
         return live
 
     async def create_server(self, request: ServerRequest) -> Resource:
+        await self.stall.wait()
         key = request.key
         if self.real_cloud:  # only there does the client search (`_searched`)
             existing = self._searched(_SERVER, key, request.cluster, request.fresh)
@@ -196,6 +204,7 @@ class SimProvider:
         return await self._create(record, host)
 
     async def create_volume(self, request: VolumeRequest) -> Resource:
+        await self.stall.wait()
         existing = self._searched(_VOLUME, request.key, request.cluster, False)
         if existing is not None:
             return await self._settle(existing)
@@ -219,6 +228,7 @@ class SimProvider:
         return await self._create(record, host)
 
     async def attach_volume(self, volume_id: str, server_id: str) -> None:
+        await self.stall.wait()
         volume = self._state.by_id(volume_id)
         server = self._state.by_id(server_id)
         if volume is None or volume.kind != _VOLUME:
@@ -238,6 +248,7 @@ class SimProvider:
     async def reboot(self, server_id: str) -> Resource:
         """BUILDING for `create_latency_s`, then ACTIVE (or ERROR and `TemporaryError`, at
         `failure_rate`). Waits out a build or another reboot of the same server first."""
+        await self.stall.wait()
         record = await self._claim(server_id)
         try:
             self._state.set_state(record.id, BUILDING)
@@ -249,6 +260,7 @@ class SimProvider:
     async def rebuild(self, server_id: str, profile: ServerProfile) -> Resource:
         """As `reboot`, with the server's flavor and image replaced by `profile`'s; its address
         and attachments stay. `PermanentError` if the host has no room for the new flavor."""
+        await self.stall.wait()
         self._check_catalog(profile)
         record = await self._claim(server_id)
         try:
@@ -269,6 +281,7 @@ class SimProvider:
             self._release(server_id)
 
     async def delete(self, kind: NodeKind, resource_id: str) -> None:
+        await self.stall.wait()
         record = self._state.by_id(resource_id)
         if record is None or record.kind != kind.value:
             return

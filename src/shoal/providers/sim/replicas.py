@@ -12,27 +12,27 @@ runtime, and nothing else)."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from shoal.model.workloads import Probe, ProbeKind
 from shoal.providers.errors import PermanentError, ResourceGone
 from shoal.providers.replicas import ReplicaState, ReplicaTemplate
-
-
-@dataclass(slots=True)
-class _Container:
-    server_id: str
-    revision: str
-    exited: bool = False
+from shoal.providers.sim.shared import Container, ContainerBook, MemoryContainers
+from shoal.providers.sim.stall import Stall
 
 
 class SimReplicas:
     """Containers by key over the simulated cloud: `view()` gives a `server_active(server_id)`
     test for now (failed hosts read once per call, not once per container)."""
 
-    def __init__(self, view: Callable[[], Callable[[str], bool]]) -> None:
+    def __init__(
+        self,
+        view: Callable[[], Callable[[str], bool]],
+        book: ContainerBook | None = None,
+        stall: Stall | None = None,
+    ) -> None:
         self._view = view
-        self._containers: dict[str, _Container] = {}
+        self._stall = stall or Stall()
+        self._containers: ContainerBook = book or MemoryContainers()
         self._refused: set[str] = set()
         self._failing: set[tuple[str, ProbeKind | None]] = set()
         self._env: dict[str, dict[str, dict[str, str]]] = {}
@@ -46,20 +46,25 @@ class SimReplicas:
         self._refused.add(image)
 
     async def start_replica(self, key: str, server_id: str, template: ReplicaTemplate) -> None:
+        await self._stall.wait()
         if not self._view()(server_id):
             raise ResourceGone(f"server {server_id} is not running")
         refused = [c.image for c in template.containers if c.image in self._refused]
         if refused:
-            self._containers.pop(key, None)  # the old container was replaced: nothing runs
+            self._containers.pop(key)  # the old container was replaced: nothing runs
             raise PermanentError(f"image {refused[0]} cannot be pulled")
-        self._containers[key] = _Container(server_id, template.revision)
+        self._containers.put(key, Container(server_id, template.revision))
         self._env[key] = {c.name: dict(c.env + c.secret_env) for c in template.containers}
         self.starts += 1
 
     def forget_server(self, server_id: str) -> None:
         """A server deleted: its containers went with it (as a local node's podman store)."""
         for key in [k for k, c in self._containers.items() if c.server_id == server_id]:
-            del self._containers[key]
+            self._containers.pop(key)
+
+    def containers(self) -> list[tuple[str, Container]]:
+        """Every replica container the sim runs, by key (a snapshot)."""
+        return self._containers.items()
 
     def env_of(self, key: str) -> dict[str, dict[str, str]]:
         """Container name -> the env it was last started with ({} when never started)."""
@@ -71,6 +76,7 @@ class SimReplicas:
         return None if c is None else c.revision
 
     async def replica_states(self, keys: list[str]) -> dict[str, ReplicaState]:
+        await self._stall.wait()
         active = self._view()
         found: dict[str, ReplicaState] = {}
         alive: dict[str, bool] = {}
@@ -89,7 +95,8 @@ class SimReplicas:
         return found
 
     async def stop_replica(self, key: str) -> None:
-        self._containers.pop(key, None)
+        await self._stall.wait()
+        self._containers.pop(key)
 
     def fail_probes(self, key: str, failing: bool = True, kind: ProbeKind | None = None) -> None:
         """The replica's probes (of `kind`, or all) fail from now on (or pass again)."""
@@ -109,6 +116,4 @@ class SimReplicas:
 
     def kill(self, key: str) -> None:
         """The container dies (`kill -9`); its server stays up."""
-        c = self._containers.get(key)
-        if c is not None:
-            c.exited = True
+        self._containers.exit(key)
