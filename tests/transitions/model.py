@@ -402,7 +402,7 @@ class Rig:
         )
 
     def _balancers(self, cluster_id: str) -> tuple[tuple[str, tuple[int, ...], int], ...]:
-        held: ClusterNetworks | None = self.provider.networking._held.get(cluster_id)
+        held: ClusterNetworks | None = self.provider.networking.applied(cluster_id)
         if held is None:
             return ()
         states = self.call(self.provider.networking.balancers(held))
@@ -450,7 +450,7 @@ class Rig:
                     found.append(f"replica {r.replica} on {r.node}, a node that is gone")
         found += [
             f"networking of cluster {cid} that is gone"
-            for cid in self.provider.networking._held
+            for cid in self.call(self.provider.networking.clusters())
             if cid not in clusters
         ]
         del live_ids

@@ -31,12 +31,16 @@ class SimNetworking:
     def __init__(self, book: NetworkBook | None = None, stall: Stall | None = None) -> None:
         self._held: NetworkBook = book or MemoryNetworks()
         self._stall = stall or Stall()
+        self._applied: dict[str, ClusterNetworks] = {}
+        """What this process last applied per cluster (the book keeps only member names)."""
 
     async def apply(self, cluster: ClusterNetworks) -> None:
         await self._stall.wait()
         if cluster.spec.empty:
             self._held.pop(cluster.cluster_id)
+            self._applied.pop(cluster.cluster_id, None)
             return
+        self._applied[cluster.cluster_id] = cluster
         self._held.put(
             cluster.cluster_id,
             {
@@ -52,6 +56,11 @@ class SimNetworking:
     async def remove(self, cluster_id: str) -> None:
         await self._stall.wait()
         self._held.pop(cluster_id)
+        self._applied.pop(cluster_id, None)
+
+    def applied(self, cluster_id: str) -> ClusterNetworks | None:
+        """The cluster's networking as this process last applied it (None: none, or removed)."""
+        return self._applied.get(cluster_id)
 
     async def clusters(self) -> set[str]:
         return self._held.clusters()

@@ -72,6 +72,7 @@ window.Shoal = (function () {
     DEPLOYING: ["busy", "◐"], SIGNALLED: ["busy", "◐"], ROLLING: ["busy", "◐"], RUN: ["busy", "◐"],
     GATE: ["busy", "◐"],
     DELETING: ["gone", "◌"], DELETED: ["gone", "○"], CANCELLED: ["gone", "○"],
+    RETIRED: ["gone", "○"],
     WARNING: ["warn", "▲"], UNHEALTHY: ["warn", "▲"], ROLLING_BACK: ["warn", "▲"],
     ROLLBACK: ["warn", "▲"], ROLLED_BACK: ["warn", "▲"], STOPPED: ["warn", "▲"],
     STRAY: ["warn", "▲"], DUPLICATE: ["warn", "▲"], CONTAINER_RESTARTED: ["warn", "▲"],
