@@ -43,7 +43,7 @@ export HA_USER_PASSWORD=$USER_PW HA_REGION=RegionOne
 export HA_ENDPOINT_URL="http://127.0.0.1:$SVC_PORT/orchestration/v1/%(project_id)s"
 KS_VENV=$CACHE/keystone-30 HT_VENV=$CACHE/heat-tempest-3.0.0
 STATE=$ROOT/keystone WS=$ROOT/tempest RESULTS=${TP_RESULTS:-$ROOT/results}
-ts() { date +%s; }
+. "$HERE/lib.sh"  # ts, until_up, venv
 T0=$(ts)
 
 KS_PID="" SHOAL_PID="" ks_job=""
@@ -61,26 +61,8 @@ stop() {
 trap stop EXIT
 trap 'exit 143' TERM INT
 rm -rf "$ROOT"; mkdir -p "$ROOT" "$CACHE" "$RESULTS"
-until_up() {  # SECONDS CMD...
-  local end=$(( $(ts) + $1 )); shift
-  until "$@"; do [ "$(ts)" -lt "$end" ] || return 1; sleep 0.2; done
-}
 
 # 1. venvs (cached; the Keystone one is run.sh's)
-venv() {  # DIR PIP-ARGS...
-  # under a lock: run.sh and heat.sh share the Keystone venv and may start together
-  local dir=$1; shift
-  mkdir -p "$(dirname "$dir")"
-  (
-    flock 9
-    [ -f "$dir/.done" ] && exit 0
-    rm -rf "$dir"; "$PY" -m venv "$dir" || exit 1
-    "$dir/bin/pip" install -q "$@" > "$dir.log" 2>&1
-    rc=$?
-    grep -v 'is ignored: it is neither' "$dir.log" >&2
-    [ "$rc" = 0 ] && touch "$dir/.done"
-  ) 9> "$dir.lock"
-}
 venv "$KS_VENV" keystone==30.0.0 uwsgi & ks_job=$!
 venv "$HT_VENV" -c "$HERE/constraints.txt" tempest==47.0.0 heat-tempest-plugin==3.0.0 stestr
 wait "$ks_job"; ks_job=""

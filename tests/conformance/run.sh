@@ -59,7 +59,7 @@ KS_VENV=$CACHE/keystone-30 TP_VENV=$CACHE/tempest-47
 SUITE=${CONF_SUITE:-tempest}
 SC_VENV=$CACHE/senlinclient-3.1.0 SC_SRC=$CACHE/senlinclient-3.1.0/src
 STATE=$ROOT/keystone WS=$ROOT/tempest/senlin RESULTS=${TP_RESULTS:-$ROOT/results}
-ts() { date +%s; }
+. "$HERE/lib.sh"  # ts, until_up, venv
 T0=$(ts)
 
 KS_PID="" SHOAL_PID="" ks_job="" ws_job="" fernet_job="" cred_job=""
@@ -79,29 +79,8 @@ trap stop EXIT
 trap 'exit 143' TERM INT  # bash runs the EXIT trap on exit, not on a signal it dies of
 rm -rf "$ROOT"; mkdir -p "$ROOT" "$CACHE" "$RESULTS"
 
-# Waits for a service: until CMD succeeds, at most $1 seconds (a loaded machine starts Keystone
-# and shoal in tens of seconds; the global timeout still bounds the whole run).
-until_up() {  # SECONDS CMD...
-  local end=$(( $(ts) + $1 )); shift
-  until "$@"; do [ "$(ts)" -lt "$end" ] || return 1; sleep 0.2; done
-}
-
 # 1. venvs (cached), both at once: keystone + uwsgi (compiled); tempest + the plugin
 #    (openstacksdk comes with them). A venv counts as installed only when pip succeeded.
-venv() {  # DIR PIP-ARGS...
-  # under a lock: run.sh and heat.sh share the Keystone venv and may start together
-  local dir=$1; shift
-  mkdir -p "$(dirname "$dir")"
-  (
-    flock 9
-    [ -f "$dir/.done" ] && exit 0
-    rm -rf "$dir"; "$PY" -m venv "$dir" || exit 1
-    "$dir/bin/pip" install -q "$@" > "$dir.log" 2>&1
-    rc=$?
-    grep -v 'is ignored: it is neither' "$dir.log" >&2
-    [ "$rc" = 0 ] && touch "$dir/.done"
-  ) 9> "$dir.lock"
-}
 venv "$KS_VENV" keystone==30.0.0 uwsgi & ks_job=$!
 venv "$TP_VENV" -c "$HERE/constraints.txt" tempest==47.0.0 senlin-tempest-plugin==1.8.0
 if [ "$SUITE" = senlinclient ]; then
